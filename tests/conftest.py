@@ -1,0 +1,13 @@
+"""Test-wide settings: offline, a writable HF_HOME, small tokenizers built in code."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+# Must happen before transformers / datasets / evaluate are imported anywhere.
+os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="waterdrum-hf-home-"))
+os.environ["HF_EVALUATE_OFFLINE"] = "1"
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+os.environ["TOKENIZERS_PARALLELISM"] = "false"

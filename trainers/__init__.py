@@ -1,0 +1,1 @@
+"""TRL-style unlearning trainers (importable as ``waterdrum_hf.trainers``)."""

@@ -1,0 +1,58 @@
+"""waterdrum-hf: the WaterDrum unlearning metric for the Hugging Face ecosystem.
+
+Public names are imported lazily so that ``import waterdrum_hf`` stays cheap (scoring text
+does not need torch loaded); ``from waterdrum_hf import X`` works for every name in
+``__all__``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Verifier": "verification",
+    "verify_texts": "verification",
+    "null_reference": "verification",
+    "NullReference": "verification",
+    "separability_auroc": "statistics",
+    "calibration_r2": "statistics",
+    "CalibrationFit": "statistics",
+    "load_metric": "metric",
+    "compute_waterdrum": "metric",
+    "completion_queries": "queries",
+    "qa_queries": "queries",
+    "generate": "generation",
+    "WatermarkedDataset": "watermarking",
+    "WaterfallLogitsProcessor": "perturbation",
+}
+_SUBMODULES = {"data", "tiny", "trainers", "metrics"}
+
+__all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
+
+if TYPE_CHECKING:
+    from . import data, tiny
+    from .generation import generate
+    from .metric import compute_waterdrum, load_metric
+    from .perturbation import WaterfallLogitsProcessor
+    from .queries import completion_queries, qa_queries
+    from .statistics import CalibrationFit, calibration_r2, separability_auroc
+    from .verification import NullReference, Verifier, null_reference, verify_texts
+    from .watermarking import WatermarkedDataset
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'waterdrum_hf' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
