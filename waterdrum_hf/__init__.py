@@ -30,7 +30,27 @@ _EXPORTS = {
 }
 _SUBMODULES = {"data", "tiny", "trainers", "metrics"}
 
-__all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
+__all__ = [
+    "CalibrationFit",
+    "NullReference",
+    "Verifier",
+    "WatermarkedDataset",
+    "WaterfallLogitsProcessor",
+    "__version__",
+    "calibration_r2",
+    "completion_queries",
+    "compute_waterdrum",
+    "data",
+    "generate",
+    "load_metric",
+    "metrics",
+    "null_reference",
+    "qa_queries",
+    "separability_auroc",
+    "tiny",
+    "trainers",
+    "verify_texts",
+]
 
 if TYPE_CHECKING:
     from . import data, tiny

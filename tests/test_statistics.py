@@ -1,0 +1,61 @@
+"""Separability and calibration against scikit-learn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import r2_score, roc_auc_score
+
+from waterdrum_hf import CalibrationFit, calibration_r2, separability_auroc
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_auroc_equals_sklearn_with_retain_positive(seed):
+    rng = np.random.default_rng(seed)
+    retain = np.round(rng.normal(0.3, 0.2, size=rng.integers(5, 60)), 1)  # rounding makes ties
+    forget = np.round(rng.normal(0.1, 0.2, size=rng.integers(5, 60)), 1)
+    expected = roc_auc_score(
+        np.r_[np.ones(len(retain)), np.zeros(len(forget))], np.r_[retain, forget]
+    )
+    assert separability_auroc(retain, forget) == pytest.approx(expected, abs=1e-12)
+
+
+def test_auroc_extremes_and_bad_input():
+    assert separability_auroc([0.9, 0.8], [0.1, 0.2]) == 1.0
+    assert separability_auroc([0.1], [0.9]) == 0.0
+    with pytest.raises(ValueError, match="non-empty"):
+        separability_auroc([], [0.1])
+    with pytest.raises(ValueError, match="NaN"):
+        separability_auroc([0.1, float("nan")], [0.2])
+
+
+def test_calibration_fit_through_origin_matches_least_squares_and_sklearn_r2():
+    x = np.linspace(0, 1, 11)
+    y = 0.6 * x + np.random.default_rng(0).normal(0, 0.05, size=11)
+    fit = calibration_r2(x, y)
+    slope = np.linalg.lstsq(x[:, None], y, rcond=None)[0][0]
+    assert isinstance(fit, CalibrationFit)
+    assert fit.slope == pytest.approx(slope, rel=1e-12)
+    assert fit.r2 == pytest.approx(r2_score(y, slope * x), rel=1e-12)
+    assert fit.r2 > 0.9
+
+
+def test_calibration_r2_can_be_negative():
+    # Values that fall as the forget share grows: the line through the origin is worse than the mean.
+    fit = calibration_r2([0.0, 0.5, 1.0], [0.5, 0.3, 0.1])
+    assert fit.r2 < 0
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "match"),
+    [
+        ([0.1, 0.2], [0.1], "entries"),
+        ([0.5], [0.1], "at least two"),
+        ([0.0, 0.0], [0.1, 0.2], "all 0"),
+        ([0.1, 0.2], [0.3, 0.3], "TSS = 0"),
+        ([[0.1, 0.2]], [[0.3, 0.3]], "one-dimensional"),
+    ],
+)
+def test_calibration_bad_input(x, y, match):
+    with pytest.raises(ValueError, match=match):
+        calibration_r2(x, y)

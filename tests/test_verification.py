@@ -1,0 +1,176 @@
+"""The verification core against its peer, the `waterfall` package's own verifier."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import tracemalloc
+
+import numpy as np
+import pytest
+from tokenizer_builders import pydoc_bpe_tokenizer, word_texts, word_tokenizer
+from waterfall.WatermarkerBase import Watermarker
+
+import waterdrum_hf
+from waterdrum_hf import Verifier, null_reference, verify_texts
+
+
+def waterfall_scores(texts: list[str], key: int, tokenizer, k_p: int = 1) -> np.ndarray:
+    """Scores from the peer implementation (it mutates its tokenizer: give it a copy)."""
+    watermarker = Watermarker(tokenizer=copy.deepcopy(tokenizer), k_p=1)
+    return watermarker.verify(texts, id=[key], k_p=[k_p])[:, 0, 0]
+
+
+def max_freq(n: int) -> int:
+    return n // 2 - 1 if n % 2 == 0 else n // 2
+
+
+EDGE_KEYS = [0, 1, 2**31 - 1, 2**31, 2**32 - 1, 3_141_592_653]
+
+
+@pytest.mark.parametrize(
+    ("vocab_size", "num_texts", "zipf"),
+    [(4096, 40, None), (4096, 40, 1.1), (32000, 20, 1.2), (128000, 8, 1.3), (128256, 8, 1.3)],
+)
+def test_equals_waterfall_across_vocab_sizes_keys_and_branches(vocab_size, num_texts, zipf):
+    tok = word_tokenizer(vocab_size)
+    texts = word_texts(vocab_size, num_texts, 50, seed=vocab_size, zipf=zipf)
+    m = max_freq(vocab_size)
+    rng = np.random.default_rng(vocab_size)
+    cases = [(k, 1) for k in EDGE_KEYS] + [
+        (int(rng.integers(0, 2**32)), k_p) for k_p in (2, m, m + 1, m + 7, 2 * m)
+    ]
+    verifier = Verifier(tok)
+    token_ids = verifier.token_ids(texts)
+    for key, k_p in cases:
+        ours = Verifier(tok, k_p=k_p).score_token_ids(token_ids, key)
+        np.testing.assert_allclose(ours, waterfall_scores(texts, key, tok, k_p), atol=1e-6, rtol=0)
+
+
+def test_equals_waterfall_on_real_bpe_text_with_per_text_keys():
+    from pydoc_data.topics import topics
+
+    tok = pydoc_bpe_tokenizer()
+    texts = [body[:600] for body in list(topics.values())[:30]]
+    keys = [(7919 * i) % 2**32 for i in range(len(texts))]
+    ours = verify_texts(texts, keys, tok)
+    expected = [waterfall_scores([t], k, tok)[0] for t, k in zip(texts, keys)]
+    np.testing.assert_allclose(ours, expected, atol=1e-6, rtol=0)
+    assert ours.dtype == np.float64 and ours.shape == (len(texts),)
+
+
+def test_trigram_watermark_context():
+    """n_gram=3 seeds with two previous tokens; waterfall's verifier reads n_gram from itself."""
+    tok = word_tokenizer(4096)
+    texts = word_texts(4096, 10, 40, seed=3)
+    watermarker = Watermarker(tokenizer=copy.deepcopy(tok), k_p=1, n_gram=3)
+    expected = watermarker.verify(texts, id=[42], k_p=[1])[:, 0, 0]
+    np.testing.assert_allclose(verify_texts(texts, 42, tok, n_gram=3), expected, atol=1e-6)
+
+
+def test_token_outside_vocabulary_is_skipped_not_the_end_of_the_text():
+    tok = word_tokenizer(4096)
+    head, tail = "w11 w12 w13", "w14 w15 w16 w17"
+    text = f"{head} <eos> {tail}"
+    ours = verify_texts([text, head, tail], 5, tok)
+    # head has 2 countable pairs, tail 3; the pairs touching <eos> (id 4096 >= N) are skipped.
+    assert ours[0] == pytest.approx((2 * ours[1] + 3 * ours[2]) / 5, abs=1e-12)
+    # waterfall stops at <eos>: its score is the head's alone.
+    assert waterfall_scores([text], 5, tok)[0] == pytest.approx(ours[1], abs=1e-6)
+    assert abs(ours[0] - ours[1]) > 1e-3
+
+
+def test_text_with_nothing_to_count_is_nan_and_reported(caplog):
+    tok = word_tokenizer(4096)
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.verification"):
+        scores = verify_texts(["", "w5", "<eos> <eos>", "w1 w2"], 9, tok)
+    assert np.isnan(scores[:3]).all() and np.isfinite(scores[3])
+    assert "3 of 4 texts" in caplog.text
+    # waterfall reads the same texts as 0: indistinguishable from "no watermark".
+    assert (waterfall_scores(["w5"], 9, tok) == 0).all()
+
+
+def test_chunking_gives_identical_scores():
+    tok = word_tokenizer(4096)
+    texts = word_texts(4096, 60, 30, seed=1)
+    keys = list(range(60))
+    whole = Verifier(tok).verify(texts, keys)
+    chunked = Verifier(tok, chunk_pairs=50).verify(texts, keys)
+    np.testing.assert_array_equal(whole, chunked)
+
+
+def test_memory_stays_flat_in_the_number_of_texts():
+    """No dense texts x N arrays: 3000 texts at N=32000 would need 768 MB as float64."""
+    tok = word_tokenizer(32000)
+    verifier = Verifier(tok, chunk_pairs=20_000)
+    token_ids = verifier.token_ids(word_texts(32000, 3000, 40, seed=2))
+    tracemalloc.start()
+    verifier.score_token_ids(token_ids, 17)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 40 * 2**20
+
+
+def test_null_reference_scores_each_text_under_random_non_owner_keys():
+    tok = word_tokenizer(4096)
+    texts = word_texts(4096, 12, 40, seed=4)
+    null = null_reference(texts, tok, num_keys=6, exclude_ids=[1, 2], seed=7)
+    assert null.scores.shape == (12, 6) and len(set(null.keys.tolist())) == 6
+    assert not set(null.keys.tolist()) & {1, 2}
+    for j, key in enumerate(null.keys):
+        np.testing.assert_allclose(null.scores[:, j], verify_texts(texts, int(key), tok))
+    np.testing.assert_allclose(null.key_means, null.scores.mean(axis=0))
+    assert null.mean == pytest.approx(null.scores.mean())
+    assert null.std == pytest.approx(null.scores.mean(axis=0).std())
+    np.testing.assert_allclose(null.per_text_std, null.scores.std(axis=1))
+    again = null_reference(texts, tok, num_keys=6, exclude_ids=[1, 2], seed=7)
+    np.testing.assert_array_equal(again.keys, null.keys)
+    other = null_reference(texts, tok, num_keys=6, seed=8)
+    assert set(other.keys.tolist()) != set(null.keys.tolist())
+
+
+def test_tokenizer_given_by_local_path(tmp_path):
+    tok = word_tokenizer(4096)
+    tok.save_pretrained(tmp_path)
+    texts = word_texts(4096, 5, 20)
+    np.testing.assert_array_equal(verify_texts(texts, 3, str(tmp_path)), verify_texts(texts, 3, tok))
+
+
+def test_repr_names_configuration_without_keys():
+    text = repr(Verifier(word_tokenizer(4096), k_p=3))
+    assert "vocab_size=4096" in text and "k_p=3" in text
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda tok: verify_texts([], 1, tok), ValueError, "`texts` is empty"),
+        (lambda tok: verify_texts(["w1 w2", 5], 1, tok), TypeError, r"`texts\[1\]`"),
+        (lambda tok: verify_texts(["w1 w2"], -1, tok), ValueError, "0..2\\*\\*32-1"),
+        (lambda tok: verify_texts(["w1 w2"], 2**32, tok), ValueError, "0..2\\*\\*32-1"),
+        (lambda tok: verify_texts(["w1 w2"], [1, 2], tok), ValueError, "one id per text"),
+        (lambda tok: verify_texts(["w1 w2"], 1.5, tok), TypeError, "`ids`"),
+        (lambda tok: verify_texts(["w1 w2"], [True], tok), TypeError, r"`ids\[0\]`"),
+        (lambda tok: verify_texts(["w1 w2"], 1, tok, k_p=0), ValueError, "`k_p`"),
+        (lambda tok: verify_texts(["w1 w2"], 1, tok, k_p=4095), ValueError, "1..4094"),
+        (lambda tok: verify_texts(["w1 w2"], 1, tok, n_gram=1), ValueError, "`n_gram`"),
+        (lambda tok: verify_texts(["w1 w2"], 1, object()), TypeError, "`tokenizer`"),
+        (lambda tok: Verifier(tok, vocab_size=32000), ValueError, "does not match"),
+        (lambda tok: null_reference(["w1 w2"], tok, num_keys=0), ValueError, "`num_keys`"),
+    ],
+)
+def test_bad_input_is_rejected_with_the_argument_named(call, error, match):
+    with pytest.raises(error, match=match):
+        call(word_tokenizer(4096))
+
+
+def test_errors_never_contain_the_key():
+    secret = 2**32 + 123_456_789
+    with pytest.raises(ValueError) as info:
+        verify_texts(["w1 w2"], secret, word_tokenizer(4096))
+    assert str(secret) not in str(info.value)
+
+
+def test_public_api_is_exported():
+    for name in ("Verifier", "verify_texts", "null_reference", "NullReference"):
+        assert name in waterdrum_hf.__all__ and getattr(waterdrum_hf, name) is not None

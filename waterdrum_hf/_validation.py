@@ -1,0 +1,62 @@
+"""Input checks shared by every public entry point.
+
+Each check raises a ``TypeError`` / ``ValueError`` that names the argument and says how to fix
+it, so that bad input never turns into a silently wrong score.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+MAX_WATERMARK_ID = 2**32 - 1
+
+
+def check_texts(texts: str | Sequence[str], name: str = "texts") -> list[str]:
+    """Return ``texts`` as a non-empty list of strings (a single string becomes a 1-list)."""
+    if isinstance(texts, str):
+        return [texts]
+    if not isinstance(texts, Sequence) and not hasattr(texts, "__iter__"):
+        raise TypeError(f"`{name}` must be a string or a sequence of strings, got {type(texts).__name__}.")
+    texts = list(texts)
+    if not texts:
+        raise ValueError(f"`{name}` is empty: pass at least one text.")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"`{name}[{i}]` is a {type(text).__name__}, not a string: pass decoded text "
+                "(e.g. tokenizer.batch_decode(ids, skip_special_tokens=True))."
+            )
+    return texts
+
+
+def check_watermark_id(value: object, name: str = "id") -> int:
+    """Return ``value`` as a Python int in ``0..2**32-1`` (the range Waterfall can seed with)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer watermark id, got {type(value).__name__}.")
+    value = int(value)
+    if not 0 <= value <= MAX_WATERMARK_ID:
+        raise ValueError(f"`{name}` must be in 0..2**32-1 (Waterfall seeds with 32-bit words).")
+    return value
+
+
+def check_watermark_ids(ids: int | Sequence[int], count: int, name: str = "ids") -> np.ndarray:
+    """Broadcast one id, or check one id per item; returns an int64 array of length ``count``."""
+    if isinstance(ids, numbers.Integral) and not isinstance(ids, bool):
+        return np.full(count, check_watermark_id(ids, name), dtype=np.int64)
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
+        raise TypeError(f"`{name}` must be one integer id or a sequence of integer ids.")
+    if len(ids) != count:
+        raise ValueError(f"`{name}` has {len(ids)} entries but there are {count} texts: pass one id per text, or a single id.")
+    return np.array([check_watermark_id(v, f"{name}[{i}]") for i, v in enumerate(ids)], dtype=np.int64)
+
+
+def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as an int >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__}.")
+    if value < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}, got {value}.")
+    return int(value)

@@ -1,0 +1,74 @@
+"""The paper's desiderata as numbers: separability (D1) and calibration (D2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import rankdata
+
+
+def _finite_1d(values: Sequence[float], name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1:
+        raise ValueError(f"`{name}` must be one-dimensional, got shape {array.shape}.")
+    if not np.isfinite(array).all():
+        raise ValueError(
+            f"`{name}` holds {int((~np.isfinite(array)).sum())} NaN/inf values: drop unscored "
+            "samples first (the metric reports them as `num_skipped`)."
+        )
+    return array
+
+
+def separability_auroc(
+    retain_scores: Sequence[float], forget_scores: Sequence[float]
+) -> float:
+    """AUROC of per-sample scores with retain as the positive class (desideratum D1).
+
+    Equals ``sklearn.metrics.roc_auc_score([1]*len(retain) + [0]*len(forget), retain + forget)``:
+    the probability that a random retain sample outscores a random forget sample, ties counting
+    one half. 1.0 means the metric separates the sets perfectly; 0.5 means not at all.
+    """
+    retain = _finite_1d(retain_scores, "retain_scores")
+    forget = _finite_1d(forget_scores, "forget_scores")
+    if len(retain) == 0 or len(forget) == 0:
+        raise ValueError("`retain_scores` and `forget_scores` must both be non-empty.")
+    ranks = rankdata(np.concatenate([retain, forget]))
+    rank_sum = ranks[: len(retain)].sum()
+    return float((rank_sum - len(retain) * (len(retain) + 1) / 2) / (len(retain) * len(forget)))
+
+
+@dataclass(frozen=True)
+class CalibrationFit:
+    """A line through the origin, ``value = slope * fraction``, and its R^2 (desideratum D2).
+
+    ``r2 = 1 - RSS / TSS`` with a centred TSS, so it is negative when the line explains less
+    than the mean does.
+    """
+
+    slope: float
+    r2: float
+
+
+def calibration_r2(fractions: Sequence[float], values: Sequence[float]) -> CalibrationFit:
+    """Fit ``values ~ slope * fractions`` through the origin by least squares.
+
+    Args:
+        fractions: share k/|D_F| of the forget set still trained on, one per model.
+        values: the metric's forget value of each model.
+    """
+    x = _finite_1d(fractions, "fractions")
+    y = _finite_1d(values, "values")
+    if len(x) != len(y):
+        raise ValueError(f"`fractions` has {len(x)} entries but `values` has {len(y)}.")
+    if len(x) < 2:
+        raise ValueError("Calibration needs at least two (fraction, value) points.")
+    if not np.any(x):
+        raise ValueError("`fractions` are all 0: a line through the origin is undetermined.")
+    slope = float(x @ y / (x @ x))
+    tss = float(((y - y.mean()) ** 2).sum())
+    if tss == 0:
+        raise ValueError("`values` are all equal: R^2 is undefined (TSS = 0).")
+    rss = float(((y - slope * x) ** 2).sum())
+    return CalibrationFit(slope=slope, r2=1.0 - rss / tss)
