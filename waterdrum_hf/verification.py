@@ -36,8 +36,8 @@ from ._validation import (
 
 logger = logging.getLogger(__name__)
 
-#: Pairs (token x key) handled per call of the permutation kernel; bounds peak memory.
-DEFAULT_CHUNK_PAIRS = 1 << 21
+#: Token pairs handled per call of the permutation kernel; bounds peak memory.
+DEFAULT_CHUNK_PAIRS = 1 << 20
 
 
 def load_tokenizer(tokenizer: Any) -> Any:
@@ -76,7 +76,7 @@ class Verifier:
         n_gram: the n-gram of the watermark context (Waterfall's default 2: one previous token).
         vocab_size: the watermark's permutation length N. Defaults to ``tokenizer.vocab_size``
             (added tokens excluded, as Waterfall does); if given, it must match the tokenizer.
-        chunk_pairs: (token, key) pairs scored per kernel call; bounds memory on huge inputs.
+        chunk_pairs: token pairs scored per kernel call; bounds memory on huge inputs.
         show_progress: progress bar over chunks; ``None`` shows it for multi-chunk work on a TTY.
     """
 
@@ -163,32 +163,36 @@ class Verifier:
         return NullReference(scores=scores, keys=keys)
 
     def _score(self, token_ids: Sequence[Sequence[int]], keys: np.ndarray) -> np.ndarray:
-        """Mean watermark function value per (text, key); ``keys`` is ``(num_texts, K)``."""
+        """Mean watermark function value per (text, key); ``keys`` is ``(num_texts, K)``.
+
+        Texts are visited sorted by their first key and each chunk is scored one key column at
+        a time, so every distinct (key, context) is expanded once per chunk and, for per-text
+        keys, a key's texts share chunks.
+        """
         num_texts, num_keys = keys.shape
+        order = np.argsort(keys[:, 0], kind="stable")
+        token_ids = [token_ids[i] for i in order]
+        keys = keys[order]
         sums = np.zeros((num_texts, num_keys))
         counts = np.zeros(num_texts, dtype=np.int64)
-        chunks = list(self._chunks(token_ids, num_keys))
-        for start, stop in progress_bar(
-            chunks, desc="Verifying", unit="chunk", enabled=self._progress_enabled(len(chunks))
+        chunks = self._chunks(token_ids)
+        steps = [(chunk, k) for chunk in chunks for k in range(num_keys)]
+        pairs = None
+        for (start, stop), k in progress_bar(
+            steps, desc="Verifying", unit="step", enabled=self._progress_enabled(len(steps))
         ):
-            contexts, tokens, owner = self._countable_pairs(token_ids[start:stop])
-            counts[start:stop] = np.bincount(owner, minlength=stop - start)
+            if k == 0:
+                pairs = self._countable_pairs(token_ids[start:stop])
+                counts[start:stop] = np.bincount(pairs[2], minlength=stop - start)
+            contexts, tokens, owner = pairs
             if len(tokens) == 0:
                 continue
-            chunk_keys = keys[start:stop][owner]  # (pairs, K)
-            seeds = np.concatenate(
-                [
-                    chunk_keys.reshape(-1, 1),
-                    np.repeat(contexts, num_keys, axis=0),
-                ],
-                axis=1,
-            )
-            positions = permuted_positions(seeds, np.repeat(tokens, num_keys), self.vocab_size)
-            values = self._watermark_function(positions).reshape(-1, num_keys)
-            for k in range(num_keys):
-                sums[start:stop, k] = np.bincount(owner, weights=values[:, k], minlength=stop - start)
+            seeds = np.concatenate([keys[start:stop, k][owner][:, None], contexts], axis=1)
+            values = self._watermark_function(permuted_positions(seeds, tokens, self.vocab_size))
+            sums[start:stop, k] = np.bincount(owner, weights=values, minlength=stop - start)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
+            means = np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
+        return means[np.argsort(order, kind="stable")]
 
     def _countable_pairs(
         self, token_ids: Sequence[Sequence[int]]
@@ -207,14 +211,14 @@ class Verifier:
         positions = positions[keep]
         return contexts[keep], flat[positions], text_of[positions]
 
-    def _chunks(self, token_ids: Sequence[Sequence[int]], num_keys: int) -> list[tuple[int, int]]:
-        """Split texts into runs whose (token x key) pairs stay under ``chunk_pairs``."""
+    def _chunks(self, token_ids: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+        """Split texts into runs whose tokens stay under ``chunk_pairs``."""
         bounds, start, pairs = [], 0, 0
         for i, ids in enumerate(token_ids):
-            pairs += len(ids) * num_keys
+            pairs += len(ids)
             if pairs > self.chunk_pairs and i > start:
                 bounds.append((start, i))
-                start, pairs = i, len(ids) * num_keys
+                start, pairs = i, len(ids)
         bounds.append((start, len(token_ids)))
         return bounds
 
@@ -222,10 +226,10 @@ class Verifier:
         angle = positions * (2.0 * np.pi * self._frequency / self.vocab_size)
         return np.cos(angle) if self._function == "cos" else np.sin(angle)
 
-    def _progress_enabled(self, num_chunks: int) -> bool | None:
+    def _progress_enabled(self, num_steps: int) -> bool | None:
         if self.show_progress is not None:
             return self.show_progress
-        return None if num_chunks > 1 else False
+        return None if num_steps > 1 else False
 
     def _report_unscored(self, scores: np.ndarray) -> None:
         missing = int(np.isnan(scores).sum())
