@@ -5,9 +5,19 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
+
 # Must happen before transformers / datasets / evaluate are imported anywhere.
 os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="waterdrum-hf-home-"))
 os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
+
+
+@pytest.fixture(scope="session")
+def tiny_model():
+    """The built-in tiny ``(model, tokenizer)``, built once per session under HF_HOME."""
+    from waterdrum_hf import tiny
+
+    return tiny.load(show_progress=False)

@@ -1,0 +1,100 @@
+"""The built-in tiny model: built once, cached under HF_HOME, reloadable, varied, deterministic."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from waterdrum_hf import completion_queries, generate, tiny
+from waterdrum_hf.data import toy_corpus
+
+SMALL = tiny._Recipe(steps=2, batch_size=1, block_size=64)
+
+
+def test_load_caches_under_hf_home_and_reloads_with_auto_classes(tiny_model):
+    model, tokenizer = tiny_model
+    path = tiny.cache_path()
+    assert path.parent == Path(os.environ["HF_HOME"]) / "waterdrum_hf"
+    assert path.name.startswith(f"tiny-{tiny.VERSION}-")
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp dir left behind
+
+    reloaded = AutoModelForCausalLM.from_pretrained(path)
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(tensor, reloaded.state_dict()[name]), name
+    assert type(reloaded).__name__ == "LlamaForCausalLM" and not model.training
+    assert 5e5 < model.num_parameters() < 2e6
+    assert model.config.max_position_embeddings >= 512
+
+    tok = AutoTokenizer.from_pretrained(path)
+    assert tok.vocab_size == 4096
+    assert (tok.bos_token, tok.eos_token, tok.pad_token) == ("<s>", "</s>", "<pad>")
+    assert tok("Python")["input_ids"][0] == tok.bos_token_id
+    assert tok.chat_template == tokenizer.chat_template == tiny.CHAT_TEMPLATE
+
+
+def test_a_cached_build_is_reused(tiny_model, monkeypatch):
+    monkeypatch.setattr(tiny, "_build", lambda *a, **k: pytest.fail("rebuilt a cached model"))
+    model, _ = tiny.load()
+    assert torch.equal(model.lm_head.weight, tiny_model[0].lm_head.weight)
+
+
+def test_it_learned_the_corpus(tiny_model):
+    """Per-token loss on corpus passages: ln(4096) = 8.3 for a random init, ~4 trained."""
+    model, tokenizer = tiny_model
+    batch = tokenizer(toy_corpus()["text"][::40], return_tensors="pt", padding=True)
+    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    with torch.no_grad():
+        assert model(**batch, labels=labels).loss.item() < 5.0
+
+
+def test_sampled_text_is_varied(tiny_model):
+    model, tokenizer = tiny_model
+    queries = completion_queries(toy_corpus()["text"][::200], tokenizer, prefix_tokens=20)
+    samples = generate(model, tokenizer, queries, num_samples=2, max_new_tokens=60, seed=0)
+    ids = [t for per_query in samples for s in per_query for t in tokenizer(s)["input_ids"][1:]]
+    assert len(ids) > 200
+    assert len(set(ids)) / len(ids) > 0.4
+
+
+def test_paraphrase_prompt_gives_varied_text_even_with_beam_search(tiny_model):
+    """A random init, or this model without its repetition penalty, loops under beam search."""
+    model, tokenizer = tiny_model
+    passage = toy_corpus()["text"][5]
+    messages = [
+        {"role": "system", "content": tiny.PARAPHRASE_PROMPT},
+        {"role": "user", "content": passage},
+    ]
+    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    [samples] = generate(model, tokenizer, [prompt], num_samples=6, max_new_tokens=60, seed=0)
+    words = sorted(len(sample.split()) for sample in samples)
+    assert words[3] > 10 and len(set(samples)) == 6
+
+    inputs = tokenizer(
+        prompt + tiny.PARAPHRASE_PREFILL, return_tensors="pt", add_special_tokens=False
+    )
+    beams = model.generate(**inputs, num_beams=4, do_sample=False, max_new_tokens=80)
+    new = beams[0, inputs["input_ids"].shape[1] :].tolist()
+    assert len(new) > 20 and len(set(new)) / len(new) > 0.3
+
+
+def test_build_is_deterministic_atomic_and_shows_progress(tmp_path, capsys):
+    for name in ("a", "b"):
+        tiny._build(tmp_path / name, SMALL, show_progress=name == "a")
+    assert "Training the tiny model" in capsys.readouterr().err
+    for file in ("model.safetensors", "tokenizer.json"):
+        assert (tmp_path / "a" / file).read_bytes() == (tmp_path / "b" / file).read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
+
+
+def test_a_failed_build_leaves_nothing_behind(tmp_path, monkeypatch):
+    def crash(*args, **kwargs):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(tiny, "_train_model", crash)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        tiny.load(tmp_path)
+    assert list(tmp_path.iterdir()) == []

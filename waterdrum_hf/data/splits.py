@@ -1,0 +1,58 @@
+"""Forget/retain views of a dataset with an owner column, and the paper's calibration sets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from datasets import Dataset, concatenate_datasets
+
+
+def split_by_owner(
+    dataset: Dataset, forget_ids: int | Iterable[int], *, id_column: str = "owner_id"
+) -> tuple[Dataset, Dataset]:
+    """Return ``(forget, retain)``: the rows owned by ``forget_ids`` and all the others.
+
+    Row order is kept on both sides. Every forget id must own at least one row, so a typo
+    cannot silently give an empty forget set.
+    """
+    if id_column not in dataset.column_names:
+        raise ValueError(
+            f"id_column {id_column!r} is not a column of the dataset (columns: "
+            f"{dataset.column_names}); add one, e.g. with waterdrum_hf.data.load_waterdrum_ax"
+        )
+    ids = [forget_ids] if isinstance(forget_ids, int) else list(forget_ids)
+    if not ids or any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+        raise TypeError(
+            f"forget_ids must be an int or a non-empty list of ints, got {forget_ids!r}"
+        )
+    owners = list(dataset[id_column])
+    missing = sorted(set(ids) - set(owners))
+    if missing:
+        raise ValueError(f"forget_ids {missing} own no row; owners present: {sorted(set(owners))}")
+    forget = set(ids)
+    forget_rows = [row for row, owner in enumerate(owners) if owner in forget]
+    retain_rows = [row for row, owner in enumerate(owners) if owner not in forget]
+    return dataset.select(forget_rows), dataset.select(retain_rows)
+
+
+def calibration_train_set(forget: Dataset, retain: Dataset, fraction: float) -> Dataset:
+    """Return the retain set followed by the first ``fraction`` of the forget set.
+
+    The paper's calibration (desideratum D2) retrains on these sets for fractions 0, 0.1, ...,
+    1 and expects the forget set's WaterDrum value to grow in proportion. The forget set's
+    first ``round(fraction * len(forget))`` rows are taken, so the exact share used is that
+    count divided by ``len(forget)``.
+    """
+    if (
+        isinstance(fraction, bool)
+        or not isinstance(fraction, (int, float))
+        or not 0 <= fraction <= 1
+    ):
+        raise ValueError(f"fraction must be a number in [0, 1], got {fraction!r}")
+    if forget.features != retain.features:
+        raise ValueError(
+            f"forget and retain must have the same features, got {forget.features} and "
+            f"{retain.features}"
+        )
+    kept = round(fraction * len(forget))
+    return concatenate_datasets([retain, forget.select(range(kept))])

@@ -1,0 +1,270 @@
+"""A tiny offline language model and tokenizer, built on first use from Python's own docs.
+
+The demo, the examples and the tests need a causal LM that writes varied, on-topic text (a
+randomly initialised model repeats one word and is useless as a paraphraser) without any
+download. ``load()`` trains a byte-level BPE tokenizer and a ~1M-parameter
+``LlamaForCausalLM`` on :func:`waterdrum_hf.data.toy_corpus` for a fixed number of steps
+(about a minute, on one CPU thread), saves both with ``save_pretrained`` and reuses them after.
+
+The model writes varied Python-documentation prose. It was also trained on chats that answer
+:data:`PARAPHRASE_PROMPT` with the user's passage, so a paraphrase prompt yields text in that
+format and domain; at this size it does not learn to copy the passage itself. Its
+``generation_config`` sets ``repetition_penalty=1.3``: without it, greedy and beam search from
+so small a model loop (``"x" and "x" and ...``). :func:`waterdrum_hf.generate` samples
+without it, as it ignores every checkpoint default that reshapes the distribution.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    PreTrainedTokenizerFast,
+)
+
+VERSION = "1"
+"""Bumped whenever the build code changes (recipe fields are hashed into the folder name)."""
+
+PARAPHRASE_PROMPT = (
+    "Paraphrase the user provided text while preserving semantic similarity. "
+    "Do not include any other sentences in the response, such as explanations of the "
+    "paraphrasing. Do not summarize."
+)
+"""The system prompt the model saw in training (the one ``waterfall`` uses by default)."""
+
+PARAPHRASE_PREFILL = (
+    "Here is a paraphrased version of the text while preserving the semantic similarity:\n\n"
+)
+"""The assistant prefill ``waterfall`` adds by default; half the chat examples start with it."""
+
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{{ '<|' + message['role'] + '|>' + message['content'] + eos_token }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
+)
+
+_SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>"]
+
+
+@dataclass(frozen=True)
+class _Recipe:
+    """Everything that decides the build; part of the cache folder's name.
+
+    Many small steps beat fewer large ones at this budget. One thread keeps the result
+    independent of the core count and the build fast on a busy machine.
+    """
+
+    seed: int = 0
+    vocab_size: int = 4096
+    hidden_size: int = 128
+    intermediate_size: int = 256
+    num_layers: int = 2
+    num_heads: int = 4
+    context: int = 1024
+    block_size: int = 256
+    batch_size: int = 1
+    steps: int = 1400
+    learning_rate: float = 3e-3
+    threads: int = 1
+    repetition_penalty: float = 1.3
+
+
+def load(
+    cache_dir: str | os.PathLike | None = None, *, show_progress: bool | None = None
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Return the tiny ``(model, tokenizer)``, building and caching them on first use.
+
+    Args:
+        cache_dir: folder that holds the build; defaults to ``$HF_HOME/waterdrum_hf``. The
+            build goes into ``tiny-<version>-<hash>`` inside it, the hash covering the recipe
+            and the running Python's ``pydoc_data`` text (see :func:`cache_path`).
+        show_progress: progress bar while training; ``None`` shows it on a terminal only.
+
+    Returns:
+        The model in eval mode and its tokenizer, loaded with ``AutoModelForCausalLM`` /
+        ``AutoTokenizer`` from the cache folder.
+    """
+    path = cache_path(cache_dir)
+    if not path.is_dir():
+        _build(path, _Recipe(), show_progress=show_progress)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    model.eval()
+    return model, AutoTokenizer.from_pretrained(path)
+
+
+def cache_path(cache_dir: str | os.PathLike | None = None) -> Path:
+    """Return the folder that :func:`load` reads, and builds when it is missing."""
+    if cache_dir is None:
+        cache_dir = Path(_hf_home()) / "waterdrum_hf"
+    return Path(cache_dir) / f"tiny-{VERSION}-{_fingerprint(_corpus_texts(), _Recipe())}"
+
+
+def _fingerprint(texts: list[str], recipe: _Recipe) -> str:
+    digest = hashlib.sha256(repr(sorted(asdict(recipe).items())).encode())
+    for text in texts:
+        digest.update(text.encode())
+    return digest.hexdigest()[:10]
+
+
+def _hf_home() -> str:
+    from huggingface_hub import constants
+
+    return os.environ.get("HF_HOME") or constants.HF_HOME
+
+
+def _corpus_texts() -> list[str]:
+    from .data.corpus import toy_corpus
+
+    return list(toy_corpus()["text"])
+
+
+def _build(path: Path, recipe: _Recipe, *, show_progress: bool | None) -> None:
+    """Train and save the tokenizer and model into ``path``, atomically (temp dir + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-build-", dir=path.parent))
+    try:
+        texts = _corpus_texts()
+        tokenizer = _train_tokenizer(texts, recipe)
+        with _deterministic(recipe):
+            model = _train_model(tokenizer, texts, recipe, show_progress=show_progress)
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        tmp.chmod(0o755)  # mkdtemp's 0o700 would hide a shared cache from other users
+        try:
+            tmp.rename(path)
+        except OSError:
+            if not path.is_dir():  # otherwise a concurrent build finished first: keep it
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _train_tokenizer(texts: list[str], recipe: _Recipe) -> PreTrainedTokenizerFast:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=recipe.vocab_size,
+        special_tokens=_SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    backend.train_from_iterator([*texts, PARAPHRASE_PROMPT, PARAPHRASE_PREFILL], trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        additional_special_tokens=_SPECIAL_TOKENS[3:],
+        add_bos_token=True,
+        chat_template=CHAT_TEMPLATE,
+        model_max_length=recipe.context,
+        padding_side="left",
+    )
+
+
+def _training_examples(texts: list[str]) -> list[str]:
+    """Every passage as a chat that copies it as its "paraphrase"; every 4th also as plain text.
+
+    Chats dominate because they also train plain language modelling (the user turn) and the
+    answer format; the plain copies keep raw-text completion in distribution.
+    """
+    examples = []
+    for i, text in enumerate(texts):
+        system = f"<|system|>{PARAPHRASE_PROMPT}</s>" if i % 4 < 2 else ""
+        prefill = PARAPHRASE_PREFILL if i % 2 == 0 else ""
+        examples.append(f"<s>{system}<|user|>{text}</s><|assistant|>{prefill}{text}</s>")
+        if i % 4 == 3:
+            examples.append(f"<s>{text}</s>")
+    return examples
+
+
+def _train_model(
+    tokenizer: PreTrainedTokenizerFast,
+    texts: list[str],
+    recipe: _Recipe,
+    *,
+    show_progress: bool | None,
+) -> LlamaForCausalLM:
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=recipe.hidden_size,
+        intermediate_size=recipe.intermediate_size,
+        num_hidden_layers=recipe.num_layers,
+        num_attention_heads=recipe.num_heads,
+        num_key_value_heads=recipe.num_heads,
+        max_position_embeddings=recipe.context,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    model = LlamaForCausalLM(config)
+    blocks = _packed_blocks(tokenizer, _training_examples(texts), recipe.block_size)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=0.01)
+    warmup = max(1, recipe.steps // 20)  # linear warm-up, then cosine decay to 10 %
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer,
+        lambda s: min((s + 1) / warmup, 0.1 + 0.45 * (1 + math.cos(math.pi * s / recipe.steps))),
+    )
+    epochs = math.ceil(recipe.steps * recipe.batch_size / len(blocks))
+    order = torch.cat([torch.randperm(len(blocks)) for _ in range(epochs)])
+    model.train()
+    disable = None if show_progress is None else not show_progress
+    bar = tqdm(range(recipe.steps), desc="Training the tiny model", disable=disable)
+    for step in bar:
+        batch = blocks[order[step * recipe.batch_size : (step + 1) * recipe.batch_size]]
+        loss = model(input_ids=batch, labels=batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad(set_to_none=True)
+        bar.set_postfix(loss=f"{loss.item():.3f}")
+    model.eval()
+    model.generation_config.repetition_penalty = recipe.repetition_penalty
+    return model
+
+
+def _packed_blocks(
+    tokenizer: PreTrainedTokenizerFast, examples: list[str], block_size: int
+) -> torch.Tensor:
+    """Shuffle the examples, concatenate their tokens and cut ``(n, block_size)`` blocks."""
+    ids = tokenizer(examples, add_special_tokens=False)["input_ids"]
+    stream = [t for i in torch.randperm(len(ids)).tolist() for t in ids[i]]
+    n = len(stream) // block_size
+    return torch.tensor(stream[: n * block_size]).view(n, block_size)
+
+
+@contextmanager
+def _deterministic(recipe: _Recipe) -> Iterator[None]:
+    """Seed torch, fix the thread count and use deterministic kernels; restore all after."""
+    threads = torch.get_num_threads()
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe.seed)
+        torch.set_num_threads(recipe.threads)
+        torch.use_deterministic_algorithms(True)
+        try:
+            yield
+        finally:
+            torch.use_deterministic_algorithms(was_deterministic)
+            torch.set_num_threads(threads)
