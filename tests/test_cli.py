@@ -20,7 +20,7 @@ def scored_file(tmp_path):
     texts = word_texts(4096, 10, 30, seed=5)
     owners = [KEYS[i % 2] for i in range(10)]
     path = tmp_path / "outputs.jsonl"
-    path.write_text("\n".join(json.dumps({"text": t, "owner_id": o}) for t, o in zip(texts, owners)))
+    path.write_text("\n".join(json.dumps({"text": t, "owner_id": o}) for t, o in zip(texts, owners, strict=True)))
     (tmp_path / "forget.txt").write_text(f"{KEYS[1]}\n")
     return tmp_path, texts, owners, tok
 

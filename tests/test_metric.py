@@ -71,7 +71,7 @@ def test_add_batch_and_add_accumulate_like_one_compute(tok, batch):
     direct = waterdrum_hf.compute_waterdrum(texts, owners, tok, forget_ids=[3])
     metric = evaluate.load(str(metric_path()))
     metric.add_batch(predictions=texts[:10], references=owners[:10])
-    for text, owner in zip(texts[10:], owners[10:]):
+    for text, owner in zip(texts[10:], owners[10:], strict=True):
         metric.add(prediction=text, reference=owner)
     incremental = metric.compute(watermark_tokenizer=tok, forget_ids=[3])
     assert incremental["forget"] == pytest.approx(direct["forget"])

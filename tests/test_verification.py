@@ -54,7 +54,7 @@ def test_equals_waterfall_on_real_bpe_text_with_per_text_keys():
     texts = [body[:600] for body in list(topics.values())[:30]]
     keys = [(7919 * i) % 2**32 for i in range(len(texts))]
     ours = verify_texts(texts, keys, tok)
-    expected = [waterfall_scores([t], k, tok)[0] for t, k in zip(texts, keys)]
+    expected = [waterfall_scores([t], k, tok)[0] for t, k in zip(texts, keys, strict=True)]
     np.testing.assert_allclose(ours, expected, atol=1e-6, rtol=0)
     assert ours.dtype == np.float64 and ours.shape == (len(texts),)
 

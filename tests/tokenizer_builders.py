@@ -10,7 +10,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def word_tokenizer(vocab_size: int, special_tokens: tuple[str, ...] = ("<eos>",)) -> PreTrainedTokenizerFast:
     """Word-level tokenizer whose word ``w{i}`` is token ``i``: token ids are exactly controllable.
 
@@ -39,7 +39,7 @@ def word_texts(
     return texts
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pydoc_bpe_tokenizer(vocab_size: int = 4096) -> PreTrainedTokenizerFast:
     """Byte-level BPE trained on ``pydoc_data.topics`` (ships with CPython)."""
     from pydoc_data.topics import topics

@@ -8,13 +8,13 @@ checkpoint's own warpers) behind the caller's back, which changes the watermark 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 
 import torch
 from tqdm.auto import tqdm
-from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from ._sampling import seeded, unfiltered_sampling_config
 from .queries import _prompt_ids, _strings
 
 
@@ -74,17 +74,9 @@ def generate(
         raise ValueError("tokenizer has neither a pad token nor an EOS token; set one of them")
 
     prompts = _tokenize(queries, tokenizer, _max_prompt_tokens(model, max_new_tokens))
-    config = GenerationConfig(
-        do_sample=True,
+    config = unfiltered_sampling_config(
         temperature=temperature,
         top_p=top_p,
-        top_k=0,
-        typical_p=1.0,
-        epsilon_cutoff=0.0,
-        eta_cutoff=0.0,
-        repetition_penalty=1.0,
-        no_repeat_ngram_size=0,
-        num_beams=1,
         num_return_sequences=1,
         max_new_tokens=max_new_tokens,
         pad_token_id=pad_id,
@@ -101,7 +93,7 @@ def generate(
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad(), _seeded(seed, device), bar:
+        with torch.no_grad(), seeded(seed, device), bar:
             for start in range(0, len(rows), batch_size):
                 batch = rows[start : start + batch_size]
                 input_ids, attention_mask = _left_pad(batch, pad_id, device)
@@ -160,15 +152,3 @@ def _left_pad(
             input_ids[row, width - len(ids) :] = torch.tensor(ids)
             attention_mask[row, width - len(ids) :] = 1
     return input_ids.to(device), attention_mask.to(device)
-
-
-@contextmanager
-def _seeded(seed: int | None, device: torch.device) -> Iterator[None]:
-    """With a seed: fork torch's RNG (CPU and the model's GPU), seed it, restore it after."""
-    if seed is None:
-        yield
-        return
-    devices = [device.index or 0] if device.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
-        yield

@@ -38,20 +38,10 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
+from .watermarking import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+
 VERSION = "1"
 """Bumped whenever the build code changes (recipe fields are hashed into the folder name)."""
-
-PARAPHRASE_PROMPT = (
-    "Paraphrase the user provided text while preserving semantic similarity. "
-    "Do not include any other sentences in the response, such as explanations of the "
-    "paraphrasing. Do not summarize."
-)
-"""The system prompt the model saw in training (the one ``waterfall`` uses by default)."""
-
-PARAPHRASE_PREFILL = (
-    "Here is a paraphrased version of the text while preserving the semantic similarity:\n\n"
-)
-"""The assistant prefill ``waterfall`` adds by default; half the chat examples start with it."""
 
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}"

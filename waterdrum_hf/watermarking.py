@@ -22,8 +22,6 @@ import logging
 import math
 import numbers
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -39,6 +37,7 @@ from transformers import (
 
 from . import __version__
 from ._progress import progress_bar
+from ._sampling import seeded, unfiltered_sampling_config
 from ._validation import check_positive_int, check_watermark_id
 from .perturbation import WaterfallLogitsProcessor
 from .verification import Verifier, watermark_function_terms
@@ -116,6 +115,10 @@ class WatermarkedDataset:
         do_sample: sample candidates instead of beam search.
         temperature: sampling temperature, applied before the perturbation as Waterfall does.
         top_p: nucleus sampling threshold, applied before the perturbation.
+        repetition_penalty: transformers' repetition penalty, applied before the perturbation;
+            ``None`` takes the model's ``generation_config`` value (as Waterfall does on
+            transformers 5), else 1. Small paraphrasers loop without one (the built-in tiny
+            model ships 1.3), and a looping candidate can win on ``q`` alone.
         max_new_tokens: generation budget; ``None`` gives 1.5 times the longest text of each
             generation batch in tokens, plus 16.
         sts_model: a ``sentence_transformers.SentenceTransformer`` (anything with ``encode``)
@@ -149,6 +152,7 @@ class WatermarkedDataset:
         do_sample: bool = False,
         temperature: float = 1.0,
         top_p: float = 1.0,
+        repetition_penalty: float | None = None,
         max_new_tokens: int | None = None,
         sts_model: Any | None = None,
         sts_weight: float = 2.0,
@@ -200,6 +204,14 @@ class WatermarkedDataset:
             raise ValueError(f"`temperature` must be a positive number, got {temperature!r}.")
         if not isinstance(top_p, numbers.Real) or not 0 < top_p <= 1:
             raise ValueError(f"`top_p` must be in (0, 1], got {top_p!r}.")
+        if repetition_penalty is None:
+            repetition_penalty = getattr(
+                getattr(model, "generation_config", None), "repetition_penalty", None
+            ) or 1.0
+        if not isinstance(repetition_penalty, numbers.Real) or not 0 < repetition_penalty < math.inf:
+            raise ValueError(
+                f"`repetition_penalty` must be a positive number, got {repetition_penalty!r}."
+            )
 
         self.model = model
         self.tokenizer = tokenizer
@@ -217,6 +229,7 @@ class WatermarkedDataset:
         self.do_sample = bool(do_sample)
         self.temperature = float(temperature)
         self.top_p = float(top_p)
+        self.repetition_penalty = float(repetition_penalty)
         self.max_new_tokens = max_new_tokens
         self.sts_model = sts_model
         self.sts_weight = float(sts_weight)
@@ -286,6 +299,7 @@ class WatermarkedDataset:
                 "do_sample",
                 "temperature",
                 "top_p",
+                "repetition_penalty",
                 "max_new_tokens",
                 "sts_weight",
                 "prompt",
@@ -456,7 +470,7 @@ class WatermarkedDataset:
             if self.top_p < 1.0:
                 warpers.append(TopPLogitsWarper(self.top_p))
             config = self._generation_config(max_new_tokens, pad_id, self.num_candidates)
-            with _seeded(self._chunk_seed(texts), device):
+            with seeded(self._chunk_seed(texts), device):
                 outputs = [
                     self.model.generate(
                         **inputs,
@@ -500,7 +514,7 @@ class WatermarkedDataset:
             "num_return_sequences": per_row,
             "eos_token_id": self._eos_token_ids(),
             "pad_token_id": pad_id,
-            "repetition_penalty": 1.0,
+            "repetition_penalty": self.repetition_penalty,
             "no_repeat_ngram_size": 0,
             "num_beam_groups": 1,
             "diversity_penalty": 0.0,
@@ -510,17 +524,7 @@ class WatermarkedDataset:
             # Temperature and top-p run before the perturbation (our warpers); the rest are off,
             # top_k=0 included: transformers' global top_k=50 default (or a model's own sampling
             # defaults) would otherwise cut the distribution after the perturbation.
-            return GenerationConfig(
-                do_sample=True,
-                num_beams=1,
-                temperature=1.0,
-                top_k=0,
-                top_p=1.0,
-                typical_p=1.0,
-                epsilon_cutoff=0.0,
-                eta_cutoff=0.0,
-                **common,
-            )
+            return unfiltered_sampling_config(**common)
         return GenerationConfig(
             do_sample=False, num_beams=per_row, length_penalty=1.0, early_stopping=False, **common
         )
@@ -644,17 +648,6 @@ class _GroupDiversity(LogitsProcessor):
         )
         counts.scatter_add_(1, earlier, torch.ones_like(earlier, dtype=scores.dtype))
         return scores - self.penalty * counts.repeat_interleave(self.beams, dim=0)
-
-
-@contextmanager
-def _seeded(seed: int | None, device: torch.device) -> Iterator[None]:
-    """Run with torch's generators seeded (and restored after); no-op when ``seed`` is None."""
-    if seed is None:
-        yield
-        return
-    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-        torch.manual_seed(seed)
-        yield
 
 
 # ----------------------------------------------------------------------------------------
