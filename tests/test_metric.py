@@ -140,6 +140,7 @@ def test_forget_set_without_samples_gives_none_and_no_auroc(tok, batch):
         ({"forget_ids": [2**32]}, ValueError, r"`forget_ids\[0\]`"),
         ({"null_keys": -1}, ValueError, "`null_keys`"),
         ({"k_p": 10_000}, ValueError, "`k_p`"),
+        ({"vocab_size": 128000}, ValueError, "does not match the tokenizer's vocab_size 4096"),
     ],
 )
 def test_bad_input(tok, kwargs, error, match):

@@ -19,7 +19,8 @@ def progress_enabled(show_progress: bool | None) -> bool:
 
 
 def progress_bar(
-    iterable: Iterable[T], *, desc: str, enabled: bool | None = None, **kwargs
-) -> Iterable[T]:
-    """Wrap ``iterable`` in a tqdm bar when ``enabled`` (see :func:`progress_enabled`)."""
+    iterable: Iterable[T] | None = None, *, desc: str, enabled: bool | None = None, **kwargs
+) -> tqdm:
+    """A tqdm bar over ``iterable`` (or a manual one with ``total=``), shown when ``enabled``
+    (see :func:`progress_enabled`)."""
     return tqdm(iterable, desc=desc, disable=not progress_enabled(enabled), **kwargs)

@@ -47,6 +47,7 @@ def _verify(argv: Sequence[str]) -> int:
     parser.add_argument("--forget-ids-file", help="file with one forget id per line (kept off the command line)")
     parser.add_argument("--k-p", type=int, default=1)
     parser.add_argument("--n-gram", type=int, default=2)
+    parser.add_argument("--vocab-size", type=int, help="expected watermark vocabulary size (checked)")
     parser.add_argument("--null-keys", type=int, default=0)
     parser.add_argument("--output", help="write the full result (JSON) here")
     args = parser.parse_args(list(argv))
@@ -70,6 +71,7 @@ def _verify(argv: Sequence[str]) -> int:
         forget_ids=forget_ids,
         k_p=args.k_p,
         n_gram=args.n_gram,
+        vocab_size=args.vocab_size,
         null_keys=args.null_keys,
         return_scores=args.output is not None,
     )

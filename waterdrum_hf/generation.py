@@ -11,9 +11,9 @@ import warnings
 from collections.abc import Iterable
 
 import torch
-from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from ._progress import progress_bar
 from ._sampling import seeded, unfiltered_sampling_config
 from .queries import _prompt_ids, _strings
 
@@ -84,12 +84,7 @@ def generate(
     rows = [prompt for prompt in prompts for _ in range(num_samples)]
     device = next(model.parameters()).device
     completions: list[str] = []
-    bar = tqdm(
-        total=len(rows),
-        desc="Generating",
-        unit="seq",
-        disable=None if show_progress is None else not show_progress,
-    )
+    bar = progress_bar(desc="Generating", total=len(rows), unit="seq", enabled=show_progress)
     was_training = model.training
     model.eval()
     try:

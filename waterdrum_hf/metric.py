@@ -57,6 +57,7 @@ def compute_waterdrum(
     forget_ids: Sequence[int] | None = None,
     k_p: int = 1,
     n_gram: int = 2,
+    vocab_size: int | None = None,
     null_keys: int = 0,
     null_seed: int = 0,
     return_scores: bool = False,
@@ -69,6 +70,8 @@ def compute_waterdrum(
         watermark_tokenizer: tokenizer of the model that watermarked the data, or its name/path.
         forget_ids: owners who asked to be forgotten. Without it only ``overall`` is reported.
         k_p, n_gram: the watermark's parameters (paper: 1 and 2).
+        vocab_size: the watermark's vocabulary size N, if known (128000 for the published
+            datasets); a tokenizer with another ``vocab_size`` raises instead of scoring ~0.
         null_keys: if > 0, also score every set under that many random non-owner keys and
             report their mean and spread (``null``), the level that "no watermark" reads at.
         null_seed: seed of those random keys.
@@ -89,7 +92,7 @@ def compute_waterdrum(
     predictions = check_texts(predictions, "predictions")
     owners = check_watermark_ids(list(references), len(predictions), "references")
     check_positive_int(null_keys, "null_keys", minimum=0)
-    verifier = Verifier(watermark_tokenizer, k_p=k_p, n_gram=n_gram)
+    verifier = Verifier(watermark_tokenizer, k_p=k_p, n_gram=n_gram, vocab_size=vocab_size)
     token_ids = verifier.token_ids(predictions)
     scores = verifier.score_token_ids(token_ids, owners)
     scored = ~np.isnan(scores)

@@ -27,7 +27,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
@@ -38,6 +37,7 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
+from ._progress import progress_bar
 from .watermarking import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
 VERSION = "1"
@@ -218,8 +218,7 @@ def _train_model(
     epochs = math.ceil(recipe.steps * recipe.batch_size / len(blocks))
     order = torch.cat([torch.randperm(len(blocks)) for _ in range(epochs)])
     model.train()
-    disable = None if show_progress is None else not show_progress
-    bar = tqdm(range(recipe.steps), desc="Training the tiny model", disable=disable)
+    bar = progress_bar(range(recipe.steps), desc="Training the tiny model", enabled=show_progress)
     for step in bar:
         batch = blocks[order[step * recipe.batch_size : (step + 1) * recipe.batch_size]]
         loss = model(input_ids=batch, labels=batch).loss

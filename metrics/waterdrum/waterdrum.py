@@ -41,6 +41,8 @@ Args:
         or its name/path. Required.
     forget_ids (`list` of `int`, optional): owners who asked to be forgotten.
     k_p (`int`, default 1), n_gram (`int`, default 2): the watermark's parameters.
+    vocab_size (`int`, optional): the watermark's vocabulary size (128000 for the published
+        datasets); a tokenizer with another vocab_size raises.
     null_keys (`int`, default 0): also score every set under this many random non-owner keys.
     null_seed (`int`, default 0): seed of those keys.
     return_scores (`bool`, default False): also return the per-sample scores.
@@ -82,6 +84,7 @@ class WaterDrum(evaluate.Metric):
         forget_ids=None,
         k_p=1,
         n_gram=2,
+        vocab_size=None,
         null_keys=0,
         null_seed=0,
         return_scores=False,
@@ -93,6 +96,7 @@ class WaterDrum(evaluate.Metric):
             forget_ids=forget_ids,
             k_p=k_p,
             n_gram=n_gram,
+            vocab_size=vocab_size,
             null_keys=null_keys,
             null_seed=null_seed,
             return_scores=return_scores,
