@@ -22,7 +22,6 @@ import logging
 import math
 import numbers
 import re
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -36,6 +35,12 @@ from transformers import (
 )
 
 from . import __version__
+from ._fingerprint import (
+    key_digest,
+    module_identity,
+    register_with_datasets_hasher,
+    tokenizer_identity,
+)
 from ._progress import progress_bar
 from ._sampling import seeded, unfiltered_sampling_config
 from ._validation import check_positive_int, check_watermark_id
@@ -250,7 +255,7 @@ class WatermarkedDataset:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _register_with_datasets_hasher(cls)
+        register_with_datasets_hasher(cls)
 
     def __repr__(self) -> str:
         name = getattr(self.model, "name_or_path", "") or type(self.model).__name__
@@ -281,9 +286,9 @@ class WatermarkedDataset:
         """Stable digest of everything that decides the output; what ``datasets`` hashes."""
         if self._identity is None:
             self._identity = {
-                "model": _module_identity(self.model),
-                "tokenizer": _tokenizer_identity(self.tokenizer),
-                "sts_model": None if self.sts_model is None else _module_identity(self.sts_model),
+                "model": module_identity(self.model),
+                "tokenizer": tokenizer_identity(self.tokenizer),
+                "sts_model": None if self.sts_model is None else module_identity(self.sts_model),
             }
         config = {
             name: getattr(self, name)
@@ -313,7 +318,7 @@ class WatermarkedDataset:
             "class": type(self).__qualname__,
             "version": __version__,
             "config": config,
-            "key": None if self.id is None else _key_digest(self.id),
+            "key": None if self.id is None else key_digest(self.id),
             **self._identity,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -650,70 +655,4 @@ class _GroupDiversity(LogitsProcessor):
         return scores - self.penalty * counts.repeat_interleave(self.beams, dim=0)
 
 
-# ----------------------------------------------------------------------------------------
-# Fingerprinting for the datasets cache
-
-
-@lru_cache(maxsize=64)
-def _key_digest(key: int) -> str:
-    """A deliberately slow one-way hash of a watermark id, so a cache fingerprint (it ends up
-    in file names) does not give the 32-bit key away to a quick brute-force search."""
-    return hashlib.pbkdf2_hmac(
-        "sha256", str(key).encode(), b"waterdrum-hf watermark key", 200_000
-    ).hex()
-
-
-def _module_identity(module: Any) -> dict[str, Any]:
-    """Name, revision and dtype of a loaded model; a digest of its weights when it has no name."""
-    config = getattr(module, "config", None)
-    name = getattr(config, "_name_or_path", "") or getattr(module, "name_or_path", "")
-    if name:
-        return {
-            "class": type(module).__name__,
-            "name_or_path": str(name),
-            "commit": getattr(config, "_commit_hash", None),
-            "dtype": str(getattr(module, "dtype", "")),
-        }
-    digest = hashlib.sha256()
-    for key, tensor in sorted(module.state_dict().items()):
-        digest.update(f"{key}:{tensor.dtype}:{tuple(tensor.shape)}".encode())
-        digest.update(
-            tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
-        )
-    return {"class": type(module).__name__, "weights": digest.hexdigest()}
-
-
-def _tokenizer_identity(tokenizer: Any) -> str:
-    """Digest of what decides tokenisation and prompting: vocabulary, rules, specials, template."""
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None:
-        state = json.loads(backend.to_str())
-        state.pop("truncation", None)  # runtime settings that calls may toggle
-        state.pop("padding", None)
-    else:
-        state = sorted(tokenizer.get_vocab().items())
-    payload = {
-        "class": type(tokenizer).__name__,
-        "state": state,
-        "special_tokens": {k: str(v) for k, v in tokenizer.special_tokens_map.items()},
-        "chat_template": getattr(tokenizer, "chat_template", None),
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _register_with_datasets_hasher(cls: type) -> None:
-    """Make ``datasets`` hash instances of ``cls`` by :attr:`WatermarkedDataset.fingerprint`.
-
-    ``Dataset.map`` fingerprints its function by pickling it with ``datasets``' own pickler;
-    pickling the model's weights would be slow and would not be stable. The reducer registered
-    here applies to that pickler only, so ordinary pickling (``num_proc > 1``) is unchanged.
-    """
-    from datasets.utils._dill import pklregister
-
-    def save(pickler: Any, obj: WatermarkedDataset) -> None:
-        pickler.save_reduce(str, (f"{type(obj).__qualname__}:{obj.fingerprint}",), obj=obj)
-
-    pklregister(cls)(save)
-
-
-_register_with_datasets_hasher(WatermarkedDataset)
+register_with_datasets_hasher(WatermarkedDataset)
