@@ -28,7 +28,11 @@ def split_by_owner(
     owners = list(dataset[id_column])
     missing = sorted(set(ids) - set(owners))
     if missing:
-        raise ValueError(f"forget_ids {missing} own no row; owners present: {sorted(set(owners))}")
+        # Ids are watermark keys (secrets): say how many, never which.
+        raise ValueError(
+            f"{len(missing)} of {len(set(ids))} forget_ids own no row of the dataset "
+            f"({len(set(owners))} owners present); check the ids and `id_column`."
+        )
     forget = set(ids)
     forget_rows = [row for row, owner in enumerate(owners) if owner in forget]
     retain_rows = [row for row, owner in enumerate(owners) if owner not in forget]
