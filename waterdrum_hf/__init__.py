@@ -22,8 +22,8 @@ _EXPORTS = {
     "CalibrationFit": "statistics",
     "load_metric": "metric",
     "compute_waterdrum": "metric",
-    "completion_queries": "queries",
-    "qa_queries": "queries",
+    "completion_queries": "prompting",
+    "qa_queries": "prompting",
     "generate": "generation",
     "WatermarkedDataset": "watermarking",
     "WaterfallLogitsProcessor": "perturbation",
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from .generation import generate
     from .metric import compute_waterdrum, load_metric
     from .perturbation import WaterfallLogitsProcessor
-    from .queries import completion_queries, qa_queries
+    from .prompting import completion_queries, qa_queries
     from .statistics import CalibrationFit, calibration_r2, separability_auroc
     from .verification import NullReference, Verifier, null_reference, verify_texts
     from .watermarking import WatermarkedDataset

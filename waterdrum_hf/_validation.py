@@ -7,7 +7,7 @@ it, so that bad input never turns into a silently wrong score.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -30,6 +30,20 @@ def check_texts(texts: str | Sequence[str], name: str = "texts") -> list[str]:
                 "(e.g. tokenizer.batch_decode(ids, skip_special_tokens=True))."
             )
     return texts
+
+
+def check_string_list(values: Iterable[str], name: str) -> list[str]:
+    """Return ``values`` as a list of strings (possibly empty); a bare string is refused."""
+    if isinstance(values, str):
+        raise TypeError(f"{name} must be a list of strings, not a single string; wrap it: [{name}]")
+    try:
+        values = list(values)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of strings, got {type(values).__name__}") from None
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise TypeError(f"{name}[{i}] must be a str, got {type(value).__name__}")
+    return values
 
 
 def check_watermark_id(value: object, name: str = "id") -> int:

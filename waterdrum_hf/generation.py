@@ -15,7 +15,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ._progress import progress_bar
 from ._sampling import seeded, unfiltered_sampling_config
-from .queries import _prompt_ids, _strings
+from ._validation import check_string_list
+from .prompting import prompt_token_ids
 
 
 def generate(
@@ -55,7 +56,7 @@ def generate(
     Returns:
         ``out[i][s]``: completion ``s`` of query ``i``, special tokens removed.
     """
-    queries = _strings(queries, "queries")
+    queries = check_string_list(queries, "queries")
     for name, value in [
         ("num_samples", num_samples),
         ("max_new_tokens", max_new_tokens),
@@ -121,7 +122,7 @@ def _tokenize(
     queries: list[str], tokenizer: PreTrainedTokenizerBase, max_tokens: int | None
 ) -> list[list[int]]:
     """Token ids per query, cut from the left to ``max_tokens`` (warned once)."""
-    prompts = [_prompt_ids(tokenizer, query) for query in queries]
+    prompts = [prompt_token_ids(tokenizer, query) for query in queries]
     empty = [i for i, p in enumerate(prompts) if not p]
     if empty:
         raise ValueError(f"queries{empty[:5]} give no tokens; every query needs at least one")

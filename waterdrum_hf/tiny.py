@@ -38,7 +38,7 @@ from transformers import (
 )
 
 from ._progress import progress_bar
-from .watermarking import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+from .prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
 VERSION = "1"
 """Bumped whenever the build code changes (recipe fields are hashed into the folder name)."""

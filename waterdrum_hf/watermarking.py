@@ -21,7 +21,6 @@ import json
 import logging
 import math
 import numbers
-import re
 from typing import Any
 
 import numpy as np
@@ -45,25 +44,13 @@ from ._progress import progress_bar
 from ._sampling import seeded, unfiltered_sampling_config
 from ._validation import check_positive_int, check_watermark_id
 from .perturbation import WaterfallLogitsProcessor
+from .prompting import BLANK_LINES, PARAPHRASE_PREFILL, PARAPHRASE_PROMPT, paraphrase_prompt_ids
 from .verification import Verifier, watermark_function_terms
 
 logger = logging.getLogger(__name__)
 
-PARAPHRASE_PROMPT = (
-    "Paraphrase the user provided text while preserving semantic similarity. "
-    "Do not include any other sentences in the response, such as explanations of the "
-    "paraphrasing. Do not summarize."
-)
-"""Default system prompt (the instruction Waterfall and the paper use)."""
-
-PARAPHRASE_PREFILL = (
-    "Here is a paraphrased version of the text while preserving the semantic similarity:\n\n"
-)
-"""Default start of the assistant's answer, so the model begins the paraphrase at once."""
-
 SCORE_COLUMN = "watermark_score"
 STS_COLUMN = "watermark_sts"
-_BLANK_LINES = re.compile(r"\n\s*\n")
 
 
 class WatermarkedDataset:
@@ -439,7 +426,7 @@ class WatermarkedDataset:
             for tokens in row:
                 text = self.tokenizer.decode(tokens, skip_special_tokens=True).strip()
                 if self.stop_at_double_newline:  # also a blank line made of several tokens
-                    text = _BLANK_LINES.split(text, maxsplit=1)[0]
+                    text = BLANK_LINES.split(text, maxsplit=1)[0]
                 decoded.append(text)
             candidates.append(decoded)
         return candidates
@@ -549,25 +536,13 @@ class WatermarkedDataset:
 
     def _prompt_ids(self, text: str) -> list[int]:
         """Token ids of the paraphrasing prompt for ``text``."""
-        if self.stop_at_double_newline:
-            text = _BLANK_LINES.sub(" ", text)
-        prefix = self.response_prefix or ""
-        template = getattr(self.tokenizer, "chat_template", None)
-        if not template:
-            return self.tokenizer(f"{self.prompt}\n\n{text}\n\n{prefix}")["input_ids"]
-        from jinja2.exceptions import TemplateError
-
-        messages = [{"role": "system", "content": self.prompt}, {"role": "user", "content": text}]
-        try:
-            chat = self.tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True
-            )
-        except TemplateError:  # e.g. "System role not supported"
-            merged = [{"role": "user", "content": f"{self.prompt}\n\n{text}"}]
-            chat = self.tokenizer.apply_chat_template(
-                merged, tokenize=False, add_generation_prompt=True
-            )
-        return self.tokenizer(chat + prefix, add_special_tokens=False)["input_ids"]
+        return paraphrase_prompt_ids(
+            self.tokenizer,
+            text,
+            instruction=self.prompt,
+            response_prefix=self.response_prefix,
+            flatten_blank_lines=self.stop_at_double_newline,
+        )
 
     def _eos_token_ids(self) -> list[int]:
         """The model's and tokenizer's end tokens, plus blank-line tokens when asked."""

@@ -16,7 +16,7 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
-from ..queries import _has_chat_template, _prompt_ids, qa_queries
+from ..prompting import has_chat_template, prompt_token_ids, qa_queries
 
 IGNORE_INDEX = -100
 
@@ -171,8 +171,8 @@ class ForgetRetainCollator:
         answer = example.get(self.answer_column) if answer is None else answer
         _check_str(question, self.question_column)
         _check_str(answer, self.answer_column)
-        prompt_ids = _prompt_ids(self.tokenizer, qa_queries([question], self.tokenizer)[0])
-        if not _has_chat_template(self.tokenizer):
+        prompt_ids = prompt_token_ids(self.tokenizer, qa_queries([question], self.tokenizer)[0])
+        if not has_chat_template(self.tokenizer):
             answer = f" {answer}"  # after "Answer:"
         answer_ids = self._with_eos(self.tokenizer(answer, add_special_tokens=False)["input_ids"])
         return prompt_ids + answer_ids, [IGNORE_INDEX] * len(prompt_ids) + answer_ids

@@ -1,0 +1,117 @@
+"""Every prompt waterdrum-hf builds: paraphrase prompts, completion queries, QA queries.
+
+Completion queries are the first tokens of each training text under the *evaluated* model's
+tokenizer (WaterDrum-Ax); QA queries are the questions in the model's chat format
+(WaterDrum-TOFU); paraphrase prompts ask the watermarking model to reword an owner's text.
+All of them decide "chat or plain" with :func:`has_chat_template`, and all of them are turned
+into token ids with :func:`prompt_token_ids`, so BOS is never doubled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from transformers import PreTrainedTokenizerBase
+
+from ._validation import check_string_list
+
+PARAPHRASE_PROMPT = (
+    "Paraphrase the user provided text while preserving semantic similarity. "
+    "Do not include any other sentences in the response, such as explanations of the "
+    "paraphrasing. Do not summarize."
+)
+"""Default system prompt of paraphrasing (the instruction Waterfall and the paper use)."""
+
+PARAPHRASE_PREFILL = (
+    "Here is a paraphrased version of the text while preserving the semantic similarity:\n\n"
+)
+"""Default start of the paraphraser's answer, so that it begins the paraphrase at once."""
+
+PLAIN_QA_FORMAT = "Question: {question}\nAnswer:"
+"""QA prompt for a tokenizer without a chat template."""
+
+BLANK_LINES = re.compile(r"\n\s*\n")
+"""A blank line (possibly with spaces): where a paraphrase is cut and what prompts flatten."""
+
+
+def has_chat_template(tokenizer: PreTrainedTokenizerBase) -> bool:
+    """Whether prompts for this tokenizer go through ``apply_chat_template``."""
+    return bool(getattr(tokenizer, "chat_template", None))
+
+
+def prompt_token_ids(tokenizer: PreTrainedTokenizerBase, prompt: str) -> list[int]:
+    """Token ids of a prompt; special tokens are added unless it already starts with BOS text
+    (as a chat-templated prompt does), so BOS is never doubled."""
+    bos = tokenizer.bos_token
+    return tokenizer(prompt, add_special_tokens=not (bos and prompt.startswith(bos)))["input_ids"]
+
+
+def completion_queries(
+    texts: Iterable[str], tokenizer: PreTrainedTokenizerBase, prefix_tokens: int = 50
+) -> list[str]:
+    """Return the first ``prefix_tokens`` tokens of each text, decoded back to a string.
+
+    A text shorter than ``prefix_tokens`` tokens is used whole. Special tokens are neither
+    added nor kept, so the query is plain text ready for :func:`waterdrum_hf.generate`.
+    """
+    texts = check_string_list(texts, "texts")
+    if isinstance(prefix_tokens, bool) or not isinstance(prefix_tokens, int) or prefix_tokens < 1:
+        raise ValueError(f"prefix_tokens must be an int >= 1, got {prefix_tokens!r}")
+    if not texts:
+        return []
+    ids = tokenizer(texts, add_special_tokens=False)["input_ids"]
+    return tokenizer.batch_decode(
+        [row[:prefix_tokens] for row in ids],
+        skip_special_tokens=True,
+        clean_up_tokenization_spaces=False,
+    )
+
+
+def qa_queries(questions: Iterable[str], tokenizer: PreTrainedTokenizerBase) -> list[str]:
+    """Return each question as a prompt that ends where the model's answer starts.
+
+    Uses the tokenizer's chat template (one user turn plus the generation prompt) and falls back
+    to ``"Question: {question}\\nAnswer:"`` when the tokenizer has none.
+    """
+    questions = check_string_list(questions, "questions")
+    if not has_chat_template(tokenizer):
+        return [PLAIN_QA_FORMAT.format(question=question) for question in questions]
+    return [
+        tokenizer.apply_chat_template(
+            [{"role": "user", "content": question}], tokenize=False, add_generation_prompt=True
+        )
+        for question in questions
+    ]
+
+
+def paraphrase_prompt_ids(
+    tokenizer: PreTrainedTokenizerBase,
+    text: str,
+    *,
+    instruction: str = PARAPHRASE_PROMPT,
+    response_prefix: str | None = PARAPHRASE_PREFILL,
+    flatten_blank_lines: bool = True,
+) -> list[int]:
+    """Token ids of the prompt that asks the paraphraser to reword ``text``.
+
+    With a chat template: ``instruction`` as the system message, ``text`` as the user message
+    and ``response_prefix`` opening the answer; a template that rejects the system role gets
+    the instruction at the head of the user message. Without one: the plain prompt
+    ``"{instruction}\\n\\n{text}\\n\\n{response_prefix}"``. ``flatten_blank_lines`` turns blank
+    lines in ``text`` into spaces (for paraphrasers cut at their first blank line).
+    """
+    if flatten_blank_lines:
+        text = BLANK_LINES.sub(" ", text)
+    prefix = response_prefix or ""
+    if not has_chat_template(tokenizer):
+        return tokenizer(f"{instruction}\n\n{text}\n\n{prefix}")["input_ids"]
+    from jinja2.exceptions import TemplateError
+
+    messages = [{"role": "system", "content": instruction}, {"role": "user", "content": text}]
+    try:
+        chat = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    except TemplateError:  # e.g. "System role not supported"
+        merged = [{"role": "user", "content": f"{instruction}\n\n{text}"}]
+        chat = tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=True)
+    return tokenizer(chat + prefix, add_special_tokens=False)["input_ids"]
