@@ -12,6 +12,7 @@ The asserts keep wide margins below those values.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import math
 
@@ -21,7 +22,12 @@ import torch
 from datasets import Dataset, load_from_disk
 from datasets.fingerprint import Hasher
 
-from waterdrum_hf import WaterfallLogitsProcessor, WatermarkedDataset, verify_texts
+from waterdrum_hf import (
+    WaterfallLogitsProcessor,
+    WatermarkedDataset,
+    WatermarkingConfig,
+    verify_texts,
+)
 from waterdrum_hf.data.corpus import toy_corpus
 
 KEYS = (11, 4_000_000_007)
@@ -107,7 +113,8 @@ def test_group_diversity(tiny_model, passages):
         wm = WatermarkedDataset(
             model, tokenizer, diversity_penalty=penalty, beams_per_group=1, max_new_tokens=10
         )
-        return wm._generate_tokens([wm._prompt_ids(text) for text in texts], texts, ids)
+        paraphraser = wm.paraphraser
+        return paraphraser.candidate_tokens([paraphraser.prompt_ids(t) for t in texts], texts, ids)
 
     for row in candidates(0.0):  # no penalty: every group runs the same search
         assert all(c == row[0] for c in row)
@@ -150,6 +157,56 @@ def test_map_is_cached_by_configuration_not_weights(tiny_model, tmp_path, monkey
         return Hasher.hash(WatermarkedDataset(model, tokenizer, **{**config, **changes}))
 
     assert len({fingerprint(), fingerprint(kappa=3.0), fingerprint(id=5), fingerprint(id=6)}) == 4
+
+
+def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):
+    """A field added to WatermarkingConfig reaches the cache fingerprint without anyone
+    remembering to list it; a changed field never hits a stale cache."""
+    model, tokenizer = tiny_model
+    base = WatermarkedDataset(model, tokenizer)
+    changed = {
+        str: "other", int: 3, float: 0.75, bool: None, type(None): 1,
+    }
+    for spec in dataclasses.fields(WatermarkingConfig):
+        value = getattr(base.config, spec.name)
+        new = (not value) if isinstance(value, bool) else changed[type(value)]
+        if spec.name == "show_progress":
+            new = True
+        other = WatermarkedDataset(model, tokenizer, **{spec.name: new})
+        same = spec.name in WatermarkingConfig.RUNTIME_FIELDS
+        assert (other.fingerprint == base.fingerprint) == same, spec.name
+
+
+def test_config_object_and_keyword_overrides(tiny_model):
+    model, tokenizer = tiny_model
+    config = WatermarkingConfig(kappa=3.0, num_beam_groups=2)
+    wm = WatermarkedDataset(model, tokenizer, config, beams_per_group=1)
+    assert (wm.config.kappa, wm.config.num_beam_groups, wm.config.beams_per_group) == (3.0, 2, 1)
+    assert config.beams_per_group == 2  # the caller's config is not changed
+    # The old keyword style is the same watermarker.
+    old = WatermarkedDataset(model, tokenizer, kappa=3.0, num_beam_groups=2, beams_per_group=1)
+    assert old.fingerprint == wm.fingerprint
+    # The model's repetition penalty is resolved into the config (and so into the fingerprint).
+    assert wm.config.repetition_penalty == model.generation_config.repetition_penalty
+    with pytest.raises(TypeError, match=r"Unknown WatermarkingConfig field\(s\) \['kapa'\]"):
+        WatermarkedDataset(model, tokenizer, kapa=3.0)
+    with pytest.raises(TypeError, match="must be a WatermarkingConfig"):
+        WatermarkedDataset(model, tokenizer, {"kappa": 3.0})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        wm.config.kappa = 1.0
+
+
+def test_config_is_a_command_line():
+    from transformers import HfArgumentParser
+
+    for spec in dataclasses.fields(WatermarkingConfig):
+        assert spec.metadata.get("help"), spec.name
+    (config,) = HfArgumentParser(WatermarkingConfig).parse_args_into_dataclasses(
+        ["--kappa", "1.5", "--do_sample", "true", "--seed", "4"]
+    )
+    assert (config.kappa, config.do_sample, config.seed) == (1.5, True, 4)
+    with pytest.raises(ValueError, match="`top_p` must be in"):
+        WatermarkingConfig(top_p=0.0)
 
 
 def test_key_is_never_shown(tiny_model, caplog):
@@ -209,7 +266,7 @@ def test_bad_input_raises(tiny_model):
 def test_prompt_formats(tiny_model):
     model, tokenizer = tiny_model
     text = "First paragraph.\n\nSecond paragraph."
-    chat = tokenizer.decode(WatermarkedDataset(model, tokenizer)._prompt_ids(text))
+    chat = tokenizer.decode(WatermarkedDataset(model, tokenizer).paraphraser.prompt_ids(text))
     assert chat.startswith("<s><|system|>Paraphrase") and "<|user|>First paragraph. Second" in chat
     assert chat.endswith(
         "<|assistant|>Here is a paraphrased version of the text while preserving the semantic similarity:\n\n"
@@ -222,13 +279,13 @@ def test_prompt_formats(tiny_model):
         "{{ '<|' + m['role'] + '|>' + m['content'] }}{% endfor %}{{ '<|assistant|>' }}"
     )
     merged = tokenizer.decode(
-        WatermarkedDataset(model, no_system, response_prefix=None)._prompt_ids("Hi.")
+        WatermarkedDataset(model, no_system, response_prefix=None).paraphraser.prompt_ids("Hi.")
     )
     assert merged.startswith("<|user|>Paraphrase") and merged.endswith("Hi.<|assistant|>")
 
     plain = copy.deepcopy(tokenizer)
     plain.chat_template = None
-    text = tokenizer.decode(WatermarkedDataset(model, plain, prompt="Reword:")._prompt_ids("Hi."))
+    text = tokenizer.decode(WatermarkedDataset(model, plain, prompt="Reword:").paraphraser.prompt_ids("Hi."))
     assert text.startswith("<s>Reword:\n\nHi.\n\nHere is a paraphrased")
 
 

@@ -8,9 +8,13 @@ does not need torch loaded); ``from waterdrum_hf import X`` works for every name
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("waterdrum-hf")  # the one source: pyproject.toml, as installed
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 _EXPORTS = {
     "Verifier": "verification",
@@ -26,6 +30,7 @@ _EXPORTS = {
     "qa_queries": "prompting",
     "generate": "generation",
     "WatermarkedDataset": "watermarking",
+    "WatermarkingConfig": "watermarking_config",
     "WaterfallLogitsProcessor": "perturbation",
 }
 _SUBMODULES = {"data", "tiny", "trainers", "metrics"}
@@ -35,6 +40,7 @@ __all__ = [
     "NullReference",
     "Verifier",
     "WatermarkedDataset",
+    "WatermarkingConfig",
     "WaterfallLogitsProcessor",
     "__version__",
     "calibration_r2",
@@ -61,6 +67,7 @@ if TYPE_CHECKING:
     from .statistics import CalibrationFit, calibration_r2, separability_auroc
     from .verification import NullReference, Verifier, null_reference, verify_texts
     from .watermarking import WatermarkedDataset
+    from .watermarking_config import WatermarkingConfig
 
 
 def __getattr__(name: str) -> Any:

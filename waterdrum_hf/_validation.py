@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-MAX_WATERMARK_ID = 2**32 - 1
+from ._waterfall import MAX_WATERMARK_ID
 
 
 def check_texts(texts: str | Sequence[str], name: str = "texts") -> list[str]:

@@ -1,8 +1,8 @@
 """Waterfall's key-dependent logits perturbation as a ``transformers`` logits processor.
 
 At every generation step Waterfall adds ``phi[perm]`` to the logits of the base vocabulary,
-where ``phi = kappa * cos(2 pi k_p x / N)`` (``sin`` beyond the cosine range, as in
-:func:`waterdrum_hf.verification.watermark_function_terms`) and ``perm`` is
+where ``phi`` is ``kappa`` times Waterfall's function ``k_p`` (``cos(2 pi k_p x / N)``, or
+``sin`` beyond the cosine range; the verifier reads the same function) and ``perm`` is
 ``np.random.RandomState((id, previous n-1 tokens...)).permutation(N)``. Token ``t`` thus gets
 ``phi[perm[t]]``: the value of the watermarking function at the position that verification
 later reads for ``t``. This module reproduces that perturbation without ``waterfall``'s
@@ -21,7 +21,7 @@ from transformers import LogitsProcessor
 
 from ._permutation import full_permutations
 from ._validation import check_positive_int, check_watermark_ids
-from .verification import watermark_function_terms
+from ._waterfall import watermark_function
 
 #: Default memory budget of the permutation cache (entries are int32 rows of length N).
 DEFAULT_CACHE_BYTES = 256 * 2**20
@@ -71,10 +71,8 @@ class WaterfallLogitsProcessor(LogitsProcessor):
         self.kappa = float(kappa)
         self.k_p = int(k_p)
         self.n_gram = check_positive_int(n_gram, "n_gram", minimum=2)
-        function, frequency = watermark_function_terms(self.k_p, self.vocab_size)
-        angle = np.arange(self.vocab_size) / self.vocab_size * 2 * np.pi * frequency
         self._phi = torch.from_numpy(
-            self.kappa * (np.cos(angle) if function == "cos" else np.sin(angle))
+            self.kappa * watermark_function(np.arange(self.vocab_size), self.k_p, self.vocab_size)
         )
         if cache_size is None:
             cache_size = max(1, DEFAULT_CACHE_BYTES // (4 * self.vocab_size))

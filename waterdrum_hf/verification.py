@@ -27,12 +27,8 @@ import numpy as np
 
 from ._permutation import permuted_positions
 from ._progress import progress_bar
-from ._validation import (
-    MAX_WATERMARK_ID,
-    check_positive_int,
-    check_texts,
-    check_watermark_ids,
-)
+from ._validation import check_positive_int, check_texts, check_watermark_ids
+from ._waterfall import random_keys, watermark_function, watermark_function_terms
 
 logger = logging.getLogger(__name__)
 
@@ -52,18 +48,6 @@ def load_tokenizer(tokenizer: Any) -> Any:
             f"name/path to load one with AutoTokenizer, got {type(tokenizer).__name__}."
         )
     return tokenizer
-
-
-def watermark_function_terms(k_p: int, vocab_size: int) -> tuple[str, int]:
-    """Return ``("cos" | "sin", frequency)`` of Waterfall's Fourier function number ``k_p``."""
-    max_freq = vocab_size // 2 - 1 if vocab_size % 2 == 0 else vocab_size // 2
-    check_positive_int(k_p, "k_p")
-    if k_p > 2 * max_freq:
-        raise ValueError(
-            f"`k_p` must be in 1..{2 * max_freq} for a vocabulary of {vocab_size} tokens "
-            f"(1..{max_freq} cosine, {max_freq + 1}..{2 * max_freq} sine), got {k_p}."
-        )
-    return ("cos", k_p) if k_p <= max_freq else ("sin", k_p - max_freq)
 
 
 class Verifier:
@@ -99,8 +83,8 @@ class Verifier:
             )
         self.vocab_size = tokenizer_vocab
         self.n_gram = check_positive_int(n_gram, "n_gram", minimum=2)
+        watermark_function_terms(k_p, self.vocab_size)  # checks k_p for this vocabulary
         self.k_p = int(k_p)
-        self._function, self._frequency = watermark_function_terms(self.k_p, self.vocab_size)
         self.chunk_pairs = check_positive_int(chunk_pairs, "chunk_pairs")
         self.show_progress = show_progress
 
@@ -127,7 +111,8 @@ class Verifier:
     ) -> np.ndarray:
         """Like :meth:`verify` for already tokenised text (ids of the watermarking tokenizer)."""
         keys = check_watermark_ids(ids, len(token_ids))
-        scores = self._score(token_ids, keys[:, None])[:, 0]
+        sums, counts = self.token_sums(token_ids, keys[:, None])
+        scores = _means(sums, counts)[:, 0]
         self._report_unscored(scores)
         return scores
 
@@ -158,12 +143,19 @@ class Verifier:
     ) -> NullReference:
         """Like :meth:`null_reference` for already tokenised text."""
         check_positive_int(num_keys, "num_keys")
-        keys = _random_keys(num_keys, exclude=exclude_ids, seed=seed)
-        scores = self._score(token_ids, np.broadcast_to(keys, (len(token_ids), num_keys)))
-        return NullReference(scores=scores, keys=keys)
+        keys = random_keys(num_keys, exclude=exclude_ids, seed=seed)
+        sums, counts = self.token_sums(token_ids, np.broadcast_to(keys, (len(token_ids), num_keys)))
+        return NullReference(scores=_means(sums, counts), keys=keys)
 
-    def _score(self, token_ids: Sequence[Sequence[int]], keys: np.ndarray) -> np.ndarray:
-        """Mean watermark function value per (text, key); ``keys`` is ``(num_texts, K)``.
+    def token_sums(
+        self, token_ids: Sequence[Sequence[int]], keys: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Sum of the watermark function over each text's countable tokens, per key.
+
+        ``keys`` is ``(num_texts, K)``: column ``k`` scores text ``i`` under ``keys[i, k]``.
+        Returns ``sums`` ``(num_texts, K)`` and the countable-token ``counts`` ``(num_texts,)``;
+        ``sums / counts`` is the score. Sums pool several texts token-weighted (the paper's
+        per-query value over its samples).
 
         Texts are visited sorted by their first key and each chunk is scored one key column at
         a time, so every distinct (key, context) is expanded once per chunk and, for per-text
@@ -188,11 +180,11 @@ class Verifier:
             if len(tokens) == 0:
                 continue
             seeds = np.concatenate([keys[start:stop, k][owner][:, None], contexts], axis=1)
-            values = self._watermark_function(permuted_positions(seeds, tokens, self.vocab_size))
+            positions = permuted_positions(seeds, tokens, self.vocab_size)
+            values = watermark_function(positions, self.k_p, self.vocab_size)
             sums[start:stop, k] = np.bincount(owner, weights=values, minlength=stop - start)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
-        return means[np.argsort(order, kind="stable")]
+        restore = np.argsort(order, kind="stable")
+        return sums[restore], counts[restore]
 
     def _countable_pairs(
         self, token_ids: Sequence[Sequence[int]]
@@ -221,10 +213,6 @@ class Verifier:
                 start, pairs = i, len(ids)
         bounds.append((start, len(token_ids)))
         return bounds
-
-    def _watermark_function(self, positions: np.ndarray) -> np.ndarray:
-        angle = positions * (2.0 * np.pi * self._frequency / self.vocab_size)
-        return np.cos(angle) if self._function == "cos" else np.sin(angle)
 
     def _progress_enabled(self, num_steps: int) -> bool | None:
         if self.show_progress is not None:
@@ -292,16 +280,10 @@ def _nan_reduce(fn: Any, values: np.ndarray, **kwargs: Any) -> np.ndarray:
         return fn(values, **kwargs)
 
 
-def _random_keys(num_keys: int, *, exclude: Sequence[int], seed: int) -> np.ndarray:
-    """``num_keys`` distinct pseudo-random 32-bit keys, none of them in ``exclude``."""
-    rng = np.random.default_rng(seed)
-    excluded = {int(i) for i in exclude}
-    keys: dict[int, None] = {}  # insertion-ordered set
-    while len(keys) < num_keys:
-        for key in rng.integers(0, MAX_WATERMARK_ID, size=num_keys, endpoint=True).tolist():
-            if key not in excluded and len(keys) < num_keys:
-                keys[key] = None
-    return np.array(list(keys), dtype=np.int64)
+def _means(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``sums / counts`` per text and key; NaN where a text has nothing to count."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
 
 
 def verify_texts(

@@ -1,0 +1,132 @@
+"""How :class:`~waterdrum_hf.WatermarkedDataset` paraphrases: one dataclass, validated.
+
+Every field carries ``help`` metadata, so ``transformers.HfArgumentParser(WatermarkingConfig)``
+makes a command line of it, and every field except the runtime-only ones
+(:attr:`WatermarkingConfig.RUNTIME_FIELDS`) goes into the ``datasets`` cache fingerprint through ``asdict``, so a
+new field can never be forgotten there. The watermark key is not part of the configuration:
+it is a secret, and configurations get printed, logged and saved.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import ClassVar
+
+from ._validation import check_positive_int
+from .prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+
+
+@dataclass(frozen=True)
+class WatermarkingConfig:
+    """Settings of Waterfall watermarking by paraphrase (defaults: the paper's)."""
+
+    text_column: str = field(default="text", metadata={"help": "Column with the texts to watermark."})
+    id_column: str = field(
+        default="owner_id",
+        metadata={"help": "Column with each row's watermark id (0..2**32-1); unused with a fixed `id`."},
+    )
+    kappa: float = field(default=2.0, metadata={"help": "Perturbation strength (the paper uses 2)."})
+    k_p: int = field(default=1, metadata={"help": "Watermarking function number (the paper uses 1)."})
+    n_gram: int = field(default=2, metadata={"help": "Watermark context length plus one (2 in the paper)."})
+    num_beam_groups: int = field(default=4, metadata={"help": "Groups of diverse beam search (4 in the paper)."})
+    beams_per_group: int = field(default=2, metadata={"help": "Beams per group (2 in the paper)."})
+    diversity_penalty: float = field(
+        default=0.5, metadata={"help": "Hamming diversity penalty between groups (0.5 in the paper)."}
+    )
+    do_sample: bool = field(
+        default=False,
+        metadata={"help": "Sample num_beam_groups * beams_per_group candidates instead of beam search."},
+    )
+    temperature: float = field(
+        default=1.0, metadata={"help": "Sampling temperature, applied before the perturbation."}
+    )
+    top_p: float = field(
+        default=1.0, metadata={"help": "Nucleus sampling threshold, applied before the perturbation."}
+    )
+    repetition_penalty: float | None = field(
+        default=None,
+        metadata={
+            "help": "Repetition penalty before the perturbation; None takes the model's "
+            "generation_config value, else 1 (small paraphrasers loop without one)."
+        },
+    )
+    max_new_tokens: int | None = field(
+        default=None,
+        metadata={"help": "Generation budget; None gives 1.5x the longest text of each batch, plus 16."},
+    )
+    sts_weight: float = field(
+        default=2.0, metadata={"help": "Weight of semantic similarity when ranking candidates (with an STS model)."}
+    )
+    prompt: str = field(default=PARAPHRASE_PROMPT, metadata={"help": "The paraphrasing instruction."})
+    response_prefix: str | None = field(
+        default=PARAPHRASE_PREFILL,
+        metadata={"help": "Text the answer starts with (not part of the output); None for none."},
+    )
+    stop_at_double_newline: bool = field(
+        default=True,
+        metadata={"help": "End a candidate at its first blank line; blank lines in the input become spaces."},
+    )
+    seed: int | None = field(
+        default=None,
+        metadata={"help": "Seeds sampling per batch (from the seed and the batch's texts); None: torch's global RNG."},
+    )
+    batch_size: int = field(default=8, metadata={"help": "Texts generated together."})
+    show_progress: bool | None = field(
+        default=None,
+        metadata={"help": "Progress bar over batches; None shows it on a terminal."},
+    )
+
+    RUNTIME_FIELDS: ClassVar[frozenset[str]] = frozenset({"show_progress"})
+    """Fields that do not change the output, left out of the fingerprint. A field missing here
+    errs on the safe side: it changes the fingerprint (a cache miss, never a stale hit)."""
+
+    def __post_init__(self) -> None:
+        for name in ("text_column", "id_column", "prompt"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise TypeError(f"`{name}` must be a non-empty string.")
+        if self.response_prefix is not None and not isinstance(self.response_prefix, str):
+            raise TypeError("`response_prefix` must be a string or None.")
+        for name in ("num_beam_groups", "beams_per_group", "batch_size"):
+            check_positive_int(getattr(self, name), name)
+        check_positive_int(self.n_gram, "n_gram", minimum=2)
+        check_positive_int(self.k_p, "k_p")  # its upper bound depends on the vocabulary
+        if self.seed is not None:
+            check_positive_int(self.seed, "seed", minimum=0)
+        if self.max_new_tokens is not None:
+            check_positive_int(self.max_new_tokens, "max_new_tokens")
+        for name, low in (("kappa", 0.0), ("diversity_penalty", 0.0), ("sts_weight", -math.inf)):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or not math.isfinite(value) or value < low:
+                bound = "" if low == -math.inf else " >= 0"
+                raise ValueError(f"`{name}` must be a finite number{bound}, got {value!r}.")
+        if not isinstance(self.temperature, numbers.Real) or not 0 < self.temperature < math.inf:
+            raise ValueError(f"`temperature` must be a positive number, got {self.temperature!r}.")
+        if not isinstance(self.top_p, numbers.Real) or not 0 < self.top_p <= 1:
+            raise ValueError(f"`top_p` must be in (0, 1], got {self.top_p!r}.")
+        penalty = self.repetition_penalty
+        if penalty is not None and (
+            not isinstance(penalty, numbers.Real) or not 0 < penalty < math.inf
+        ):
+            raise ValueError(f"`repetition_penalty` must be a positive number, got {penalty!r}.")
+
+    def updated(self, **changes: object) -> WatermarkingConfig:
+        """A copy with ``changes`` applied and validated; an unknown field name raises."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise TypeError(
+                f"Unknown WatermarkingConfig field(s) {unknown}; the fields are {sorted(known)}."
+            )
+        return replace(self, **changes)
+
+    @property
+    def num_candidates(self) -> int:
+        """Candidates generated per text (beams or samples)."""
+        return self.num_beam_groups * self.beams_per_group
+
+    def fingerprint_fields(self) -> dict[str, object]:
+        """The fields that decide the output, by name (everything but runtime settings)."""
+        return {k: v for k, v in asdict(self).items() if k not in self.RUNTIME_FIELDS}
