@@ -1,1 +1,87 @@
-"""TRL-style unlearning trainers (importable as ``waterdrum_hf.trainers``)."""
+"""TRL-style unlearning trainers (importable as ``waterdrum_hf.trainers``).
+
+Each method is a ``transformers.Trainer`` with its config dataclass; :func:`get` finds both by
+name, so a script can pick the method from the command line::
+
+    trainer_cls, config_cls = waterdrum_hf.trainers.get("kl")
+    trainer = trainer_cls(
+        model=model,
+        args=config_cls(output_dir="out"),
+        train_dataset=ForgetRetainDataset(forget, retain),
+        processing_class=tokenizer,
+    )
+    trainer.train()
+"""
+
+from __future__ import annotations
+
+from . import losses
+from .base import UnlearningConfig, UnlearningTrainer
+from .grad_ascent import GradAscentConfig, GradAscentTrainer
+from .grad_diff import GradDiffConfig, GradDiffTrainer
+from .idk import REFUSAL_ANSWERS
+from .idk_dpo import IdkDPOConfig, IdkDPOTrainer
+from .idk_nll import IdkNLLConfig, IdkNLLTrainer
+from .kl import KLConfig, KLTrainer
+from .npo import NPOConfig, NPOTrainer
+from .scrub import SCRUBConfig, SCRUBTrainer, scrub_phase
+from .simnpo import SimNPOConfig, SimNPOTrainer
+from .task_vector import TaskVectorConfig, TaskVectorTrainer, apply_task_vector
+
+_METHODS: dict[str, type[UnlearningTrainer]] = {
+    "gradascent": GradAscentTrainer,
+    "graddiff": GradDiffTrainer,
+    "kl": KLTrainer,
+    "scrub": SCRUBTrainer,
+    "npo": NPOTrainer,
+    "simnpo": SimNPOTrainer,
+    "idkdpo": IdkDPOTrainer,
+    "idknll": IdkNLLTrainer,
+    "taskvector": TaskVectorTrainer,
+}
+
+
+def available() -> list[str]:
+    """The canonical method names :func:`get` knows."""
+    return list(_METHODS)
+
+
+def get(name: str) -> tuple[type[UnlearningTrainer], type[UnlearningConfig]]:
+    """``(TrainerClass, ConfigClass)`` of a method; any case, ``_`` and ``-`` ignored."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string, got {type(name).__name__}")
+    key = name.lower().replace("_", "").replace("-", "")
+    if key not in _METHODS:
+        raise ValueError(f"unknown unlearning method {name!r}; known: {', '.join(_METHODS)}")
+    trainer = _METHODS[key]
+    return trainer, trainer.config_class
+
+
+__all__ = [
+    "REFUSAL_ANSWERS",
+    "GradAscentConfig",
+    "GradAscentTrainer",
+    "GradDiffConfig",
+    "GradDiffTrainer",
+    "IdkDPOConfig",
+    "IdkDPOTrainer",
+    "IdkNLLConfig",
+    "IdkNLLTrainer",
+    "KLConfig",
+    "KLTrainer",
+    "NPOConfig",
+    "NPOTrainer",
+    "SCRUBConfig",
+    "SCRUBTrainer",
+    "SimNPOConfig",
+    "SimNPOTrainer",
+    "TaskVectorConfig",
+    "TaskVectorTrainer",
+    "UnlearningConfig",
+    "UnlearningTrainer",
+    "apply_task_vector",
+    "available",
+    "get",
+    "losses",
+    "scrub_phase",
+]

@@ -1,0 +1,214 @@
+"""The unlearning losses as pure functions: formulas, masking, padding, and DPO against TRL."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from waterdrum_hf.data import IGNORE_INDEX
+from waterdrum_hf.trainers.losses import (
+    dpo_sigmoid_loss,
+    npo_loss,
+    sequence_log_prob,
+    sequence_nll,
+    simnpo_loss,
+    token_kl,
+    token_log_probs,
+)
+
+VOCAB = 11
+
+
+def random_batch(seed: int, batch: int = 3, length: int = 9) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random logits and labels with a masked prompt (first 2 tokens) and right padding."""
+    gen = torch.Generator().manual_seed(seed)
+    logits = torch.randn(batch, length, VOCAB, generator=gen)
+    labels = torch.randint(0, VOCAB, (batch, length), generator=gen)
+    labels[:, :2] = IGNORE_INDEX
+    for row, pad in enumerate([0, 2, 4][:batch]):
+        if pad:
+            labels[row, -pad:] = IGNORE_INDEX
+    return logits, labels
+
+
+def pad_right(logits: torch.Tensor, labels: torch.Tensor, extra: int, seed: int = 99):
+    """Append ``extra`` padded positions with random (never counted) logits."""
+    gen = torch.Generator().manual_seed(seed)
+    noise = torch.randn(logits.shape[0], extra, logits.shape[2], generator=gen)
+    pad = torch.full((labels.shape[0], extra), IGNORE_INDEX)
+    return torch.cat([logits, noise], dim=1), torch.cat([labels, pad], dim=1)
+
+
+def manual_token_log_probs(logits, labels):
+    """Per-row lists of (log-prob of each labelled next token) computed one position at a time."""
+    rows = []
+    for row in range(labels.shape[0]):
+        values = []
+        for t in range(1, labels.shape[1]):
+            if labels[row, t] != IGNORE_INDEX:
+                values.append(torch.log_softmax(logits[row, t - 1], -1)[labels[row, t]])
+        rows.append(torch.stack(values))
+    return rows
+
+
+def test_sequence_log_prob_and_nll_match_a_token_by_token_sum():
+    logits, labels = random_batch(0)
+    rows = manual_token_log_probs(logits, labels)
+    torch.testing.assert_close(sequence_log_prob(logits, labels), torch.stack([r.sum() for r in rows]))
+    torch.testing.assert_close(
+        sequence_nll(logits, labels), torch.stack([-r.mean() for r in rows])
+    )
+    torch.testing.assert_close(
+        sequence_nll(logits, labels, "sum"), torch.stack([-r.sum() for r in rows])
+    )
+    log_probs, mask = token_log_probs(logits, labels)
+    assert mask.sum().item() == sum(len(r) for r in rows)
+    assert (log_probs[~mask] == 0).all()
+
+
+def test_token_kl_matches_the_definition_on_labelled_positions_only():
+    logits, labels = random_batch(1)
+    ref_logits = logits + torch.randn(logits.shape, generator=torch.Generator().manual_seed(5))
+    expected = []
+    for row in range(labels.shape[0]):
+        values = []
+        for t in range(1, labels.shape[1]):
+            if labels[row, t] != IGNORE_INDEX:
+                p = torch.softmax(ref_logits[row, t - 1], -1)
+                q = torch.softmax(logits[row, t - 1], -1)
+                values.append((p * (p.log() - q.log())).sum())
+        expected.append(torch.stack(values).mean())
+    kl = token_kl(ref_logits, logits, labels)
+    torch.testing.assert_close(kl, torch.stack(expected))
+    assert (kl > 0).all()
+    torch.testing.assert_close(token_kl(logits, logits, labels), torch.zeros(3))
+    # Logits at positions that predict prompt or padding tokens never count.
+    unlabelled = torch.cat([labels[:, 1:] == IGNORE_INDEX, torch.ones(3, 1, dtype=torch.bool)], 1)
+    noisy = logits.masked_fill(unlabelled[..., None], 7.0)
+    torch.testing.assert_close(token_kl(ref_logits, noisy, labels), kl)
+
+
+@pytest.mark.parametrize("extra", [1, 6])
+def test_more_padding_changes_no_token_level_value(extra):
+    logits, labels = random_batch(2)
+    ref_logits = logits.flip(-1)
+    padded, padded_labels = pad_right(logits, labels, extra)
+    padded_ref, _ = pad_right(ref_logits, labels, extra, seed=7)
+    for function in (sequence_log_prob, sequence_nll):
+        torch.testing.assert_close(function(padded, padded_labels), function(logits, labels))
+    torch.testing.assert_close(
+        token_kl(padded_ref, padded, padded_labels), token_kl(ref_logits, logits, labels)
+    )
+
+
+def test_npo_loss_is_its_formula_and_falls_with_the_likelihood():
+    log_prob = torch.tensor([-3.0, -10.0, -40.0])
+    ref = torch.tensor([-3.0, -5.0, -5.0])
+    beta = 0.5
+    expected = (2 / beta) * torch.log1p(torch.exp(beta * (log_prob - ref)))
+    torch.testing.assert_close(npo_loss(log_prob, ref, beta), expected)
+    assert npo_loss(log_prob, ref, beta)[0].item() == pytest.approx(2 / beta * math.log(2))
+    assert (npo_loss(log_prob, ref, beta).diff() < 0).all()
+
+
+def test_simnpo_loss_is_its_formula():
+    mean_log_prob = torch.tensor([-0.2, -1.0, -3.0])
+    beta, gamma = 2.5, 0.3
+    expected = -(2 / beta) * torch.log(torch.sigmoid(-beta * mean_log_prob - gamma))
+    torch.testing.assert_close(simnpo_loss(mean_log_prob, beta, gamma), expected)
+
+
+def test_dpo_sigmoid_loss_is_its_formula():
+    chosen, rejected = torch.tensor([-4.0, -9.0]), torch.tensor([-2.0, -3.0])
+    ref_chosen, ref_rejected = torch.tensor([-5.0, -8.0]), torch.tensor([-2.5, -1.0])
+    beta = 0.1
+    logits = beta * ((chosen - ref_chosen) - (rejected - ref_rejected))
+    expected = torch.log1p(torch.exp(-logits))
+    torch.testing.assert_close(
+        dpo_sigmoid_loss(chosen, rejected, ref_chosen, ref_rejected, beta), expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: npo_loss(torch.zeros(1), torch.zeros(1), 0.0), "beta"),
+        (lambda: simnpo_loss(torch.zeros(1), -1.0), "beta"),
+        (lambda: simnpo_loss(torch.zeros(1), 1.0, -0.5), "gamma"),
+        (lambda: dpo_sigmoid_loss(*[torch.zeros(1)] * 4, beta=-0.1), "beta"),
+        (lambda: sequence_nll(torch.zeros(1, 3, 4), torch.zeros(1, 3).long(), "max"), "reduction"),
+        (lambda: sequence_nll(torch.zeros(1, 3, 4), torch.zeros(1, 4).long()), "labels"),
+        (lambda: token_kl(torch.zeros(1, 2, 4), torch.zeros(1, 3, 4), torch.zeros(1, 3)), "ref"),
+    ],
+)
+def test_bad_arguments_raise(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_dpo_loss_equals_trl_dpo_trainer_loss(tmp_path, tiny_model):
+    """TRL 1.16 has no standalone DPO loss function: its sigmoid loss lives inside
+    ``DPOTrainer._compute_loss``. So a real ``DPOTrainer`` (small model, explicit reference)
+    computes its loss on one of its own batches, and :func:`dpo_sigmoid_loss` is applied to the
+    log-probabilities of the same sequences (labels = completion tokens) from copies of the same
+    two models."""
+    from datasets import Dataset
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl import DPOConfig, DPOTrainer
+
+    _, tokenizer = tiny_model
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    policy = LlamaForCausalLM(config)
+    reference = copy.deepcopy(policy)
+    with torch.no_grad():
+        for param in policy.parameters():
+            param.add_(0.05 * torch.randn_like(param))
+    ours, ours_ref = copy.deepcopy(policy), copy.deepcopy(reference)
+    data = Dataset.from_dict(
+        {
+            "prompt": ["What is x?", "Where is the key kept?", "Who wrote it?"],
+            "chosen": [" I don't know.", " I'm not sure.", " I have no idea."],
+            "rejected": [" x is a list of numbers.", " Under the mat.", " Ada wrote it in 1843."],
+        }
+    )
+    beta = 0.1
+    args = DPOConfig(
+        output_dir=str(tmp_path),
+        beta=beta,
+        per_device_train_batch_size=3,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,  # TRL's configs default to bf16, which autocasts the prepared reference
+        disable_dropout=True,
+    )
+    trainer = DPOTrainer(
+        model=policy, ref_model=reference, args=args, train_dataset=data, processing_class=tokenizer
+    )
+    assert trainer.loss_types == ["sigmoid"]
+    batch = trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
+    with torch.no_grad():
+        trl_loss = trainer.compute_loss(trainer.model, batch)
+        labels = batch["input_ids"].masked_fill(batch["completion_mask"] == 0, IGNORE_INDEX)
+
+        def log_probs(model):
+            logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+            return sequence_log_prob(logits, labels).chunk(2)  # the batch is [chosen, rejected]
+
+        (chosen, rejected), (ref_chosen, ref_rejected) = log_probs(ours), log_probs(ours_ref)
+    loss = dpo_sigmoid_loss(chosen, rejected, ref_chosen, ref_rejected, beta).mean()
+    assert abs(loss.item() - math.log(2)) > 1e-3  # the two models differ: not the trivial value
+    torch.testing.assert_close(loss, trl_loss, rtol=1e-5, atol=1e-6)

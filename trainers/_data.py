@@ -1,0 +1,119 @@
+"""Training data of the unlearning trainers: forget/retain pairs and the collator they build."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from transformers import (
+    DataCollatorForLanguageModeling,
+    DataCollatorForSeq2Seq,
+    PreTrainedTokenizerBase,
+)
+
+from waterdrum_hf.data import IGNORE_INDEX, ForgetRetainCollator, ForgetRetainDataset
+
+_PLAIN_KEYS = ("input_ids", "attention_mask", "labels")
+
+
+def build_pairs(
+    train_dataset: Any,
+    forget_dataset: Any,
+    retain_dataset: Any,
+    *,
+    seed: int,
+    retain_needed: bool,
+    alternative_answers: Sequence[str] | None = None,
+    question_column: str = "question",
+) -> Any:
+    """The training dataset: ``train_dataset`` as given, or the forget/retain sets paired.
+
+    Without a retain term (``retain_needed=False``) the retain set may be left out; the pairs then
+    repeat the forget set on their (unused) retain side. With ``alternative_answers`` (refusals
+    for the IDK methods) the forget set must be QA-style and every pair gets one.
+    """
+    if train_dataset is not None:
+        if forget_dataset is not None or retain_dataset is not None:
+            raise TypeError(
+                "pass either train_dataset (forget/retain pairs) or forget_dataset and "
+                "retain_dataset, not both"
+            )
+        if (
+            alternative_answers is not None
+            and isinstance(train_dataset, ForgetRetainDataset)
+            and train_dataset.alternative_answers is None
+        ):
+            raise ValueError(
+                "this method needs refusal answers in its pairs: build train_dataset with "
+                "ForgetRetainDataset(forget, retain, alternative_answers=REFUSAL_ANSWERS), or pass "
+                "forget_dataset= and retain_dataset= and let the trainer pair them"
+            )
+        return train_dataset
+    if forget_dataset is None:
+        raise ValueError(
+            "no forget set: pass forget_dataset= (and retain_dataset=), or "
+            "train_dataset=ForgetRetainDataset(forget, retain)"
+        )
+    if retain_dataset is None:
+        if retain_needed:
+            raise ValueError(
+                "retain_dataset is required: this method trains a retain term (set "
+                "retain_weight=0 to train on the forget set only, where the method allows it)"
+            )
+        retain_dataset = forget_dataset
+    if alternative_answers is not None and question_column not in _first_row(forget_dataset):
+        raise ValueError(
+            f"refusal answers pair with forget questions, but the forget set has no "
+            f"{question_column!r} column (columns: {sorted(_first_row(forget_dataset))}); give "
+            "QA-style forget data (question and answer columns) or set question_column"
+        )
+    return ForgetRetainDataset(
+        forget_dataset, retain_dataset, seed=seed, alternative_answers=alternative_answers
+    )
+
+
+class UnlearningCollator:
+    """Collate forget/retain pairs with :class:`ForgetRetainCollator`, and tokenized rows plainly.
+
+    Pairs become ``{"forget": batch, "retain": batch[, "alternative": batch]}``; a pair whose
+    side has no labelled token left (its prompt fills ``max_length``) raises instead of adding a
+    silent zero to the loss. Rows that are already tokenized (an ordinary causal-LM evaluation
+    set with ``input_ids`` and optionally ``labels``) are padded as ``transformers`` does, so
+    ``Trainer.evaluate`` works on them too.
+    """
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, **collator_kwargs: Any) -> None:
+        self.pairs = ForgetRetainCollator(tokenizer, **collator_kwargs)
+        self._with_labels = DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
+        self._language_model = DataCollatorForLanguageModeling(tokenizer, mlm=False)
+
+    def __call__(self, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        first = items[0]
+        if "forget" in first:
+            batch = self.pairs(items)
+            for side, tensors in batch.items():
+                _check_labelled(side, tensors["labels"], self.pairs.max_length)
+            return batch
+        if "input_ids" in first:
+            rows = [{key: item[key] for key in _PLAIN_KEYS if key in item} for item in items]
+            collate = self._with_labels if "labels" in first else self._language_model
+            return collate(rows)
+        raise TypeError(
+            f"cannot collate rows with keys {sorted(first)}: training rows must be forget/retain "
+            "pairs (ForgetRetainDataset) and evaluation rows pairs or tokenized (input_ids)"
+        )
+
+
+def _check_labelled(side: str, labels: torch.Tensor, max_length: int) -> None:
+    empty = (~(labels[:, 1:] != IGNORE_INDEX).any(dim=1)).nonzero().flatten().tolist()
+    if empty:
+        raise ValueError(
+            f"{len(empty)} {side} example(s) in this batch have no labelled token left after "
+            f"cutting to max_length={max_length} (the prompt fills it); raise max_length or "
+            "shorten those prompts"
+        )
+
+
+def _first_row(dataset: Any) -> Mapping[str, Any]:
+    return dataset[0] if len(dataset) else {}

@@ -1,0 +1,83 @@
+"""The frozen reference model: a copy of a full model, or the PEFT model itself with its adapter off.
+
+A PEFT model's reference costs no second copy of the base weights. While the trained adapter is
+still the identity (a fresh LoRA adapter: every ``B`` is zero), the reference is the model with
+all adapters disabled. An adapter that already changes the model (one trained before unlearning
+starts) is copied once into a frozen adapter named ``"ref"`` (adapter weights only), as TRL's
+``DPOTrainer`` does; an adapter the caller already named ``"ref"`` is used as it is.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+from peft import LoraConfig, PeftModel, get_peft_model_state_dict, set_peft_model_state_dict
+from peft.tuners.lora import LoraLayer
+from trl.trainer.utils import use_adapter
+
+REFERENCE_ADAPTER = "ref"
+
+
+def copy_model(model: torch.nn.Module, purpose: str) -> torch.nn.Module:
+    """``copy.deepcopy(model)``, or a ``ValueError`` saying what to pass instead."""
+    try:
+        return copy.deepcopy(model)
+    except Exception as error:  # deepcopy raises whatever an attribute's __deepcopy__ raises
+        raise ValueError(
+            f"cannot copy the model for {purpose} ({type(error).__name__}: {error}); pass "
+            "ref_model= a frozen copy of it (e.g. loaded again with from_pretrained), or train a "
+            "peft model, whose reference is the same model with its adapter disabled"
+        ) from error
+
+
+def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """An eval-mode copy of ``model`` with every parameter frozen."""
+    reference = copy_model(model, "the frozen reference")
+    reference.requires_grad_(False)
+    return reference.eval()
+
+
+def reference_adapter(model: PeftModel) -> str | None:
+    """The adapter to run the reference with (``None``: all adapters disabled); see the module."""
+    if REFERENCE_ADAPTER in model.peft_config:
+        return REFERENCE_ADAPTER
+    name = model.active_adapter
+    if _is_identity(model, name):
+        return None
+    model.add_adapter(REFERENCE_ADAPTER, model.peft_config[name])
+    set_peft_model_state_dict(
+        model, get_peft_model_state_dict(model, adapter_name=name), adapter_name=REFERENCE_ADAPTER
+    )
+    model.set_requires_grad(REFERENCE_ADAPTER, requires_grad=False)
+    return REFERENCE_ADAPTER
+
+
+@contextmanager
+def peft_reference(model: PeftModel, adapter: str | None) -> Iterator[None]:
+    """Run ``model`` as the reference: eval mode (no dropout) and the reference adapter (or none)."""
+    was_training = model.training
+    model.eval()
+    try:
+        with use_adapter(model, adapter):
+            yield
+    finally:
+        model.train(was_training)
+
+
+def _is_identity(model: PeftModel, adapter: str) -> bool:
+    """Whether the adapter leaves the model unchanged: plain LoRA with every ``B`` factor zero."""
+    config = model.peft_config[adapter]
+    if not isinstance(config, LoraConfig) or config.use_dora or config.modules_to_save:
+        return False
+    for module in model.modules():
+        if not isinstance(module, LoraLayer):
+            continue
+        factors = [module.lora_B[adapter].weight] if adapter in module.lora_B else []
+        if adapter in module.lora_embedding_B:
+            factors.append(module.lora_embedding_B[adapter])
+        if any(factor.any() for factor in factors):
+            return False
+    return True

@@ -1,0 +1,377 @@
+"""The base of every unlearning trainer: paired batches, the frozen reference, logged loss terms.
+
+Each training step sees one forget batch and one retain batch (:mod:`waterdrum_hf.data.pairing`)
+and minimises ``forget_weight * forget_term + retain_weight * retain_term``. A method is a
+subclass that defines :meth:`UnlearningTrainer.forget_loss` (and :meth:`~UnlearningTrainer.
+retain_loss` where the retain NLL default does not fit) and says whether it needs the frozen
+reference model. A weight of 0 skips its term, forward pass included: GD (fine-tuning on the
+retain set) is GradDiff with ``forget_weight=0``.
+
+Every loss masks prompt and padding tokens (see :mod:`.losses`) and is a per-batch mean; the
+Trainer divides it by the gradient-accumulation steps. Each term and its components are logged
+at every logging step as the mean over the logging window and over processes, like ``loss``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import torch
+from peft import PeftModel
+from transformers import Trainer, TrainingArguments
+from trl.models.utils import prepare_deepspeed, prepare_fsdp
+from trl.trainer.utils import disable_dropout_in_model
+
+from ._data import UnlearningCollator, build_pairs
+from ._reference import frozen_copy, peft_reference, reference_adapter
+from .losses import sequence_log_prob, sequence_nll, token_kl
+
+Batch = Mapping[str, torch.Tensor]
+
+
+@dataclass
+class UnlearningConfig(TrainingArguments):
+    """``TrainingArguments`` plus the settings every unlearning method shares.
+
+    ``remove_unused_columns`` is always ``False``: the forget/retain pairs are not model inputs.
+    """
+
+    forget_weight: float = field(
+        default=1.0,
+        metadata={"help": "Weight of the forget term (gamma in GradDiff); 0 skips the term."},
+    )
+    retain_weight: float = field(
+        default=1.0,
+        metadata={
+            "help": "Weight of the retain term (alpha in GradDiff and KL); 0 skips the term."
+        },
+    )
+    max_length: int = field(
+        default=512,
+        metadata={"help": "Tokens per example at most (prompt included); longer ones are cut."},
+    )
+    text_column: str = field(
+        default="text", metadata={"help": "Column of plain-text examples (trained whole)."}
+    )
+    question_column: str = field(
+        default="question",
+        metadata={"help": "Column of QA questions (prompt, never trained on)."},
+    )
+    answer_column: str = field(
+        default="answer", metadata={"help": "Column of QA answers (the trained tokens)."}
+    )
+    disable_dropout: bool = field(
+        default=False,
+        metadata={"help": "Set every dropout probability of the trained model to 0."},
+    )
+
+    def __post_init__(self) -> None:
+        self.remove_unused_columns = False
+        super().__post_init__()
+        check_fields(self, non_negative=("forget_weight", "retain_weight"))
+        if self.forget_weight == 0 and self.retain_weight == 0:
+            raise ValueError(
+                f"{type(self).__name__}: forget_weight and retain_weight are both 0, so nothing "
+                "would be trained; make at least one of them positive"
+            )
+
+
+def check_fields(
+    config: Any, *, positive: Iterable[str] = (), non_negative: Iterable[str] = ()
+) -> None:
+    """Raise a ``ValueError`` naming the first field that is not > 0 (or >= 0) as required."""
+    for names, bound, ok in ((positive, "> 0", float.__gt__), (non_negative, ">= 0", float.__ge__)):
+        for name in names:
+            value = getattr(config, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not ok(float(value), 0.0)
+            ):
+                raise ValueError(f"{type(config).__name__}.{name} must be {bound}, got {value!r}")
+
+
+class UnlearningTrainer(Trainer):
+    """A ``transformers.Trainer`` that unlearns a forget set while keeping a retain set.
+
+    Args:
+        model: the model to unlearn (a ``PreTrainedModel`` or a ``peft.PeftModel``).
+        args: the method's config (``config_class``); its defaults when ``None``.
+        ref_model: the frozen reference for methods that need one. By default a PEFT model is
+            its own reference with the adapter disabled, and any other model is deep-copied.
+        train_dataset: forget/retain pairs, e.g. ``ForgetRetainDataset(forget, retain)``.
+        forget_dataset, retain_dataset: the two sets, paired here instead (``train_dataset`` is
+            then left out). Rows hold ``text``, or ``question`` and ``answer``.
+        data_collator: defaults to a :class:`waterdrum_hf.data.ForgetRetainCollator` built
+            from ``processing_class`` and the config's columns and ``max_length``.
+        processing_class: the tokenizer.
+        **kwargs: passed on to ``transformers.Trainer`` (``eval_dataset``, ``callbacks``, ...).
+    """
+
+    config_class: ClassVar[type[UnlearningConfig]] = UnlearningConfig
+    needs_reference: bool = False
+    """Whether the method runs the frozen reference model (a property where settings decide)."""
+    loss_is_scaled_for_ga = False  # per-batch means: the Trainer divides by accumulation steps
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        args: UnlearningConfig | None = None,
+        *,
+        ref_model: torch.nn.Module | None = None,
+        train_dataset: Any = None,
+        forget_dataset: Any = None,
+        retain_dataset: Any = None,
+        data_collator: Any = None,
+        processing_class: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(
+                f"model must be a loaded model (torch.nn.Module), got {type(model).__name__}; load "
+                "it first, e.g. with AutoModelForCausalLM.from_pretrained"
+            )
+        args = self.config_class() if args is None else args
+        if not isinstance(args, self.config_class):
+            raise TypeError(
+                f"args must be a {self.config_class.__name__} for {type(self).__name__}, got "
+                f"{type(args).__name__}"
+            )
+        train_dataset = build_pairs(
+            train_dataset,
+            forget_dataset,
+            retain_dataset,
+            seed=args.seed if args.data_seed is None else args.data_seed,
+            retain_needed=args.retain_weight > 0,
+            alternative_answers=self.alternative_answers(args),
+            question_column=args.question_column,
+        )
+        if data_collator is None:
+            if processing_class is None:
+                raise ValueError(
+                    "pass processing_class= (the tokenizer) so that the trainer can build its "
+                    "ForgetRetainCollator, or pass data_collator="
+                )
+            data_collator = UnlearningCollator(
+                processing_class,
+                text_column=args.text_column,
+                question_column=args.question_column,
+                answer_column=args.answer_column,
+                max_length=args.max_length,
+            )
+        if args.disable_dropout:
+            disable_dropout_in_model(model)
+        super().__init__(
+            model=model,
+            args=args,
+            data_collator=data_collator,
+            train_dataset=train_dataset,
+            processing_class=processing_class,
+            **kwargs,
+        )
+        self._metrics: dict[str, defaultdict[str, list[torch.Tensor]]] = {
+            "train": defaultdict(list),
+            "eval": defaultdict(list),
+        }
+        self._eval_prefix = "eval"
+        self.ref_model, self._ref_adapter = self._build_reference(ref_model)
+
+    # ---- what a method defines -------------------------------------------------------------
+
+    def alternative_answers(self, args: UnlearningConfig) -> list[str] | None:
+        """Answers paired with forget questions (refusals for the IDK methods); ``None``: none."""
+        return None
+
+    def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
+        """The forget term, a scalar to minimise."""
+        raise NotImplementedError(f"{type(self).__name__} must define forget_loss")
+
+    def retain_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
+        """The retain term, a scalar to minimise: by default NLL on the retain batch."""
+        return self.retain_nll(model, inputs)
+
+    def loss_weights(self) -> tuple[float, float]:
+        """``(forget_weight, retain_weight)`` of this step; a weight of 0 skips its term."""
+        return self.args.forget_weight, self.args.retain_weight
+
+    # ---- the loss --------------------------------------------------------------------------
+
+    def compute_loss(
+        self,
+        model: torch.nn.Module,
+        inputs: dict[str, Any],
+        return_outputs: bool = False,
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """``forget_weight * forget_loss + retain_weight * retain_loss``, each term logged.
+
+        A plain causal-LM batch (no forget/retain) is scored with the model's own loss during
+        evaluation and refused during training. ``num_items_in_batch`` is not used: every term is
+        a per-batch mean.
+        """
+        if not _is_paired(inputs):
+            if model.training:
+                raise ValueError(
+                    f"{type(self).__name__} trains on forget/retain pairs, but the batch has keys "
+                    f"{sorted(inputs)}; collate ForgetRetainDataset items with "
+                    "waterdrum_hf.data.ForgetRetainCollator (the default when processing_class "
+                    "is given and data_collator is not)"
+                )
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        forget_weight, retain_weight = self.loss_weights()
+        terms = {}
+        if forget_weight:
+            terms["loss/forget"] = forget_weight, self.forget_loss(model, inputs)
+        if retain_weight:
+            terms["loss/retain"] = retain_weight, self.retain_loss(model, inputs)
+        for name, (_, value) in terms.items():
+            self.record(name, value)
+        loss = sum(weight * value for weight, value in terms.values())
+        if return_outputs:
+            return loss, {name: value.detach() for name, (_, value) in terms.items()}
+        return loss
+
+    # ---- building blocks for the terms -----------------------------------------------------
+
+    def forward(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
+        """The model's logits on one side of the pairs."""
+        return model(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
+        ).logits
+
+    def reference_forward(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
+        """The frozen reference's logits on one side of the pairs (no gradient)."""
+        with torch.no_grad():
+            if self.ref_model is not None:
+                return self.forward(self.ref_model, batch)
+            unwrapped = self.accelerator.unwrap_model(model)
+            if not isinstance(unwrapped, PeftModel):
+                raise RuntimeError(
+                    f"{type(self).__name__} has no reference model; set needs_reference"
+                )
+            with peft_reference(unwrapped, self._ref_adapter):
+                return self.forward(unwrapped, batch)
+
+    def nll(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
+        """Mean over sequences of the per-sequence mean NLL of the labelled tokens."""
+        return sequence_nll(self.forward(model, batch), batch["labels"]).mean()
+
+    def log_prob(
+        self, model: torch.nn.Module, batch: Batch, *, reference: bool = False
+    ) -> torch.Tensor:
+        """``log pi(y|x)`` per sequence, of the model or (``reference=True``) of the reference."""
+        forward = self.reference_forward if reference else self.forward
+        return sequence_log_prob(forward(model, batch), batch["labels"])
+
+    def retain_nll(
+        self,
+        model: torch.nn.Module,
+        inputs: Mapping[str, Batch],
+        logits: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """NLL on the retain batch, logged as ``loss/retain_nll``."""
+        retain = inputs["retain"]
+        logits = self.forward(model, retain) if logits is None else logits
+        value = sequence_nll(logits, retain["labels"]).mean()
+        self.record("loss/retain_nll", value)
+        return value
+
+    def retain_kl(
+        self,
+        model: torch.nn.Module,
+        inputs: Mapping[str, Batch],
+        logits: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Token-level ``KL(p_ref || p)`` on the retain batch, logged as ``loss/retain_kl``."""
+        value = self.kl_from_reference(model, inputs["retain"], logits)
+        self.record("loss/retain_kl", value)
+        return value
+
+    def kl_from_reference(
+        self, model: torch.nn.Module, batch: Batch, logits: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Mean over sequences of the token-level ``KL(p_ref || p)`` on labelled tokens."""
+        logits = self.forward(model, batch) if logits is None else logits
+        return token_kl(self.reference_forward(model, batch), logits, batch["labels"]).mean()
+
+    # ---- logging ---------------------------------------------------------------------------
+
+    def record(self, name: str, value: torch.Tensor | float) -> None:
+        """Add a value to the metric ``name``; the next log reports its mean since the last one."""
+        mode = "train" if self.model.training else "eval"
+        value = value.detach() if isinstance(value, torch.Tensor) else torch.tensor(value)
+        self._metrics[mode][name].append(value.to(self.accelerator.device, torch.float32))
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        """Add the recorded metrics, averaged over the window and over processes, to ``logs``."""
+        mode = "train" if self.model.training else "eval"
+        pending = self._metrics[mode]
+        if pending:
+            names = sorted(pending)
+            local = torch.stack([torch.stack(pending[name]).mean() for name in names])
+            means = self.accelerator.reduce(local, reduction="mean").tolist()
+            prefix = "" if mode == "train" else f"{self._eval_prefix}_"
+            logs.update({f"{prefix}{name}": mean for name, mean in zip(names, means, strict=True)})
+            pending.clear()
+        super().log(logs, start_time)
+
+    # ---- evaluation ------------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        eval_dataset: Any = None,
+        ignore_keys: list[str] | None = None,
+        metric_key_prefix: str = "eval",
+    ) -> dict[str, float]:
+        """``Trainer.evaluate``; pair batches report their loss terms as ``{prefix}_loss/...``."""
+        self._metrics["eval"].clear()
+        self._eval_prefix = metric_key_prefix
+        return super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
+
+    def prediction_step(
+        self,
+        model: torch.nn.Module,
+        inputs: dict[str, Any],
+        prediction_loss_only: bool,
+        ignore_keys: list[str] | None = None,
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+        """The loss of a pair batch (no logits: there are several forward passes), else as usual."""
+        if not _is_paired(inputs):
+            return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
+        inputs = self._prepare_inputs(inputs)
+        with torch.no_grad(), self.compute_loss_context_manager():
+            loss = self.compute_loss(model, inputs)
+        return loss.detach(), None, None
+
+    # ---- the reference ---------------------------------------------------------------------
+
+    def _build_reference(
+        self, ref_model: torch.nn.Module | None
+    ) -> tuple[torch.nn.Module | None, str | None]:
+        """``(reference model, reference adapter)``; both ``None`` where no reference is needed."""
+        if not self.needs_reference:
+            if ref_model is not None:
+                warnings.warn(
+                    f"{type(self).__name__} uses no reference model with these settings; "
+                    "ref_model is not used",
+                    stacklevel=3,
+                )
+            return None, None
+        if ref_model is None and isinstance(self.model, PeftModel):
+            return None, reference_adapter(self.model)
+        reference = (
+            frozen_copy(self.model) if ref_model is None else ref_model.requires_grad_(False)
+        )
+        if self.is_deepspeed_enabled:
+            return prepare_deepspeed(reference, self.accelerator), None
+        if self.is_fsdp_enabled:
+            return prepare_fsdp(reference, self.accelerator), None
+        return self.accelerator.prepare_model(reference.eval(), evaluation_mode=True), None
+
+
+def _is_paired(inputs: Mapping[str, Any]) -> bool:
+    return "forget" in inputs and "retain" in inputs

@@ -1,0 +1,29 @@
+"""GradAscent: raise the forget set's NLL, ``loss = -NLL(forget)``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import torch
+
+from .base import Batch, UnlearningConfig, UnlearningTrainer
+
+
+@dataclass
+class GradAscentConfig(UnlearningConfig):
+    """Gradient ascent on the forget set; ``retain_weight > 0`` adds ``NLL(retain)`` (GradDiff)."""
+
+    retain_weight: float = field(
+        default=0.0,
+        metadata={"help": "Weight of NLL(retain); 0 (the default) is pure gradient ascent."},
+    )
+
+
+class GradAscentTrainer(UnlearningTrainer):
+    """``forget_weight * -NLL(forget)`` (plus ``retain_weight * NLL(retain)`` if asked)."""
+
+    config_class = GradAscentConfig
+
+    def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
+        return -self.nll(model, inputs["forget"])

@@ -1,0 +1,49 @@
+"""IdkDPO: DPO that prefers a refusal to the forget set's original answer, plus retain NLL.
+
+The chosen completion is a refusal ("I don't know."), the rejected one the original answer, both
+after the same forget question; the loss is TRL's DPO sigmoid loss on sequence log-probabilities
+summed over the answer tokens, against the frozen reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import torch
+
+from .base import Batch, check_fields
+from .idk import IdkConfig, IdkTrainer
+from .losses import dpo_sigmoid_loss
+
+
+@dataclass
+class IdkDPOConfig(IdkConfig):
+    """DPO's inverse temperature; ``retain_weight`` weighs NLL(retain)."""
+
+    beta: float = field(default=0.1, metadata={"help": "beta > 0: inverse temperature of DPO."})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_fields(self, positive=("beta",))
+
+
+class IdkDPOTrainer(IdkTrainer):
+    """``forget_weight * DPO(refusal > answer) + retain_weight * NLL(retain)``.
+
+    Also logs ``rewards/margin``: ``beta`` times the refusal's log-ratio minus the answer's.
+    """
+
+    config_class = IdkDPOConfig
+    needs_reference = True
+
+    def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
+        chosen, rejected = self.refusal_batch(inputs), inputs["forget"]
+        log_probs = [self.log_prob(model, chosen), self.log_prob(model, rejected)]
+        ref_log_probs = [
+            self.log_prob(model, chosen, reference=True),
+            self.log_prob(model, rejected, reference=True),
+        ]
+        margin = (log_probs[0] - ref_log_probs[0]) - (log_probs[1] - ref_log_probs[1])
+        self.record("rewards/margin", self.args.beta * margin.mean())
+        return dpo_sigmoid_loss(*log_probs, *ref_log_probs, self.args.beta).mean()

@@ -1,0 +1,30 @@
+"""IdkNLL: NLL on refusals to the forget questions, plus retain NLL.
+
+This is what the WaterDrum paper's code ran under the name "DPO" (its DPO branch was never
+reached): supervised fine-tuning towards "I don't know"-style answers, with no preference term
+and no reference model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import torch
+
+from .base import Batch
+from .idk import IdkConfig, IdkTrainer
+
+
+@dataclass
+class IdkNLLConfig(IdkConfig):
+    """``retain_weight`` weighs NLL(retain)."""
+
+
+class IdkNLLTrainer(IdkTrainer):
+    """``forget_weight * NLL(refusal | forget question) + retain_weight * NLL(retain)``."""
+
+    config_class = IdkNLLConfig
+
+    def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
+        return self.nll(model, self.refusal_batch(inputs))

@@ -1,0 +1,33 @@
+"""KL: ``-NLL(forget) + alpha * KL(p_ref || p)`` on retain, token level over the vocabulary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import torch
+
+from .base import Batch, UnlearningConfig
+from .grad_ascent import GradAscentTrainer
+
+
+@dataclass
+class KLConfig(UnlearningConfig):
+    """KL minimisation; ``retain_weight`` is alpha, the weight of the retain KL."""
+
+    retain_weight: float = field(
+        default=1.0, metadata={"help": "alpha: weight of KL(p_ref || p) on the retain batch."}
+    )
+
+
+class KLTrainer(GradAscentTrainer):
+    """``forget_weight * -NLL(forget) + retain_weight * KL(p_ref || p)(retain)``."""
+
+    config_class = KLConfig
+
+    @property
+    def needs_reference(self) -> bool:
+        return self.args.retain_weight > 0
+
+    def retain_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
+        return self.retain_kl(model, inputs)
