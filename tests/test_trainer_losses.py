@@ -7,9 +7,6 @@ import math
 
 import pytest
 import torch
-import torch.nn.functional as F
-
-from waterdrum_hf.data import IGNORE_INDEX
 from waterdrum_hf.trainers.losses import (
     dpo_sigmoid_loss,
     npo_loss,
@@ -20,7 +17,18 @@ from waterdrum_hf.trainers.losses import (
     token_log_probs,
 )
 
+from waterdrum_hf.data import IGNORE_INDEX
+
 VOCAB = 11
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Small tensors: one thread is faster, and far faster beside other test processes."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def random_batch(seed: int, batch: int = 3, length: int = 9) -> tuple[torch.Tensor, torch.Tensor]:
