@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# One entry point for people and CI. Each command first makes ./.venv (once), installs the CPU
-# build of torch 2.13.0 *before* the project so that no multi-GB CUDA build is pulled, then the
+# One entry point for people and CI. Each command first makes ./.venv (once), installs
+# torch==2.13.0 *before* the project (pinned, so no dependency pulls a newer release), then the
 # project with its dev extras.
+#
+# Which torch build you get is your package index's choice: PyPI serves the CUDA build on Linux
+# x86-64 (several GB). For the CPU-only build, point pip at PyTorch's CPU index:
+#   TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu bash dev.sh test
+# (passed to pip as --index-url for the torch install only; unset, nothing extra is asked of
+# any index).
 #
 #   bash dev.sh demo   # the whole WaterDrum loop on the built-in small model (`waterdrum demo`)
 #   bash dev.sh test   # the test suite (offline)
@@ -17,13 +23,15 @@ export HF_EVALUATE_OFFLINE=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_P
 setup() {
     local stamp=$VENV/.installed
     local want
-    want=$(cat pyproject.toml dev.sh | sha256sum | cut -d' ' -f1)
+    want=$( (cat pyproject.toml dev.sh; echo "${TORCH_INDEX_URL:-}") | sha256sum | cut -d' ' -f1)
     if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
         return
     fi
     [[ -x $VENV/bin/python ]] || "$PYTHON" -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q "torch==2.13.0"
+    local torch_source=()
+    [[ -n ${TORCH_INDEX_URL:-} ]] && torch_source=(--index-url "$TORCH_INDEX_URL")
+    "$VENV/bin/python" -m pip install -q "torch==2.13.0" "${torch_source[@]}"
     "$VENV/bin/python" -m pip install -q -e ".[dev]"
     echo "$want" > "$stamp"
 }

@@ -1,4 +1,10 @@
-"""Test-wide settings: offline, a writable HF_HOME, small tokenizers built in code."""
+"""Test-wide settings: offline, caches in a temporary folder, small tokenizers built in code.
+
+The tiny model may be reused from ``$HF_HOME`` (``dev.sh`` sets ``./.hf_home``): building it
+takes a minute. Everything else a test run writes (``datasets`` and ``evaluate`` caches,
+dynamic modules) goes to a temporary folder removed at exit, so tests leave nothing in the
+user's cache.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,17 @@ import tempfile
 
 import pytest
 
-# Must happen before transformers / datasets / evaluate are imported anywhere. Without an
-# HF_HOME from the caller (dev.sh sets ./.hf_home), use a temporary one and remove it after.
-if "HF_HOME" not in os.environ:
-    os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="waterdrum-hf-home-")
-    atexit.register(shutil.rmtree, os.environ["HF_HOME"], ignore_errors=True)
+# Must happen before transformers / datasets / evaluate are imported anywhere.
+SCRATCH = tempfile.mkdtemp(prefix="waterdrum-hf-tests-")
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
+os.environ.setdefault("HF_HOME", os.path.join(SCRATCH, "hf_home"))
+for variable, folder in (
+    ("HF_DATASETS_CACHE", "datasets"),
+    ("HF_EVALUATE_CACHE", "evaluate"),
+    ("HF_METRICS_CACHE", "metrics"),
+    ("HF_MODULES_CACHE", "modules"),
+):
+    os.environ[variable] = os.path.join(SCRATCH, folder)
 os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"

@@ -1,7 +1,9 @@
-"""The `evaluate` module: offline loading by path, add/add_batch/combine, and its outputs."""
+"""The metric: flat results, per-query pooling, null verdicts, owner names; the `evaluate` module."""
 
 from __future__ import annotations
 
+import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -14,10 +16,11 @@ from sklearn.metrics import roc_auc_score
 from tokenizer_builders import word_texts, word_tokenizer
 
 import waterdrum_hf
-from waterdrum_hf import verify_texts
+from waterdrum_hf import compute_waterdrum, verify_texts
 from waterdrum_hf.metric import metric_path
 
 N = 4096
+KEYS = [3_000_000_017, 3_999_999_929, 2_718_281_828, 1_414_213_562]  # distinctive: leaks show
 
 
 @pytest.fixture(scope="module")
@@ -28,55 +31,144 @@ def tok():
 @pytest.fixture(scope="module")
 def batch():
     texts = word_texts(N, 24, 40, seed=11) + ["", "w3"]  # two texts with nothing to count
-    owners = [i % 4 for i in range(24)] + [3, 0]
+    owners = [KEYS[i % 4] for i in range(24)] + [KEYS[3], KEYS[0]]
     return texts, owners
+
+
+@pytest.fixture(scope="module")
+def per_query():
+    """8 queries of 3 samples of different lengths (one sample unscorable)."""
+    rng = np.random.default_rng(3)
+    samples = [word_texts(N, 1, int(rng.integers(5, 60)), seed=100 + i)[0] for i in range(24)]
+    samples[5] = "w9"  # one token: nothing to count
+    nested = [samples[i : i + 3] for i in range(0, 24, 3)]
+    owners = [KEYS[i % 4] for i in range(8)]
+    return nested, owners
+
+
+def hand_pooled(nested, owners, tok, pooling):
+    """Per-query values computed from per-sample scores and counted-token numbers."""
+    values = []
+    for samples, owner in zip(nested, owners, strict=True):
+        scores = verify_texts(samples, owner, tok)
+        counts = np.array([len(s.split()) - 1 for s in samples])  # word tokenizer: 1 word, 1 id
+        ok = counts > 0
+        if pooling == "tokens":
+            values.append((scores[ok] * counts[ok]).sum() / counts[ok].sum())
+        else:
+            values.append(scores[ok].mean())
+    return np.array(values)
 
 
 def test_load_metric_is_offline_and_by_absolute_path():
     metric = waterdrum_hf.load_metric()
-    assert metric.name == "water_drum"
+    assert metric.name == "waterdrum"
     assert metric_path().is_absolute() and (metric_path() / "waterdrum.py").is_file()
-    assert metric.features["references"].dtype == "int64"
 
 
 def test_compute_matches_the_verifier_and_sklearn(tok, batch):
     texts, owners = batch
     result = waterdrum_hf.load_metric().compute(
-        predictions=texts, references=owners, watermark_tokenizer=tok, forget_ids=[3],
+        predictions=texts, references=owners, watermark_tokenizer=tok, forget_ids=[KEYS[3]],
         return_scores=True,
     )
     scores = verify_texts(texts, owners, tok)
     np.testing.assert_allclose(result["scores"], scores)
     owners = np.array(owners)
     ok = ~np.isnan(scores)
-    assert result["forget"] == pytest.approx(scores[(owners == 3) & ok].mean())
-    assert result["retain"] == pytest.approx(scores[(owners != 3) & ok].mean())
-    assert "overall" not in result
+    assert result["forget"] == pytest.approx(scores[(owners == KEYS[3]) & ok].mean())
+    assert result["retain"] == pytest.approx(scores[(owners != KEYS[3]) & ok].mean())
+    assert "overall" not in result and "per_owner" not in result
     assert result["num_scored"] == 24 and result["num_skipped"] == 2
-    assert result["per_owner"][3] == {"mean": pytest.approx(result["forget"]), "count": 6}
-    labels = (owners[ok] != 3).astype(int)
+    assert result["num_queries"] == 26
+    labels = (owners[ok] != KEYS[3]).astype(int)
     assert result["separability_auroc"] == pytest.approx(roc_auc_score(labels, scores[ok]))
+
+
+@pytest.mark.parametrize("pooling", ["tokens", "mean"])
+def test_samples_pool_per_query_like_a_hand_computation(tok, per_query, pooling):
+    nested, owners = per_query
+    expected = hand_pooled(nested, owners, tok, pooling)
+    forget = np.isin(owners, KEYS[2:])
+    result = compute_waterdrum(
+        nested, owners, tok, forget_ids=KEYS[2:], pooling=pooling, return_details=True
+    )
+    np.testing.assert_allclose(result["query_values"], expected)
+    assert result["forget"] == pytest.approx(expected[forget].mean())
+    assert result["retain"] == pytest.approx(expected[~forget].mean())
+    assert result["separability_auroc"] == pytest.approx(
+        roc_auc_score((~forget).astype(int), expected)
+    )
+    assert (result["num_queries"], result["num_scored"], result["num_skipped"]) == (8, 23, 1)
+    # Flat samples grouped by query_ids, in any order, are the same queries.
+    flat = [(q, s, owners[q]) for q, samples in enumerate(nested) for s in samples][::-1]
+    grouped = compute_waterdrum(
+        [s for _, s, _ in flat], [o for *_, o in flat], tok, forget_ids=KEYS[2:],
+        query_ids=[f"q{q}" for q, *_ in flat], pooling=pooling,
+    )
+    assert grouped["forget"] == pytest.approx(result["forget"])
+    assert grouped["retain"] == pytest.approx(result["retain"])
+
+
+def test_token_pooling_differs_from_the_mean_of_samples(tok, per_query):
+    nested, owners = per_query
+    tokens = compute_waterdrum(nested, owners, tok, return_details=True)["query_values"]
+    means = compute_waterdrum(nested, owners, tok, pooling="mean", return_details=True)
+    assert not np.allclose(tokens, means["query_values"])
+
+
+def test_generate_output_goes_in_as_it_is(tiny_model):
+    """`generate` returns samples per query; the metric takes them with one id per query."""
+    model, tokenizer = tiny_model
+    queries = ["The class statement", "A lambda expression", "The import system"]
+    completions = waterdrum_hf.generate(
+        model, tokenizer, queries, num_samples=2, max_new_tokens=12, seed=0
+    )
+    metric = waterdrum_hf.load_metric()
+    result = metric.compute(
+        predictions=completions, references=KEYS[:3], watermark_tokenizer=tokenizer,
+        forget_ids=[KEYS[0]],
+    )
+    assert result["num_queries"] == 3 and result["num_scored"] + result["num_skipped"] == 6
+    direct = compute_waterdrum(completions, KEYS[:3], tokenizer, forget_ids=[KEYS[0]])
+    assert result == pytest.approx(direct)
+
+
+def test_results_are_flat_scalars_that_log_and_save_as_they_are(tok, batch, tmp_path):
+    texts, owners = batch
+    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]], null_keys=8)
+    assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in result.values())
+    assert None not in result.values()
+    for prefix in ("forget", "retain"):
+        assert {f"{prefix}_null_mean", f"{prefix}_null_std", f"{prefix}_z", f"{prefix}_p_value"} <= set(result)
+    path = evaluate.save(str(tmp_path), **result)
+    saved = json.loads(path.read_text())
+    assert saved["forget"] == result["forget"]
 
 
 def test_without_forget_ids_only_overall(tok, batch):
     texts, owners = batch
-    result = waterdrum_hf.compute_waterdrum(texts, owners, tok)
+    result = compute_waterdrum(texts, owners, tok)
     assert {"forget", "retain", "separability_auroc"}.isdisjoint(result)
     assert result["overall"] == pytest.approx(np.nanmean(verify_texts(texts, owners, tok)))
     assert "scores" not in result
 
 
-def test_add_batch_and_add_accumulate_like_one_compute(tok, batch):
+def test_add_batch_and_add_accumulate_like_one_compute(tok, batch, per_query):
     texts, owners = batch
-    direct = waterdrum_hf.compute_waterdrum(texts, owners, tok, forget_ids=[3])
+    direct = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])
     metric = evaluate.load(str(metric_path()))
     metric.add_batch(predictions=texts[:10], references=owners[:10])
     for text, owner in zip(texts[10:], owners[10:], strict=True):
         metric.add(prediction=text, reference=owner)
-    incremental = metric.compute(watermark_tokenizer=tok, forget_ids=[3])
-    assert incremental["forget"] == pytest.approx(direct["forget"])
-    assert incremental["retain"] == pytest.approx(direct["retain"])
-    assert incremental["num_skipped"] == direct["num_skipped"]
+    incremental = metric.compute(watermark_tokenizer=tok, forget_ids=[KEYS[3]])
+    assert incremental == pytest.approx(direct)
+    nested, query_owners = per_query
+    metric.add_batch(predictions=nested[:4], references=query_owners[:4])
+    metric.add_batch(predictions=nested[4:], references=query_owners[4:])
+    assert metric.compute(watermark_tokenizer=tok) == pytest.approx(
+        compute_waterdrum(nested, query_owners, tok)
+    )
 
 
 def test_combine_with_another_module(tok, batch, tmp_path):
@@ -97,37 +189,105 @@ def test_combine_with_another_module(tok, batch, tmp_path):
     texts, owners = batch
     combined = evaluate.combine([str(metric_path()), str(other)])
     result = combined.compute(
-        predictions=texts, references=owners, watermark_tokenizer=tok, forget_ids=[3]
+        predictions=texts, references=owners, watermark_tokenizer=tok, forget_ids=[KEYS[3]]
     )
     assert result["text_count"] == len(texts)
     assert result["forget"] == pytest.approx(
-        waterdrum_hf.compute_waterdrum(texts, owners, tok, forget_ids=[3])["forget"]
+        compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])["forget"]
     )
 
 
 def test_null_keys_report_the_no_watermark_level(tok, batch):
     texts, owners = batch
-    result = waterdrum_hf.compute_waterdrum(texts, owners, tok, forget_ids=[3], null_keys=8)
-    null = waterdrum_hf.null_reference(texts, tok, num_keys=8, exclude_ids=[0, 1, 2, 3])
+    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]], null_keys=8)
+    null = waterdrum_hf.null_reference(texts, tok, num_keys=8, exclude_ids=KEYS)
     owners, scored = np.array(owners), ~np.isnan(verify_texts(texts, owners, tok))
-    forget_null = null.subset((owners == 3) & scored)
-    assert result["null"]["forget"] == {"mean": pytest.approx(forget_null.mean),
-                                        "std": pytest.approx(forget_null.std)}
-    assert result["null"]["retain"]["std"] > 0
+    forget_null = null.subset((owners == KEYS[3]) & scored)
+    assert result["forget_null_mean"] == pytest.approx(forget_null.mean)
+    assert result["forget_null_std"] == pytest.approx(forget_null.std)
+    assert result["forget_z"] == pytest.approx(
+        (result["forget"] - forget_null.mean) / forget_null.std
+    )
+    key_means = forget_null.key_means
+    assert result["forget_p_value"] == pytest.approx(
+        (1 + (key_means >= result["forget"]).sum()) / 9
+    )
 
 
-def test_missing_forget_id_warns_and_is_reported(tok, batch):
+def watermarked_words(key: int, vocab: int, num_texts: int, length: int, seed: int) -> list[str]:
+    """Texts whose every next word is, of 8 random candidates, the one Waterfall's function
+    (k_p = 1) rates highest under ``key`` after the previous word: a strong watermark."""
+    rng = np.random.default_rng(seed)
+    texts = []
+    for _ in range(num_texts):
+        words = [int(rng.integers(vocab))]
+        for _ in range(length - 1):
+            perm = np.random.RandomState((key, words[-1])).permutation(vocab)
+            candidates = rng.integers(vocab, size=8)
+            words.append(int(candidates[np.argmax(np.cos(2 * np.pi * perm[candidates] / vocab))]))
+        texts.append(" ".join(f"w{w}" for w in words))
+    return texts
+
+
+def test_p_value_is_calibrated_on_unwatermarked_text_and_small_on_watermarked_text():
+    vocab = 256
+    tok = word_tokenizer(vocab)
+    rng = np.random.default_rng(0)
+    rejected = 0
+    for draw in range(200):
+        texts = word_texts(vocab, 4, 12, seed=1000 + draw, zipf=None)
+        owner = int(rng.integers(2**32))
+        result = compute_waterdrum(texts, [owner] * 4, tok, null_keys=19, null_seed=draw)
+        rejected += result["overall_p_value"] <= 0.05
+    assert 0.02 <= rejected / 200 <= 0.08
+
+    texts = watermarked_words(KEYS[0], vocab, 4, 12, seed=1)
+    result = compute_waterdrum(texts, [KEYS[0]] * 4, tok, null_keys=200)
+    assert result["overall"] > 0.5 and result["overall_p_value"] < 0.01
+    assert result["overall_z"] > 3
+
+
+def test_owners_are_named_never_keyed(tok, batch, caplog):
     texts, owners = batch
-    with pytest.warns(UserWarning, match="1 of 2 forget_ids never occur"):
-        result = waterdrum_hf.compute_waterdrum(texts, owners, tok, forget_ids=[3, 77])
-    assert result["missing_forget_ids"] == [77]
+    with pytest.warns(UserWarning, match="1 of 2 forget_ids own no query") as record:
+        result = compute_waterdrum(
+            texts, owners, tok, forget_ids=[KEYS[3], 12_345_678_9], null_keys=4,
+            return_details=True,
+        )
+    assert list(result["per_owner"]) == ["owner-1", "owner-2", "owner-3", "owner-4"]
+    assert result["num_missing_forget_ids"] == 1
+    fourth = result["per_owner"]["owner-4"]
+    assert fourth["forget"] and fourth["value"] == pytest.approx(result["forget"])
+    assert fourth["num_queries"] == 7 and fourth["num_scored_queries"] == 6
+    assert {"null_mean", "null_std", "z", "p_value"} <= set(fourth)
+    shown = json.dumps(result) + str(record[0].message) + caplog.text
+    assert not any(str(key) in shown for key in [*KEYS, 12_345_678_9])
+
+    names = {KEYS[0]: "alice", KEYS[1]: "bob", KEYS[2]: "carol", KEYS[3]: "dan"}
+    named = compute_waterdrum(texts, owners, tok, owner_names=names, return_details=True)
+    assert set(named["per_owner"]) == {"alice", "bob", "carol", "dan"}
+    assert named["query_owners"][:4] == ["alice", "bob", "carol", "dan"]
+    with pytest.raises(ValueError, match="no name for 1 of 4 owners") as error:
+        compute_waterdrum(texts, owners, tok, owner_names={k: v for k, v in list(names.items())[:3]})
+    assert str(KEYS[3]) not in str(error.value)
+    with pytest.raises(ValueError, match="same name"):
+        compute_waterdrum(texts, owners, tok, owner_names={k: "x" for k in KEYS})
 
 
-def test_forget_set_without_samples_gives_none_and_no_auroc(tok, batch):
-    texts, owners = batch
+def test_a_set_without_scored_queries_is_left_out(tok):
     with pytest.warns(UserWarning):
-        result = waterdrum_hf.compute_waterdrum(texts, owners, tok, forget_ids=[99])
-    assert result["forget"] is None and "separability_auroc" not in result
+        result = compute_waterdrum(["w1 w2 w3", "w4"], [1, 2], tok, forget_ids=[2, 99])
+    assert "forget" not in result and "separability_auroc" not in result
+    assert result["retain"] == pytest.approx(verify_texts(["w1 w2 w3"], 1, tok)[0])
+    assert None not in result.values()
+
+
+def test_old_call_style_still_works(tok, batch):
+    """Flat predictions, one id each, positional tokenizer, return_scores: as before."""
+    texts, owners = batch
+    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]], return_scores=True)
+    np.testing.assert_allclose(result["scores"], verify_texts(texts, owners, tok))
+    assert math.isnan(result["scores"][24])
 
 
 @pytest.mark.parametrize(
@@ -135,11 +295,19 @@ def test_forget_set_without_samples_gives_none_and_no_auroc(tok, batch):
     [
         ({"watermark_tokenizer": None}, ValueError, "`watermark_tokenizer` is required"),
         ({"predictions": ["w1 w2", 3]}, TypeError, r"`predictions\[1\]`"),
+        ({"predictions": []}, TypeError, "non-empty list"),
+        ({"predictions": "w1 w2"}, TypeError, "non-empty list"),
+        ({"predictions": [["w1 w2"], "w3 w4"]}, TypeError, "not a mix"),
+        ({"predictions": [["w1 w2"], ["w3"], ["w4"]]}, ValueError, "one owner id per query"),
         ({"references": [1]}, ValueError, "`references` has 1 entries"),
         ({"references": [1, -4]}, ValueError, r"`references\[1\]`"),
         ({"forget_ids": [2**32]}, ValueError, r"`forget_ids\[0\]`"),
         ({"null_keys": -1}, ValueError, "`null_keys`"),
         ({"k_p": 10_000}, ValueError, "`k_p`"),
+        ({"pooling": "max"}, ValueError, "`pooling`"),
+        ({"query_ids": [1]}, ValueError, "`query_ids` has 1 entries"),
+        ({"query_ids": ["a", "a"]}, ValueError, "different owners"),
+        ({"owner_names": ["a", "b"]}, TypeError, "`owner_names` must map"),
         ({"vocab_size": 128000}, ValueError, "does not match the tokenizer's vocab_size 4096"),
     ],
 )
@@ -147,16 +315,17 @@ def test_bad_input(tok, kwargs, error, match):
     args = {"predictions": ["w1 w2", "w3 w4"], "references": [1, 2], "watermark_tokenizer": tok}
     args.update(kwargs)
     with pytest.raises(error, match=match):
-        waterdrum_hf.compute_waterdrum(**args)
+        compute_waterdrum(**args)
 
 
 def test_wheel_ships_the_metric_module(tmp_path):
     root = metric_path().parents[1]
-    subprocess.run(
+    build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "--no-build-isolation",
-         "-q", "-w", str(tmp_path)],
-        check=True,
+         "-w", str(tmp_path)],
+        check=True, capture_output=True, text=True,
     )
+    assert "absent from the `packages` configuration" not in build.stdout + build.stderr
     (wheel,) = tmp_path.glob("waterdrum_hf-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for required in ("waterdrum.py", "README.md", "app.py", "requirements.txt"):

@@ -26,6 +26,21 @@ def test_completion_queries_are_the_first_tokens(tiny_model, texts):
     assert completion_queries(["short text"], tokenizer, prefix_tokens=50) == ["short text"]
 
 
+def test_max_fraction_leaves_part_of_every_text_to_complete(tiny_model, texts):
+    _, tokenizer = tiny_model
+    short = "The with statement is used to wrap the execution of a block."
+    length = len(tokenizer(short, add_special_tokens=False)["input_ids"])
+    [query] = completion_queries([short], tokenizer, prefix_tokens=50, max_fraction=0.5)
+    assert short.startswith(query)
+    assert len(tokenizer(query, add_special_tokens=False)["input_ids"]) == length // 2
+    # Long texts keep their prefix_tokens; the cap only bites below 2 * prefix_tokens.
+    assert completion_queries(texts, tokenizer, 12, max_fraction=0.5) == completion_queries(
+        texts, tokenizer, 12
+    )
+    with pytest.raises(ValueError, match="max_fraction"):
+        completion_queries([short], tokenizer, max_fraction=0)
+
+
 def test_qa_queries_use_the_chat_template_or_a_plain_form(tiny_model):
     _, tokenizer = tiny_model
     [chat] = qa_queries(["What is a lambda?"], tokenizer)
@@ -151,3 +166,45 @@ def test_generate_rejects_bad_input(tiny_model, kwargs, error, match):
     kwargs = {"queries": ["The"], **kwargs}
     with pytest.raises(error, match=match):
         generate(model, tokenizer, **kwargs)
+
+
+def test_a_single_process_accelerator_changes_nothing(tiny_model, texts):
+    from accelerate import Accelerator
+
+    model, tokenizer = tiny_model
+    queries = completion_queries(texts[:3], tokenizer, prefix_tokens=8)
+    kwargs = {"num_samples": 2, "max_new_tokens": 6, "seed": 3}
+    accelerator = Accelerator(cpu=True)
+    assert generate(model, tokenizer, queries, accelerator=accelerator, **kwargs) == generate(
+        model, tokenizer, queries, **kwargs
+    )
+
+
+@pytest.mark.slow
+def test_two_processes_split_the_queries_and_all_get_every_answer(tiny_model, tmp_path):
+    """Each process samples its contiguous share with seed + rank; all get the whole result."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parent / "scripts" / "distributed_generate.py"
+    out = tmp_path / "seen.json"
+    subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+         "--master_port", "29517", str(script), str(out)],
+        check=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True,
+    )
+    report = json.loads(out.read_text())
+    model, tokenizer = tiny_model
+    queries = ["The class", "A lambda", "The import", "Exceptions are", "A module"]
+    kwargs = {"num_samples": 2, "max_new_tokens": 6}
+    expected = generate(model, tokenizer, queries[:3], seed=0, **kwargs) + generate(
+        model, tokenizer, queries[3:], seed=1, **kwargs
+    )
+    assert report["processes"] == 2
+    for seen in report["seen"]:
+        assert seen["together"] == expected
+        # A wrapped model without an accelerator: unwrapped, all queries on each process.
+        assert seen["everything"] == generate(model, tokenizer, queries, seed=0, **kwargs)

@@ -73,14 +73,13 @@ def _verify(argv: Sequence[str]) -> int:
         n_gram=args.n_gram,
         vocab_size=args.vocab_size,
         null_keys=args.null_keys,
-        return_scores=args.output is not None,
+        return_details=args.output is not None,
     )
-    for name in ("overall", "forget", "retain", "separability_auroc", "num_scored", "num_skipped"):
-        if name in result:
-            print(f"{name}: {result[name]}")
-    if "null" in result:
-        for name, null in result["null"].items():
-            print(f"null ({name}): mean {null['mean']}, std {null['std']}")
+    for name, value in result.items():
+        if isinstance(value, float):
+            print(f"{name}: {value:.4f}")
+        elif isinstance(value, int):
+            print(f"{name}: {value}")
     if args.output:
         with open(args.output, "w") as handle:
             json.dump(result, handle, indent=2)

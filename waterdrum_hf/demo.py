@@ -53,15 +53,6 @@ class DemoConfig:
             raise ValueError("`num_forget` must be at least 1 and leave at least one retain owner.")
 
 
-def owner_keys(num_owners: int, seed: int) -> list[int]:
-    """Distinct private watermark keys for the demo's owners (never printed)."""
-    rng = np.random.default_rng([seed, 0x57A7E2])
-    keys: dict[int, None] = {}
-    while len(keys) < num_owners:
-        keys[int(rng.integers(0, 2**32))] = None
-    return list(keys)
-
-
 def finetune(model: Any, tokenizer: Any, texts: list[str], config: DemoConfig, output_dir: Path) -> Any:
     """Fine-tune a copy of ``model`` on ``texts`` with a plain ``transformers.Trainer``."""
     from datasets import Dataset
@@ -101,10 +92,11 @@ def finetune(model: Any, tokenizer: Any, texts: list[str], config: DemoConfig, o
 def run_demo(config: DemoConfig | None = None) -> dict[str, Any]:
     """Run the demo and write the report; returns the report as a dict."""
     from . import tiny
+    from ._waterfall import random_keys
     from .data import toy_corpus
     from .generation import generate
     from .metric import compute_waterdrum
-    from .queries import completion_queries
+    from .prompting import completion_queries
     from .watermarking import WatermarkedDataset
 
     config = config or DemoConfig()
@@ -115,7 +107,8 @@ def run_demo(config: DemoConfig | None = None) -> dict[str, Any]:
     model, tokenizer = tiny.load(show_progress=config.show_progress)
 
     corpus = toy_corpus(config.num_owners, max_passages_per_owner=config.passages_per_owner)
-    keys = owner_keys(config.num_owners, config.seed)
+    keys = random_keys(config.num_owners, seed=config.seed).tolist()  # private, never shown
+    names = {key: f"owner-{owner}" for owner, key in enumerate(keys)}
     corpus = corpus.map(lambda row: {"watermark_key": keys[row["owner_id"]]})
     forget_owners = list(range(config.num_owners - config.num_forget, config.num_owners))
 
@@ -133,8 +126,10 @@ def run_demo(config: DemoConfig | None = None) -> dict[str, Any]:
         "retrained": finetune(model, tokenizer, retain_texts, config, out / "runs" / "retrained"),
     }
 
-    queries = completion_queries(texts, tokenizer, prefix_tokens=config.prefix_tokens)
-    references = [keys[o] for o in owners for _ in range(config.num_samples)]
+    queries = completion_queries(
+        texts, tokenizer, prefix_tokens=config.prefix_tokens, max_fraction=0.5
+    )
+    references = [keys[o] for o in owners]
     forget_keys = [keys[o] for o in forget_owners]
     results: dict[str, Any] = {}
     for name, trained in models.items():
@@ -147,15 +142,19 @@ def run_demo(config: DemoConfig | None = None) -> dict[str, Any]:
             seed=config.seed,
             show_progress=config.show_progress,
         )
-        flat = [c for per_query in completions for c in per_query]
-        result = compute_waterdrum(
-            flat, references, tokenizer, forget_ids=forget_keys, null_keys=config.null_keys
+        results[name] = compute_waterdrum(
+            completions,
+            references,
+            tokenizer,
+            forget_ids=forget_keys,
+            owner_names=names,
+            null_keys=config.null_keys,
+            return_details=True,
         )
-        results[name] = _without_keys(result, keys)
 
     report = {
         "config": asdict(config),
-        "forget_owners": forget_owners,
+        "forget_owners": [names[keys[o]] for o in forget_owners],
         "watermark_self_check": {
             "mean": float(np.nanmean(watermarked["watermark_score"])),
             "num_texts": len(watermarked),
@@ -166,15 +165,6 @@ def run_demo(config: DemoConfig | None = None) -> dict[str, Any]:
     (out / "report.md").write_text(_markdown(report))
     _plot(report, out / "waterdrum.png")
     return report
-
-
-def _without_keys(result: dict[str, Any], keys: list[int]) -> dict[str, Any]:
-    """Replace watermark keys by owner numbers: the report is shared, the keys are not."""
-    owner_of = {key: owner for owner, key in enumerate(keys)}
-    result = dict(result)
-    result["per_owner"] = {owner_of[k]: v for k, v in result["per_owner"].items()}
-    result.pop("missing_forget_ids", None)
-    return result
 
 
 def _markdown(report: dict[str, Any]) -> str:
@@ -188,11 +178,14 @@ def _markdown(report: dict[str, Any]) -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for name, r in report["models"].items():
-        null = r.get("null", {}).get("forget", {})
-        null_text = f"{null['mean']:.3f} ± {null['std']:.3f}" if null.get("mean") is not None else "-"
+        null_text = (
+            f"{r['forget_null_mean']:.3f} ± {r['forget_null_std']:.3f}"
+            if "forget_null_mean" in r
+            else "-"
+        )
         lines.append(
-            f"| {name} | {r['forget']:.3f} | {r['retain']:.3f} | {null_text} | "
-            f"{r.get('separability_auroc', float('nan')):.3f} |"
+            f"| {name} | {r.get('forget', float('nan')):.3f} | {r.get('retain', float('nan')):.3f} "
+            f"| {null_text} | {r.get('separability_auroc', float('nan')):.3f} |"
         )
     lines += [
         "",
@@ -218,12 +211,12 @@ def _plot(report: dict[str, Any], path: Path) -> None:
     width = 0.8 / len(models)
     fig, ax = plt.subplots(figsize=(1.2 * len(owners) + 3, 4))
     for i, (name, r) in enumerate(models.items()):
-        values = [r["per_owner"].get(o, {}).get("mean") or 0.0 for o in owners]
+        values = [r["per_owner"].get(o, {}).get("value", np.nan) for o in owners]
         ax.bar(np.arange(len(owners)) + i * width, values, width, label=name)
-    null = models["original"].get("null", {}).get("retain")
-    if null and null.get("mean") is not None:
-        ax.axhspan(null["mean"] - 2 * null["std"], null["mean"] + 2 * null["std"],
-                   color="grey", alpha=0.2, label="null ±2σ")
+    original = models["original"]
+    if "retain_null_mean" in original:
+        mean, std = original["retain_null_mean"], original["retain_null_std"]
+        ax.axhspan(mean - 2 * std, mean + 2 * std, color="grey", alpha=0.2, label="null ±2σ")
     ax.set_xticks(np.arange(len(owners)) + width * (len(models) - 1) / 2)
     ax.set_xticklabels([f"{o}{' (forget)' if o in report['forget_owners'] else ''}" for o in owners],
                        rotation=30, ha="right")

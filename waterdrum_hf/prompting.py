@@ -48,21 +48,34 @@ def prompt_token_ids(tokenizer: PreTrainedTokenizerBase, prompt: str) -> list[in
 
 
 def completion_queries(
-    texts: Iterable[str], tokenizer: PreTrainedTokenizerBase, prefix_tokens: int = 50
+    texts: Iterable[str],
+    tokenizer: PreTrainedTokenizerBase,
+    prefix_tokens: int = 50,
+    *,
+    max_fraction: float | None = None,
 ) -> list[str]:
     """Return the first ``prefix_tokens`` tokens of each text, decoded back to a string.
 
-    A text shorter than ``prefix_tokens`` tokens is used whole. Special tokens are neither
-    added nor kept, so the query is plain text ready for :func:`waterdrum_hf.generate`.
+    A text shorter than ``prefix_tokens`` tokens is used whole (the paper's protocol), unless
+    ``max_fraction`` caps the query at that share of the text's tokens (at least one token),
+    so that a model that memorised a short text still has something left to complete.
+    Special tokens are neither added nor kept, so the query is plain text ready for
+    :func:`waterdrum_hf.generate`.
     """
     texts = check_string_list(texts, "texts")
     if isinstance(prefix_tokens, bool) or not isinstance(prefix_tokens, int) or prefix_tokens < 1:
         raise ValueError(f"prefix_tokens must be an int >= 1, got {prefix_tokens!r}")
+    if max_fraction is not None and not 0 < max_fraction <= 1:
+        raise ValueError(f"max_fraction must be in (0, 1] or None, got {max_fraction!r}")
     if not texts:
         return []
     ids = tokenizer(texts, add_special_tokens=False)["input_ids"]
+    if max_fraction is not None:
+        lengths = [max(1, min(prefix_tokens, int(max_fraction * len(row)))) for row in ids]
+    else:
+        lengths = [prefix_tokens] * len(ids)
     return tokenizer.batch_decode(
-        [row[:prefix_tokens] for row in ids],
+        [row[:length] for row, length in zip(ids, lengths, strict=True)],
         skip_special_tokens=True,
         clean_up_tokenization_spaces=False,
     )

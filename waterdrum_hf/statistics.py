@@ -72,3 +72,20 @@ def calibration_r2(fractions: Sequence[float], values: Sequence[float]) -> Calib
         raise ValueError("`values` are all equal: R^2 is undefined (TSS = 0).")
     rss = float(((y - slope * x) ** 2).sum())
     return CalibrationFit(slope=slope, r2=1.0 - rss / tss)
+
+
+def null_p_value(value: float, null_values: Sequence[float]) -> float:
+    """One-sided empirical p-value of "no watermark": ``(1 + #{null >= value}) / (1 + K)``.
+
+    ``null_values`` are what the same texts read under ``K`` keys that own nothing. If the
+    owner's key is just another such key (its data is not in the model), the owner's value is
+    exchangeable with them and ``P(p <= alpha) <= alpha``: rejecting "no watermark" at
+    ``p <= alpha`` is wrong at most an ``alpha`` share of the time. The +1 correction keeps
+    ``p`` above 0; it cannot go below ``1 / (1 + K)``, so ask for enough keys.
+    """
+    null = _finite_1d(null_values, "null_values")
+    if len(null) == 0:
+        raise ValueError("`null_values` is empty: score the texts under at least one null key.")
+    if not np.isfinite(value):
+        raise ValueError(f"`value` must be finite, got {value!r}.")
+    return float((1 + np.count_nonzero(null >= value)) / (1 + len(null)))

@@ -34,35 +34,45 @@ fall to ~0 after perfect unlearning while the retain value stays where it was.
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (`list` of `str`): generated text (the completion only, not the query).
-    references (`list` of `int`): watermark id (0..2**32-1) of the owner whose data formed
-        each query.
+    predictions (`list` of `str`, or `list` of `list` of `str`): generated text (the
+        completion only, not the query): one per query, or the samples of each query (what
+        `waterdrum_hf.generate` returns).
+    references (`list` of `int`): watermark id (0..2**32-1) of the owner behind each query.
     watermark_tokenizer: tokenizer of the model that watermarked the data (the paraphraser),
         or its name/path. Required.
     forget_ids (`list` of `int`, optional): owners who asked to be forgotten.
+    owner_names (`dict` int -> str, optional): display names of the owners in `per_owner`
+        (default `owner-1`, `owner-2`, ... by first appearance).
+    query_ids (`list`, optional): with flat predictions, the query each sample answers.
+    pooling (`str`, default "tokens"): how a query pools its samples: "tokens" (token-weighted,
+        the paper's) or "mean".
     k_p (`int`, default 1), n_gram (`int`, default 2): the watermark's parameters.
     vocab_size (`int`, optional): the watermark's vocabulary size (128000 for the published
         datasets); a tokenizer with another vocab_size raises.
-    null_keys (`int`, default 0): also score every set under this many random non-owner keys.
+    null_keys (`int`, default 0): also score every query under this many random non-owner
+        keys and give each set its null mean/std, z and p-value.
     null_seed (`int`, default 0): seed of those keys.
-    return_scores (`bool`, default False): also return the per-sample scores.
+    return_details (`bool`, default False): add per_owner, per-sample scores and per-query
+        values.
+    return_scores (`bool`, default False): add the per-sample scores only.
 Returns:
-    forget, retain (or overall without forget_ids): mean per-sample score of each set;
-    per_owner: {id: {"mean", "count"}}; separability_auroc: AUROC, retain positive;
-    num_scored, num_skipped; missing_forget_ids (if any); null (with null_keys);
-    scores (with return_scores).
+    Flat scalars: forget, retain (or overall without forget_ids): mean per-query value of each
+    set; separability_auroc (retain positive); num_queries; num_scored, num_skipped (samples);
+    num_missing_forget_ids (if any); with null_keys <set>_null_mean, <set>_null_std, <set>_z,
+    <set>_p_value. A value that cannot be computed is left out, never None.
 Examples:
     >>> import waterdrum_hf
     >>> metric = waterdrum_hf.load_metric()
-    >>> results = metric.compute(predictions=texts, references=owner_ids,
-    ...                          watermark_tokenizer=tokenizer, forget_ids=[19])
+    >>> completions = waterdrum_hf.generate(model, tokenizer, queries, num_samples=10)
+    >>> results = metric.compute(predictions=completions, references=owner_id_per_query,
+    ...                          watermark_tokenizer=paraphraser_tokenizer, forget_ids=[19])
     >>> results["forget"], results["retain"], results["separability_auroc"]
 """
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class WaterDrum(evaluate.Metric):
-    """The WaterDrum unlearning metric."""
+class Waterdrum(evaluate.Metric):
+    """The WaterDrum unlearning metric (class name spelled so the module is named `waterdrum`)."""
 
     def _info(self):
         return evaluate.MetricInfo(
@@ -70,34 +80,19 @@ class WaterDrum(evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("int64")}
-            ),
+            features=[
+                datasets.Features(
+                    {
+                        "predictions": datasets.Sequence(datasets.Value("string")),
+                        "references": datasets.Value("int64"),
+                    }
+                ),
+                datasets.Features(
+                    {"predictions": datasets.Value("string"), "references": datasets.Value("int64")}
+                ),
+            ],
             reference_urls=["https://pypi.org/project/waterfall/"],
         )
 
-    def _compute(
-        self,
-        predictions,
-        references,
-        watermark_tokenizer=None,
-        forget_ids=None,
-        k_p=1,
-        n_gram=2,
-        vocab_size=None,
-        null_keys=0,
-        null_seed=0,
-        return_scores=False,
-    ):
-        return compute_waterdrum(
-            predictions,
-            references,
-            watermark_tokenizer,
-            forget_ids=forget_ids,
-            k_p=k_p,
-            n_gram=n_gram,
-            vocab_size=vocab_size,
-            null_keys=null_keys,
-            null_seed=null_seed,
-            return_scores=return_scores,
-        )
+    def _compute(self, predictions, references, **kwargs):
+        return compute_waterdrum(predictions, references, **kwargs)
