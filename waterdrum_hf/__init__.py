@@ -31,6 +31,7 @@ _EXPORTS = {
     "generate": "generation",
     "WatermarkedDataset": "watermarking",
     "WatermarkingConfig": "watermarking_config",
+    "WaterDrumCallback": "callbacks",
     "WaterfallLogitsProcessor": "perturbation",
 }
 _SUBMODULES = {"data", "tiny", "trainers", "metrics"}
@@ -39,6 +40,7 @@ __all__ = [
     "CalibrationFit",
     "NullReference",
     "Verifier",
+    "WaterDrumCallback",
     "WatermarkedDataset",
     "WatermarkingConfig",
     "WaterfallLogitsProcessor",
@@ -60,6 +62,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from . import data, tiny
+    from .callbacks import WaterDrumCallback
     from .generation import generate
     from .metric import compute_waterdrum, load_metric
     from .perturbation import WaterfallLogitsProcessor

@@ -123,7 +123,7 @@ def compute_waterdrum(
         raise ValueError(f"`pooling` must be 'tokens' or 'mean', got {pooling!r}.")
     check_positive_int(null_keys, "null_keys", minimum=0)
     queries = _group(predictions, references, query_ids)
-    names = _owner_names(queries.owners, owner_names)
+    names = owner_display_names(queries.owners, owner_names)
     verifier = Verifier(watermark_tokenizer, k_p=k_p, n_gram=n_gram, vocab_size=vocab_size)
     token_ids = verifier.token_ids(queries.samples) if queries.samples else []
     sample_keys = queries.owners[queries.sample_query]
@@ -270,9 +270,14 @@ def _verdict(prefix: str, value: float, null: np.ndarray) -> dict[str, float]:
     return verdict
 
 
-def _owner_names(owners: np.ndarray, owner_names: Mapping[int, str] | None) -> dict[int, str]:
-    """Display name of every owner present; default ``owner-<n>`` by first appearance."""
-    present = list(dict.fromkeys(owners.tolist()))
+def owner_display_names(
+    owners: Sequence[int] | np.ndarray, owner_names: Mapping[int, str] | None
+) -> dict[int, str]:
+    """Display name of every owner present; default ``owner-<n>`` by first appearance.
+
+    Raises (with counts, never ids) when ``owner_names`` misses an owner or repeats a name.
+    """
+    present = list(dict.fromkeys(np.asarray(owners).tolist()))
     if owner_names is None:
         return {owner: f"owner-{n}" for n, owner in enumerate(present, start=1)}
     if not isinstance(owner_names, Mapping):

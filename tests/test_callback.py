@@ -1,0 +1,324 @@
+"""WaterDrumCallback: values in log_history and TensorBoard, undisturbed training, stopping,
+key privacy, bad input, any Trainer (plain, unlearning, TRL, PEFT) and two processes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from datasets import Dataset
+from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
+
+from waterdrum_hf import WaterDrumCallback, completion_queries, compute_waterdrum, generate
+from waterdrum_hf.data import toy_corpus
+
+KEYS = (2_876_543_219, 3_456_789_011, 4_012_345_677)  # distinctive: a leak would show
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    rows = toy_corpus(3, max_passages_per_owner=3)
+    return Dataset.from_dict(
+        {"text": rows["text"], "owner_id": [KEYS[o] for o in rows["owner_id"]]}
+    )
+
+
+@pytest.fixture(scope="module")
+def train_set(tiny_model, corpus):
+    _, tokenizer = tiny_model
+    return corpus.map(
+        lambda b: tokenizer([t + tokenizer.eos_token for t in b["text"]], truncation=True, max_length=96),
+        batched=True,
+        remove_columns=corpus.column_names,
+    )
+
+
+def make_callback(tiny_model, corpus, **kwargs):
+    _, tokenizer = tiny_model
+    settings = {"eval_steps": 2, "num_samples": 1, "max_new_tokens": 8, "prefix_tokens": 8}
+    settings.update(kwargs)
+    return WaterDrumCallback.from_dataset(corpus, [KEYS[2]], tokenizer, tokenizer, **settings)
+
+
+def make_trainer(tiny_model, train_set, tmp_path, callbacks=(), model=None, **args):
+    base, tokenizer = tiny_model
+    settings = {
+        "output_dir": str(tmp_path),
+        "max_steps": 4,
+        "per_device_train_batch_size": 3,
+        "learning_rate": 1e-3,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "use_cpu": True,
+        "seed": 0,
+        "disable_tqdm": True,
+    }
+    settings.update(args)
+    return Trainer(
+        model=model if model is not None else copy.deepcopy(base).train(),
+        args=TrainingArguments(**settings),
+        train_dataset=train_set,
+        data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
+    )
+
+
+def logged(trainer, name="waterdrum/forget"):
+    return {entry["step"]: entry for entry in trainer.state.log_history if name in entry}
+
+
+def test_values_reach_log_history_and_tensorboard(tiny_model, corpus, train_set, tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    model, tokenizer = tiny_model
+    callback = make_callback(tiny_model, corpus)
+    # What step 0 must log: the untouched model's values, computed independently (the forget
+    # owner's queries first, as the callback orders them).
+    rows = sorted(range(len(corpus)), key=lambda i: corpus["owner_id"][i] != KEYS[2])
+    queries = completion_queries([corpus["text"][i] for i in rows], tokenizer, 8)
+    assert queries == callback.queries
+    completions = generate(model, tokenizer, queries, num_samples=1, max_new_tokens=8, seed=0)
+    owners = [corpus["owner_id"][i] for i in rows]
+    expected = compute_waterdrum(completions, owners, tokenizer, forget_ids=[KEYS[2]])
+
+    trainer = make_trainer(tiny_model, train_set, tmp_path, [callback], report_to=["tensorboard"])
+    trainer.train()
+    entries = logged(trainer)
+    assert sorted(entries) == [0, 2, 4]  # step 0, every eval_steps, the end
+    assert entries[0]["waterdrum/forget"] == pytest.approx(expected["forget"])
+    assert entries[0]["waterdrum/retain"] == pytest.approx(expected["retain"])
+    for entry in entries.values():
+        assert {"waterdrum/separability_auroc", "waterdrum/seconds", "waterdrum/num_scored"} <= set(entry)
+        assert {f"waterdrum/owner/owner-{i}" for i in (1, 2, 3)} <= set(entry)
+        assert entry["waterdrum/seconds"] > 0
+    assert entries[4]["waterdrum/forget"] != entries[0]["waterdrum/forget"]  # the model moved
+    assert [h["step"] for h in callback.history] == [0, 2, 4]
+    # The trainer's own logs are all there (logging through it must not cancel them).
+    assert [e["step"] for e in trainer.state.log_history if "loss" in e] == [1, 2, 3, 4]
+
+    (event_dir,) = {p.parent for p in tmp_path.rglob("events.out.tfevents.*")}
+    events = EventAccumulator(str(event_dir))
+    events.Reload()
+    series = events.Scalars("train/waterdrum/forget")  # integrations prefix train/
+    assert [s.step for s in series] == [0, 2, 4]
+    assert [s.value for s in series] == pytest.approx(
+        [entries[s]["waterdrum/forget"] for s in (0, 2, 4)], abs=1e-6
+    )
+    assert "train/loss" in events.Tags()["scalars"]
+
+
+@pytest.mark.slow
+def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
+    """Same seed, with and without the callback: the same weights, bit for bit, with dropout
+    and gradient checkpointing on; modes are back afterwards."""
+
+    def run(callbacks):
+        model = copy.deepcopy(tiny_model[0])
+        for layer in model.model.layers:
+            layer.self_attn.attention_dropout = 0.2  # training draws random numbers
+        trainer = make_trainer(
+            tiny_model, train_set, tmp_path, callbacks, model=model, gradient_checkpointing=True,
+        )
+        trainer.train()
+        return trainer.model
+
+    callback = make_callback(tiny_model, corpus, eval_steps=1)
+    plain, monitored = run([]), run([callback])
+    assert len(callback.history) == 5
+    for (name, a), (_, b) in zip(plain.state_dict().items(), monitored.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name
+    assert monitored.training and monitored.is_gradient_checkpointing
+    assert tiny_model[1].padding_side == "left"
+
+
+def test_ratios_are_shares_of_the_step_0_values(tiny_model, corpus, train_set, tmp_path, monkeypatch):
+    callback = make_callback(tiny_model, corpus, eval_steps=1)
+    scripted = iter([(0.8, 0.5), (0.4, 0.5), (0.2, 0.45), (-0.1, 0.4), (0.0, 0.4)])
+
+    def fake_evaluate(model, tokenizer, accelerator=None):
+        forget, retain = next(scripted)
+        return {"forget": forget, "retain": retain, "seconds": 0.01}
+
+    monkeypatch.setattr(callback, "evaluate", fake_evaluate)
+    trainer = make_trainer(tiny_model, train_set, tmp_path, [callback])
+    trainer.train()
+    entries = logged(trainer)
+    assert [entries[s]["waterdrum/forget_ratio"] for s in range(5)] == pytest.approx(
+        [1.0, 0.5, 0.25, -0.125, 0.0]
+    )
+    assert entries[2]["waterdrum/retain_ratio"] == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("rule", ["dict", "callable"])
+def test_stop_when_stops_saves_and_says_why(tiny_model, corpus, train_set, tmp_path, rule, caplog):
+    stop_when = (
+        {"min_retain": -1.0, "max_forget": 1.0} if rule == "dict" else (lambda v: v["retain"] > -1)
+    )
+    callback = make_callback(tiny_model, corpus, stop_when=stop_when, save_on_stop=True)
+    trainer = make_trainer(tiny_model, train_set, tmp_path, [callback], max_steps=8)
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.callbacks"):
+        trainer.train()
+    assert trainer.state.global_step == 2 and callback.stopped_at == 2  # not at step 0
+    assert logged(trainer)[2]["waterdrum/stopped"] == 1.0
+    assert "stopping at step 2" in caplog.text
+    if rule == "dict":
+        assert "retain" in callback.stop_reason and ">= -1" in callback.stop_reason
+    saved = tmp_path / "waterdrum-stop-step-2"
+    assert (saved / "config.json").is_file() and (saved / "model.safetensors").is_file()
+
+
+def test_a_rule_that_never_holds_lets_training_finish(tiny_model, corpus, train_set, tmp_path):
+    callback = make_callback(tiny_model, corpus, stop_when={"min_separability_auroc": 2.0})
+    trainer = make_trainer(tiny_model, train_set, tmp_path, [callback])
+    trainer.train()
+    assert trainer.state.global_step == 4 and callback.stopped_at is None
+
+
+def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, capsys, caplog):
+    secret = int(np.random.default_rng().integers(2**31, 2**32))
+    model, tokenizer = tiny_model
+    texts = toy_corpus(2, max_passages_per_owner=2)["text"]
+    callback = WaterDrumCallback(
+        texts[:2], [secret, secret], texts[2:], [KEYS[0], KEYS[0]], tokenizer,
+        eval_steps=2, num_samples=1, max_new_tokens=6, null_keys=4,
+    )
+    with caplog.at_level(logging.DEBUG):
+        trainer = make_trainer(
+            tiny_model, train_set, tmp_path, [callback], report_to=["tensorboard"]
+        )
+        trainer.train()
+    captured = capsys.readouterr()
+    shown = "".join(
+        [repr(callback), str(callback), json.dumps(trainer.state.log_history), captured.out,
+         captured.err, caplog.text]
+        + [p.read_bytes().decode("latin-1") for p in tmp_path.rglob("*") if p.is_file()]
+    )
+    assert "waterdrum/forget" in json.dumps(trainer.state.log_history)
+    for form in (str(secret), f"{secret:x}", f"{secret:X}", f"{secret:#x}"):
+        assert form not in shown
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"forget_ids": [KEYS[2]]}, ValueError, "`forget_ids` has 1 entries but there are 2"),
+        ({"retain_queries": [], "retain_ids": []}, ValueError, "`retain_queries` is empty"),
+        ({"watermark_tokenizer": "/no/such/tokenizer"}, ValueError, "could not be loaded"),
+        ({"eval_steps": 0}, ValueError, "`eval_steps` must be >= 1"),
+        ({"num_samples": 0}, ValueError, "`num_samples`"),
+        ({"forget_ids": [KEYS[2], -1]}, ValueError, r"`forget_ids\[1\]`"),
+        ({"retain_ids": [KEYS[2], KEYS[0]]}, ValueError, "both the forget and the retain"),
+        ({"stop_when": {"forget_below": 0.1}}, ValueError, "'max_<value>' or 'min_<value>'"),
+        ({"stop_when": {"max_forget": "low"}}, ValueError, "finite number"),
+        ({"stop_when": 0.05}, TypeError, "callable or a dict"),
+        ({"generation_kwargs": {"top_k": 50}}, ValueError, r"\['top_k'\] are not supported"),
+        ({"owner_names": {KEYS[0]: "a"}}, ValueError, "no name for 1 of 2 owners"),
+        ({"max_queries_per_owner": 0}, ValueError, "`max_queries_per_owner`"),
+    ],
+)
+def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):
+    arguments = {
+        "forget_queries": ["The class", "A lambda"],
+        "forget_ids": [KEYS[2], KEYS[2]],
+        "retain_queries": ["The import", "A module"],
+        "retain_ids": [KEYS[0], KEYS[0]],
+        "watermark_tokenizer": tiny_model[1],
+    }
+    arguments.update(kwargs)
+    with pytest.raises(error, match=match) as raised:
+        WaterDrumCallback(**arguments)
+    assert not any(str(key) in str(raised.value) for key in KEYS)
+
+
+def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpus):
+    _, tokenizer = tiny_model
+    callback = make_callback(tiny_model, corpus, max_queries_per_owner=2, prefix_tokens=5)
+    owners = np.array(corpus["owner_id"])
+    queries = completion_queries(corpus["text"], tokenizer, 5)
+    forget = [q for q, o in zip(queries, owners, strict=True) if o == KEYS[2]]
+    assert len(callback.queries) == 6  # two per owner
+    assert set(callback.queries[:2]) <= set(forget)
+    assert set(callback.queries[2:]).isdisjoint(forget)
+    qa = Dataset.from_dict({"question": ["What is a class?", "Why?"], "owner_id": [1, 2]})
+    qa_callback = WaterDrumCallback.from_dataset(qa, [2], tokenizer, tokenizer)
+    assert qa_callback.queries == ["<s><|user|>Why?</s><|assistant|>", "<s><|user|>What is a class?</s><|assistant|>"]
+    with pytest.raises(ValueError, match="neither 'text' nor 'question'"):
+        WaterDrumCallback.from_dataset(qa.rename_column("question", "q"), [2], tokenizer, tokenizer)
+
+
+def test_unlearning_trainer_with_a_peft_model(tiny_model, corpus, tmp_path):
+    peft = pytest.importorskip("peft")
+    from waterdrum_hf.trainers import KLConfig, KLTrainer
+
+    from waterdrum_hf.data import split_by_owner
+
+    model, tokenizer = tiny_model
+    lora = peft.get_peft_model(
+        copy.deepcopy(model), peft.LoraConfig(r=4, target_modules=["q_proj", "v_proj"])
+    )
+    forget, retain = split_by_owner(corpus, [KEYS[2]])
+    callback = make_callback(tiny_model, corpus)
+    trainer = KLTrainer(
+        model=lora,
+        args=KLConfig(
+            output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2, report_to="none",
+            logging_steps=1, use_cpu=True, save_strategy="no", disable_tqdm=True,
+        ),
+        forget_dataset=forget.remove_columns("owner_id"),
+        retain_dataset=retain.remove_columns("owner_id"),
+        processing_class=tokenizer,
+        callbacks=[callback],
+    )
+    trainer.train()
+    assert sorted(logged(trainer)) == [0, 2]
+    losses = [e for e in trainer.state.log_history if "loss" in e]
+    assert losses and all("loss/forget" in e for e in losses)
+
+
+def test_trl_sft_trainer(tiny_model, corpus, tmp_path):
+    from trl import SFTConfig, SFTTrainer
+
+    model, tokenizer = tiny_model
+    callback = make_callback(tiny_model, corpus)
+    trainer = SFTTrainer(
+        model=copy.deepcopy(model),
+        args=SFTConfig(
+            output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2, report_to="none",
+            logging_steps=1, use_cpu=True, save_strategy="no", disable_tqdm=True, max_length=96,
+        ),
+        train_dataset=corpus.remove_columns("owner_id"),
+        processing_class=tokenizer,
+        callbacks=[callback],
+    )
+    trainer.train()
+    assert sorted(logged(trainer)) == [0, 2]
+
+
+@pytest.mark.slow
+def test_two_processes_log_once_with_the_same_values(tiny_model, tmp_path):
+    script = Path(__file__).parent / "scripts" / "distributed_callback.py"
+    subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+         "--master_port", "29519", str(script), str(tmp_path)],
+        check=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True,
+    )
+    reports = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    for report in reports:
+        steps = [e["step"] for e in report["log_history"] if "waterdrum/forget" in e]
+        assert steps == [0, 1, 2]  # once per evaluation
+        assert report["processes"] == 2
+    values = [[e for e in r["log_history"] if "waterdrum/forget" in e] for r in reports]
+    for a, b in zip(*values, strict=True):
+        assert a["waterdrum/forget"] == b["waterdrum/forget"]  # broadcast from the main process
+    # Every process generated: the main process scored all queries of both shares.
+    assert reports[0]["log_history"][0]["waterdrum/num_queries"] == 6

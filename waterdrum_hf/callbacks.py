@@ -1,0 +1,395 @@
+"""WaterDrumCallback: forget and retain WaterDrum values logged while a model trains.
+
+At step 0, every ``eval_steps`` optimizer steps and at the last step, the callback samples
+completions of the forget and retain owners' queries with the model being trained, verifies
+them with the owners' keys (:func:`waterdrum_hf.compute_waterdrum`) and logs the values through
+the trainer (``trainer.log``), so that they land in ``state.log_history`` and in every
+``report_to`` integration (TensorBoard, W&B, ...) next to the loss.
+
+Distributed runs work the way TRL's completion-logging callback does: every process generates
+its share of the queries on the unwrapped model (ZeRO-3 parameters gathered), the completions
+are gathered, the main process scores them, and the values are broadcast so that every process
+logs the same entry and takes the same stopping decision (the reporting integrations write on
+the main process only). Training is not disturbed: sampling runs under its own seed with the
+global RNG restored, in eval mode with the train mode, gradient checkpointing and dropout put
+back afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import operator
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from ._validation import check_positive_int, check_string_list, check_watermark_ids
+from .generation import generate
+from .metric import compute_waterdrum, owner_display_names
+from .verification import load_tokenizer
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "waterdrum/"
+_GENERATION_KWARGS = ("temperature", "top_p", "batch_size")
+_BOUNDS = {"max": operator.le, "min": operator.ge}
+
+StopRule = Callable[[Mapping[str, float]], bool] | Mapping[str, float]
+
+
+class WaterDrumCallback(TrainerCallback):
+    """Logs WaterDrum forget/retain values during training; optionally stops the run.
+
+    Logged (all under ``waterdrum/``): ``forget``, ``retain``, ``separability_auroc``,
+    ``forget_ratio`` and ``retain_ratio`` (shares of the step-0 values), ``owner/<name>`` per
+    owner (never the key), the sample counts, with ``null_keys`` the null levels, z-scores and
+    p-values, and ``seconds`` (generation and verification time of that evaluation).
+
+    Args:
+        forget_queries: prompts made from the forget owners' data (see :meth:`from_dataset`).
+        forget_ids: the watermark id of the owner behind each forget query.
+        retain_queries: prompts made from the retain owners' data.
+        retain_ids: the watermark id behind each retain query.
+        watermark_tokenizer: tokenizer that watermarked the data (or its name/path).
+        eval_steps: evaluate every this many optimizer steps (and at step 0 and the end).
+        num_samples: completions per query, pooled per query.
+        max_new_tokens: length of each completion.
+        owner_names: display name per owner id; default ``owner-1``, ``owner-2``, ...
+        null_keys: random non-owner keys for null levels and p-values (0: none).
+        max_queries_per_owner: evaluate at most this many queries per owner (drawn once, with
+            ``seed``), to bound the cost.
+        generation_kwargs: ``temperature``, ``top_p`` or ``batch_size`` for sampling.
+        stop_when: stop training when this holds: a callable taking the logged values
+            (without the prefix) and returning a bool, or a dict of bounds such as
+            ``{"max_forget_ratio": 0.05, "min_retain_ratio": 0.8}`` (all must hold).
+        save_on_stop: when ``stop_when`` first holds, save the model to
+            ``<output_dir>/waterdrum-stop-step-<step>`` (the best checkpoint by the rule).
+        seed: sampling seed, the same at every evaluation (so curves move with the model,
+            not with the sampling noise); the training RNG is untouched.
+        k_p, n_gram: the watermark's parameters.
+        tokenizer: the trained model's tokenizer, for generation; default: the trainer's
+            ``processing_class``.
+        trainer: the trainer; found automatically when the callback is passed to one.
+    """
+
+    def __init__(
+        self,
+        forget_queries: Sequence[str],
+        forget_ids: Sequence[int],
+        retain_queries: Sequence[str],
+        retain_ids: Sequence[int],
+        watermark_tokenizer: Any,
+        *,
+        eval_steps: int = 50,
+        num_samples: int = 2,
+        max_new_tokens: int = 64,
+        owner_names: Mapping[int, str] | None = None,
+        null_keys: int = 0,
+        max_queries_per_owner: int | None = None,
+        generation_kwargs: Mapping[str, Any] | None = None,
+        stop_when: StopRule | None = None,
+        save_on_stop: bool = False,
+        seed: int = 0,
+        k_p: int = 1,
+        n_gram: int = 2,
+        tokenizer: Any | None = None,
+        trainer: Trainer | None = None,
+    ) -> None:
+        forget_queries = _query_set(forget_queries, forget_ids, "forget")
+        retain_queries = _query_set(retain_queries, retain_ids, "retain")
+        self.eval_steps = check_positive_int(eval_steps, "eval_steps")
+        self.num_samples = check_positive_int(num_samples, "num_samples")
+        self.max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+        self.null_keys = check_positive_int(null_keys, "null_keys", minimum=0)
+        self.seed = check_positive_int(seed, "seed", minimum=0)
+        self.generation_kwargs = _generation_kwargs(generation_kwargs)
+        self.stop_when = _stop_rule(stop_when)
+        self.save_on_stop = bool(save_on_stop)
+        self.k_p, self.n_gram = k_p, n_gram
+        try:
+            self.watermark_tokenizer = load_tokenizer(watermark_tokenizer)
+        except OSError as error:
+            raise ValueError(
+                f"`watermark_tokenizer` could not be loaded ({type(error).__name__}); pass the "
+                "tokenizer of the model that watermarked the data, or a path to it."
+            ) from None
+        forget_keys = np.unique(forget_queries[1])
+        if np.isin(forget_keys, retain_queries[1]).any():
+            raise ValueError("An owner cannot be in both the forget and the retain query sets.")
+        if max_queries_per_owner is not None:
+            check_positive_int(max_queries_per_owner, "max_queries_per_owner")
+            forget_queries = _subsample(*forget_queries, max_queries_per_owner, seed)
+            retain_queries = _subsample(*retain_queries, max_queries_per_owner, seed)
+        self.queries = forget_queries[0] + retain_queries[0]
+        self._ids = np.concatenate([forget_queries[1], retain_queries[1]])
+        self._forget_ids = forget_keys.tolist()
+        self._names = owner_display_names(self._ids, owner_names)
+        self.tokenizer = tokenizer
+        self.trainer = trainer
+        self.history: list[dict[str, float]] = []
+        """The logged values of every evaluation (with ``step``), on every process."""
+        self.stopped_at: int | None = None
+        """The step at which ``stop_when`` first held, if it did."""
+        self.stop_reason: str | None = None
+        self._baseline: dict[str, float] = {}
+        self._seconds = 0.0
+        self._train_start: float | None = None
+        self._last_step: int | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(queries={len(self.queries)}, owners={len(self._names)}, "
+            f"forget_owners={len(self._forget_ids)}, eval_steps={self.eval_steps}, "
+            f"num_samples={self.num_samples}, max_new_tokens={self.max_new_tokens})"
+        )
+
+    @classmethod
+    def from_dataset(
+        cls,
+        dataset: Any,
+        forget_ids: Sequence[int],
+        tokenizer: Any,
+        watermark_tokenizer: Any,
+        *,
+        text_column: str = "text",
+        question_column: str = "question",
+        id_column: str = "owner_id",
+        prefix_tokens: int = 50,
+        **kwargs: Any,
+    ) -> WaterDrumCallback:
+        """Build the query sets the paper's way from a dataset with an owner column.
+
+        Rows with ``text_column`` give completion queries (their first ``prefix_tokens``
+        tokens under the evaluated model's ``tokenizer``); without it, ``question_column``
+        gives QA queries in the model's chat format. Rows owned by ``forget_ids`` form the
+        forget set, the rest the retain set. ``kwargs`` go to the constructor.
+        """
+        from .prompting import completion_queries, qa_queries
+
+        columns = dataset.column_names
+        if id_column not in columns:
+            raise ValueError(f"id_column {id_column!r} is not a column (columns: {columns}).")
+        if text_column in columns:
+            queries = completion_queries(dataset[text_column], tokenizer, prefix_tokens)
+        elif question_column in columns:
+            queries = qa_queries(dataset[question_column], tokenizer)
+        else:
+            raise ValueError(
+                f"The dataset has neither {text_column!r} nor {question_column!r} (columns: "
+                f"{columns}); pass text_column= or question_column=."
+            )
+        owners = check_watermark_ids(list(dataset[id_column]), len(dataset), id_column)
+        forget = np.isin(owners, check_watermark_ids(list(forget_ids), len(forget_ids), "forget_ids"))
+        sets = [
+            ([q for q, m in zip(queries, mask, strict=True) if m], owners[mask].tolist())
+            for mask in (forget, ~forget)
+        ]
+        return cls(*sets[0], *sets[1], watermark_tokenizer, tokenizer=tokenizer, **kwargs)
+
+    # ---- events ----------------------------------------------------------------------------
+
+    def on_train_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        if self.trainer is None:
+            self.trainer = _find_trainer(self)
+        self._train_start = time.perf_counter()
+        self._seconds = 0.0
+        self._evaluate(state, control)
+
+    def on_step_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        if state.global_step % self.eval_steps == 0 or control.should_training_stop:
+            self._evaluate(state, control)
+
+    def on_train_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        if self._train_start is None or not state.is_world_process_zero:
+            return
+        total = time.perf_counter() - self._train_start
+        message = (
+            f"WaterDrumCallback: {self._seconds:.1f} s of {total:.1f} s of training "
+            f"({100 * self._seconds / max(total, 1e-9):.1f} %) went to WaterDrum evaluation."
+        )
+        logger.info(message)
+        print(message, file=sys.stderr)
+
+    # ---- one evaluation --------------------------------------------------------------------
+
+    def evaluate(self, model: Any, tokenizer: Any, accelerator: Any | None = None) -> dict[str, float]:
+        """Sample, verify and summarise once; returns the values (without the prefix).
+
+        Under several processes every process must call this; every process gets the values.
+        """
+        start = time.perf_counter()
+        completions = generate(
+            model,
+            tokenizer,
+            self.queries,
+            num_samples=self.num_samples,
+            max_new_tokens=self.max_new_tokens,
+            seed=self.seed,
+            show_progress=False,
+            accelerator=accelerator,
+            **self.generation_kwargs,
+        )
+        values: dict[str, float] = {}
+        if accelerator is None or accelerator.is_main_process:
+            values = self._score(completions)
+        if accelerator is not None and accelerator.num_processes > 1:
+            from accelerate.utils import broadcast_object_list
+
+            values = broadcast_object_list([values])[0]
+        values["seconds"] = time.perf_counter() - start
+        return values
+
+    def _score(self, completions: list[list[str]]) -> dict[str, float]:
+        result = compute_waterdrum(
+            completions,
+            self._ids.tolist(),
+            self.watermark_tokenizer,
+            forget_ids=self._forget_ids,
+            owner_names=self._names,
+            null_keys=self.null_keys,
+            null_seed=self.seed,
+            k_p=self.k_p,
+            n_gram=self.n_gram,
+            return_details=True,
+        )
+        per_owner = result.pop("per_owner")
+        for name in ("query_values", "query_owners", "scores"):
+            result.pop(name)
+        values = {k: float(v) for k, v in result.items()}
+        for name, owner in per_owner.items():
+            if "value" in owner:
+                values[f"owner/{name}"] = owner["value"]
+        return values
+
+    def _evaluate(self, state: TrainerState, control: TrainerControl) -> None:
+        if self._last_step == state.global_step:
+            return
+        self._last_step = state.global_step
+        trainer = self.trainer
+        tokenizer = self.tokenizer or trainer.processing_class
+        if tokenizer is None:
+            raise ValueError(
+                "WaterDrumCallback needs the trained model's tokenizer to generate: pass "
+                "tokenizer= to the callback or processing_class= to the trainer."
+            )
+        values = self.evaluate(trainer.model_wrapped, tokenizer, trainer.accelerator)
+        self._seconds += values["seconds"]
+        if state.global_step == 0 or not self._baseline:
+            self._baseline = {k: values[k] for k in ("forget", "retain") if k in values}
+        for name, base in self._baseline.items():
+            if name in values and base > 0:
+                values[f"{name}_ratio"] = values[name] / base
+        self.history.append({"step": state.global_step, **values})
+        if self.stop_when is not None and self.stopped_at is None and state.global_step > 0:
+            self._check_stop(values, state, control)
+        should_log = control.should_log  # Trainer.log resets it: the step's own log must stay
+        trainer.log({PREFIX + name: value for name, value in values.items()})
+        control.should_log = should_log
+
+    def _check_stop(self, values: dict[str, float], state: TrainerState, control: TrainerControl) -> None:
+        holds, reason = self.stop_when(values)
+        if not holds:
+            return
+        self.stopped_at, self.stop_reason = state.global_step, reason
+        values["stopped"] = 1.0
+        control.should_training_stop = True
+        message = f"WaterDrumCallback: stopping at step {state.global_step}: {reason}."
+        if self.save_on_stop:
+            path = os.path.join(self.trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}")
+            self.trainer.save_model(path)
+            message += f" Model saved to {path}."
+        logger.warning(message)
+
+
+def _query_set(queries: Sequence[str], ids: Sequence[int], name: str) -> tuple[list[str], np.ndarray]:
+    queries = check_string_list(queries, f"{name}_queries")
+    if not queries:
+        raise ValueError(f"`{name}_queries` is empty: pass at least one query per set.")
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
+        raise TypeError(f"`{name}_ids` must be a list with one watermark id per query.")
+    if len(ids) != len(queries):
+        raise ValueError(
+            f"`{name}_ids` has {len(ids)} entries but there are {len(queries)} {name} queries: "
+            "pass one owner id per query."
+        )
+    return queries, check_watermark_ids(list(ids), len(queries), f"{name}_ids")
+
+
+def _subsample(queries: list[str], ids: np.ndarray, limit: int, seed: int) -> tuple[list[str], np.ndarray]:
+    """At most ``limit`` queries per owner, drawn once with ``seed``, in their original order."""
+    rng = np.random.default_rng(seed)
+    keep = np.zeros(len(ids), dtype=bool)
+    for owner in np.unique(ids):
+        rows = np.flatnonzero(ids == owner)
+        keep[rng.permutation(rows)[:limit]] = True
+    return [q for q, k in zip(queries, keep, strict=True) if k], ids[keep]
+
+
+def _generation_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    kwargs = dict(kwargs or {})
+    unknown = sorted(set(kwargs) - set(_GENERATION_KWARGS))
+    if unknown:
+        raise ValueError(
+            f"generation_kwargs {unknown} are not supported; use {list(_GENERATION_KWARGS)} "
+            "(sampling stays unfiltered: no top-k, as the paper samples)."
+        )
+    return kwargs
+
+
+def _stop_rule(rule: StopRule | None) -> Callable[[Mapping[str, float]], tuple[bool, str]] | None:
+    """The stopping rule as a function of the values returning ``(holds, why)``."""
+    if rule is None:
+        return None
+    if callable(rule):
+        return lambda values: (bool(rule(values)), f"stop_when held ({getattr(rule, '__name__', 'rule')})")
+    if not isinstance(rule, Mapping) or not rule:
+        raise TypeError(
+            "`stop_when` must be a callable or a dict of bounds such as "
+            "{'max_forget_ratio': 0.05, 'min_retain_ratio': 0.8}."
+        )
+    bounds = []
+    for key, limit in rule.items():
+        kind, _, metric = str(key).partition("_")
+        if kind not in _BOUNDS or not metric:
+            raise ValueError(f"`stop_when` key {key!r} must be 'max_<value>' or 'min_<value>'.")
+        if isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not math.isfinite(limit):
+            raise ValueError(f"`stop_when[{key!r}]` must be a finite number, got {limit!r}.")
+        bounds.append((metric, kind, float(limit)))
+
+    def check(values: Mapping[str, float]) -> tuple[bool, str]:
+        parts = []
+        for metric, kind, limit in bounds:
+            value = values.get(metric)
+            if value is None or not _BOUNDS[kind](value, limit):
+                return False, ""
+            parts.append(f"{metric} {value:.3f} {'<=' if kind == 'max' else '>='} {limit:g}")
+        return True, " and ".join(parts)
+
+    return check
+
+
+def _find_trainer(callback: TrainerCallback) -> Trainer:
+    """The ``Trainer`` whose callback handler is calling ``callback`` (up the call stack)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        candidate = frame.f_locals.get("self")
+        if isinstance(candidate, Trainer) and callback in candidate.callback_handler.callbacks:
+            return candidate
+        frame = frame.f_back
+    raise RuntimeError(
+        "WaterDrumCallback logs through the trainer but could not find it: pass trainer= or add "
+        "the callback with Trainer(callbacks=[...]) / trainer.add_callback(...)."
+    )
