@@ -33,6 +33,9 @@ _EXPORTS = {
     "WatermarkingConfig": "watermarking_config",
     "WaterDrumCallback": "callbacks",
     "WaterfallLogitsProcessor": "perturbation",
+    "key_from_secret": "keys",
+    "verify_dataset": "dataset_verification",
+    "resumable_map": "resumable",
 }
 _SUBMODULES = {"data", "tiny", "trainers", "metrics"}
 
@@ -50,23 +53,29 @@ __all__ = [
     "compute_waterdrum",
     "data",
     "generate",
+    "key_from_secret",
     "load_metric",
     "metrics",
     "null_reference",
     "qa_queries",
+    "resumable_map",
     "separability_auroc",
     "tiny",
     "trainers",
+    "verify_dataset",
     "verify_texts",
 ]
 
 if TYPE_CHECKING:
     from . import data, tiny
     from .callbacks import WaterDrumCallback
+    from .dataset_verification import verify_dataset
     from .generation import generate
+    from .keys import key_from_secret
     from .metric import compute_waterdrum, load_metric
     from .perturbation import WaterfallLogitsProcessor
     from .prompting import completion_queries, qa_queries
+    from .resumable import resumable_map
     from .statistics import CalibrationFit, calibration_r2, separability_auroc
     from .verification import NullReference, Verifier, null_reference, verify_texts
     from .watermarking import WatermarkedDataset

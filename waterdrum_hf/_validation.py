@@ -29,7 +29,23 @@ def check_texts(texts: str | Sequence[str], name: str = "texts") -> list[str]:
                 f"`{name}[{i}]` is a {type(text).__name__}, not a string: pass decoded text "
                 "(e.g. tokenizer.batch_decode(ids, skip_special_tokens=True))."
             )
+        check_encodable(text, f"{name}[{i}]")
     return texts
+
+
+def check_encodable(text: str, name: str) -> str:
+    """Return ``text``; one that UTF-8 cannot encode (a lone surrogate, e.g. from a JSON
+    ``"\\ud800"`` escape) raises a ValueError here rather than a tokenizer's TypeError."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"`{name}` holds a lone surrogate at character {error.start}, which UTF-8 (and so "
+                "every tokenizer) cannot encode: clean it first, e.g. "
+                "text.encode('utf-8', 'replace').decode('utf-8')."
+            ) from None
+    return text
 
 
 def check_string_list(values: Iterable[str], name: str) -> list[str]:
@@ -43,6 +59,7 @@ def check_string_list(values: Iterable[str], name: str) -> list[str]:
     for i, value in enumerate(values):
         if not isinstance(value, str):
             raise TypeError(f"{name}[{i}] must be a str, got {type(value).__name__}")
+        check_encodable(value, f"{name}[{i}]")
     return values
 
 

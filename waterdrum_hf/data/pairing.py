@@ -16,6 +16,7 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
+from .._validation import check_encodable
 from ..prompting import has_chat_template, prompt_token_ids, qa_queries
 
 IGNORE_INDEX = -100
@@ -205,3 +206,4 @@ class ForgetRetainCollator:
 def _check_str(value: Any, column: str) -> None:
     if not isinstance(value, str):
         raise TypeError(f"column {column!r} must hold strings, got {type(value).__name__}")
+    check_encodable(value, f"column {column!r}")
