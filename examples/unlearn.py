@@ -1,0 +1,189 @@
+"""Unlearn data owners with any waterdrum-hf trainer and read WaterDrum before and after.
+
+By default, in a few minutes on a CPU and offline: the built-in tiny model and toy corpus
+(4 owners x 3 passages) are watermarked, one key per owner; the tiny model is fitted to every
+passage (the *original* model, which must memorise the passages for their watermarks to show);
+the chosen method then unlearns the forget owners, and WaterDrum is read on both models from
+sampled completions of the passages' openings. With ``--model`` and ``--dataset`` it runs on
+your own model (already trained on the data) and a watermarked dataset saved by
+``examples/watermark_dataset.py --output-dir DIR --forget-ids ...`` (splits ``forget`` and
+``retain``, an ``owner_id`` column that holds the watermark keys).
+
+Every field of the method's config is a flag (``HfArgumentParser``), TrainingArguments
+included. Retraining and GD need no trainer of their own: GD (fine-tuning on the retain set) is
+``--method graddiff --forget_weight 0``, and retraining is the same run started from the base
+model. IdkDPO and IdkNLL need QA data (``question`` and ``answer`` columns).
+
+    python examples/unlearn.py --method kl
+    python examples/unlearn.py --method npo --beta 0.1 --num_train_epochs 10 --lora
+    python examples/unlearn.py --method scrub --max_phase_steps 2 --min_phase_steps 2
+    python examples/unlearn.py --method graddiff --forget_weight 0          # GD
+    python examples/unlearn.py --method kl --model ./original --dataset ./watermarked \\
+        --output_dir ./unlearned --learning_rate 1e-4 --num_train_epochs 5
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from datasets import Dataset, concatenate_datasets, load_from_disk
+from transformers import HfArgumentParser
+
+import waterdrum_hf
+from waterdrum_hf import trainers
+from waterdrum_hf.data import split_by_owner, toy_corpus
+
+
+@dataclass
+class ScriptArguments:
+    """What to unlearn from what; the method's own settings are parsed separately."""
+
+    method: str = field(
+        default="kl", metadata={"help": f"Unlearning method: {', '.join(trainers.available())}."}
+    )
+    model: str | None = field(
+        default=None, metadata={"help": "Model trained on the data (default: built-in tiny)."}
+    )
+    dataset: str | None = field(
+        default=None,
+        metadata={"help": "save_to_disk folder with 'forget' and 'retain' splits (default: toy)."},
+    )
+    lora: bool = field(
+        default=False,
+        metadata={"help": "Unlearn through a LoRA adapter (r 8, alpha 32, all linear layers)."},
+    )
+    owners: int = field(default=4, metadata={"help": "Toy corpus: data owners."})
+    passages_per_owner: int = field(default=3, metadata={"help": "Toy corpus: passages each."})
+    forget_owners: int = field(default=1, metadata={"help": "Toy corpus: owners forgotten (last)."})
+    fit_epochs: int = field(default=30, metadata={"help": "Toy corpus: epochs of the original."})
+    prefix_tokens: int = field(default=24, metadata={"help": "Query length in tokens."})
+    num_samples: int = field(default=2, metadata={"help": "Completions sampled per query."})
+    max_new_tokens: int = field(default=64, metadata={"help": "Tokens per completion."})
+
+
+EXAMPLE_DEFAULTS = {  # a quick run on the toy corpus; every one can be overridden by its flag
+    "output_dir": "unlearned",
+    "num_train_epochs": 5,
+    "learning_rate": 5e-4,
+    "per_device_train_batch_size": 4,
+    "lr_scheduler_type": "constant",
+    "logging_steps": 5,
+    "save_strategy": "no",
+    "report_to": "none",
+}
+
+
+def parse_args() -> tuple[ScriptArguments, trainers.UnlearningConfig]:
+    """The script's arguments, then the chosen method's config from the remaining flags."""
+    description = __doc__.split("\n\n")[0]
+    script_parser = HfArgumentParser(ScriptArguments, description=description)
+    script, remaining = script_parser.parse_args_into_dataclasses(return_remaining_strings=True)
+    _, config_class = trainers.get(script.method)
+    config_parser = HfArgumentParser(config_class, description=description)
+    config_parser.set_defaults(**EXAMPLE_DEFAULTS)
+    (config,) = config_parser.parse_args_into_dataclasses(remaining)
+    return script, config
+
+
+def load_model(name: str | None):
+    if name is None:
+        return waterdrum_hf.tiny.load()
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    return AutoModelForCausalLM.from_pretrained(name), AutoTokenizer.from_pretrained(name)
+
+
+def toy_data(model, tokenizer, script: ScriptArguments, seed: int) -> tuple[Dataset, Dataset]:
+    """Watermark the toy corpus (key = owner id) and split it into forget and retain owners."""
+    corpus = toy_corpus(script.owners, max_passages_per_owner=script.passages_per_owner)
+    watermarker = waterdrum_hf.WatermarkedDataset(
+        model, tokenizer, id_column="owner_id", seed=seed, max_new_tokens=128
+    )
+    watermarked = corpus.map(watermarker, batched=True, batch_size=16, load_from_cache_file=False)
+    forget_ids = list(range(script.owners - script.forget_owners, script.owners))
+    return split_by_owner(watermarked, forget_ids)
+
+
+def fit(model, tokenizer, data: Dataset, script: ScriptArguments, config):
+    """The original model: GD (GradDiff with forget_weight=0) on every passage."""
+    trainer_class, config_class = trainers.get("graddiff")
+    args = config_class(
+        output_dir=f"{config.output_dir}/original",
+        forget_weight=0.0,
+        num_train_epochs=script.fit_epochs,
+        learning_rate=2e-3,
+        per_device_train_batch_size=8,
+        lr_scheduler_type="constant",
+        save_strategy="no",
+        report_to="none",
+        logging_steps=20,
+        use_cpu=config.use_cpu,
+        seed=config.seed,
+    )
+    trainer_class(
+        model=model, args=args, forget_dataset=data, retain_dataset=data, processing_class=tokenizer
+    ).train()
+    return model
+
+
+def read_waterdrum(model, tokenizer, forget: Dataset, retain: Dataset, script, seed: int) -> dict:
+    """WaterDrum of ``model``: completions of every passage's opening, verified with its key."""
+    texts = list(forget["text"]) + list(retain["text"])
+    owners = list(forget["owner_id"]) + list(retain["owner_id"])
+    queries = waterdrum_hf.completion_queries(
+        texts, tokenizer, prefix_tokens=script.prefix_tokens, max_fraction=0.5
+    )
+    completions = waterdrum_hf.generate(
+        model,
+        tokenizer,
+        queries,
+        num_samples=script.num_samples,
+        max_new_tokens=script.max_new_tokens,
+        seed=seed,
+    )
+    return waterdrum_hf.compute_waterdrum(
+        completions, owners, tokenizer, forget_ids=sorted(set(forget["owner_id"]))
+    )
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING)
+    script, config = parse_args()
+    trainer_class, _ = trainers.get(script.method)
+    model, tokenizer = load_model(script.model)
+    if script.dataset is None:
+        forget, retain = toy_data(model, tokenizer, script, config.seed)
+        model = fit(model, tokenizer, concatenate_datasets([forget, retain]), script, config)
+    else:
+        splits = load_from_disk(script.dataset)
+        forget, retain = splits["forget"], splits["retain"]
+    before = read_waterdrum(model, tokenizer, forget, retain, script, config.seed)
+
+    if script.lora:
+        from peft import LoraConfig, get_peft_model
+
+        lora = LoraConfig(r=8, lora_alpha=32, lora_dropout=0.05, target_modules="all-linear")
+        model = get_peft_model(model, lora)
+    trainer = trainer_class(
+        model=model,
+        args=config,
+        forget_dataset=forget,
+        retain_dataset=retain,
+        processing_class=tokenizer,
+    )
+    trainer.train()
+    trainer.save_model()
+    tokenizer.save_pretrained(config.output_dir)
+    after = read_waterdrum(trainer.model, tokenizer, forget, retain, script, config.seed)
+
+    print(f"\n{'WaterDrum':24s} {'forget':>7s} {'retain':>7s} {'AUROC':>7s}")
+    for name, result in (("original", before), (f"unlearned ({script.method})", after)):
+        values = [result.get(key, float("nan")) for key in ("forget", "retain")]
+        auroc = result.get("separability_auroc", float("nan"))
+        print(f"{name:24s} {values[0]:7.3f} {values[1]:7.3f} {auroc:7.3f}")
+    print(f"saved the unlearned model to {config.output_dir}")
+
+
+if __name__ == "__main__":
+    main()
