@@ -1,8 +1,10 @@
-"""The unlearning losses as pure functions: formulas, masking, padding, and DPO against TRL."""
+"""The unlearning losses as pure functions on random tensors: formulas, masking, padding.
+
+That IdkDPO's loss equals TRL's DPO loss is tested with models in ``test_trainers.py``.
+"""
 
 from __future__ import annotations
 
-import copy
 import math
 
 import pytest
@@ -20,15 +22,6 @@ from waterdrum_hf.trainers.losses import (
 from waterdrum_hf.data import IGNORE_INDEX
 
 VOCAB = 11
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small tensors: one thread is faster, and far faster beside other test processes."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def random_batch(seed: int, batch: int = 3, length: int = 9) -> tuple[torch.Tensor, torch.Tensor]:
@@ -66,10 +59,10 @@ def manual_token_log_probs(logits, labels):
 def test_sequence_log_prob_and_nll_match_a_token_by_token_sum():
     logits, labels = random_batch(0)
     rows = manual_token_log_probs(logits, labels)
-    torch.testing.assert_close(sequence_log_prob(logits, labels), torch.stack([r.sum() for r in rows]))
     torch.testing.assert_close(
-        sequence_nll(logits, labels), torch.stack([-r.mean() for r in rows])
+        sequence_log_prob(logits, labels), torch.stack([r.sum() for r in rows])
     )
+    torch.testing.assert_close(sequence_nll(logits, labels), torch.stack([-r.mean() for r in rows]))
     torch.testing.assert_close(
         sequence_nll(logits, labels, "sum"), torch.stack([-r.sum() for r in rows])
     )
@@ -156,67 +149,3 @@ def test_dpo_sigmoid_loss_is_its_formula():
 def test_bad_arguments_raise(call, message):
     with pytest.raises(ValueError, match=message):
         call()
-
-
-def test_dpo_loss_equals_trl_dpo_trainer_loss(tmp_path, tiny_model):
-    """TRL 1.16 has no standalone DPO loss function: its sigmoid loss lives inside
-    ``DPOTrainer._compute_loss``. So a real ``DPOTrainer`` (small model, explicit reference)
-    computes its loss on one of its own batches, and :func:`dpo_sigmoid_loss` is applied to the
-    log-probabilities of the same sequences (labels = completion tokens) from copies of the same
-    two models."""
-    from datasets import Dataset
-    from transformers import LlamaConfig, LlamaForCausalLM
-    from trl import DPOConfig, DPOTrainer
-
-    _, tokenizer = tiny_model
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    policy = LlamaForCausalLM(config)
-    reference = copy.deepcopy(policy)
-    with torch.no_grad():
-        for param in policy.parameters():
-            param.add_(0.05 * torch.randn_like(param))
-    ours, ours_ref = copy.deepcopy(policy), copy.deepcopy(reference)
-    data = Dataset.from_dict(
-        {
-            "prompt": ["What is x?", "Where is the key kept?", "Who wrote it?"],
-            "chosen": [" I don't know.", " I'm not sure.", " I have no idea."],
-            "rejected": [" x is a list of numbers.", " Under the mat.", " Ada wrote it in 1843."],
-        }
-    )
-    beta = 0.1
-    args = DPOConfig(
-        output_dir=str(tmp_path),
-        beta=beta,
-        per_device_train_batch_size=3,
-        report_to="none",
-        use_cpu=True,
-        bf16=False,  # TRL's configs default to bf16, which autocasts the prepared reference
-        disable_dropout=True,
-    )
-    trainer = DPOTrainer(
-        model=policy, ref_model=reference, args=args, train_dataset=data, processing_class=tokenizer
-    )
-    assert trainer.loss_types == ["sigmoid"]
-    batch = trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
-    with torch.no_grad():
-        trl_loss = trainer.compute_loss(trainer.model, batch)
-        labels = batch["input_ids"].masked_fill(batch["completion_mask"] == 0, IGNORE_INDEX)
-
-        def log_probs(model):
-            logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
-            return sequence_log_prob(logits, labels).chunk(2)  # the batch is [chosen, rejected]
-
-        (chosen, rejected), (ref_chosen, ref_rejected) = log_probs(ours), log_probs(ours_ref)
-    loss = dpo_sigmoid_loss(chosen, rejected, ref_chosen, ref_rejected, beta).mean()
-    assert abs(loss.item() - math.log(2)) > 1e-3  # the two models differ: not the trivial value
-    torch.testing.assert_close(loss, trl_loss, rtol=1e-5, atol=1e-6)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import threading
 
 import pytest
@@ -327,6 +328,58 @@ def test_scrub_alternates_as_configured_with_one_optimizer(tokenizer, tmp_path):
     assert probe.adam_steps == list(range(1, 8))
     rates = [entry["learning_rate"] for entry in logs]
     assert all(later < earlier for earlier, later in zip(rates, rates[1:], strict=False))
+
+
+def test_idkdpo_loss_equals_trl_dpo_trainer_loss(tokenizer, tmp_path):
+    """TRL 1.16 has no standalone DPO loss function: its sigmoid loss lives inside
+    ``DPOTrainer._compute_loss``. So a real ``DPOTrainer`` (small model, explicit reference)
+    computes its loss on one of its own batches, and :func:`dpo_sigmoid_loss` is applied to the
+    log-probabilities of the same sequences (labels = completion tokens) from copies of the same
+    two models."""
+    from datasets import Dataset
+    from trl import DPOConfig, DPOTrainer
+
+    reference = small_model(tokenizer)
+    policy = perturbed(reference)
+    ours, ours_ref = copy.deepcopy(policy), copy.deepcopy(reference)
+    data = Dataset.from_dict(
+        {
+            "prompt": ["What is x?", "Where is the key kept?", "Who wrote it?"],
+            "chosen": [" I don't know.", " I'm not sure.", " I have no idea."],
+            "rejected": [" x is a list of numbers.", " Under the mat.", " Ada wrote it in 1843."],
+        }
+    )
+    beta = 0.1
+    args = DPOConfig(
+        output_dir=str(tmp_path),
+        beta=beta,
+        per_device_train_batch_size=3,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,  # TRL's configs default to bf16, which autocasts the prepared reference
+        disable_dropout=True,
+    )
+    trainer = DPOTrainer(
+        model=policy, ref_model=reference, args=args, train_dataset=data, processing_class=tokenizer
+    )
+    assert trainer.loss_types == ["sigmoid"]
+    batch = trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
+    with torch.no_grad():
+        trl_loss = trainer.compute_loss(trainer.model, batch)
+        labels = batch["input_ids"].masked_fill(batch["completion_mask"] == 0, IGNORE_INDEX)
+
+        def log_probs(model):
+            logits = model(
+                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+            ).logits
+            return trainers.losses.sequence_log_prob(logits, labels).chunk(
+                2
+            )  # the batch is [chosen, rejected]
+
+        (chosen, rejected), (ref_chosen, ref_rejected) = log_probs(ours), log_probs(ours_ref)
+    loss = trainers.losses.dpo_sigmoid_loss(chosen, rejected, ref_chosen, ref_rejected, beta).mean()
+    assert abs(loss.item() - math.log(2)) > 1e-3  # the two models differ: not the trivial value
+    torch.testing.assert_close(loss, trl_loss, rtol=1e-5, atol=1e-6)
 
 
 # ---- TaskVector ----------------------------------------------------------------------------
@@ -700,25 +753,29 @@ def test_bad_data_raises(method, data, error, message, tokenizer, tmp_path):
         )
 
 
-def test_other_bad_arguments_raise(tokenizer, tmp_path):
+@pytest.mark.parametrize(
+    ("changes", "error", "message"),
+    [
+        ({"processing_class": None}, ValueError, "processing_class"),
+        ({"args": "npo"}, TypeError, "KLConfig"),
+        ({"model": "meta-llama/Llama-3.1-8B"}, TypeError, "loaded model"),
+    ],
+)
+def test_bad_trainer_arguments_raise(changes, error, message, tokenizer, tmp_path):
+    kwargs = {
+        "model": small_model(tokenizer),
+        "args": make_config(changes.pop("args", "kl"), tmp_path),
+        "forget_dataset": FORGET_QA,
+        "retain_dataset": RETAIN_QA,
+        "processing_class": tokenizer,
+        **changes,
+    }
+    with pytest.raises(error, match=message):
+        trainers.KLTrainer(**kwargs)
+
+
+def test_a_prompt_that_fills_max_length_raises(tokenizer, tmp_path):
     model = small_model(tokenizer)
-    with pytest.raises(ValueError, match="processing_class"):
-        trainers.KLTrainer(
-            model=model,
-            args=make_config("kl", tmp_path),
-            forget_dataset=FORGET_QA,
-            retain_dataset=RETAIN_QA,
-        )
-    with pytest.raises(TypeError, match="KLConfig"):
-        trainers.KLTrainer(
-            model=model,
-            args=make_config("npo", tmp_path),
-            forget_dataset=FORGET_QA,
-            retain_dataset=RETAIN_QA,
-            processing_class=tokenizer,
-        )
-    with pytest.raises(TypeError, match="loaded model"):
-        trainers.KLTrainer(model="meta-llama/Llama-3.1-8B", args=make_config("kl", tmp_path))
     long_question = [{"question": "why " * 80, "answer": "no"}]
     trainer = make_trainer(
         "gradascent", model, tokenizer, tmp_path, forget=long_question, max_length=32
