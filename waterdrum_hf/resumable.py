@@ -21,6 +21,7 @@ _REFUSED = {
     "cache_file_name": "each shard gets its own cache file next to the dataset's files",
     "keep_in_memory": "shards kept in memory are not cached, so nothing could resume",
     "num_proc": "shards run one after another; use Dataset.map(num_proc=...) for processes",
+    "new_fingerprint": "each shard's fingerprint is derived from its rows and the function",
 }
 
 

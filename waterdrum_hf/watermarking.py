@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import __version__
 from ._fingerprint import (
     key_digest,
+    library_version,
     module_identity,
     register_with_datasets_hasher,
     tokenizer_identity,
@@ -154,7 +154,7 @@ class WatermarkedDataset:
             }
         payload = {
             "class": type(self).__qualname__,
-            "version": __version__,
+            "version": library_version(),
             "config": self.config.fingerprint_fields(),
             "key": None if self.id is None else key_digest(self.id),
             **self._identity,

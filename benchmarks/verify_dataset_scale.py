@@ -1,0 +1,215 @@
+"""Scale of ``verify_dataset``: a million short generations, flat memory, one and two processes.
+
+The data: ``--texts`` texts of ``--min-tokens``..``--max-tokens`` tokens of the built-in tiny
+model's 4096-token BPE, cut from its training corpus at random offsets (real, Zipf-like text),
+each owned by one of ``--owners`` keys derived with ``key_from_secret``. It is generated in a
+subprocess and written to an Arrow dataset on disk (in chunks, so memory stays flat), together
+with its first ``--small`` rows as a second dataset.
+
+Every run is a subprocess that loads a dataset from disk and calls ``verify_dataset`` on it
+(cache files of earlier runs removed first), so that its peak memory belongs to it alone:
+``ru_maxrss`` of the process itself and, with ``num_proc``, of its largest worker. Runs: the
+small and the large dataset with one process, the large one with ``--num-proc`` processes, and
+a repeat of the last (served from the cache). A sample of scores is checked against
+``verify_texts``. The last lines print the ratios: peak RSS large over small (flat memory is
+~1) and texts/s with ``--num-proc`` processes over one.
+
+    python benchmarks/verify_dataset_scale.py                   # 1,000,000 and 10,000 texts
+    python benchmarks/verify_dataset_scale.py --texts 100000    # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--texts", type=int, default=1_000_000, help="rows of the large run")
+    parser.add_argument("--small", type=int, default=10_000, help="rows of the small run")
+    parser.add_argument("--owners", type=int, default=8, help="owner keys")
+    parser.add_argument("--min-tokens", type=int, default=20)
+    parser.add_argument("--max-tokens", type=int, default=40)
+    parser.add_argument("--batch-size", type=int, default=1000, help="verify_dataset batch_size")
+    parser.add_argument("--num-proc", type=int, default=2, help="processes of the parallel run")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workdir", help="where the datasets go (default: a temporary folder)")
+    parser.add_argument("--child", choices=["data", "score"], help=argparse.SUPPRESS)
+    parser.add_argument("--path", help=argparse.SUPPRESS)
+    parser.add_argument("--tokenizer", help=argparse.SUPPRESS)
+    parser.add_argument("--proc", type=int, default=0, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def peak_rss_mib() -> tuple[float, float]:
+    """Peak RSS (MiB) of this process and of its largest reaped child (Linux: KiB units)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return own, children
+
+
+# ---- children ------------------------------------------------------------------------------
+
+
+def make_data(args: argparse.Namespace) -> None:
+    """Write the large and the small dataset under ``args.path``; print the tokenizer path."""
+    from datasets import Dataset
+
+    from waterdrum_hf import key_from_secret, tiny
+    from waterdrum_hf.data import toy_corpus
+
+    _, tokenizer = tiny.load(show_progress=False)
+    corpus = "\n\n".join(toy_corpus()["text"])
+    stream = np.array(tokenizer(corpus, add_special_tokens=False)["input_ids"])
+    keys = [key_from_secret("benchmark secret", f"owner-{i}") for i in range(args.owners)]
+
+    def rows(count: int, seed: int):
+        rng = np.random.default_rng(seed)
+        for start in range(0, count, 10_000):
+            size = min(10_000, count - start)
+            lengths = rng.integers(args.min_tokens, args.max_tokens + 1, size=size)
+            offsets = rng.integers(0, len(stream) - args.max_tokens, size=size)
+            windows = [stream[o : o + n].tolist() for o, n in zip(offsets, lengths, strict=True)]
+            texts = tokenizer.batch_decode(windows, clean_up_tokenization_spaces=False)
+            for i, text in enumerate(texts):
+                yield {"text": text, "owner_id": keys[(start + i) % len(keys)]}
+
+    root = Path(args.path)
+    for name, count in (("large", args.texts), ("small", args.small)):
+        generated = Dataset.from_generator(
+            rows,
+            gen_kwargs={"count": count, "seed": args.seed},
+            cache_dir=str(root / f"generator-{name}"),
+        )
+        generated.save_to_disk(str(root / name))
+        shutil.rmtree(root / f"generator-{name}")
+    print(json.dumps({"tokenizer": tokenizer.name_or_path}))
+
+
+def score(args: argparse.Namespace) -> None:
+    """Verify one dataset; print seconds, texts/s, peak RSS and a correctness check."""
+    from datasets import disable_progress_bars, load_from_disk
+    from transformers import AutoTokenizer
+
+    from waterdrum_hf import verify_dataset, verify_texts
+
+    disable_progress_bars()
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    verify_texts(["warm up the compiled kernel"], 1, tokenizer)
+    dataset = load_from_disk(args.path)
+    baseline = peak_rss_mib()[0]
+    start = time.perf_counter()
+    scored = verify_dataset(
+        dataset,
+        text_column="text",
+        id_column="owner_id",
+        watermark_tokenizer=tokenizer,
+        batch_size=args.batch_size,
+        num_proc=args.proc or None,
+    )
+    seconds = time.perf_counter() - start
+    own, workers = peak_rss_mib()
+    sample = np.random.default_rng(1).choice(len(scored), size=min(1000, len(scored)), replace=False)
+    rows = scored.select(np.sort(sample))
+    expected = verify_texts(rows["text"], rows["owner_id"], tokenizer)
+    got = np.asarray(rows["watermark_score"])
+    agree = bool(np.allclose(got, expected, rtol=0, atol=1e-12, equal_nan=True))
+    print(
+        json.dumps(
+            {
+                "texts": len(scored),
+                "seconds": seconds,
+                "texts_per_s": len(scored) / seconds,
+                "rss_before_mib": baseline,
+                "peak_rss_mib": own,
+                "peak_worker_rss_mib": workers,
+                "matches_verify_texts": agree,
+                "unscored": int(np.isnan(np.asarray(scored["watermark_score"])).sum()),
+            }
+        )
+    )
+
+
+# ---- parent --------------------------------------------------------------------------------
+
+
+def child(args: argparse.Namespace, *extra: str) -> dict:
+    """Run this script as a child; return the JSON of its last output line."""
+    command = [sys.executable, __file__, *extra]
+    for name in ("owners", "min_tokens", "max_tokens", "batch_size", "seed", "texts", "small"):
+        command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def clear_cache_files(path: Path) -> None:
+    for cache in path.glob("cache-*.arrow"):
+        cache.unlink()
+
+
+def main() -> None:
+    args = parse_args()
+    if args.child == "data":
+        return make_data(args)
+    if args.child == "score":
+        return score(args)
+    root = Path(args.workdir or tempfile.mkdtemp(prefix="verify-dataset-scale-"))
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        start = time.perf_counter()
+        tokenizer = child(args, "--child", "data", "--path", str(root))["tokenizer"]
+        print(f"data: {args.texts:,} + {args.small:,} texts in {time.perf_counter() - start:.0f} s")
+        runs = [
+            ("small", 0, True),
+            ("large", 0, True),
+            ("large", args.num_proc, True),
+            ("large", args.num_proc, False),  # repeat: served from the cache
+        ]
+        results = {}
+        header = f"{'texts':>10} {'proc':>4} {'cache':>6} {'seconds':>8} {'texts/s':>9} "
+        print(header + f"{'RSS before':>10} {'peak RSS':>9} {'worker':>7} {'NaN':>5} check")
+        for name, proc, fresh in runs:
+            if fresh:
+                clear_cache_files(root / name)
+            extra = ["--child", "score", "--path", str(root / name), "--tokenizer", tokenizer]
+            result = child(args, *extra, "--proc", str(proc))
+            results[(name, proc, fresh)] = result
+            print(
+                f"{result['texts']:>10,} {proc or 1:>4} {'' if fresh else 'hit':>6} "
+                f"{result['seconds']:>8.1f} {result['texts_per_s']:>9,.0f} "
+                f"{result['rss_before_mib']:>9.0f}M {result['peak_rss_mib']:>8.0f}M "
+                f"{result['peak_worker_rss_mib']:>6.0f}M {result['unscored']:>5} "
+                f"{'ok' if result['matches_verify_texts'] else 'MISMATCH'}"
+            )
+        small, large = results[("small", 0, True)], results[("large", 0, True)]
+        parallel = results[("large", args.num_proc, True)]
+        print(
+            f"peak RSS, {large['texts']:,} over {small['texts']:,} texts (1 process): "
+            f"{large['peak_rss_mib'] / small['peak_rss_mib']:.2f}"
+        )
+        print(
+            f"texts/s, {args.num_proc} processes over 1 ({large['texts']:,} texts): "
+            f"{parallel['texts_per_s'] / large['texts_per_s']:.2f}"
+        )
+    finally:
+        if not args.workdir:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
