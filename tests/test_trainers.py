@@ -513,6 +513,13 @@ def test_peft_reference_is_the_starting_model_without_a_second_copy(
     assert trainable and all(".default." in n for n in trainable)
 
 
+def test_disable_dropout_zeroes_every_dropout(tokenizer, tmp_path):
+    model = get_peft_model(small_model(tokenizer), LoraConfig(r=4, lora_dropout=0.05))
+    make_trainer("idknll", model, tokenizer, tmp_path, disable_dropout=True)
+    dropouts = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
+    assert dropouts and all(m.p == 0 for m in dropouts)
+
+
 def test_gradient_checkpointing_with_lora_trains_the_adapter(tokenizer, tmp_path):
     model = lora(small_model(tokenizer))
     trainer = make_trainer(

@@ -84,15 +84,17 @@ def check_fields(
     config: Any, *, positive: Iterable[str] = (), non_negative: Iterable[str] = ()
 ) -> None:
     """Raise a ``ValueError`` naming the first field that is not > 0 (or >= 0) as required."""
-    for names, bound, ok in ((positive, "> 0", float.__gt__), (non_negative, ">= 0", float.__ge__)):
-        for name in names:
-            value = getattr(config, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not ok(float(value), 0.0)
-            ):
-                raise ValueError(f"{type(config).__name__}.{name} must be {bound}, got {value!r}")
+    positive = tuple(positive)
+    for name in (*positive, *non_negative):
+        value = getattr(config, name)
+        strict = name in positive
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not (value > 0 if strict else value >= 0)
+        ):
+            bound = "> 0" if strict else ">= 0"
+            raise ValueError(f"{type(config).__name__}.{name} must be {bound}, got {value!r}")
 
 
 class UnlearningTrainer(Trainer):
@@ -178,6 +180,8 @@ class UnlearningTrainer(Trainer):
             "eval": defaultdict(list),
         }
         self._eval_prefix = "eval"
+        # transformers < 5.19 reads this instead of `loss_is_scaled_for_ga`.
+        self.model_accepts_loss_kwargs = False
         self.ref_model, self._ref_adapter = self._build_reference(ref_model)
 
     # ---- what a method defines -------------------------------------------------------------
@@ -251,7 +255,8 @@ class UnlearningTrainer(Trainer):
             unwrapped = self.accelerator.unwrap_model(model)
             if not isinstance(unwrapped, PeftModel):
                 raise RuntimeError(
-                    f"{type(self).__name__} has no reference model; set needs_reference"
+                    f"{type(self).__name__}.needs_reference is False, so no reference model was "
+                    "set up; a method that calls reference_forward must set it to True"
                 )
             with peft_reference(unwrapped, self._ref_adapter):
                 return self.forward(unwrapped, batch)
