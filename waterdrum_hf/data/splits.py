@@ -22,8 +22,10 @@ def split_by_owner(
         )
     ids = [forget_ids] if isinstance(forget_ids, int) else list(forget_ids)
     if not ids or any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
-        raise TypeError(
-            f"forget_ids must be an int or a non-empty list of ints, got {forget_ids!r}"
+        kinds = ", ".join(sorted({type(i).__name__ for i in ids})) or "nothing"
+        raise TypeError(  # types only: the ids are secret keys
+            f"forget_ids must be an int or a non-empty list of ints, got a "
+            f"{type(forget_ids).__name__} holding {kinds}"
         )
     owners = list(dataset[id_column])
     missing = sorted(set(ids) - set(owners))
