@@ -39,10 +39,10 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
-    from waterdrum_hf.trainers import KLConfig, KLTrainer
 
     from waterdrum_hf import tiny
     from waterdrum_hf.data import split_by_owner, toy_corpus
+    from waterdrum_hf.trainers import KLConfig, KLTrainer
 
     _, tokenizer = tiny.load(show_progress=False)
     forget, retain = split_by_owner(toy_corpus(4, max_passages_per_owner=8), [3])

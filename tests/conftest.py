@@ -32,6 +32,18 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_torch_thread():
+    """The tests' models are tiny: one thread is as fast, and many times faster on a busy
+    machine (threads oversubscribed by other processes stall every small operation)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def tiny_model():
     """The built-in tiny ``(model, tokenizer)``, built once per session under HF_HOME."""

@@ -258,9 +258,8 @@ def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpu
 
 def test_unlearning_trainer_with_a_peft_model(tiny_model, corpus, tmp_path):
     peft = pytest.importorskip("peft")
-    from waterdrum_hf.trainers import KLConfig, KLTrainer
-
     from waterdrum_hf.data import split_by_owner
+    from waterdrum_hf.trainers import KLConfig, KLTrainer
 
     model, tokenizer = tiny_model
     lora = peft.get_peft_model(

@@ -259,6 +259,9 @@ def test_owners_are_named_never_keyed(tok, batch, caplog):
     fourth = result["per_owner"]["owner-4"]
     assert fourth["forget"] and fourth["value"] == pytest.approx(result["forget"])
     assert fourth["num_queries"] == 7 and fourth["num_scored_queries"] == 6
+    scores = verify_texts(texts, owners, tok)
+    mine = (np.array(owners) == KEYS[3]) & ~np.isnan(scores)
+    assert fourth["std"] == pytest.approx(np.std(scores[mine], ddof=1))
     assert {"null_mean", "null_std", "z", "p_value"} <= set(fourth)
     shown = json.dumps(result) + str(record[0].message) + caplog.text
     assert not any(str(key) in shown for key in [*KEYS, 12_345_678_9])

@@ -9,6 +9,8 @@ import math
 
 import pytest
 import torch
+
+from waterdrum_hf.data import IGNORE_INDEX
 from waterdrum_hf.trainers.losses import (
     dpo_sigmoid_loss,
     npo_loss,
@@ -18,8 +20,6 @@ from waterdrum_hf.trainers.losses import (
     token_kl,
     token_log_probs,
 )
-
-from waterdrum_hf.data import IGNORE_INDEX
 
 VOCAB = 11
 

@@ -312,10 +312,16 @@ class UnlearningTrainer(Trainer):
         self._metrics[mode][name].append(value.to(self.accelerator.device, torch.float32))
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Add the recorded metrics, averaged over the window and over processes, to ``logs``."""
+        """Add the recorded metrics, averaged over the window and over processes, to ``logs``.
+
+        Only the trainer's own loss logs (``loss`` in training, ``<prefix>_loss`` in
+        evaluation) take them: a callback logging other values through ``trainer.log`` (e.g.
+        WaterDrumCallback, maybe on the main process only) neither receives nor consumes them.
+        """
         mode = "train" if self.model.training else "eval"
         pending = self._metrics[mode]
-        if pending:
+        loss_key = "loss" if mode == "train" else f"{self._eval_prefix}_loss"
+        if pending and loss_key in logs:
             names = sorted(pending)
             local = torch.stack([torch.stack(pending[name]).mean() for name in names])
             means = self.accelerator.reduce(local, reduction="mean").tolist()

@@ -301,7 +301,8 @@ def _per_owner(
     sets: dict[str, np.ndarray],
     null_values: np.ndarray | None,
 ) -> dict[str, dict[str, Any]]:
-    """Each owner's value (mean over its scored queries), counts, set and verdict, by name."""
+    """Each owner's value (mean over its scored queries) and the standard deviation of its
+    query values (with two or more), counts, set and verdict, by name."""
     details = {}
     for owner, name in names.items():
         mine = owners == owner
@@ -311,6 +312,8 @@ def _per_owner(
             entry["forget"] = bool(sets["forget"][mine][0])
         if scored.any():
             entry["value"] = float(values[scored].mean())
+            if scored.sum() > 1:
+                entry["std"] = float(values[scored].std(ddof=1))
             if null_values is not None:
                 verdict = _verdict("owner", entry["value"], null_values[scored])
                 entry.update({k.removeprefix("owner_"): v for k, v in verdict.items()})

@@ -132,7 +132,7 @@ class WatermarkedParaphraser:
             "eos_token_id": self._end_token_ids(),
             "pad_token_id": self._pad_id(),
             "repetition_penalty": self.config.repetition_penalty,
-            "no_repeat_ngram_size": 0,
+            "no_repeat_ngram_size": self.config.no_repeat_ngram_size,
             "use_cache": True,
         }
         if self.config.do_sample:

@@ -52,6 +52,14 @@ class WatermarkingConfig:
             "generation_config value, else 1 (small paraphrasers loop without one)."
         },
     )
+    no_repeat_ngram_size: int = field(
+        default=0,
+        metadata={
+            "help": "Forbid repeating any n-gram of this size within a candidate (0: off, as in "
+            "the paper). Small paraphrasers fall into loops that repeat one token pair; such a "
+            "text reads +-1 under any key, so its watermark proves little."
+        },
+    )
     max_new_tokens: int | None = field(
         default=None,
         metadata={"help": "Generation budget; None gives 1.5x the longest text of each batch, plus 16."},
@@ -93,6 +101,7 @@ class WatermarkingConfig:
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.n_gram, "n_gram", minimum=2)
         check_positive_int(self.k_p, "k_p")  # its upper bound depends on the vocabulary
+        check_positive_int(self.no_repeat_ngram_size, "no_repeat_ngram_size", minimum=0)
         if self.seed is not None:
             check_positive_int(self.seed, "seed", minimum=0)
         if self.max_new_tokens is not None:
