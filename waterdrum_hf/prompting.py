@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-
-from transformers import PreTrainedTokenizerBase
+from typing import TYPE_CHECKING
 
 from ._validation import check_string_list
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 PARAPHRASE_PROMPT = (
     "Paraphrase the user provided text while preserving semantic similarity. "

@@ -1,0 +1,41 @@
+"""Resumable stages: never reused across settings or versions, never half-written."""
+
+from __future__ import annotations
+
+import pytest
+
+from waterdrum_hf import _cache
+from waterdrum_hf._cache import StageCache
+
+
+def test_a_stage_is_named_by_its_settings_parents_and_version(tmp_path, monkeypatch):
+    cache = StageCache(tmp_path)
+    base = cache.stage("data", {"owners": 4})
+    assert cache.stage("data", {"owners": 4}) == base
+    assert cache.stage("data", {"owners": 5}).path != base.path
+    model = cache.stage("model", {"epochs": 3}, base)
+    assert cache.stage("model", {"epochs": 3}, cache.stage("data", {"owners": 5})).path != model.path
+    monkeypatch.setattr(_cache, "__version__", "99.0")
+    assert cache.stage("data", {"owners": 4}).path != base.path
+
+
+def test_build_runs_once_and_a_failed_build_leaves_nothing(tmp_path):
+    cache = StageCache(tmp_path)
+    stage = cache.stage("data", {"n": 1})
+    calls = []
+
+    def crash(folder):
+        (folder / "half.txt").write_text("half")
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError, match="killed"):
+        cache.build(stage, crash)
+    assert not stage.done and list(tmp_path.iterdir()) == []
+
+    def build(folder):
+        calls.append(1)
+        (folder / "data.txt").write_text("complete")
+
+    assert cache.build(stage, build) and stage.done
+    assert cache.load_or_build(stage, build, lambda p: (p / "data.txt").read_text()) == "complete"
+    assert calls == [1]

@@ -1,0 +1,84 @@
+"""Resumable pipeline stages: each artefact lives in a folder named by what produced it.
+
+The demo and the paper reproduction train dozens of small models. Every stage (a watermarked
+dataset, a trained model, a set of generations) is written to ``<root>/<stage>-<digest>``,
+where the digest covers the stage's settings, the digests of the stages it was built from and
+the library version, so a cache written with other settings or by another version is never
+reused. A stage is built in a temporary folder and renamed into place when complete: a run
+killed mid-way leaves no half-written artefact, and the next run resumes after the last
+completed stage. Digests never include watermark keys (settings hold seeds, not keys).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from . import __version__
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One cached artefact: its folder and the digest later stages depend on."""
+
+    path: Path
+    digest: str
+
+    @property
+    def done(self) -> bool:
+        return self.path.is_dir()
+
+
+class StageCache:
+    """Folders of completed stages under ``root``.
+
+    Args:
+        root: where the stages live (created on first use).
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def stage(self, name: str, settings: Mapping[str, Any], *parents: Stage) -> Stage:
+        """The stage ``name`` built with ``settings`` from ``parents`` (built or not)."""
+        payload = {
+            "stage": name,
+            "version": __version__,
+            "settings": settings,
+            "parents": [parent.digest for parent in parents],
+        }
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
+        digest = digest.hexdigest()[:16]
+        return Stage(self.root / f"{name}-{digest}", digest)
+
+    def build(self, stage: Stage, build: Callable[[Path], None]) -> bool:
+        """Run ``build(folder)`` unless the stage is done; returns whether it ran.
+
+        ``build`` writes into an empty temporary folder that becomes ``stage.path`` only when
+        it returns; on an exception nothing is left behind.
+        """
+        if stage.done:
+            return False
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{stage.path.name}-", dir=self.root))
+        try:
+            build(tmp)
+            tmp.rename(stage.path)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return True
+
+    def load_or_build(
+        self, stage: Stage, build: Callable[[Path], None], load: Callable[[Path], T]
+    ) -> T:
+        """``load(stage.path)``, building the stage first if it is not done."""
+        self.build(stage, build)
+        return load(stage.path)

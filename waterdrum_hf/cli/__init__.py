@@ -1,0 +1,59 @@
+"""The ``waterdrum`` command (also ``python -m waterdrum_hf``).
+
+Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluate a model on a
+watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
+their owners' keys) and ``unlearn`` (run a registered unlearning trainer). Bad input gives one
+line on stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from . import demo, score, unlearn, verify, watermark
+from .common import CliError, Parser
+
+COMMANDS = (demo, score, verify, watermark, unlearn)
+
+
+def build_parser() -> Parser:
+    """The ``waterdrum`` parser with every subcommand."""
+    parser = Parser(
+        prog="waterdrum",
+        description="WaterDrum: the watermark-based, data-centric LLM unlearning metric.",
+        epilog="Run `waterdrum COMMAND --help` for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"waterdrum-hf {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``waterdrum`` console script; returns the exit status."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        parser.print_help()
+        return 0
+    args, rest = parser.parse_known_args(argv)
+    if rest and not getattr(args, "takes_rest", False):
+        (args.parser if args.command else parser).error(f"unrecognized arguments: {' '.join(rest)}")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.run(args, rest) if getattr(args, "takes_rest", False) else args.run(args)
+    except (CliError, ValueError, TypeError, OSError) as error:
+        if os.environ.get("WATERDRUM_DEBUG"):
+            raise
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        print(f"waterdrum {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""``waterdrum score``: the paper's evaluation of any causal LM on a watermarked dataset."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    CliError,
+    load_model,
+    load_tokenizer,
+    positive,
+    read_table,
+    require_columns,
+    watermark_id,
+    watermark_ids,
+)
+
+DESCRIPTION = (
+    "Query a model with prompts made from each owner's data (the first --prefix-tokens tokens "
+    "of a text, or a question in the model's chat format), sample --num-samples completions per "
+    "query, verify them with the owners' keys and write the report (report.json, report.md, "
+    "plots) and the generations (generations.jsonl, re-scorable with --generations)."
+)
+BENCHMARKS = {"waterdrum-ax": "load_waterdrum_ax", "waterdrum-tofu": "load_waterdrum_tofu"}
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = commands.add_parser("score", help="evaluate a model end to end", description=DESCRIPTION)
+    parser.add_argument("--model", help="causal LM: local folder (a PEFT adapter folder too) or Hub id")
+    parser.add_argument("--dataset", required=True, help="waterdrum-ax, waterdrum-tofu, or a local file/folder with an owner id column")
+    parser.add_argument("--config", help="configuration of a published benchmark (e.g. forget_01)")
+    parser.add_argument("--split", default="full", help="split of a published benchmark")
+    parser.add_argument("--dataset-path", help="local copy of the benchmark's Hub repository")
+    parser.add_argument("--watermark-tokenizer", required=True, help="tokenizer that watermarked the data (Llama-3.1-8B-Instruct's for the published benchmarks)")
+    parser.add_argument("--id-column", default="owner_id", help="column with each row's watermark id")
+    parser.add_argument("--text-column", default="text", help="column of texts (completion queries)")
+    parser.add_argument("--question-column", default="question", help="column of questions (QA queries), used without a text column")
+    parser.add_argument("--forget-ids", nargs="+", metavar="ID", help="owners who asked to be forgotten")
+    parser.add_argument("--forget-ids-file", help="file with one forget id per line")
+    parser.add_argument("--max-rows", type=positive(), help="use only the first rows (a quick look)")
+    parser.add_argument("--prefix-tokens", type=positive(), default=50, help="query length in tokens")
+    parser.add_argument("--num-samples", type=positive(), default=10, help="completions per query")
+    parser.add_argument("--max-new-tokens", type=positive(), default=200, help="tokens per completion")
+    parser.add_argument("--batch-size", type=positive(), default=16, help="sequences per forward pass")
+    parser.add_argument("--null-keys", type=positive(0), default=100, help="random keys of the null reference")
+    parser.add_argument("--seed", type=positive(0), default=0, help="sampling seed")
+    parser.add_argument("--name", default="model", help="the model's name in the report")
+    parser.add_argument("--generations", help="re-score this generations.jsonl instead of sampling (no --model needed)")
+    parser.add_argument("--out", required=True, help="folder of the report")
+    parser.set_defaults(run=run, parser=parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..metric import compute_waterdrum
+    from ..report import write_report
+
+    if not args.model and not args.generations:
+        raise CliError("give --model to sample completions, or --generations to re-score saved ones")
+    data = load_rows(args)
+    owners = [watermark_id(str(v), f"column {args.id_column!r}") for v in data[args.id_column]]
+    watermark_tokenizer = load_tokenizer(args.watermark_tokenizer, "watermark tokenizer")
+    out = Path(args.out)
+    if args.generations:
+        completions = read_generations(args.generations, len(data))
+    else:
+        model, tokenizer = load_model(args.model)
+        completions = sample(model, tokenizer, data, args)
+    result = compute_waterdrum(
+        completions, owners, watermark_tokenizer,
+        forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
+        null_keys=args.null_keys, null_seed=args.seed, return_details=True,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    if not args.generations:
+        with open(out / "generations.jsonl", "w") as handle:
+            for owner, samples in zip(result["query_owners"], completions, strict=True):
+                handle.write(json.dumps({"owner": owner, "samples": samples}) + "\n")
+    result.pop("scores")
+    settings = {
+        k: v for k, v in vars(args).items()
+        if isinstance(v, (str, int, float, bool, type(None))) and "forget_ids" not in k
+    }
+    write_report({"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report")
+    for name in ("forget", "retain", "overall", "separability_auroc", "forget_p_value", "num_skipped"):
+        if name in result:
+            print(f"{name}: {result[name]:.4f}" if isinstance(result[name], float) else f"{name}: {result[name]}")
+    print(f"Report: {out / 'report.md'}")
+    return 0
+
+
+def load_rows(args: argparse.Namespace) -> Any:
+    """The dataset's rows (first ``--max-rows``), with an owner id column."""
+    from .. import data as loaders
+
+    name = args.dataset.lower()
+    if name in BENCHMARKS:
+        loader = getattr(loaders, BENCHMARKS[name])
+        kwargs = {"path": args.dataset_path} if args.dataset_path else {}
+        rows = loader(*([args.config] if args.config else []), split=args.split, **kwargs)
+    else:
+        if args.config or args.dataset_path:
+            raise CliError("--config and --dataset-path apply to the published benchmarks only")
+        rows = read_table(args.dataset, what="dataset")
+    require_columns(rows, [args.id_column], f"dataset {args.dataset!r} (pass --id-column)")
+    if args.text_column not in rows.column_names:
+        require_columns(rows, [args.question_column], f"dataset {args.dataset!r} (no {args.text_column!r} either)")
+    if args.max_rows:
+        rows = rows.select(range(min(args.max_rows, len(rows))))
+    return rows
+
+
+def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> list[list[str]]:
+    from ..generation import generate
+    from ..prompting import completion_queries, qa_queries
+
+    if args.text_column in rows.column_names:
+        queries = completion_queries(rows[args.text_column], tokenizer, args.prefix_tokens)
+    else:
+        queries = qa_queries(rows[args.question_column], tokenizer)
+    return generate(
+        model, tokenizer, queries, num_samples=args.num_samples, max_new_tokens=args.max_new_tokens,
+        batch_size=args.batch_size, seed=args.seed,
+    )
+
+
+def read_generations(path: str, expected: int) -> list[list[str]]:
+    file = Path(path)
+    if not file.is_file():
+        raise CliError(f"generations file {path!r} does not exist")
+    try:
+        records = [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
+        completions = [record["samples"] for record in records]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise CliError(f"generations file {path!r} is not a generations.jsonl written by waterdrum score") from None
+    if len(completions) != expected:
+        raise CliError(f"generations file {path!r} has {len(completions)} queries but the dataset has {expected} rows")
+    return completions

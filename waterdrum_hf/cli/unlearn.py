@@ -1,0 +1,93 @@
+"""``waterdrum unlearn``: run one of the registered unlearning trainers on a forget/retain split."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .common import CliError, load_model, read_table, require_columns, watermark_ids
+
+DESCRIPTION = (
+    "Unlearn the forget owners' rows of --data (or the rows of --forget-data) from --model with "
+    "the trainer named by --method, and save the result to --output-dir. Every field of the "
+    "method's config (waterdrum_hf.trainers.get(METHOD)[1], a TrainingArguments) is a flag: "
+    "see `waterdrum unlearn --method METHOD --help`."
+)
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = commands.add_parser("unlearn", help="unlearn owners with a registered method", description=DESCRIPTION,
+                                 add_help=False)
+    parser.add_argument("-h", "--help", action="store_true", help="show this help (with --method: the method's flags too)")
+    parser.add_argument("--method", help="a registered method (kl, scrub, graddiff, npo, ...; --help lists them)")
+    parser.add_argument("--model", help="causal LM to unlearn from (local folder, PEFT adapter folder or Hub id)")
+    parser.add_argument("--data", help="rows of every owner, with --id-column; split by --forget-ids")
+    parser.add_argument("--forget-data", help="the forget rows (instead of --data)")
+    parser.add_argument("--retain-data", help="the retain rows (with --forget-data)")
+    parser.add_argument("--id-column", default="owner_id", help="owner id column of --data")
+    parser.add_argument("--forget-ids", nargs="+", metavar="ID", help="owners to forget (with --data)")
+    parser.add_argument("--forget-ids-file", help="file with one forget id per line")
+    parser.set_defaults(run=run, parser=parser, takes_rest=True)
+    return parser
+
+
+def run(args: argparse.Namespace, rest: list[str]) -> int:
+    from transformers import HfArgumentParser
+
+    from .. import trainers
+
+    if args.method is None and args.help:
+        args.parser.print_help()
+        print(f"\nmethods: {', '.join(trainers.available())}")
+        return 0
+    if args.method is None:
+        raise CliError("--method is required (one of " + ", ".join(trainers.available()) + ")")
+    try:
+        trainer_class, config_class = trainers.get(args.method)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    method_parser = HfArgumentParser(config_class, prog=f"waterdrum unlearn --method {args.method}")
+    if args.help:
+        args.parser.print_help()
+        print(f"\n{config_class.__name__} flags:")
+        method_parser.print_help()
+        return 0
+    if not args.model:
+        raise CliError("--model is required")
+    try:
+        (config,) = method_parser.parse_args_into_dataclasses(args=rest)
+    except SystemExit:
+        raise CliError(f"bad flags for {config_class.__name__} (see waterdrum unlearn --method {args.method} --help)") from None
+    forget, retain = split(args)
+    model, tokenizer = load_model(args.model)
+    trainer = trainer_class(
+        model=model.train(), args=config, processing_class=tokenizer,
+        forget_dataset=forget, retain_dataset=retain,
+    )
+    trainer.train()
+    trainer.save_model(config.output_dir)
+    tokenizer.save_pretrained(config.output_dir)
+    print(f"Unlearned with {args.method}; saved to {config.output_dir}", file=sys.stdout)
+    return 0
+
+
+def split(args: argparse.Namespace) -> tuple[Any, Any]:
+    """``(forget, retain)`` rows from --data and --forget-ids, or from the two files."""
+    from ..data import split_by_owner
+
+    if args.data and args.forget_data:
+        raise CliError("give --data (with --forget-ids) or --forget-data/--retain-data, not both")
+    if args.forget_data:
+        forget = read_table(args.forget_data, what="forget data")
+        retain = read_table(args.retain_data, what="retain data") if args.retain_data else None
+        return forget, retain
+    if not args.data:
+        raise CliError("give --data (with --forget-ids) or --forget-data")
+    data = read_table(args.data)
+    require_columns(data, [args.id_column], f"{args.data} (pass --id-column)")
+    ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
+    if not ids:
+        raise CliError("--data needs --forget-ids or --forget-ids-file")
+    forget, retain = split_by_owner(data, ids, id_column=args.id_column)
+    return forget.remove_columns(args.id_column), retain.remove_columns(args.id_column)
