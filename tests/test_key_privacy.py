@@ -304,3 +304,14 @@ def test_split_by_owner_never_shows_the_ids_it_refuses():
         with pytest.raises(TypeError, match="non-empty list of ints") as raised:
             split_by_owner(dataset, forget_ids)
         assert find_leaks(str(raised.value), key) == []
+
+
+def test_the_metric_grouping_of_queries_has_no_revealing_repr():
+    """Regression: the dataclass holding each query's owner used the default repr, keys and all
+    (shown by debuggers and `pytest --showlocals`)."""
+    from waterdrum_hf.metric import _group
+
+    key = random_key()
+    queries = _group([["w1 w2"], ["w3"]], [key, key], None)
+    assert queries.owners.tolist() == [key, key]
+    assert find_leaks(repr(queries), key) == [] and find_leaks(str(queries), key) == []

@@ -47,7 +47,7 @@ def load_metric(**load_kwargs: Any) -> Any:
     return evaluate.load(str(metric_path()), **load_kwargs)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # no repr: `owners` holds the owners' keys
 class _Queries:
     """Samples grouped into queries: the text of each sample, its query, each query's owner."""
 
