@@ -19,12 +19,19 @@ import warnings
 
 import numpy as np
 import pytest
+from datasets import Dataset
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 from tokenizer_builders import pydoc_bpe_tokenizer, word_tokenizer
 
-from waterdrum_hf import Verifier, completion_queries, compute_waterdrum, verify_texts
+from waterdrum_hf import (
+    Verifier,
+    completion_queries,
+    compute_waterdrum,
+    verify_dataset,
+    verify_texts,
+)
 from waterdrum_hf.data.pairing import IGNORE_INDEX, ForgetRetainCollator
 
 WORD_N = 64
@@ -40,10 +47,11 @@ MAX_ID = 2**32 - 1
 
 @functools.cache
 def tokenizer(name: str):
-    """``word``: w0..w63 plus two special tokens (ids 64, 65); ``bpe``: a 512-token byte-level
-    BPE with an EOS special token (id 512)."""
-    if name == "word":
-        return word_tokenizer(WORD_N, SPECIALS)
+    """``word``: w0..w63 plus two special tokens (ids 64, 65); ``odd``: the same with 63 words
+    (an odd N, Waterfall's other sine range); ``bpe``: a 512-token byte-level BPE with an EOS
+    special token (id 512)."""
+    if name in ("word", "odd"):
+        return word_tokenizer(WORD_N - (name == "odd"), SPECIALS)
     return pydoc_bpe_tokenizer(512)
 
 
@@ -120,10 +128,11 @@ SURROGATE = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 
 @st.composite
 def verification_cases(draw):
-    name = draw(TOKENIZER)
+    name = draw(st.sampled_from(["word", "odd", "bpe"]))
     texts = draw(st.lists(TEXT, min_size=1, max_size=8))
     ids = draw(st.one_of(VALID_ID, st.lists(VALID_ID, min_size=len(texts), max_size=len(texts))))
-    max_freq = tokenizer(name).vocab_size // 2 - 1
+    n = tokenizer(name).vocab_size
+    max_freq = n // 2 - 1 if n % 2 == 0 else n // 2
     k_p = draw(st.one_of(st.just(1), st.integers(1, 2 * max_freq)))
     chunk_pairs = draw(st.integers(1, 64))
     return name, texts, ids, k_p, chunk_pairs
@@ -174,6 +183,26 @@ def test_lone_surrogates_are_refused_with_a_value_error(texts, position, data):
     collator = ForgetRetainCollator(collator_tokenizer("bpe"))
     with pytest.raises(ValueError, match="column 'text'.*surrogate"):
         collator([{"forget": {"text": "ok"}, "retain": {"text": texts[position]}}])
+
+
+@settings(BOUNDED, max_examples=40)
+@given(name=TOKENIZER, texts=st.lists(TEXT, min_size=1, max_size=12), data=st.data())
+def test_verify_dataset_equals_verify_texts(name, texts, data):
+    """Arbitrary text through Arrow and batched map: the same scores, NaN rows and all."""
+    ids = data.draw(st.lists(VALID_ID, min_size=len(texts), max_size=len(texts)))
+    batch_size = data.draw(st.integers(1, 5))
+    dataset = Dataset.from_dict({"text": texts, "owner_id": ids})
+    tok = tokenizer(name)
+    scored = verify_dataset(
+        dataset,
+        text_column="text",
+        id_column="owner_id",
+        watermark_tokenizer=tok,
+        batch_size=batch_size,
+    )
+    expected = verify_texts(texts, ids, tok)
+    np.testing.assert_allclose(list(scored["watermark_score"]), expected, rtol=0, atol=1e-12)
+    assert list(scored["text"]) == texts
 
 
 BAD_ID = st.one_of(
