@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from waterdrum_hf import _cache
+import waterdrum_hf
 from waterdrum_hf._cache import StageCache
 
 
@@ -15,7 +15,7 @@ def test_a_stage_is_named_by_its_settings_parents_and_version(tmp_path, monkeypa
     assert cache.stage("data", {"owners": 5}).path != base.path
     model = cache.stage("model", {"epochs": 3}, base)
     assert cache.stage("model", {"epochs": 3}, cache.stage("data", {"owners": 5})).path != model.path
-    monkeypatch.setattr(_cache, "__version__", "99.0")
+    monkeypatch.setattr(waterdrum_hf, "__version__", "99.0")
     assert cache.stage("data", {"owners": 4}).path != base.path
 
 

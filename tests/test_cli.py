@@ -110,9 +110,10 @@ def test_verify_prints_scores_summary_and_p_values(scored_file, capsys):
 def test_verify_a_plain_text_file_with_one_id(scored_file, capsys):
     tmp_path, texts, _, tok = scored_file
     (tmp_path / "texts.txt").write_text("\n".join(texts[:3]) + "\n\n")
+    (tmp_path / "key.txt").write_text("7\n")
     code, out, _ = run([
-        "verify", tmp_path / "texts.txt", "--watermark-tokenizer", tmp_path / "tok", "--id", 7,
-        "--null-keys", 0,
+        "verify", tmp_path / "texts.txt", "--watermark-tokenizer", tmp_path / "tok", "--id-file",
+        tmp_path / "key.txt", "--null-keys", 0,
     ], capsys)
     expected = compute_waterdrum(texts[:3], [7] * 3, tok)
     assert code == 0 and f"overall: {expected['overall']:.4f}" in out and "num_queries: 3" in out
@@ -133,7 +134,7 @@ def test_verify_a_plain_text_file_with_one_id(scored_file, capsys):
         (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1", "--vocab-size", "50000"], "does not match the tokenizer's vocab_size"),
         (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id-column", "owner"], "no column 'owner'"),
         (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1", "--forget-ids-f", "x"], "unrecognized arguments"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"], "one of the arguments --id --id-column is required"),
+        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"], "one of the arguments --id --id-file --id-column is required"),
         (["demo", "--bogus", "1"], "unrecognized arguments: --bogus 1"),
         (["demo", "--owners", "0"], "must be >= 2"),
         (["demo", "--methods", "kl,forgetall"], "unknown unlearning method 'forgetall'"),

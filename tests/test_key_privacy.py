@@ -39,6 +39,7 @@ from waterdrum_hf import (
 )
 from waterdrum_hf.data import toy_corpus
 from waterdrum_hf.keys import KEY_DOMAIN
+from waterdrum_hf.report import write_report
 
 # ---- key_from_secret --------------------------------------------------------------------------
 
@@ -202,18 +203,14 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
     # 3. The metric, directly and as the evaluate module; a forget id that owns nothing.
     completions = [[t] for t in watermarked["text"]]
     owners = list(watermarked["owner_id"])
-    shown.append(
-        repr(
-            compute_waterdrum(
-                completions,
-                owners,
-                tokenizer,
-                forget_ids=[key, key ^ 1],
-                null_keys=3,
-                return_details=True,
-            )
-        )
+    result = compute_waterdrum(
+        completions, owners, tokenizer, forget_ids=[key, key ^ 1], null_keys=3,
+        return_details=True,
     )
+    shown.append(repr(result))
+    # ... and its report (JSON, Markdown, plots) with the callback's curve.
+    report = {"models": {"original": result, "retrained": result}, "curves": {"run": callback.history}}
+    write_report(report, root / "report")
     shown.append(
         repr(
             load_metric().compute(
@@ -264,7 +261,7 @@ def random_key() -> int:
 
 
 @pytest.mark.slow
-def test_no_key_anywhere_in_a_watermark_train_verify_run(tiny_model, tmp_path, capsys, caplog):
+def test_no_key_anywhere_in_a_watermark_train_report_verify_run(tiny_model, tmp_path, capsys, caplog):
     model, tokenizer = tiny_model
     key, other = random_key(), random_key()
     with caplog.at_level(logging.DEBUG), all_library_logs() as warned:
@@ -274,6 +271,7 @@ def test_no_key_anywhere_in_a_watermark_train_verify_run(tiny_model, tmp_path, c
     everything = "\n".join([*shown, *warned, captured.out, captured.err, caplog.text, files])
     # The capture did see the run: cache files, event files, progress bars and debug logs.
     assert "cache-" in files and "events.out.tfevents" in files and "checkpoint-4" in files
+    assert "report.md" in files and "per_owner.png" in files
     assert "Watermarking" in captured.err and "Verifying watermarks" in captured.err
     assert "own no query" in everything and caplog.records
     assert find_leaks(everything, key) == [] and find_leaks(everything, other) == []

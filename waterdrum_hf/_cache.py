@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import __version__
+from ._fingerprint import library_version
 
 T = TypeVar("T")
 
@@ -51,7 +51,7 @@ class StageCache:
         """The stage ``name`` built with ``settings`` from ``parents`` (built or not)."""
         payload = {
             "stage": name,
-            "version": __version__,
+            "version": library_version(),
             "settings": settings,
             "parents": [parent.digest for parent in parents],
         }

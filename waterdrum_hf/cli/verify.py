@@ -28,7 +28,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("file", help="texts to score")
     parser.add_argument("--watermark-tokenizer", required=True, help="tokenizer that watermarked the data (path or Hub id)")
     owner = parser.add_mutually_exclusive_group(required=True)
-    owner.add_argument("--id", help="one watermark id for every text")
+    owner.add_argument("--id", help="one watermark id for every text (visible in shell history: prefer --id-file)")
+    owner.add_argument("--id-file", help="file holding one watermark id for every text (keeps the key off the command line)")
     owner.add_argument("--id-column", help="column holding each text's watermark id")
     parser.add_argument("--text-column", default="text", help="column holding the texts")
     parser.add_argument("--forget-ids", nargs="+", metavar="ID", help="owners to report as the forget set")
@@ -52,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
         require_columns(data, [args.id_column], args.file)
         ids = [watermark_id(str(v), f"column {args.id_column!r}") for v in data[args.id_column]]
     else:
-        ids = [watermark_id(args.id, "--id")] * len(data)
+        key = args.id if args.id is not None else watermark_ids(None, args.id_file, "--id-file")
+        if isinstance(key, list) and len(key) != 1:
+            raise CliError("--id-file must hold exactly one watermark id")
+        ids = [key[0] if isinstance(key, list) else watermark_id(key, "--id")] * len(data)
     texts = data[args.text_column]
     bad = sum(not isinstance(t, str) for t in texts)
     if bad:
