@@ -208,3 +208,32 @@ def test_two_processes_split_the_queries_and_all_get_every_answer(tiny_model, tm
         assert seen["together"] == expected
         # A wrapped model without an accelerator: unwrapped, all queries on each process.
         assert seen["everything"] == generate(model, tokenizer, queries, seed=0, **kwargs)
+
+
+def test_greedy_is_the_most_likely_continuation(tiny_model, texts):
+    model, tokenizer = tiny_model
+    [query] = completion_queries(texts[:1], tokenizer, prefix_tokens=8)
+    [[greedy]] = generate(model, tokenizer, [query], num_samples=1, max_new_tokens=6, greedy=True)
+    ids = tokenizer(query, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        for _ in range(6):
+            ids = torch.cat([ids, model(input_ids=ids).logits[:, -1:].argmax(-1)], dim=1)
+    prompt_length = tokenizer(query, return_tensors="pt")["input_ids"].shape[1]
+    assert greedy == tokenizer.decode(ids[0, prompt_length:], skip_special_tokens=True)
+    with pytest.raises(ValueError, match="num_samples must be 1"):
+        generate(model, tokenizer, [query], num_samples=2, greedy=True)
+
+
+def test_a_model_owners_watermark_processor_applies_to_every_batch(tiny_model, texts):
+    """Sampling through WaterfallLogitsProcessor (kappa 6) reads high under its key."""
+    from waterdrum_hf import WaterfallLogitsProcessor, verify_texts
+
+    model, tokenizer = tiny_model
+    queries = completion_queries(texts[:4], tokenizer, prefix_tokens=8)
+    processor = WaterfallLogitsProcessor(tokenizer.vocab_size, 1234, kappa=6.0)
+    kwargs = {"num_samples": 1, "max_new_tokens": 24, "seed": 0, "batch_size": 2}
+    marked = [s[0] for s in generate(model, tokenizer, queries, logits_processor=[processor], **kwargs)]
+    plain = [s[0] for s in generate(model, tokenizer, queries, **kwargs)]
+    assert verify_texts(marked, 1234, tokenizer).mean() > 0.5  # batches 1 and 2 alike
+    assert verify_texts(marked[2:], 1234, tokenizer).mean() > 0.5
+    assert abs(verify_texts(plain, 1234, tokenizer).mean()) < 0.3

@@ -19,7 +19,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import torch
-from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import (
+    GenerationConfig,
+    LogitsProcessorList,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
 
 from ._progress import progress_bar
 from ._validation import check_string_list
@@ -39,6 +44,8 @@ def generate(
     seed: int | None = None,
     show_progress: bool | None = None,
     accelerator: Any | None = None,
+    greedy: bool = False,
+    logits_processor: Sequence[Any] | None = None,
 ) -> list[list[str]]:
     """Sample ``num_samples`` completions per query; return only the generated text.
 
@@ -68,6 +75,11 @@ def generate(
         seed: seeds torch for a reproducible call, leaving the global RNG state untouched.
         show_progress: progress bar; ``None`` shows it on a terminal only.
         accelerator: the ``accelerate.Accelerator`` that prepared ``model``, if any.
+        greedy: take the most likely token at every step (the paper's ROUGE baseline);
+            ``num_samples`` must then be 1, and ``temperature``/``top_p`` do not apply.
+        logits_processor: processors run on the logits after the model's (e.g. a model
+            owner's own :class:`~waterdrum_hf.WaterfallLogitsProcessor`); one with a
+            ``reset(prompt_length=...)`` method is reset before each batch.
 
     Returns:
         ``out[i][s]``: completion ``s`` of query ``i``, special tokens removed. This is the
@@ -85,14 +97,17 @@ def generate(
         raise ValueError(f"temperature must be > 0, got {temperature!r}")
     if not 0 < top_p <= 1:
         raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    if greedy and num_samples != 1:
+        raise ValueError(f"greedy decoding gives one completion per query: num_samples must be 1, got {num_samples}")
     pad_id = pad_token_id(tokenizer)
-    config = unfiltered_sampling_config(
-        temperature=temperature,
-        top_p=top_p,
-        num_return_sequences=1,
-        max_new_tokens=max_new_tokens,
-        pad_token_id=pad_id,
-    )
+    settings = {"num_return_sequences": 1, "max_new_tokens": max_new_tokens, "pad_token_id": pad_id}
+    if greedy:
+        config = GenerationConfig(
+            do_sample=False, num_beams=1, repetition_penalty=1.0, no_repeat_ngram_size=0, **settings
+        )
+    else:
+        config = unfiltered_sampling_config(**settings, temperature=temperature, top_p=top_p)
+    processors = list(logits_processor or [])
 
     processes = 1 if accelerator is None else accelerator.num_processes
     local = queries
@@ -111,8 +126,14 @@ def generate(
             for start in range(0, len(rows), batch_size):
                 batch = rows[start : start + batch_size]
                 input_ids, attention_mask = left_pad(batch, pad_id, device)
+                for processor in processors:
+                    if callable(getattr(processor, "reset", None)):
+                        processor.reset(prompt_length=input_ids.shape[1])
                 output = unwrapped.generate(
-                    input_ids=input_ids, attention_mask=attention_mask, generation_config=config
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
+                    generation_config=config,
+                    logits_processor=LogitsProcessorList(processors),
                 )
                 completions += tokenizer.batch_decode(
                     output[:, input_ids.shape[1] :], skip_special_tokens=True

@@ -1,0 +1,248 @@
+"""Cached experiment stages on one base model: watermark, fine-tune, unlearn, sample.
+
+The demo and the paper reproduction are sequences of these stages. Each stage's artefact (a
+watermarked text list, a saved model, a set of generations) lives in a folder of a
+:class:`~waterdrum_hf._cache.StageCache` named by everything that produced it, so re-runs and
+interrupted runs resume, and changed settings never reuse a stale artefact. Keys enter the
+digests only through their slow one-way hash (:func:`waterdrum_hf._fingerprint.key_digest`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ._cache import Stage, StageCache
+from ._fingerprint import key_digest, module_identity
+from ._progress import progress_enabled
+
+
+class CachedPipeline:
+    """Stages on ``model`` (the base every fine-tune starts from), cached under ``cache_dir``.
+
+    Args:
+        model: the base causal LM; it also paraphrases when watermarking.
+        tokenizer: its tokenizer (also the watermarking tokenizer).
+        cache_dir: folder of the stages.
+        show_progress: progress bars (``None``: on a terminal).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, cache_dir: str | Path, *, show_progress: bool | None = None) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.cache = StageCache(cache_dir)
+        self.show_progress = show_progress
+        self.base = self.cache.stage("base", module_identity(model))
+
+    def watermark(
+        self, name: str, texts: Sequence[str], keys: Sequence[int], **overrides: Any
+    ) -> tuple[list[str], list[float]]:
+        """``texts`` paraphrased under ``keys`` (one per text); returns texts and self-check q."""
+        from datasets import Dataset
+
+        from .watermarking import WatermarkedDataset
+
+        watermarker = WatermarkedDataset(
+            self.model, self.tokenizer, id_column="key", show_progress=self.show_progress, **overrides
+        )
+        stage = self.cache.stage(
+            f"watermarked-{name}",
+            {"texts": list(texts), "keys": [key_digest(int(k)) for k in keys],
+             "watermarker": watermarker.fingerprint},
+        )
+
+        def build(folder: Path) -> None:
+            rows = Dataset.from_dict({"text": list(texts), "key": [int(k) for k in keys]})
+            out = rows.map(watermarker, batched=True, batch_size=64, load_from_cache_file=False)
+            _write_json(folder / "watermarked.json", {"text": list(out["text"]), "score": list(out["watermark_score"])})
+
+        data = self.cache.load_or_build(stage, build, lambda f: _read_json(f / "watermarked.json"))
+        return data["text"], data["score"]
+
+    def finetune(
+        self, name: str, texts: Sequence[str], *, epochs: int, batch_size: int, learning_rate: float, seed: int
+    ) -> Stage:
+        """The base model fine-tuned on ``texts`` (cached, saved with ``save_pretrained``)."""
+        stage = self.cache.stage(
+            f"model-{name}",
+            {"texts": list(texts), "epochs": epochs, "batch_size": batch_size,
+             "learning_rate": learning_rate, "seed": seed},
+            self.base,
+        )
+        self.cache.build(stage, lambda folder: finetune(
+            self.model, self.tokenizer, list(texts), folder, epochs=epochs, batch_size=batch_size,
+            learning_rate=learning_rate, seed=seed, show_progress=self.show_progress,
+        ).save_pretrained(folder))
+        return stage
+
+    def unlearn(
+        self,
+        method: str,
+        original: Stage,
+        forget: Sequence[str],
+        retain: Sequence[str],
+        *,
+        steps: int,
+        learning_rate: float,
+        batch_size: int,
+        seed: int,
+        callback: Any | None = None,
+        callback_settings: Mapping[str, Any] | None = None,
+    ) -> tuple[Stage, list[dict[str, float]]]:
+        """``original`` unlearnt with a registered method; returns it and the callback's curve
+        (``callback_settings`` describe the callback in the stage's digest)."""
+        stage = self.cache.stage(
+            f"model-{method.lower()}",
+            {"method": method, "forget": list(forget), "retain": list(retain), "steps": steps,
+             "learning_rate": learning_rate, "batch_size": batch_size, "seed": seed,
+             "callback": dict(callback_settings or {})},
+            original,
+        )
+
+        def build(folder: Path) -> None:
+            model = unlearn(
+                method, self.load(original), self.tokenizer, forget, retain, folder, steps=steps,
+                learning_rate=learning_rate, batch_size=batch_size, seed=seed,
+                callbacks=[callback] if callback is not None else [], show_progress=self.show_progress,
+            )
+            model.save_pretrained(folder)
+            history = callback.history if callback is not None else []
+            curve = [{k: v for k, v in h.items() if k in ("step", "forget", "retain")} for h in history]
+            _write_json(folder / "curve.json", curve)
+
+        return stage, self.cache.load_or_build(stage, build, lambda f: _read_json(f / "curve.json"))
+
+    def completions(
+        self,
+        name: str,
+        model_stage: Stage,
+        queries: Sequence[str],
+        *,
+        num_samples: int,
+        max_new_tokens: int,
+        seed: int,
+        greedy: bool = False,
+        logits_processor: Any | None = None,
+        processor_settings: Mapping[str, Any] | None = None,
+    ) -> list[list[str]]:
+        """Completions of ``queries`` by the model of ``model_stage`` (cached as JSON)."""
+        from .generation import generate
+
+        stage = self.cache.stage(
+            f"generations-{name}",
+            {"queries": list(queries), "num_samples": num_samples, "max_new_tokens": max_new_tokens,
+             "seed": seed, "greedy": greedy, "processor": dict(processor_settings or {})},
+            model_stage,
+        )
+
+        def build(folder: Path) -> None:
+            completions = generate(
+                self.load(model_stage), self.tokenizer, list(queries), num_samples=num_samples,
+                max_new_tokens=max_new_tokens, seed=seed, batch_size=64, greedy=greedy,
+                logits_processor=logits_processor, show_progress=self.show_progress,
+            )
+            _write_json(folder / "generations.json", completions)
+
+        return self.cache.load_or_build(stage, build, lambda f: _read_json(f / "generations.json"))
+
+    def load(self, stage: Stage) -> Any:
+        """The model saved by a model stage, in eval mode."""
+        from transformers import AutoModelForCausalLM
+
+        return AutoModelForCausalLM.from_pretrained(stage.path).eval()
+
+
+def finetune(
+    model: Any,
+    tokenizer: Any,
+    texts: list[str],
+    output_dir: str | Path,
+    *,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+    show_progress: bool | None = None,
+) -> Any:
+    """Fine-tune a copy of ``model`` on ``texts`` (each ending in EOS) with a plain ``Trainer``."""
+    from datasets import Dataset
+    from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
+
+    model = copy.deepcopy(model).train()
+    dataset = Dataset.from_dict({"text": [t + tokenizer.eos_token for t in texts]}).map(
+        lambda batch: tokenizer(batch["text"], truncation=True, max_length=256),
+        batched=True,
+        remove_columns=["text"],
+    )
+    args = TrainingArguments(
+        output_dir=str(Path(output_dir) / "run"),
+        num_train_epochs=epochs,
+        per_device_train_batch_size=batch_size,
+        learning_rate=learning_rate,
+        lr_scheduler_type="constant",
+        save_strategy="no",
+        report_to="none",
+        logging_steps=max(1, epochs * math.ceil(len(texts) / batch_size) // 5),
+        seed=seed,
+        use_cpu=True,
+        disable_tqdm=not progress_enabled(show_progress),
+    )
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),
+    )
+    trainer.train()
+    shutil.rmtree(args.output_dir, ignore_errors=True)
+    return model.eval()
+
+
+def unlearn(
+    method: str,
+    model: Any,
+    tokenizer: Any,
+    forget: Sequence[str],
+    retain: Sequence[str],
+    output_dir: str | Path,
+    *,
+    steps: int,
+    learning_rate: float,
+    batch_size: int,
+    seed: int,
+    callbacks: Sequence[Any] = (),
+    show_progress: bool | None = None,
+) -> Any:
+    """Run the registered trainer ``method`` on plain-text forget/retain sets; returns the model."""
+    from datasets import Dataset
+
+    from . import trainers
+
+    trainer_class, config_class = trainers.get(method)
+    args = config_class(
+        output_dir=str(Path(output_dir) / "run"), max_steps=steps,
+        per_device_train_batch_size=batch_size, learning_rate=learning_rate,
+        lr_scheduler_type="constant", logging_steps=max(1, steps // 4), save_strategy="no",
+        report_to="none", use_cpu=True, seed=seed, disable_tqdm=not progress_enabled(show_progress),
+    )
+    trainer = trainer_class(
+        model=model.train(), args=args, processing_class=tokenizer, callbacks=list(callbacks),
+        forget_dataset=Dataset.from_dict({"text": list(forget)}),
+        retain_dataset=Dataset.from_dict({"text": list(retain)}),
+    )
+    trainer.train()
+    shutil.rmtree(args.output_dir, ignore_errors=True)
+    return trainer.model.eval()
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value))
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
