@@ -208,6 +208,9 @@ def test_null_keys_report_the_no_watermark_level(tok, batch):
     assert result["forget_z"] == pytest.approx(
         (result["forget"] - forget_null.mean) / forget_null.std
     )
+    detailed = compute_waterdrum(texts, owners.tolist(), tok, forget_ids=[KEYS[3]], null_keys=8,
+                                 return_details=True)
+    np.testing.assert_allclose(detailed["query_null_means"], null.per_text_mean)
     key_means = forget_null.key_means
     assert result["forget_p_value"] == pytest.approx(
         (1 + (key_means >= result["forget"]).sum()) / 9

@@ -265,10 +265,8 @@ class WaterDrumCallback(TrainerCallback):
             n_gram=self.n_gram,
             return_details=True,
         )
-        per_owner = result.pop("per_owner")
-        for name in ("query_values", "query_owners", "scores"):
-            result.pop(name)
-        values = {k: float(v) for k, v in result.items()}
+        values = {k: float(v) for k, v in result.items() if isinstance(v, (int, float))}
+        per_owner = result["per_owner"]
         for name, owner in per_owner.items():
             if "value" in owner:
                 values[f"owner/{name}"] = owner["value"]

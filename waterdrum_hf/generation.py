@@ -4,7 +4,7 @@ Each query is answered ``num_samples`` times by pure ancestral sampling: tempera
 and *no* top-k by default. transformers would otherwise apply its global ``top_k=50`` (or a
 checkpoint's own warpers) behind the caller's back, which changes the watermark signal.
 
-The helpers below (left padding, the pad-id fallback, the model's device, eval/no-grad with the
+The helpers below (padding, the pad-id fallback, the model's device, eval/no-grad with the
 caller's modes restored, unfiltered sampling, seeding without touching the global RNG, the
 distributed split/unwrap/gather) are used by :func:`generate` and by watermarking; nothing
 else in the package pads or samples on its own.
@@ -125,7 +125,7 @@ def generate(
         with inference_mode(unwrapped), seeded(seed, device), bar:
             for start in range(0, len(rows), batch_size):
                 batch = rows[start : start + batch_size]
-                input_ids, attention_mask = left_pad(batch, pad_id, device)
+                input_ids, attention_mask = pad_batch(batch, pad_id, device)
                 for processor in processors:
                     if callable(getattr(processor, "reset", None)):
                         processor.reset(prompt_length=input_ids.shape[1])
@@ -252,17 +252,24 @@ def pad_token_id(tokenizer: PreTrainedTokenizerBase) -> int:
     raise ValueError("tokenizer has neither a pad token nor an EOS token; set one of them")
 
 
-def left_pad(
-    batch: Sequence[Sequence[int]], pad_id: int, device: torch.device
+def pad_batch(
+    batch: Sequence[Sequence[int]], pad_id: int, device: torch.device, *, side: str = "left"
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Left-pad token id lists (decoder-only generation continues at the right edge)."""
+    """``input_ids`` and ``attention_mask`` of token id lists, padded on ``side``.
+
+    Generation needs left padding (decoder-only models continue at the right edge); scoring
+    tokens in place is simplest with right padding.
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
     width = max(len(ids) for ids in batch)
     input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
     attention_mask = torch.zeros((len(batch), width), dtype=torch.long)
     for row, ids in enumerate(batch):
         if len(ids):
-            input_ids[row, width - len(ids) :] = torch.as_tensor(ids)
-            attention_mask[row, width - len(ids) :] = 1
+            span = slice(width - len(ids), width) if side == "left" else slice(0, len(ids))
+            input_ids[row, span] = torch.as_tensor(ids)
+            attention_mask[row, span] = 1
     return input_ids.to(device), attention_mask.to(device)
 
 

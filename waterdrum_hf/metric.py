@@ -102,7 +102,9 @@ def compute_waterdrum(
             (1 + null_keys)``; at least ``1 / (1 + null_keys)``).
         null_seed: seed of those random keys.
         return_details: add ``per_owner`` (by name), per-sample ``scores``, per-query
-            ``query_values`` and ``query_owners`` (names).
+            ``query_values`` and ``query_owners`` (names) and, with ``null_keys``, each
+            query's mean value under the null keys (``query_null_means``: subtract it for a
+            null-corrected value).
         return_scores: add only the per-sample ``scores`` (NaN where nothing was counted).
 
     Returns:
@@ -164,6 +166,8 @@ def compute_waterdrum(
         result["per_owner"] = _per_owner(values, queries.owners, names, sets, null_values)
         result["query_values"] = values.tolist()
         result["query_owners"] = [names[int(owner)] for owner in queries.owners]
+        if null_values is not None:
+            result["query_null_means"] = null_values.mean(axis=1).tolist()
     if return_details or return_scores:
         with np.errstate(invalid="ignore", divide="ignore"):
             result["scores"] = np.where(counts > 0, sums[:, 0] / counts, np.nan).tolist()

@@ -23,7 +23,7 @@ from transformers import (
 )
 
 from .diverse_beam_search import diverse_beam_search
-from .generation import left_pad, model_device, pad_token_id, seeded, unfiltered_sampling_config
+from .generation import model_device, pad_batch, pad_token_id, seeded, unfiltered_sampling_config
 from .perturbation import WaterfallLogitsProcessor
 from .prompting import BLANK_LINES, paraphrase_prompt_ids
 from .watermarking_config import WatermarkingConfig
@@ -78,7 +78,7 @@ class WatermarkedParaphraser:
     ) -> list[list[list[int]]]:
         """Generated token ids (up to the first end token) of each prompt's candidates."""
         config = self.config
-        input_ids, attention_mask = left_pad(prompts, self._pad_id(), model_device(self.model))
+        input_ids, attention_mask = pad_batch(prompts, self._pad_id(), model_device(self.model))
         length = input_ids.shape[1]
         budget = config.max_new_tokens
         if budget is None:
