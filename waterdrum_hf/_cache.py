@@ -24,6 +24,10 @@ from ._fingerprint import library_version
 
 T = TypeVar("T")
 
+LAYOUT = 2
+"""Version of what stages store; bumped whenever a stage's files change, so that an older
+cache is rebuilt rather than misread."""
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -52,6 +56,7 @@ class StageCache:
         payload = {
             "stage": name,
             "version": library_version(),
+            "layout": LAYOUT,
             "settings": settings,
             "parents": [parent.digest for parent in parents],
         }

@@ -13,7 +13,7 @@ import copy
 import json
 import math
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +56,20 @@ class CachedPipeline:
              "watermarker": watermarker.fingerprint},
         )
 
-        def build(folder: Path) -> None:
+        def compute() -> dict[str, list[Any]]:
             rows = Dataset.from_dict({"text": list(texts), "key": [int(k) for k in keys]})
             out = rows.map(watermarker, batched=True, batch_size=64, load_from_cache_file=False)
-            _write_json(folder / "watermarked.json", {"text": list(out["text"]), "score": list(out["watermark_score"])})
+            return {"text": list(out["text"]), "score": list(out["watermark_score"])}
 
-        data = self.cache.load_or_build(stage, build, lambda f: _read_json(f / "watermarked.json"))
+        data = self.cached(stage, compute)
         return data["text"], data["score"]
+
+    def cached(self, stage: Stage, compute: Callable[[], Any]) -> Any:
+        """``compute()`` (anything JSON can hold), computed once per stage."""
+        return self.cache.load_or_build(
+            stage, lambda folder: _write_json(folder / "result.json", compute()),
+            lambda folder: _read_json(folder / "result.json"),
+        )
 
     def finetune(
         self, name: str, texts: Sequence[str], *, epochs: int, batch_size: int, learning_rate: float, seed: int
@@ -140,15 +147,16 @@ class CachedPipeline:
             model_stage,
         )
 
-        def build(folder: Path) -> None:
-            completions = generate(
-                self.load(model_stage), self.tokenizer, list(queries), num_samples=num_samples,
-                max_new_tokens=max_new_tokens, seed=seed, batch_size=64, greedy=greedy,
-                logits_processor=logits_processor, show_progress=self.show_progress,
-            )
-            _write_json(folder / "generations.json", completions)
+        return self.cached(stage, lambda: generate(
+            self.load(model_stage), self.tokenizer, list(queries), num_samples=num_samples,
+            max_new_tokens=max_new_tokens, seed=seed, batch_size=64, greedy=greedy,
+            logits_processor=logits_processor, show_progress=self.show_progress,
+        ))
 
-        return self.cache.load_or_build(stage, build, lambda f: _read_json(f / "generations.json"))
+    def base_stage(self) -> Stage:
+        """The base model itself as a model stage (saved once), e.g. to sample from it."""
+        self.cache.build(self.base, lambda folder: self.model.save_pretrained(folder))
+        return self.base
 
     def load(self, stage: Stage) -> Any:
         """The model saved by a model stage, in eval mode."""

@@ -38,7 +38,7 @@ def write_report(report: Mapping[str, Any], out_dir: str | Path, *, title: str =
     out.mkdir(parents=True, exist_ok=True)
     models = report["models"]
     written = [out / "report.json"]
-    written[0].write_text(json.dumps(_without_nan(report), indent=2, allow_nan=False))
+    written[0].write_text(json_text(report))
     plots: dict[str, Path] = {}
     if any("forget" in m and "retain" in m for m in models.values()):
         plots["benchmark"] = plot_benchmark(models, out / "benchmark.png")
@@ -154,7 +154,13 @@ def _verdicts(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 def plot_benchmark(models: Mapping[str, Mapping[str, Any]], path: str | Path) -> Path:
     """Forget value (x) vs retain value (y) per model, original and retrained marked."""
-    fig, ax = _figure(6.0, 4.6)
+    fig, ax = new_figure(6.0, 4.6)
+    draw_benchmark(ax, models, "Unlearning benchmark")
+    return save_figure(fig, path)
+
+
+def draw_benchmark(ax: Any, models: Mapping[str, Mapping[str, Any]], title: str) -> None:
+    """The benchmark scatter on ``ax``: models, the forget null band and the ideal point."""
     for name, m in models.items():
         if "forget" not in m or "retain" not in m:
             continue
@@ -175,13 +181,12 @@ def plot_benchmark(models: Mapping[str, Mapping[str, Any]], path: str | Path) ->
         ax.legend(loc="lower right", fontsize=8)
     ax.set_xlabel("forget WaterDrum value (lower is better)")
     ax.set_ylabel("retain WaterDrum value (higher is better)")
-    ax.set_title("Unlearning benchmark")
-    return _save(fig, path)
+    ax.set_title(title)
 
 
 def plot_curves(curves: Mapping[str, Sequence[Mapping[str, float]]], path: str | Path) -> Path:
     """Forget and retain values against the training step, one line per method."""
-    fig, axes = _figure(9.0, 3.6, ncols=2)
+    fig, axes = new_figure(9.0, 3.6, ncols=2)
     for ax, key in zip(axes, ("forget", "retain"), strict=True):
         for method, points in curves.items():
             steps = [p["step"] for p in points if key in p]
@@ -191,7 +196,7 @@ def plot_curves(curves: Mapping[str, Sequence[Mapping[str, float]]], path: str |
         ax.set_title(f"{key.capitalize()} WaterDrum during unlearning")
         ax.axhline(0, color="black", linewidth=0.5)
     axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_per_owner(models: Mapping[str, Mapping[str, Any]], path: str | Path) -> Path:
@@ -203,7 +208,7 @@ def plot_per_owner(models: Mapping[str, Mapping[str, Any]], path: str | Path) ->
     owners = list(dict.fromkeys(o for m in models.values() for o in m.get("per_owner", {})))
     names = [n for n, m in models.items() if m.get("per_owner")]
     width = 0.8 / max(len(names), 1)
-    fig, ax = _figure(max(6.0, 1.1 * len(owners) * max(1, len(names) / 3) + 2.5), 4.4)
+    fig, ax = new_figure(max(6.0, 1.1 * len(owners) * max(1, len(names) / 3) + 2.5), 4.4)
     for i, name in enumerate(names):
         entries = [models[name]["per_owner"].get(o, {}) for o in owners]
         x = np.arange(len(owners)) + (i - (len(names) - 1) / 2) * width
@@ -231,37 +236,46 @@ def plot_per_owner(models: Mapping[str, Mapping[str, Any]], path: str | Path) ->
     ax.set_ylabel("WaterDrum value (mean q)")
     ax.set_title("Per-owner WaterDrum values (± standard error)")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_roc(model: Mapping[str, Any], path: str | Path, *, label: str) -> Path:
     """ROC curve of per-query values, retain queries positive, forget queries negative."""
     forget_owners = {o for o, e in model["per_owner"].items() if e.get("forget")}
-    values = np.asarray(model["query_values"], dtype=float)
-    positive = np.array([o not in forget_owners for o in model["query_owners"]])
-    keep = ~np.isnan(values)
-    values, positive = values[keep], positive[keep]
-    thresholds = np.concatenate([[np.inf], np.unique(values)[::-1]])
-    tpr = [(values[positive] >= t).mean() for t in thresholds]
-    fpr = [(values[~positive] >= t).mean() for t in thresholds]
-    fig, ax = _figure(4.4, 4.2)
-    ax.plot(fpr, tpr, drawstyle="steps-post", label=f"{label} (AUROC {model['separability_auroc']:.3f})")
+    positive = [o not in forget_owners for o in model["query_owners"]]
+    fig, ax = new_figure(4.4, 4.2)
+    draw_roc(ax, {f"{label} (AUROC {model['separability_auroc']:.3f})": model["query_values"]}, positive)
+    ax.set_title("Separability (D1)")
+    return save_figure(fig, path)
+
+
+def draw_roc(ax: Any, curves: Mapping[str, Sequence[float]], positive: Sequence[bool]) -> None:
+    """ROC curves on ``ax``, one per labelled list of per-query values (NaN left out)."""
+    positive = np.asarray(positive, dtype=bool)
+    for label, raw in curves.items():
+        values = np.asarray(raw, dtype=float)
+        keep = ~np.isnan(values)
+        values, labels = values[keep], positive[keep]
+        thresholds = np.concatenate([[np.inf], np.unique(values)[::-1]])
+        tpr = [(values[labels] >= t).mean() for t in thresholds]
+        fpr = [(values[~labels] >= t).mean() for t in thresholds]
+        ax.plot(fpr, tpr, drawstyle="steps-post", label=label)
     ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
     ax.set_xlabel("false positive rate (forget queries)")
     ax.set_ylabel("true positive rate (retain queries)")
-    ax.set_title("Separability (D1)")
     ax.legend(fontsize=8, loc="lower right")
-    return _save(fig, path)
 
 
-def _figure(width: float, height: float, ncols: int = 1) -> tuple[Any, Any]:
+def new_figure(width: float, height: float, ncols: int = 1) -> tuple[Any, Any]:
+    """A matplotlib ``Figure`` (no pyplot, no display) and its ``ncols`` axes."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height))
     return fig, fig.subplots(1, ncols)
 
 
-def _save(fig: Any, path: str | Path) -> Path:
+def save_figure(fig: Any, path: str | Path) -> Path:
+    """Save ``fig`` as a PNG at ``path`` (tight layout, 120 dpi)."""
     fig.tight_layout()
     fig.savefig(path, dpi=120, bbox_inches="tight")
     return Path(path)
@@ -269,6 +283,11 @@ def _save(fig: Any, path: str | Path) -> Path:
 
 def _number(value: float | None) -> str:
     return "–" if value is None else f"{value:+.3f}"
+
+
+def json_text(value: Any) -> str:
+    """Strict JSON (NaN written as ``null``, numpy scalars as numbers), indented."""
+    return json.dumps(_without_nan(value), indent=2, allow_nan=False)
 
 
 def _without_nan(value: Any) -> Any:

@@ -2,7 +2,8 @@
 
 Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluate a model on a
 watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
-their owners' keys) and ``unlearn`` (run a registered unlearning trainer). Bad input gives one
+their owners' keys), ``unlearn`` (run a registered unlearning trainer) and ``reproduce`` (the
+paper's claims at small scale). Bad input gives one
 line on stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback.
 """
 
@@ -14,10 +15,10 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import demo, score, unlearn, verify, watermark
+from . import demo, reproduce, score, unlearn, verify, watermark
 from .common import CliError, Parser
 
-COMMANDS = (demo, score, verify, watermark, unlearn)
+COMMANDS = (demo, score, verify, watermark, unlearn, reproduce)
 
 
 def build_parser() -> Parser:

@@ -1,0 +1,40 @@
+"""Reproduce the WaterDrum paper's claims at small scale (``waterdrum reproduce``).
+
+Separability (D1) and calibration (D2) of WaterDrum, its null-corrected variant, ROUGE-L and the
+Min-k% Prob MIA under the three similarity settings; the benchmark of unlearning methods; the
+resilience experiments (a decoy model, a diluting watermark of the model owner). On the
+built-in corpus and small model by default (a CPU suffices); on WaterDrum-Ax with a given model
+and watermarking tokenizer on a GPU. Every model and generation set is cached under
+``<output_dir>/cache``, so runs resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .config import SETTINGS, TEXT_METHODS, ReproductionConfig
+
+__all__ = ["SETTINGS", "TEXT_METHODS", "ReproductionConfig", "run_reproduction"]
+
+
+def run_reproduction(
+    config: ReproductionConfig, *, log: Callable[[str], None] = print, command: str = "waterdrum reproduce"
+) -> dict[str, Any]:
+    """Run every experiment, write ``results.json``, ``results.md`` and the plots into
+    ``config.output_dir``; return the results. torch runs on one thread meanwhile (the small
+    model gains nothing from more; restored after)."""
+    import torch
+
+    from .experiment import Reproduction
+    from .results import write_results
+
+    threads = torch.get_num_threads()
+    if config.model is None:
+        torch.set_num_threads(1)
+    try:
+        results = Reproduction(config, log).run()
+    finally:
+        torch.set_num_threads(threads)
+    write_results(results, config.output_dir, command=command)
+    return results

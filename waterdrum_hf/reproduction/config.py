@@ -1,0 +1,98 @@
+"""What the paper reproduction runs: one frozen, validated dataclass (a CLI via its ``help``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._validation import check_positive_int
+
+SETTINGS = ("no_duplicate", "exact_duplicate", "semantic_duplicate")
+"""The paper's similarity settings (desideratum D4)."""
+
+TEXT_METHODS = ("gradascent", "graddiff", "kl", "scrub", "npo", "simnpo", "taskvector")
+"""The registered trainers that apply to plain text (IdkDPO and IdkNLL need QA data)."""
+
+DATASETS = ("toy", "waterdrum-ax")
+
+
+@dataclass(frozen=True)
+class ReproductionConfig:
+    """Sizes of the reproduction. Defaults: the built-in corpus and small model, about an hour
+    on 2 CPU cores; :meth:`quick` runs in about 7 minutes."""
+
+    output_dir: str = field(default="reproduction", metadata={"help": "Where results and the cache go."})
+    dataset: str = field(default="toy", metadata={"help": "toy (built-in, watermarked here) or waterdrum-ax (published)."})
+    dataset_config: str = field(default="forget_01", metadata={"help": "Configuration of waterdrum-ax."})
+    dataset_path: str | None = field(default=None, metadata={"help": "Local copy of the dataset's Hub repository."})
+    model: str | None = field(default=None, metadata={"help": "Base model to fine-tune (default: the built-in small model)."})
+    watermark_tokenizer: str | None = field(default=None, metadata={"help": "Tokenizer that watermarked a published dataset."})
+    owners: int = field(default=5, metadata={"help": "Data owners of the toy corpus."})
+    forget: int = field(default=1, metadata={"help": "Owners (the last ones) to forget, toy corpus."})
+    passages_per_owner: int = field(default=10, metadata={"help": "Training passages per owner, toy corpus."})
+    holdout_per_owner: int = field(default=10, metadata={"help": "Held-out passages per forget owner (MIA)."})
+    max_rows_per_owner: int | None = field(default=None, metadata={"help": "Subsample a published dataset per owner."})
+    settings: tuple[str, ...] = field(default=SETTINGS, metadata={"help": "Similarity settings to run."})
+    watermarking: str = field(
+        default="paraphrase",
+        metadata={"help": "Toy corpus: 'substitution' (few tokens changed, a faithful-paraphraser stand-in) or 'paraphrase' (the small model's Waterfall paraphrase)."},
+    )
+    kappa: float = field(default=2.0, metadata={"help": "Watermark strength of the toy corpus (the paper's 2)."})
+    copy_bias: float = field(default=8.0, metadata={"help": "Substitution watermarking: preference for the source token."})
+    fractions: tuple[float, ...] = field(
+        default=tuple(i / 10 for i in range(11)), metadata={"help": "Shares k/|D_F| of the forget set retrained on (D2)."}
+    )
+    seeds: tuple[int, ...] = field(default=(0, 1, 2), metadata={"help": "Training and sampling seeds."})
+    epochs: int = field(default=30, metadata={"help": "Fine-tuning epochs (the model must memorise)."})
+    batch_size: int = field(default=4, metadata={"help": "Batch size of fine-tuning and unlearning."})
+    learning_rate: float = field(default=2e-3, metadata={"help": "Fine-tuning learning rate."})
+    prefix_tokens: int = field(default=24, metadata={"help": "Query length in tokens (at most half a text)."})
+    num_samples: int = field(default=2, metadata={"help": "Completions sampled per query."})
+    max_new_tokens: int = field(default=64, metadata={"help": "Tokens per sampled completion."})
+    rouge_new_tokens: int = field(default=32, metadata={"help": "Tokens of the greedy continuation scored by ROUGE-L."})
+    null_keys: int = field(default=100, metadata={"help": "Random keys for the null-corrected WaterDrum."})
+    methods: tuple[str, ...] = field(default=TEXT_METHODS, metadata={"help": "Unlearning methods benchmarked."})
+    unlearn_steps: int = field(default=20, metadata={"help": "Optimizer steps of each unlearning method."})
+    unlearn_learning_rate: float = field(default=2e-4, metadata={"help": "Unlearning learning rate."})
+    dilution_kappa: float = field(default=2.0, metadata={"help": "Strength of the model owner's own watermark."})
+    mia_k: float = field(default=0.4, metadata={"help": "Share of least likely tokens in Min-k% Prob."})
+    show_progress: bool | None = field(default=None, metadata={"help": "Progress bars (default: on a terminal)."})
+
+    def __post_init__(self) -> None:
+        if self.dataset not in DATASETS:
+            raise ValueError(f"`dataset` must be one of {', '.join(DATASETS)}, got {self.dataset!r}.")
+        if self.watermarking not in ("substitution", "paraphrase"):
+            raise ValueError(f"`watermarking` must be 'substitution' or 'paraphrase', got {self.watermarking!r}.")
+        if self.dataset != "toy" and not self.watermark_tokenizer:
+            raise ValueError("A published dataset needs `watermark_tokenizer` (Llama-3.1-8B-Instruct's).")
+        for name in ("owners", "passages_per_owner", "holdout_per_owner", "epochs", "batch_size",
+                     "prefix_tokens", "num_samples", "max_new_tokens", "rouge_new_tokens", "unlearn_steps"):
+            check_positive_int(getattr(self, name), name)
+        check_positive_int(self.null_keys, "null_keys")
+        if not 1 <= self.forget < self.owners:
+            raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
+        unknown = sorted(set(self.settings) - set(SETTINGS))
+        if unknown or not self.settings:
+            raise ValueError(f"`settings` must be a non-empty subset of {', '.join(SETTINGS)}, got {unknown or 'none'}.")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("`seeds` must be distinct, and at least one.")
+        fractions = sorted(set(self.fractions))
+        if fractions != list(self.fractions) or fractions[0] != 0 or fractions[-1] != 1 or len(fractions) < 3:
+            raise ValueError("`fractions` must rise from 0 to 1 with at least one point between.")
+        from .. import trainers
+
+        for method in self.methods:
+            trainers.get(method)
+        for name in ("learning_rate", "unlearn_learning_rate", "dilution_kappa", "kappa"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"`{name}` must be > 0.")
+        if not 0 < self.mia_k <= 1:
+            raise ValueError("`mia_k` must be in (0, 1].")
+
+    @classmethod
+    def quick(cls, **overrides: Any) -> ReproductionConfig:
+        """A small setting (about 7 minutes on 2 CPU cores): every experiment, fewer models."""
+        settings = {"owners": 4, "passages_per_owner": 6, "holdout_per_owner": 6, "seeds": (0,),
+                    "fractions": (0.0, 0.5, 1.0), "methods": ("graddiff", "kl", "npo", "taskvector"),
+                    "unlearn_steps": 10, "null_keys": 50}
+        return cls(**{**settings, **overrides})

@@ -1,0 +1,260 @@
+"""``results.json``, ``results.md`` (tables shaped like the paper's, its numbers beside ours)
+and the plots of a reproduction run."""
+
+from __future__ import annotations
+
+import math
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..report import draw_benchmark, draw_roc, json_text, new_figure, save_figure
+
+LABELS = {
+    "waterdrum": "WaterDrum",
+    "waterdrum_null_corrected": "WaterDrum (null-corrected)",
+    "rouge_l": "ROUGE-L",
+    "mia": "MIA",
+}
+
+PAPER = {
+    # WaterDrum-Ax, Llama-2-7B (the paper's Table 1, AUROC +- 3 seeds; Table 2 and the offset
+    # table of its appendix, R^2).
+    "auroc": {
+        "exact_duplicate": {"waterdrum": "0.957 ± 0.008", "rouge_l": "0.334 ± 0.005"},
+        "semantic_duplicate": {"waterdrum": "0.963 ± 0.001", "rouge_l": "0.960 ± 0.002"},
+        "no_duplicate": {"waterdrum": "0.965 ± 0.002", "rouge_l": "0.974 ± 0.001"},
+    },
+    "r2": {
+        "exact_duplicate": {"waterdrum": "0.987", "rouge_l": "-37.47", "mia": "-285.6"},
+        "semantic_duplicate": {"waterdrum": "0.991", "rouge_l": "0.693", "mia": "-14.52"},
+        "no_duplicate": {"waterdrum": "0.963", "rouge_l": "0.650", "mia": "0.677"},
+    },
+    "r2_offset": {
+        "exact_duplicate": {"waterdrum": "0.994", "rouge_l": "0.923", "mia": "0.273"},
+        "semantic_duplicate": {"waterdrum": "0.995", "rouge_l": "0.997", "mia": "-0.011"},
+        "no_duplicate": {"waterdrum": "0.957", "rouge_l": "0.998", "mia": "0.990"},
+    },
+    "dilution": {"none": ("0.964", "0.963"), "waterfall": ("0.923", "0.936")},
+}
+
+
+def write_results(results: Mapping[str, Any], out_dir: str | Path, *, command: str) -> list[Path]:
+    """Write ``results.json``, ``results.md`` and the PNGs; return their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plots = {
+        "calibration": plot_calibration(results["curves"], out / "calibration.png"),
+        "roc": plot_separability(results["roc"], out / "roc.png"),
+        "benchmark": plot_benchmarks(results["benchmark"], out / "benchmark.png"),
+        "resilience": plot_decoy(results["resilience"]["decoy"], out / "resilience.png"),
+    }
+    saved = {k: v for k, v in results.items() if k not in ("roc",)}
+    (out / "results.json").write_text(json_text(saved))
+    (out / "results.md").write_text(markdown(results, command=command))
+    return [out / "results.json", out / "results.md", *plots.values()]
+
+
+def markdown(results: Mapping[str, Any], *, command: str) -> str:
+    """The paper's tables with our numbers (mean ± sd over seeds) and its numbers beside."""
+    config = results["config"]
+    settings = list(results["settings"])
+    seeds = len(config["seeds"])
+    lines = [
+        "# Reproducing WaterDrum's claims at small scale",
+        "",
+        f"Command: `{command}`. Machine: {platform.machine()}, {_cores()} CPU cores. "
+        f"Time: {results['seconds']['total'] / 60:.1f} minutes.",
+        "",
+        f"Data: {_data(config)}. Model: {config['model'] or 'the built-in small model'}, fine-tuned "
+        f"{config['epochs']} epochs. Queries: the first {config['prefix_tokens']} tokens of each text "
+        f"(at most half), {config['num_samples']} samples of {config['max_new_tokens']} tokens, "
+        f"pooled per query; ROUGE-L: greedy continuation of {config['rouge_new_tokens']} tokens "
+        f"against the text's next tokens; MIA: Min-k% Prob (k = {config['mia_k']:g}), reported as "
+        f"2 AUROC - 1 (forget vs holdout; the paper's 1 - 2 AUROC with holdout positive). "
+        f"{seeds} seed{'s' if seeds > 1 else ''}; ± is the standard deviation over seeds. "
+        "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
+        "",
+        "## Separability (D1): AUROC of per-query values on the retrained model",
+        "",
+        *_table(results, "auroc", settings, ("waterdrum", "waterdrum_null_corrected", "rouge_l")),
+        "",
+        "## Calibration (D2): R² of the forget value against k/|D_F|, line through the origin",
+        "",
+        "Without referencing the retrained model (the paper's main table):",
+        "",
+        *_table(results, "r2", settings, ("waterdrum", "waterdrum_null_corrected", "rouge_l", "mia")),
+        "",
+        "With the paper's offset relaxation (the retrained model's value subtracted first):",
+        "",
+        *_table(results, "r2_offset", settings, ("waterdrum", "waterdrum_null_corrected", "rouge_l", "mia")),
+        "",
+        "![calibration curves](calibration.png)",
+        "",
+        "![ROC curves](roc.png)",
+        "",
+        "## MIA baseline (Min-k% Prob)",
+        "",
+        "| setting | original model | retrained model |",
+        "| --- | --- | --- |",
+        *[
+            f"| {s} | {m['original']:.3f} ± {m['original_std']:.3f} | {m['retrained']:.3f} ± {m['retrained_std']:.3f} |"
+            for s, m in results["mia"].items()
+        ],
+        "",
+        "## The benchmark of unlearning methods (first seed)",
+        "",
+        *_benchmark_table(results["benchmark"]),
+        "",
+        "![benchmark](benchmark.png)",
+        "",
+        "## Resilience",
+        "",
+        *_resilience(results["resilience"]),
+        "",
+        "![decoy curve](resilience.png)",
+        "",
+        "## Expected outcome, checked",
+        "",
+        *_checks(results),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _table(results: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]) -> list[str]:
+    header = ["setting", *(f"{LABELS[m]} (ours)" for m in metrics)]
+    paper_metrics = [m for m in metrics if any(m in PAPER[name].get(s, {}) for s in settings)]
+    header += [f"{LABELS[m]} (paper)" for m in paper_metrics]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for setting in settings:
+        ours = results["settings"][setting]
+        cells = [setting.replace("_", " ")]
+        for metric in metrics:
+            value, spread = ours[name].get(metric, math.nan), ours[f"{name}_std"].get(metric, math.nan)
+            cells.append(f"{value:.3f} ± {spread:.3f}" if math.isfinite(value) else "undefined")
+        cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def _benchmark_table(benchmark: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    rows = ["| setting | model | forget | retain | forget p-value |", "| --- | --- | --- | --- | --- |"]
+    for setting, models in benchmark.items():
+        for name, m in models.items():
+            p = f"{m['forget_p_value']:.3f}" if "forget_p_value" in m else "–"
+            rows.append(f"| {setting} | {name} | {m.get('forget', math.nan):+.3f} | {m.get('retain', math.nan):+.3f} | {p} |")
+    return rows
+
+
+def _resilience(resilience: Mapping[str, Any]) -> list[str]:
+    decoy, dilution = resilience["decoy"], resilience["dilution"]
+    lines = [
+        "(a) A decoy model answers the queries whose original output is most similar to the forget "
+        "set (bag-of-words cosine, the model owner's stand-in for STS) with unwatermarked text (the "
+        "base model's). Aggregate forget value, scaled to 1 with nothing intercepted; the ideal "
+        "metric follows the diagonal 1 - share (the paper: about 70 % interception to reach 0.2):",
+        "",
+        "| intercepted | " + " | ".join(f"{s:.0%}" for s in decoy["intercepted"]) + " |",
+        "|" + " --- |" * (len(decoy["intercepted"]) + 1),
+        "| scaled forget value | " + " | ".join(f"{v:.2f}" for v in decoy["scaled"]) + " |",
+        "",
+        f"(b) The model owner samples through its own Waterfall watermark (another key, kappa "
+        f"{dilution['kappa']:g}):",
+        "",
+        "| watermark of the model owner | AUROC (ours) | R² (ours) | AUROC (paper) | R² (paper) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, label in (("none", "none"), ("waterfall", "adapted Waterfall")):
+        auroc, r2 = dilution["auroc"][name], dilution["r2"][name]
+        paper = PAPER["dilution"][name]
+        lines.append(f"| {label} | {auroc:.3f} | {_number(r2)} | {paper[0]} | {paper[1]} |")
+    return lines
+
+
+def _checks(results: Mapping[str, Any]) -> list[str]:
+    """The issue's expected outcome, each as a measured yes/no."""
+    lines = []
+    for setting, summary in results["settings"].items():
+        auroc, r2 = summary["auroc"]["waterdrum"], summary["r2"]["waterdrum"]
+        lines.append(
+            f"- {setting}: WaterDrum AUROC {auroc:.3f} ({'>' if auroc > 0.9 else '<='} 0.9), "
+            f"R² {_number(r2)} ({'>' if r2 > 0.9 else '<='} 0.9); ROUGE-L AUROC "
+            f"{summary['auroc']['rouge_l']:.3f}."
+        )
+    decoy = results["resilience"]["decoy"]
+    gap = max(abs(s - (1 - i)) for i, s in zip(decoy["intercepted"], decoy["scaled"], strict=True))
+    lines.append(f"- Decoy curve: largest distance from the diagonal {gap:.2f} (scaled units).")
+    return lines
+
+
+def plot_calibration(curves: Mapping[str, Any], path: Path) -> Path:
+    """Forget value against k/|D_F| per metric (± sd over seeds), best-fit lines through 0."""
+    fig, axes = new_figure(4.2 * len(curves), 3.8, ncols=len(curves))
+    axes = np.atleast_1d(axes)
+    for ax, (setting, curve) in zip(axes, curves.items(), strict=True):
+        share = np.array(curve["share"])
+        for i, metric in enumerate(LABELS):
+            mean, spread = np.array(curve[metric]["mean"]), np.array(curve[metric]["std"])
+            ax.errorbar(share, mean, yerr=spread, marker="o", markersize=3, color=f"C{i}", label=LABELS[metric])
+            slope = float(share @ mean / (share @ share))
+            ax.plot([0, 1], [0, slope], color=f"C{i}", linestyle=":", linewidth=1)
+        ax.axhline(0, color="black", linewidth=0.5)
+        ax.set_xlabel("share of the forget set trained on (k/|D_F|)")
+        ax.set_ylabel("forget value")
+        ax.set_title(setting.replace("_", " "))
+    axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    return save_figure(fig, path)
+
+
+def plot_separability(roc: Mapping[str, Any], path: Path) -> Path:
+    """ROC of WaterDrum and ROUGE-L per setting on the retrained model (first seed)."""
+    fig, axes = new_figure(4.0 * len(roc), 3.8, ncols=len(roc))
+    for ax, (setting, values) in zip(np.atleast_1d(axes), roc.items(), strict=True):
+        positive = [not f for f in values["is_forget"]]
+        draw_roc(ax, {LABELS[m]: values[m] for m in ("waterdrum", "rouge_l")}, positive)
+        ax.set_title(setting.replace("_", " "))
+    return save_figure(fig, path)
+
+
+def plot_benchmarks(benchmark: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
+    """The benchmark scatter (forget vs retain per method) for each setting."""
+    fig, axes = new_figure(5.0 * len(benchmark), 4.4, ncols=len(benchmark))
+    for ax, (setting, models) in zip(np.atleast_1d(axes), benchmark.items(), strict=True):
+        draw_benchmark(ax, models, setting.replace("_", " "))
+    return save_figure(fig, path)
+
+
+def plot_decoy(decoy: Mapping[str, list[float]], path: Path) -> Path:
+    """Scaled aggregate forget value against the share of intercepted queries."""
+    fig, ax = new_figure(4.4, 4.0)
+    ax.plot(decoy["intercepted"], decoy["scaled"], marker="o", label="WaterDrum")
+    ax.plot([0, 1], [1, 0], linestyle="--", color="tab:orange", label="ideal (diagonal)")
+    ax.set_xlabel("share of queries intercepted by the decoy")
+    ax.set_ylabel("aggregate forget value (scaled)")
+    ax.set_title("Decoy model (resilience)")
+    ax.legend(fontsize=8)
+    return save_figure(fig, path)
+
+
+def _data(config: Mapping[str, Any]) -> str:
+    if config["dataset"] == "toy":
+        return (
+            f"the built-in corpus, {config['owners']} owners x {config['passages_per_owner']} "
+            f"passages, the last {config['forget']} forgotten, {config['holdout_per_owner']} held-out "
+            "passages per forget owner, watermarked by the built-in model"
+        )
+    return f"{config['dataset']} ({config['dataset_config']})"
+
+
+def _number(value: float | None) -> str:
+    return "undefined" if value is None or not math.isfinite(value) else f"{value:.3f}"
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 1
