@@ -321,3 +321,28 @@ def test_two_processes_log_once_with_the_same_values(tiny_model, tmp_path):
         assert a["waterdrum/forget"] == b["waterdrum/forget"]  # broadcast from the main process
     # Every process generated: the main process scored all queries of both shares.
     assert reports[0]["log_history"][0]["waterdrum/num_queries"] == 6
+
+
+def test_trl_dpo_trainer(tiny_model, corpus, tmp_path):
+    from trl import DPOConfig, DPOTrainer
+
+    model, tokenizer = tiny_model
+    preferences = Dataset.from_dict({
+        "prompt": ["What is a class?", "What is a lambda?"],
+        "chosen": [" A blueprint for objects.", " An anonymous function."],
+        "rejected": [" I don't know.", " I don't know."],
+    })
+    callback = make_callback(tiny_model, corpus)
+    trainer = DPOTrainer(
+        model=copy.deepcopy(model),
+        ref_model=copy.deepcopy(model),
+        args=DPOConfig(
+            output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2, report_to="none",
+            logging_steps=1, use_cpu=True, save_strategy="no", disable_tqdm=True, bf16=False,
+        ),
+        train_dataset=preferences,
+        processing_class=tokenizer,
+        callbacks=[callback],
+    )
+    trainer.train()
+    assert sorted(logged(trainer)) == [0, 2]

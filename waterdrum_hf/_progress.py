@@ -1,9 +1,12 @@
-"""One progress-bar policy for all long work (tqdm; off when not a TTY unless asked)."""
+"""One progress policy for all long work: tqdm bars (off when not a TTY unless asked) and
+timed stage lines for multi-stage runs."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from tqdm.auto import tqdm
@@ -24,3 +27,16 @@ def progress_bar(
     """A tqdm bar over ``iterable`` (or a manual one with ``total=``), shown when ``enabled``
     (see :func:`progress_enabled`)."""
     return tqdm(iterable, desc=desc, disable=not progress_enabled(enabled), **kwargs)
+
+
+@contextmanager
+def logged_stage(
+    log: Callable[[str], None], timings: dict[str, float], key: str, title: str
+) -> Iterator[None]:
+    """Log ``title``, run the block, log and record (``timings[key]``) its seconds."""
+    start = time.perf_counter()
+    log(f"{title} ...")
+    yield
+    seconds = time.perf_counter() - start
+    timings[key] = round(seconds, 1)
+    log(f"    done in {seconds:.1f} s")

@@ -17,12 +17,12 @@ or a run after an interruption, resumes; changed settings build new stages.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._progress import logged_stage
 from ._validation import check_positive_int
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
@@ -195,24 +195,7 @@ class _Demo:
             max_new_tokens=min(48, config.max_new_tokens), max_queries_per_owner=3, seed=config.seed,
         )
 
-    def step(self, key: str, title: str) -> _Step:
+    def step(self, key: str, title: str) -> Any:
+        """A numbered, timed stage (its seconds go into the report)."""
         self.stage_index += 1
-        return _Step(self, key, f"[{self.stage_index}/{self.stage_count}] {title}")
-
-
-class _Step:
-    """Prints a stage's title, then its elapsed time; records the time in the report."""
-
-    def __init__(self, demo: _Demo, key: str, title: str) -> None:
-        self.demo, self.key, self.title = demo, key, title
-
-    def __enter__(self) -> _Step:
-        self.start = time.perf_counter()
-        self.demo.log(f"{self.title} ...")
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        seconds = time.perf_counter() - self.start
-        if exc[0] is None:
-            self.demo.timings[self.key] = round(seconds, 1)
-            self.demo.log(f"    done in {seconds:.1f} s")
+        return logged_stage(self.log, self.timings, key, f"[{self.stage_index}/{self.stage_count}] {title}")

@@ -177,16 +177,17 @@ def finetune(
     seed: int,
     show_progress: bool | None = None,
 ) -> Any:
-    """Fine-tune a copy of ``model`` on ``texts`` (each ending in EOS) with a plain ``Trainer``."""
+    """Fine-tune a copy of ``model`` on ``texts`` (each ending in EOS, at most 256 tokens) with
+    a plain ``Trainer``. A text that already starts with BOS (a chat-templated QA pair) gets no
+    second one."""
     from datasets import Dataset
     from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
+    from .prompting import prompt_token_ids
+
     model = copy.deepcopy(model).train()
-    dataset = Dataset.from_dict({"text": [t + tokenizer.eos_token for t in texts]}).map(
-        lambda batch: tokenizer(batch["text"], truncation=True, max_length=256),
-        batched=True,
-        remove_columns=["text"],
-    )
+    encoded = [prompt_token_ids(tokenizer, t + tokenizer.eos_token)[:256] for t in texts]  # one BOS
+    dataset = Dataset.from_dict({"input_ids": encoded, "attention_mask": [[1] * len(e) for e in encoded]})
     args = TrainingArguments(
         output_dir=str(Path(output_dir) / "run"),
         num_train_epochs=epochs,

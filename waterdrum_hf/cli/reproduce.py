@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from .common import CliError, positive
@@ -12,7 +13,7 @@ from .common import CliError, positive
 DESCRIPTION = (
     "Reproduce the paper's separability (D1), calibration (D2), benchmark and resilience "
     "experiments under the three similarity settings, on the built-in corpus and small model "
-    "(a CPU suffices) or on WaterDrum-Ax with --model and --watermark-tokenizer. Writes "
+    "(a CPU suffices) or on WaterDrum-Ax / WaterDrum-TOFU with --model and --watermark-tokenizer. Writes "
     "results.json, results.md and plots into --out; every model is cached there, so runs resume."
 )
 
@@ -25,8 +26,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--fractions", help="comma-separated shares of the forget set for calibration (default 0,0.1,...,1)")
     parser.add_argument("--settings", help="comma-separated similarity settings (default: all three)")
     parser.add_argument("--methods", help="comma-separated unlearning methods for the benchmark")
-    parser.add_argument("--dataset", choices=["toy", "waterdrum-ax"], default="toy", help="the data")
-    parser.add_argument("--dataset-config", default="forget_01", help="configuration of waterdrum-ax")
+    parser.add_argument("--dataset", choices=["toy", "waterdrum-ax", "waterdrum-tofu"], default="toy", help="the data")
+    parser.add_argument("--dataset-config", help="configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)")
     parser.add_argument("--dataset-path", help="local copy of the dataset's Hub repository")
     parser.add_argument("--max-rows-per-owner", type=positive(), help="subsample a published dataset")
     parser.add_argument("--model", help="base model to fine-tune (default: the built-in small model)")
@@ -56,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, name):
             settings[name] = tuple(v.strip() for v in getattr(args, name).split(",") if v.strip())
     config = ReproductionConfig.quick(**settings) if args.quick else ReproductionConfig(**settings)
-    command = "waterdrum " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "waterdrum reproduce"
+    program = Path(sys.argv[0]).name
+    program = "waterdrum" if program in ("waterdrum", "__main__.py") else f"python {sys.argv[0]}"
+    command = " ".join([program, *(shlex.quote(a) for a in sys.argv[1:])])
     results = run_reproduction(config, log=lambda line: print(line, flush=True), command=command)
     for setting, summary in results["settings"].items():
         print(f"{setting:>20}: WaterDrum AUROC {summary['auroc']['waterdrum']:.3f}, R² {summary['r2']['waterdrum']:.3f}; "

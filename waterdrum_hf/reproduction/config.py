@@ -13,7 +13,7 @@ SETTINGS = ("no_duplicate", "exact_duplicate", "semantic_duplicate")
 TEXT_METHODS = ("gradascent", "graddiff", "kl", "scrub", "npo", "simnpo", "taskvector")
 """The registered trainers that apply to plain text (IdkDPO and IdkNLL need QA data)."""
 
-DATASETS = ("toy", "waterdrum-ax")
+DATASETS = ("toy", "waterdrum-ax", "waterdrum-tofu")
 
 
 @dataclass(frozen=True)
@@ -22,8 +22,8 @@ class ReproductionConfig:
     on 2 CPU cores; :meth:`quick` runs in about 7 minutes."""
 
     output_dir: str = field(default="reproduction", metadata={"help": "Where results and the cache go."})
-    dataset: str = field(default="toy", metadata={"help": "toy (built-in, watermarked here) or waterdrum-ax (published)."})
-    dataset_config: str = field(default="forget_01", metadata={"help": "Configuration of waterdrum-ax."})
+    dataset: str = field(default="toy", metadata={"help": "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."})
+    dataset_config: str | None = field(default=None, metadata={"help": "Configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)."})
     dataset_path: str | None = field(default=None, metadata={"help": "Local copy of the dataset's Hub repository."})
     model: str | None = field(default=None, metadata={"help": "Base model to fine-tune (default: the built-in small model)."})
     watermark_tokenizer: str | None = field(default=None, metadata={"help": "Tokenizer that watermarked a published dataset."})
@@ -65,6 +65,9 @@ class ReproductionConfig:
             raise ValueError(f"`watermarking` must be 'substitution' or 'paraphrase', got {self.watermarking!r}.")
         if self.dataset != "toy" and not self.watermark_tokenizer:
             raise ValueError("A published dataset needs `watermark_tokenizer` (Llama-3.1-8B-Instruct's).")
+        if self.dataset_config is None and self.dataset != "toy":
+            default = "forget_01" if self.dataset == "waterdrum-ax" else "forget_10"
+            object.__setattr__(self, "dataset_config", default)
         for name in ("owners", "passages_per_owner", "holdout_per_owner", "epochs", "batch_size",
                      "prefix_tokens", "num_samples", "max_new_tokens", "rouge_new_tokens", "unlearn_steps"):
             check_positive_int(getattr(self, name), name)

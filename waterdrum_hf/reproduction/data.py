@@ -6,8 +6,11 @@
 * ``semantic_duplicate``: plus a paraphrase of the forget set's original texts, watermarked with
   the next owner's key.
 
-The built-in corpus is watermarked here (through the cached pipeline); WaterDrum-Ax comes
-watermarked, with its duplicate splits and its held-out ``test`` abstracts.
+The built-in corpus is watermarked here (through the cached pipeline); WaterDrum-Ax and
+WaterDrum-TOFU come watermarked, with their duplicate splits (and, for Ax, held-out ``test``
+abstracts). Text is queried with its first tokens and ROUGE compares the model's greedy
+continuation with the text's next tokens; QA is queried with the question in the model's chat
+format and ROUGE compares with the answer.
 """
 
 from __future__ import annotations
@@ -31,7 +34,11 @@ class SettingData:
     """Retain side: the retain owners' texts, then the duplicates (if any)."""
     retain_keys: list[int]
     holdout: list[str]
-    """Texts like the forget set's that no model trains on (Min-k% Prob MIA)."""
+    """Texts like the forget set's that no model trains on (Min-k% Prob MIA); may be empty."""
+    queries: list[str]
+    """The query of every forget text, then of every retain text."""
+    references: list[str]
+    """What ROUGE-L compares each query's greedy continuation with (same order)."""
 
     def __repr__(self) -> str:  # keys are secrets, even in a debugger
         return (
@@ -71,52 +78,99 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
         )
         duplicates["semantic_duplicate"] = watermark("semantic-duplicate", paraphrased, next_keys)
     return [
-        SettingData(
-            name,
-            [t for t, _ in forget],
-            [k for _, k in forget],
-            [t for t, _ in retain] + duplicates.get(name, []),
-            [k for _, k in retain] + (next_keys if name in duplicates else []),
+        text_setting(
+            config, pipeline.tokenizer, name, forget,
+            retain + (list(zip(duplicates[name], next_keys, strict=True)) if name in duplicates else []),
             holdout,
         )
         for name in config.settings
     ]
 
 
-def ax_settings(config: ReproductionConfig) -> list[SettingData]:
+def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]:
     """WaterDrum-Ax (``config.dataset_config``) in every configured setting."""
     from ..data import load_waterdrum_ax
 
-    kwargs = {"path": config.dataset_path} if config.dataset_path else {}
-
     def rows(name: str, split: str) -> list[tuple[str, int]]:
-        data = load_waterdrum_ax(name, split=split, **kwargs)
-        pairs = list(zip(data["text"], data["owner_id"], strict=True))
-        if config.max_rows_per_owner is None:
-            return pairs
-        kept, counts = [], {}
-        for text, owner in pairs:  # the first rows of each owner
-            if counts.get(owner, 0) < config.max_rows_per_owner:
-                kept.append((text, owner))
-                counts[owner] = counts.get(owner, 0) + 1
-        return kept
+        data = _subsample(load_waterdrum_ax(name, split=split, **_path(config)), config)
+        return list(zip(data["text"], data["owner_id"], strict=True))
 
     forget = rows(config.dataset_config, "forget")
     retain = rows(config.dataset_config, "retain")
     forget_owners = {o for _, o in forget}
     holdout = [t for t, o in rows("test", "full") if o in forget_owners]
-    duplicates = {name: rows(config.dataset_config, name) for name in config.settings if name != "no_duplicate"}
     return [
-        SettingData(
-            name,
-            [t for t, _ in forget],
-            [o for _, o in forget],
-            [t for t, _ in retain] + [t for t, _ in duplicates.get(name, [])],
-            [o for _, o in retain] + [o for _, o in duplicates.get(name, [])],
-            holdout,
+        text_setting(
+            config, tokenizer, name, forget,
+            retain + (rows(config.dataset_config, name) if name != "no_duplicate" else []), holdout,
         )
         for name in config.settings
     ]
+
+
+def tofu_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]:
+    """WaterDrum-TOFU (``config.dataset_config``; duplicates exist in ``forget_10`` only) in
+    every configured setting. It has no held-out set: MIA is left out."""
+    from ..data import load_waterdrum_tofu
+    from ..prompting import qa_queries
+
+    def rows(split: str) -> list[tuple[str, str, int]]:
+        data = _subsample(load_waterdrum_tofu(config.dataset_config, split=split, **_path(config)), config)
+        answers = data["answer"] if "answer" in data.column_names else data["answer_split"]
+        prompts = qa_queries(list(data["question"]), tokenizer)
+        return list(zip(prompts, answers, data["owner_id"], strict=True))
+
+    def setting(name: str, forget: list, retain: list) -> SettingData:
+        texts = [f"{prompt}{answer}" for prompt, answer, _ in forget + retain]
+        return SettingData(
+            name, texts[: len(forget)], [o for *_, o in forget], texts[len(forget):],
+            [o for *_, o in retain], [], [p for p, _, _ in forget + retain],
+            [a for _, a, _ in forget + retain],
+        )
+
+    forget, retain = rows("forget"), rows("retain")
+    return [
+        setting(name, forget, retain + (rows(name) if name != "no_duplicate" else []))
+        for name in config.settings
+    ]
+
+
+def text_setting(
+    config: ReproductionConfig,
+    tokenizer: Any,
+    name: str,
+    forget: list[tuple[str, int]],
+    retain: list[tuple[str, int]],
+    holdout: list[str],
+) -> SettingData:
+    """A setting of plain texts: each queried with its first ``prefix_tokens`` tokens (at most
+    half of it), ROUGE-L referenced by its next ``rouge_new_tokens`` tokens."""
+    queries, references = [], []
+    for text, _ in forget + retain:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        cut = max(1, min(config.prefix_tokens, len(ids) // 2))
+        queries.append(tokenizer.decode(ids[:cut], skip_special_tokens=True))
+        references.append(tokenizer.decode(ids[cut : cut + config.rouge_new_tokens], skip_special_tokens=True))
+    return SettingData(
+        name, [t for t, _ in forget], [k for _, k in forget], [t for t, _ in retain],
+        [k for _, k in retain], holdout, queries, references,
+    )
+
+
+def _path(config: ReproductionConfig) -> dict[str, str]:
+    return {"path": config.dataset_path} if config.dataset_path else {}
+
+
+def _subsample(data: Any, config: ReproductionConfig) -> Any:
+    """The first ``max_rows_per_owner`` rows of each owner (all without a limit)."""
+    if config.max_rows_per_owner is None:
+        return data
+    kept, counts = [], {}
+    for row, owner in enumerate(data["owner_id"]):
+        if counts.get(owner, 0) < config.max_rows_per_owner:
+            kept.append(row)
+            counts[owner] = counts.get(owner, 0) + 1
+    return data.select(kept)
 
 
 def _watermark(config: ReproductionConfig, pipeline: Any, name: str, texts: list[str], keys: list[int]) -> list[str]:

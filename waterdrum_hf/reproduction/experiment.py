@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import logged_stage
 from ..statistics import calibration_r2, separability_auroc
 from .config import ReproductionConfig
-from .data import SettingData, ax_settings, toy_settings
+from .data import SettingData, ax_settings, tofu_settings, toy_settings
 
 METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l")
 """Per-query metrics (D1 and D2); ``mia`` is a set-level value and enters D2 only."""
@@ -53,8 +54,10 @@ class Reproduction:
             if config.dataset == "toy":
                 keys = random_keys(config.owners, seed=0).tolist()  # secret, never shown
                 settings = toy_settings(config, self.pipeline, keys)
+            elif config.dataset == "waterdrum-ax":
+                settings = ax_settings(config, self.tokenizer)
             else:
-                settings = ax_settings(config)
+                settings = tofu_settings(config, self.tokenizer)
         results: dict[str, Any] = {"settings": {}, "benchmark": {}, "mia": {}}
         measured = {}
         for data in settings:
@@ -126,7 +129,7 @@ class Reproduction:
         from ..metric import compute_waterdrum
 
         config = self.config
-        queries, references = self._prompts(data)
+        queries, references = data.queries, data.references
         keys = data.forget_keys + data.retain_keys
         processor_settings = None
         if dilution is not None:
@@ -156,22 +159,12 @@ class Reproduction:
         )
         measured["rouge_l"] = rouge_l_recall([g[0] for g in greedy], references)
         model = self.pipeline.load(stage)
-        members = min_k_percent_prob(model, self.tokenizer, data.forget, k=config.mia_k)
-        holdout = min_k_percent_prob(model, self.tokenizer, data.holdout, k=config.mia_k)
-        measured["mia"] = mia_value(members[~np.isnan(members)], holdout[~np.isnan(holdout)])
+        measured["mia"] = math.nan  # no held-out set (WaterDrum-TOFU): no MIA
+        if data.holdout:
+            members = min_k_percent_prob(model, self.tokenizer, data.forget, k=config.mia_k)
+            holdout = min_k_percent_prob(model, self.tokenizer, data.holdout, k=config.mia_k)
+            measured["mia"] = mia_value(members[~np.isnan(members)], holdout[~np.isnan(holdout)])
         return measured
-
-    def _prompts(self, data: SettingData) -> tuple[list[str], list[str]]:
-        """Queries (each text's first tokens, at most half of it) and ROUGE references (the
-        next ``rouge_new_tokens`` tokens), forget texts first."""
-        config = self.config
-        queries, references = [], []
-        for text in data.forget + data.retain:
-            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-            cut = max(1, min(config.prefix_tokens, len(ids) // 2))
-            queries.append(self.tokenizer.decode(ids[:cut], skip_special_tokens=True))
-            references.append(self.tokenizer.decode(ids[cut : cut + config.rouge_new_tokens], skip_special_tokens=True))
-        return queries, references
 
     # ---- benchmark and resilience ----------------------------------------------------------
 
@@ -199,8 +192,7 @@ class Reproduction:
         seed = config.seeds[0]
         original = calibration[1.0]
         forget = original["is_forget"]
-        queries, _ = self._prompts(data)
-        forget_queries = [q for q, f in zip(queries, forget, strict=True) if f]
+        forget_queries = data.queries[: len(data.forget)]
         base = self.pipeline.completions(
             f"{data.name}-base", self.pipeline.base_stage(), forget_queries,
             num_samples=config.num_samples, max_new_tokens=config.max_new_tokens, seed=seed,
@@ -231,23 +223,8 @@ class Reproduction:
             },
         }
 
-    def _timed(self, key: str, title: str) -> _Timed:
-        return _Timed(self, key, title)
-
-
-class _Timed:
-    def __init__(self, owner: Reproduction, key: str, title: str) -> None:
-        self.owner, self.key, self.title = owner, key, title
-
-    def __enter__(self) -> None:
-        self.start = time.perf_counter()
-        self.owner.log(f"{self.title} ...")
-
-    def __exit__(self, *exc: Any) -> None:
-        if exc[0] is None:
-            seconds = time.perf_counter() - self.start
-            self.owner.seconds[self.key] = round(seconds, 1)
-            self.owner.log(f"    done in {seconds:.0f} s")
+    def _timed(self, key: str, title: str) -> Any:
+        return logged_stage(self.log, self.seconds, key, title)
 
 
 # ---- statistics over the measurements --------------------------------------------------------

@@ -1,0 +1,189 @@
+"""The paper reproduction: its statistics against hand computations, its watermarking stand-in,
+and `waterdrum reproduce --quick` end to end (every experiment, results files, resumable)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+
+from waterdrum_hf.reproduction import ReproductionConfig
+from waterdrum_hf.reproduction.experiment import bag_of_words_cosine, d1, d2, decoy_curve, summarise
+from waterdrum_hf.statistics import calibration_r2, separability_auroc
+
+
+def fake_model(share: float, rng: np.random.Generator) -> dict:
+    """A measured model whose forget values grow with the share trained on."""
+    forget = np.arange(20) < 8
+    waterdrum = np.where(forget, 0.8 * share, 0.7) + rng.normal(0, 0.05, 20)
+    rouge = np.where(forget, 0.5 + 0.2 * share, 0.9) + rng.normal(0, 0.02, 20)
+    return {"share": share, "is_forget": forget, "waterdrum": waterdrum,
+            "waterdrum_null_corrected": waterdrum - 0.01, "rouge_l": rouge, "mia": 0.9 * share - 0.1}
+
+
+@pytest.fixture
+def per_seed():
+    rng = np.random.default_rng(0)
+    return {seed: {f: fake_model(f, rng) for f in (0.0, 0.5, 1.0)} for seed in (0, 1)}
+
+
+def test_statistics_equal_a_hand_computation(per_seed):
+    calibration = per_seed[0]
+    model = calibration[0.0]
+    forget = model["is_forget"]
+    assert d1(model, "waterdrum") == pytest.approx(
+        separability_auroc(model["waterdrum"][~forget], model["waterdrum"][forget])
+    )
+    shares = [0.0, 0.5, 1.0]
+    values = [calibration[s]["rouge_l"][forget].mean() for s in shares]
+    fits = d2(calibration, "rouge_l")
+    assert fits["r2"] == pytest.approx(calibration_r2(shares, values).r2)
+    assert fits["r2_offset"] == pytest.approx(calibration_r2(shares, np.array(values) - values[0]).r2)
+    mia = [calibration[s]["mia"] for s in shares]
+    assert d2(calibration, "mia")["r2"] == pytest.approx(calibration_r2(shares, mia).r2)
+    summary = summarise(per_seed)
+    per_seed_r2 = [d2(c, "waterdrum")["r2"] for c in per_seed.values()]
+    assert summary["r2"]["waterdrum"] == pytest.approx(np.mean(per_seed_r2))
+    assert summary["r2_std"]["waterdrum"] == pytest.approx(np.std(per_seed_r2))
+    assert summary["r2"]["waterdrum"] > 0.9 > summary["r2"]["rouge_l"]  # the fake mirrors the paper
+
+
+def test_decoy_curve_replaces_the_most_similar_queries_first():
+    values = np.array([0.8, 0.6, 0.4, 0.2])
+    replacement = np.zeros(4)
+    similarity = np.array([0.1, 0.9, 0.5, 0.3])  # query 1 is intercepted first, then 2, 3, 0
+    curve = decoy_curve(values, replacement, similarity, steps=4)
+    assert curve["intercepted"] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert curve["forget_value"] == pytest.approx([0.5, 0.35, 0.25, 0.2, 0.0])
+    assert curve["scaled"] == pytest.approx([1.0, 0.7, 0.5, 0.4, 0.0])
+
+
+def test_bag_of_words_cosine():
+    assert bag_of_words_cosine("The cat sat", "the CAT sat") == pytest.approx(1.0)
+    assert bag_of_words_cosine("a b", "c d") == 0.0
+    assert bag_of_words_cosine("a a b", "a b") == pytest.approx(3 / math.sqrt(10))
+
+
+@pytest.mark.parametrize(
+    ("settings", "match"),
+    [
+        ({"settings": ("no_duplicate", "near_duplicate")}, "`settings`"),
+        ({"fractions": (0.0, 1.0)}, "`fractions`"),
+        ({"fractions": (0.5, 0.0, 1.0)}, "`fractions`"),
+        ({"seeds": (1, 1)}, "`seeds`"),
+        ({"dataset": "waterdrum-ax"}, "watermark_tokenizer"),
+        ({"methods": ("kl", "forgetall")}, "unknown unlearning method"),
+        ({"forget": 5}, "`forget`"),
+        ({"watermarking": "magic"}, "`watermarking`"),
+    ],
+)
+def test_config_rejects_impossible_settings(settings, match):
+    with pytest.raises(ValueError, match=match):
+        ReproductionConfig(**settings)
+
+
+def test_substitution_watermark_verifies_and_stays_close_to_the_source(tiny_model):
+    from waterdrum_hf import verify_texts
+    from waterdrum_hf.baselines import rouge_l_recall
+    from waterdrum_hf.data import toy_corpus
+    from waterdrum_hf.reproduction.substitution import substitution_watermark
+
+    model, tokenizer = tiny_model
+    texts = list(toy_corpus(3, max_passages_per_owner=2)["text"])
+    marked = substitution_watermark(model, tokenizer, texts, [7] * 6, kappa=4.0, copy_bias=8.0)
+    assert verify_texts(marked, 7, tokenizer).mean() > 0.15
+    assert abs(verify_texts(marked, 8, tokenizer).mean()) < 0.1
+    assert abs(verify_texts(texts, 7, tokenizer).mean()) < 0.1
+    assert rouge_l_recall(marked, texts).mean() > 0.6  # few tokens changed
+
+
+@pytest.mark.slow
+def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_path, capsys):
+    from waterdrum_hf.cli import main
+
+    out = tmp_path / "reproduction"
+    start = time.perf_counter()
+    assert main(["reproduce", "--quick", "--out", str(out), "--no-progress"]) == 0
+    first = time.perf_counter() - start
+    results = json.loads((out / "results.json").read_text())
+    quick = ReproductionConfig.quick()
+    assert set(results["settings"]) == {"no_duplicate", "exact_duplicate", "semantic_duplicate"}
+    for summary in results["settings"].values():
+        assert set(summary) == {"auroc", "auroc_std", "r2", "r2_std", "r2_offset", "r2_offset_std"}
+        assert set(summary["auroc"]) == {"waterdrum", "waterdrum_null_corrected", "rouge_l"}
+        assert set(summary["r2"]) == {"waterdrum", "waterdrum_null_corrected", "rouge_l", "mia"}
+    # The retrained model separates retain from forget queries without a duplicate.
+    assert results["settings"]["no_duplicate"]["auroc"]["waterdrum"] > 0.9
+    for models in results["benchmark"].values():
+        assert list(models) == ["original", "retrained", *quick.methods]
+        assert models["retrained"]["forget"] < models["original"]["forget"]
+    decoy = results["resilience"]["decoy"]
+    assert decoy["scaled"][0] == pytest.approx(1.0) and decoy["intercepted"][-1] == 1.0
+    assert decoy["scaled"][-1] < decoy["scaled"][0]
+    assert set(results["resilience"]["dilution"]["auroc"]) == {"none", "waterfall"}
+    assert set(results["mia"]) == set(results["settings"])
+    markdown = (out / "results.md").read_text()
+    assert "0.957 ± 0.008" in markdown and "## Calibration (D2)" in markdown and "waterdrum reproduce --quick" in markdown
+    for plot in ("calibration", "roc", "benchmark", "resilience"):
+        assert (out / f"{plot}.png").stat().st_size > 10_000
+    # Every model and generation is cached: a second run recomputes nothing.
+    start = time.perf_counter()
+    assert main(["reproduce", "--quick", "--out", str(out), "--no-progress"]) == 0
+    assert time.perf_counter() - start < first / 3
+    assert json.loads((out / "results.json").read_text())["settings"] == results["settings"]
+
+
+def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):
+    from hub_mirrors import write_ax_mirror, write_tofu_mirror
+
+    from waterdrum_hf.prompting import qa_queries
+    from waterdrum_hf.reproduction.data import ax_settings, tofu_settings
+
+    _, tokenizer = tiny_model
+    ax = ReproductionConfig(
+        dataset="waterdrum-ax", dataset_path=write_ax_mirror(tmp_path / "ax"), watermark_tokenizer="x",
+        prefix_tokens=3, rouge_new_tokens=4,
+    )
+    no_dup, exact, semantic = ax_settings(ax, tokenizer)
+    assert ax.dataset_config == "forget_01" and set(exact.forget_keys) == {19}
+    assert exact.retain_keys == no_dup.retain_keys + [0, 0]  # duplicates of owner 19 owned by 0
+    assert [t.split(" owner=")[1] for t in exact.holdout] == ["19", "19"]  # test rows of owner 19
+    first = tokenizer(exact.forget[0], add_special_tokens=False)["input_ids"]
+    assert exact.queries[0] == tokenizer.decode(first[:3]) and exact.references[0] == tokenizer.decode(first[3:7])
+    assert len(exact.queries) == len(exact.forget) + len(exact.retain) == len(exact.references)
+
+    tofu = ReproductionConfig(
+        dataset="waterdrum-tofu", dataset_path=write_tofu_mirror(tmp_path / "tofu"), watermark_tokenizer="x",
+        max_rows_per_owner=3, settings=("no_duplicate", "exact_duplicate"),
+    )
+    plain, duplicated = tofu_settings(tofu, tokenizer)
+    assert tofu.dataset_config == "forget_10" and plain.holdout == []  # no held-out set: no MIA
+    assert plain.forget_keys == [1, 1, 1] and duplicated.retain_keys == [0] * 6
+    assert plain.queries[:3] == qa_queries(["q0 owner=1", "q1 owner=1", "q2 owner=1"], tokenizer)
+    assert plain.references[:3] == ["a0", "a1", "a2"]
+    assert plain.forget[0] == plain.queries[0] + "a0"
+
+
+@pytest.mark.slow
+def test_a_published_qa_dataset_runs_end_to_end(tiny_model, tmp_path):
+    """WaterDrum-TOFU's layout (a local mirror), the small model as the base: every experiment
+    runs, MIA is reported as undefined (no held-out set)."""
+    from hub_mirrors import write_tofu_mirror
+
+    from waterdrum_hf import tiny
+    from waterdrum_hf.reproduction import run_reproduction
+
+    config = ReproductionConfig.quick(
+        dataset="waterdrum-tofu", dataset_path=write_tofu_mirror(tmp_path / "tofu"),
+        watermark_tokenizer=str(tiny.cache_path()), max_rows_per_owner=4, epochs=2,
+        settings=("no_duplicate", "exact_duplicate"), methods=("kl",), null_keys=10,
+        output_dir=str(tmp_path / "out"),
+    )
+    results = run_reproduction(config, log=lambda line: None)
+    assert set(results["settings"]) == {"no_duplicate", "exact_duplicate"}
+    assert math.isnan(results["mia"]["no_duplicate"]["original"])
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["mia"]["no_duplicate"]["original"] is None
+    assert "| no_duplicate | original |" in (tmp_path / "out" / "results.md").read_text()
