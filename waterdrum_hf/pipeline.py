@@ -13,7 +13,8 @@ import copy
 import json
 import math
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,8 @@ class CachedPipeline:
 
         def compute() -> dict[str, list[Any]]:
             rows = Dataset.from_dict({"text": list(texts), "key": [int(k) for k in keys]})
-            out = rows.map(watermarker, batched=True, batch_size=64, load_from_cache_file=False)
+            with _datasets_progress(progress_enabled(self.show_progress)):
+                out = rows.map(watermarker, batched=True, batch_size=64, load_from_cache_file=False)
             return {"text": list(out["text"]), "score": list(out["watermark_score"])}
 
         data = self.cached(stage, compute)
@@ -247,6 +249,21 @@ def unlearn(
     trainer.train()
     shutil.rmtree(args.output_dir, ignore_errors=True)
     return trainer.model.eval()
+
+
+@contextmanager
+def _datasets_progress(enabled: bool) -> Iterator[None]:
+    """``datasets``' own progress bars on or off for a block (restored after)."""
+    import datasets
+
+    was_enabled = datasets.is_progress_bar_enabled()
+    if not enabled:
+        datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if was_enabled and not enabled:
+            datasets.enable_progress_bars()
 
 
 def _write_json(path: Path, value: Any) -> None:
