@@ -219,6 +219,7 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         ({"forget_ids": [KEYS[2], -1]}, ValueError, r"`forget_ids\[1\]`"),
         ({"retain_ids": [KEYS[2], KEYS[0]]}, ValueError, "both the forget and the retain"),
         ({"stop_when": {"forget_below": 0.1}}, ValueError, "'max_<value>' or 'min_<value>'"),
+        ({"stop_when": {"max_foget_ratio": 0.1}}, ValueError, "not a value the callback logs"),
         ({"stop_when": {"max_forget": "low"}}, ValueError, "finite number"),
         ({"stop_when": 0.05}, TypeError, "callable or a dict"),
         ({"generation_kwargs": {"top_k": 50}}, ValueError, r"\['top_k'\] are not supported"),

@@ -390,8 +390,8 @@ def test_completion_queries_are_the_first_tokens(name, texts, prefix_tokens, max
 
 def test_completion_queries_reject_bad_arguments():
     tok = tokenizer("word")
-    for bad in (0, -1, 1.5, True):
-        with pytest.raises(ValueError, match="prefix_tokens"):
+    for bad, error in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="prefix_tokens"):
             completion_queries(["w1"], tok, bad)
     with pytest.raises(ValueError, match="max_fraction"):
         completion_queries(["w1"], tok, 5, max_fraction=0.0)

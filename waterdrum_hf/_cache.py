@@ -6,7 +6,8 @@ where the digest covers the stage's settings, the digests of the stages it was b
 the library version, so a cache written with other settings or by another version is never
 reused. A stage is built in a temporary folder and renamed into place when complete: a run
 killed mid-way leaves no half-written artefact, and the next run resumes after the last
-completed stage. Digests never include watermark keys (settings hold seeds, not keys).
+completed stage. Digests never include watermark keys in the clear: settings hold seeds or the
+keys' slow one-way hashes (:func:`waterdrum_hf._fingerprint.key_digest`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ._fingerprint import library_version
 
 T = TypeVar("T")
 
-LAYOUT = 2
+LAYOUT = 3
 """Version of what stages store; bumped whenever a stage's files change, so that an older
 cache is rebuilt rather than misread."""
 
@@ -60,7 +61,7 @@ class StageCache:
             "settings": settings,
             "parents": [parent.digest for parent in parents],
         }
-        digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode())  # strict: no str() guesses
         digest = digest.hexdigest()[:16]
         return Stage(self.root / f"{name}-{digest}", digest)
 

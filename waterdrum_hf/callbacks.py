@@ -22,6 +22,7 @@ import math
 import numbers
 import operator
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -33,13 +34,17 @@ from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState,
 from ._validation import check_positive_int, check_string_list, check_watermark_ids
 from .generation import generate
 from .metric import compute_waterdrum, owner_display_names
-from .verification import load_tokenizer
+from .verification import Verifier, load_tokenizer
 
 logger = logging.getLogger(__name__)
 
 PREFIX = "waterdrum/"
 _GENERATION_KWARGS = ("temperature", "top_p", "batch_size")
 _BOUNDS = {"max": operator.le, "min": operator.ge}
+_LOGGED_VALUE = re.compile(
+    r"(forget|retain|overall)(_ratio|_null_mean|_null_std|_z|_p_value)?"
+    r"|separability_auroc|num_queries|num_scored|num_skipped|owner/.+"
+)
 
 StopRule = Callable[[Mapping[str, float]], bool] | Mapping[str, float]
 
@@ -112,7 +117,6 @@ class WaterDrumCallback(TrainerCallback):
         self.generation_kwargs = _generation_kwargs(generation_kwargs)
         self.stop_when = _stop_rule(stop_when)
         self.save_on_stop = bool(save_on_stop)
-        self.k_p, self.n_gram = k_p, n_gram
         try:
             self.watermark_tokenizer = load_tokenizer(watermark_tokenizer)
         except OSError as error:
@@ -120,6 +124,8 @@ class WaterDrumCallback(TrainerCallback):
                 f"`watermark_tokenizer` could not be loaded ({type(error).__name__}); pass the "
                 "tokenizer of the model that watermarked the data, or a path to it."
             ) from None
+        Verifier(self.watermark_tokenizer, k_p=k_p, n_gram=n_gram)  # k_p and n_gram fit it
+        self.k_p, self.n_gram = k_p, n_gram
         forget_keys = np.unique(forget_queries[1])
         if np.isin(forget_keys, retain_queries[1]).any():
             raise ValueError("An owner cannot be in both the forget and the retain query sets.")
@@ -142,6 +148,18 @@ class WaterDrumCallback(TrainerCallback):
         self._seconds = 0.0
         self._train_start: float | None = None
         self._last_step: int | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """What decides the logged values, keys excluded (their slow hashes stand in): for cache
+        digests of runs that log through this callback."""
+        from ._fingerprint import key_digest
+
+        return {
+            "queries": self.queries, "keys": [key_digest(int(k)) for k in self._ids],
+            "eval_steps": self.eval_steps, "num_samples": self.num_samples,
+            "max_new_tokens": self.max_new_tokens, "null_keys": self.null_keys, "seed": self.seed,
+            "generation": self.generation_kwargs, "k_p": self.k_p, "n_gram": self.n_gram,
+        }
 
     def __repr__(self) -> str:
         return (
@@ -243,12 +261,20 @@ class WaterDrumCallback(TrainerCallback):
             **self.generation_kwargs,
         )
         values: dict[str, float] = {}
+        error: str | None = None
         if accelerator is None or accelerator.is_main_process:
-            values = self._score(completions)
+            try:
+                values = self._score(completions)
+            except (ValueError, TypeError) as failure:
+                if accelerator is None or accelerator.num_processes == 1:
+                    raise
+                error = f"{type(failure).__name__}: {failure}"  # every process must learn of it
         if accelerator is not None and accelerator.num_processes > 1:
             from accelerate.utils import broadcast_object_list
 
-            values = broadcast_object_list([values])[0]
+            values, error = broadcast_object_list([values, error])
+            if error is not None:
+                raise RuntimeError(f"WaterDrumCallback: scoring failed on the main process: {error}")
         values["seconds"] = time.perf_counter() - start
         return values
 
@@ -292,13 +318,16 @@ class WaterDrumCallback(TrainerCallback):
                 values[f"{name}_ratio"] = values[name] / base
         self.history.append({"step": state.global_step, **values})
         if self.stop_when is not None and self.stopped_at is None and state.global_step > 0:
-            self._check_stop(values, state, control)
+            # The rule sees what every process sees alike: not the local timing.
+            self._check_stop({k: v for k, v in values.items() if k != "seconds"}, values, state, control)
         should_log = control.should_log  # Trainer.log resets it: the step's own log must stay
         trainer.log({PREFIX + name: value for name, value in values.items()})
         control.should_log = should_log
 
-    def _check_stop(self, values: dict[str, float], state: TrainerState, control: TrainerControl) -> None:
-        holds, reason = self.stop_when(values)
+    def _check_stop(
+        self, shared: dict[str, float], values: dict[str, float], state: TrainerState, control: TrainerControl
+    ) -> None:
+        holds, reason = self.stop_when(shared)
         if not holds:
             return
         self.stopped_at, self.stop_reason = state.global_step, reason
@@ -363,14 +392,25 @@ def _stop_rule(rule: StopRule | None) -> Callable[[Mapping[str, float]], tuple[b
         kind, _, metric = str(key).partition("_")
         if kind not in _BOUNDS or not metric:
             raise ValueError(f"`stop_when` key {key!r} must be 'max_<value>' or 'min_<value>'.")
+        if not _LOGGED_VALUE.fullmatch(metric):
+            raise ValueError(
+                f"`stop_when` key {key!r}: {metric!r} is not a value the callback logs (e.g. "
+                "forget, retain, forget_ratio, retain_ratio, separability_auroc, forget_p_value, "
+                "owner/<name>)."
+            )
         if isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not math.isfinite(limit):
             raise ValueError(f"`stop_when[{key!r}]` must be a finite number, got {limit!r}.")
         bounds.append((metric, kind, float(limit)))
+
+    missing: set[str] = set()
 
     def check(values: Mapping[str, float]) -> tuple[bool, str]:
         parts = []
         for metric, kind, limit in bounds:
             value = values.get(metric)
+            if value is None and metric not in missing:
+                missing.add(metric)  # e.g. a ratio whose step-0 value was <= 0
+                logger.warning("WaterDrumCallback: stop_when needs %r, which was not logged.", metric)
             if value is None or not _BOUNDS[kind](value, limit):
                 return False, ""
             parts.append(f"{metric} {value:.3f} {'<=' if kind == 'max' else '>='} {limit:g}")

@@ -25,7 +25,7 @@ from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 from ._fingerprint import library_version, register_with_datasets_hasher, tokenizer_identity
 from ._validation import check_positive_int, check_watermark_id
 from ._waterfall import MAX_WATERMARK_ID
-from .verification import Verifier, _means
+from .verification import Verifier, scores_from_sums
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class DatasetScorer:
         keys = self._keys(batch[self.id_column], indices)
         token_ids = self.verifier.token_ids(texts) if texts else []
         sums, counts = self.verifier.token_sums(token_ids, keys[:, None])
-        scores = _means(sums, counts)[:, 0]
+        scores = scores_from_sums(sums, counts)[:, 0]
         unscored = int((counts == 0).sum())
         self.num_texts += len(texts)
         self.num_unscored += unscored

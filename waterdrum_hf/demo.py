@@ -147,7 +147,7 @@ class _Demo:
                     method, models["original"], forget, retain, steps=config.unlearn_steps,
                     learning_rate=config.unlearn_learning_rate, batch_size=config.batch_size,
                     seed=config.seed, callback=callback,
-                    callback_settings={"points": config.curve_points} if callback else None,
+                    callback_settings=callback.settings() if callback else None,
                 )
                 if curve:
                     curves[method.lower()] = curve

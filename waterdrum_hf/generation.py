@@ -13,6 +13,7 @@ else in the package pads or samples on its own.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from transformers import (
 )
 
 from ._progress import progress_bar
-from ._validation import check_string_list
+from ._validation import check_positive_int, check_string_list
 from .prompting import prompt_token_ids
 
 
@@ -91,8 +92,7 @@ def generate(
         ("max_new_tokens", max_new_tokens),
         ("batch_size", batch_size),
     ]:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        check_positive_int(value, name)
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature!r}")
     if not 0 < top_p <= 1:
@@ -200,7 +200,8 @@ def unwrapped_for_generation(model: Any, accelerator: Any | None) -> Iterator[An
     """The model to call ``generate`` on: unwrapped from DDP/FSDP/DeepSpeed.
 
     With an accelerator this is TRL's ``unwrap_model_for_generation`` (which gathers ZeRO-3
-    parameters and pauses gradient checkpointing, restored with the model's own settings).
+    parameters and pauses gradient checkpointing; TRL versions that take them get the model's
+    own checkpointing settings back).
     """
     if accelerator is None:
         from accelerate.utils import extract_model_from_parallel
@@ -215,10 +216,10 @@ def unwrapped_for_generation(model: Any, accelerator: Any | None) -> Iterator[An
         return
     from trl.models.utils import unwrap_model_for_generation
 
-    kwargs = _checkpointing_kwargs(accelerator.unwrap_model(model))
-    with unwrap_model_for_generation(
-        model, accelerator, gradient_checkpointing_kwargs=kwargs
-    ) as unwrapped:
+    kwargs = {}
+    if "gradient_checkpointing_kwargs" in inspect.signature(unwrap_model_for_generation).parameters:
+        kwargs["gradient_checkpointing_kwargs"] = _checkpointing_kwargs(accelerator.unwrap_model(model))
+    with unwrap_model_for_generation(model, accelerator, **kwargs) as unwrapped:
         yield unwrapped
 
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._validation import check_positive_int, check_texts, check_watermark_ids
+from ._validation import check_positive_int, check_texts, check_watermark_id, check_watermark_ids
 from ._waterfall import random_keys
 from .statistics import null_p_value, separability_auroc
 from .verification import Verifier
@@ -286,7 +286,7 @@ def owner_display_names(
         return {owner: f"owner-{n}" for n, owner in enumerate(present, start=1)}
     if not isinstance(owner_names, Mapping):
         raise TypeError("`owner_names` must map each watermark id to a display name (a dict).")
-    names = {int(k): v for k, v in owner_names.items()}
+    names = {check_watermark_id(k, "owner_names key"): v for k, v in owner_names.items()}
     unnamed = sum(owner not in names for owner in present)
     if unnamed:
         raise ValueError(f"`owner_names` has no name for {unnamed} of {len(present)} owners.")

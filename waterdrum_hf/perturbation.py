@@ -88,6 +88,15 @@ class WaterfallLogitsProcessor(LogitsProcessor):
             f"kappa={self.kappa}, k_p={self.k_p}, n_gram={self.n_gram})"
         )
 
+    def settings(self) -> dict[str, object]:
+        """What decides the perturbation, ids as their slow one-way hashes (for cache digests)."""
+        from ._fingerprint import key_digest
+
+        return {
+            "vocab_size": self.vocab_size, "keys": [key_digest(int(i)) for i in self._ids],
+            "kappa": self.kappa, "k_p": self.k_p, "n_gram": self.n_gram,
+        }
+
     def reset(
         self, ids: int | Sequence[int] | None = None, *, prompt_length: int | None = None
     ) -> None:

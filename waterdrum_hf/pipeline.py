@@ -10,6 +10,7 @@ digests only through their slow one-way hash (:func:`waterdrum_hf._fingerprint.k
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import shutil
@@ -164,7 +165,8 @@ class CachedPipeline:
         """The model saved by a model stage, in eval mode."""
         from transformers import AutoModelForCausalLM
 
-        return AutoModelForCausalLM.from_pretrained(stage.path).eval()
+        model = AutoModelForCausalLM.from_pretrained(stage.path).eval()
+        return model.to("cuda") if _has_gpu() else model
 
 
 def finetune(
@@ -179,17 +181,21 @@ def finetune(
     seed: int,
     show_progress: bool | None = None,
 ) -> Any:
-    """Fine-tune a copy of ``model`` on ``texts`` (each ending in EOS, at most 256 tokens) with
-    a plain ``Trainer``. A text that already starts with BOS (a chat-templated QA pair) gets no
-    second one."""
+    """Fine-tune a copy of ``model`` on ``texts`` with a plain ``Trainer`` (on the GPU when there
+    is one). Each text is cut to 255 tokens and ends in EOS, which is trained on; a text that
+    already starts with BOS (a chat-templated QA pair) gets no second one; padding is never a
+    label, so a tokenizer whose pad token is EOS (or that has none) is fine."""
     from datasets import Dataset
-    from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
+    from transformers import Trainer, TrainingArguments
 
+    from .generation import pad_token_id
     from .prompting import prompt_token_ids
 
+    if tokenizer.eos_token_id is None:
+        raise ValueError("the tokenizer has no EOS token: set one, so that the model learns to stop")
     model = copy.deepcopy(model).train()
-    encoded = [prompt_token_ids(tokenizer, t + tokenizer.eos_token)[:256] for t in texts]  # one BOS
-    dataset = Dataset.from_dict({"input_ids": encoded, "attention_mask": [[1] * len(e) for e in encoded]})
+    encoded = [prompt_token_ids(tokenizer, t)[:255] + [tokenizer.eos_token_id] for t in texts]
+    dataset = Dataset.from_dict({"input_ids": encoded})
     args = TrainingArguments(
         output_dir=str(Path(output_dir) / "run"),
         num_train_epochs=epochs,
@@ -200,14 +206,14 @@ def finetune(
         report_to="none",
         logging_steps=max(1, epochs * math.ceil(len(texts) / batch_size) // 5),
         seed=seed,
-        use_cpu=True,
+        use_cpu=not _has_gpu(),
         disable_tqdm=not progress_enabled(show_progress),
     )
     trainer = Trainer(
         model=model,
         args=args,
         train_dataset=dataset,
-        data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),
+        data_collator=functools.partial(_language_modelling_batch, pad_id=pad_token_id(tokenizer)),
     )
     trainer.train()
     shutil.rmtree(args.output_dir, ignore_errors=True)
@@ -239,7 +245,8 @@ def unlearn(
         output_dir=str(Path(output_dir) / "run"), max_steps=steps,
         per_device_train_batch_size=batch_size, learning_rate=learning_rate,
         lr_scheduler_type="constant", logging_steps=max(1, steps // 4), save_strategy="no",
-        report_to="none", use_cpu=True, seed=seed, disable_tqdm=not progress_enabled(show_progress),
+        report_to="none", use_cpu=not _has_gpu(), seed=seed,
+        disable_tqdm=not progress_enabled(show_progress),
     )
     trainer = trainer_class(
         model=model.train(), args=args, processing_class=tokenizer, callbacks=list(callbacks),
@@ -251,9 +258,32 @@ def unlearn(
     return trainer.model.eval()
 
 
+def _language_modelling_batch(features: list[dict[str, Any]], *, pad_id: int) -> dict[str, Any]:
+    """Right-padded causal-LM batch whose labels are every real token (padding is ``-100``)."""
+    import torch
+
+    from .generation import pad_batch
+
+    input_ids, attention_mask = pad_batch(
+        [f["input_ids"] for f in features], pad_id, torch.device("cpu"), side="right"
+    )
+    return {
+        "input_ids": input_ids,
+        "attention_mask": attention_mask,
+        "labels": input_ids.masked_fill(attention_mask == 0, -100),
+    }
+
+
+def _has_gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 @contextmanager
 def _datasets_progress(enabled: bool) -> Iterator[None]:
-    """``datasets``' own progress bars on or off for a block (restored after)."""
+    """Switch ``datasets``' own progress bars off for a block when ``enabled`` is false (they
+    are back after); with ``enabled`` nothing changes."""
     import datasets
 
     was_enabled = datasets.is_progress_bar_enabled()

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ._validation import check_string_list
+from ._validation import check_positive_int, check_string_list
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -65,8 +65,7 @@ def completion_queries(
     :func:`waterdrum_hf.generate`.
     """
     texts = check_string_list(texts, "texts")
-    if isinstance(prefix_tokens, bool) or not isinstance(prefix_tokens, int) or prefix_tokens < 1:
-        raise ValueError(f"prefix_tokens must be an int >= 1, got {prefix_tokens!r}")
+    check_positive_int(prefix_tokens, "prefix_tokens")
     if max_fraction is not None and not 0 < max_fraction <= 1:
         raise ValueError(f"max_fraction must be in (0, 1] or None, got {max_fraction!r}")
     if not texts:

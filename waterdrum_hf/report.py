@@ -23,9 +23,9 @@ import numpy as np
 
 Q_DEFINITION = (
     "q(g, key) is Waterfall's verification score of a generated text g under an owner's key: "
-    "the mean, over the text's counted tokens, of cos(2*pi*k_p*pi_j/N), where pi_j is the "
-    "token's position in the key- and context-dependent permutation of the N-token "
-    "vocabulary. It lies in [-1, 1]; text without the owner's watermark reads about 0 (see the "
+    "the mean, over the text's counted tokens, of Waterfall's function k_p at pi_j, the "
+    "token's position in the key- and context-dependent permutation of the N-token vocabulary "
+    "(cos(2*pi*k_p*pi_j/N) for the paper's k_p = 1; a sine beyond N/2 - 1). It lies in [-1, 1]; text without the owner's watermark reads about 0 (see the "
     "null level), watermarked text close to 1."
 )
 

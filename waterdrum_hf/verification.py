@@ -112,7 +112,7 @@ class Verifier:
         """Like :meth:`verify` for already tokenised text (ids of the watermarking tokenizer)."""
         keys = check_watermark_ids(ids, len(token_ids))
         sums, counts = self.token_sums(token_ids, keys[:, None])
-        scores = _means(sums, counts)[:, 0]
+        scores = scores_from_sums(sums, counts)[:, 0]
         self._report_unscored(scores)
         return scores
 
@@ -145,7 +145,7 @@ class Verifier:
         check_positive_int(num_keys, "num_keys")
         keys = random_keys(num_keys, exclude=exclude_ids, seed=seed)
         sums, counts = self.token_sums(token_ids, np.broadcast_to(keys, (len(token_ids), num_keys)))
-        return NullReference(scores=_means(sums, counts), keys=keys)
+        return NullReference(scores=scores_from_sums(sums, counts), keys=keys)
 
     def token_sums(
         self, token_ids: Sequence[Sequence[int]], keys: np.ndarray
@@ -280,8 +280,9 @@ def _nan_reduce(fn: Any, values: np.ndarray, **kwargs: Any) -> np.ndarray:
         return fn(values, **kwargs)
 
 
-def _means(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``sums / counts`` per text and key; NaN where a text has nothing to count."""
+def scores_from_sums(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Scores from :meth:`Verifier.token_sums`: ``sums / counts`` per text and key; NaN where a
+    text has nothing to count."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
 

@@ -44,11 +44,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args, rest = parser.parse_known_args(argv)
     if rest and not getattr(args, "takes_rest", False):
-        (args.parser if args.command else parser).error(f"unrecognized arguments: {' '.join(rest)}")
+        # Name the stray options only: a stray value may be a watermark key.
+        options = [a for a in rest if a.startswith("-")]
+        shown = f": {' '.join(options)}" if options else ""
+        (args.parser if args.command else parser).error(f"{len(rest)} unrecognized arguments{shown}")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.run(args, rest) if getattr(args, "takes_rest", False) else args.run(args)
-    except (CliError, ValueError, TypeError, OSError) as error:
+    except (CliError, ValueError, TypeError, OSError, ImportError) as error:
         if os.environ.get("WATERDRUM_DEBUG"):
             raise
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

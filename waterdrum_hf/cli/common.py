@@ -25,12 +25,21 @@ class CliError(Exception):
     """A problem with the command's input, reported as one line (no traceback)."""
 
 
+class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows real defaults only: an option whose default is ``None`` says its own in its help."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None:
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line, no prefix matching of options."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
-        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        kwargs.setdefault("formatter_class", _DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
@@ -132,7 +141,7 @@ def require_columns(data: Any, columns: Sequence[str], what: str) -> None:
         raise CliError(f"{what} has no column {missing[0]!r} (columns: {', '.join(data.column_names)})")
 
 
-def load_tokenizer(name: str, what: str = "tokenizer") -> Any:
+def load_tokenizer_option(name: str, what: str = "tokenizer") -> Any:
     """``AutoTokenizer.from_pretrained`` with a one-line error for a missing path or repo."""
     from transformers import AutoTokenizer
 
@@ -161,7 +170,7 @@ def load_model(name: str) -> tuple[Any, Any]:
             tokenizer_source = name
     except (OSError, ValueError) as error:
         raise CliError(f"could not load the model {name!r}: {_first_line(error)}") from None
-    tokenizer = load_tokenizer(tokenizer_source, "model's tokenizer")
+    tokenizer = load_tokenizer_option(tokenizer_source, "model's tokenizer")
     import torch
 
     if torch.cuda.is_available():

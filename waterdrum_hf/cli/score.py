@@ -10,7 +10,7 @@ from typing import Any
 from .common import (
     CliError,
     load_model,
-    load_tokenizer,
+    load_tokenizer_option,
     positive,
     read_table,
     require_columns,
@@ -40,7 +40,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--question-column", default="question", help="column of questions (QA queries), used without a text column")
     parser.add_argument("--forget-ids", nargs="+", metavar="ID", help="owners who asked to be forgotten")
     parser.add_argument("--forget-ids-file", help="file with one forget id per line")
-    parser.add_argument("--max-rows", type=positive(), help="use only the first rows (a quick look)")
+    parser.add_argument("--max-rows-per-owner", type=positive(), help="use only each owner's first rows (a quick look)")
     parser.add_argument("--prefix-tokens", type=positive(), default=50, help="query length in tokens")
     parser.add_argument("--num-samples", type=positive(), default=10, help="completions per query")
     parser.add_argument("--max-new-tokens", type=positive(), default=200, help="tokens per completion")
@@ -55,30 +55,31 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..metric import compute_waterdrum
+    from ..metric import compute_waterdrum, owner_display_names
     from ..report import write_report
 
     if not args.model and not args.generations:
         raise CliError("give --model to sample completions, or --generations to re-score saved ones")
+    # Everything that can be wrong with the input is checked before the (long) sampling.
     data = load_rows(args)
     owners = [watermark_id(str(v), f"column {args.id_column!r}") for v in data[args.id_column]]
-    watermark_tokenizer = load_tokenizer(args.watermark_tokenizer, "watermark tokenizer")
+    forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
+    watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     if args.generations:
         completions = read_generations(args.generations, len(data))
     else:
         model, tokenizer = load_model(args.model)
         completions = sample(model, tokenizer, data, args)
+        names = owner_display_names(owners, None)
+        with open(out / "generations.jsonl", "w") as handle:  # saved before scoring can fail
+            for owner, samples in zip(owners, completions, strict=True):
+                handle.write(json.dumps({"owner": names[owner], "samples": samples}) + "\n")
     result = compute_waterdrum(
-        completions, owners, watermark_tokenizer,
-        forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
+        completions, owners, watermark_tokenizer, forget_ids=forget_ids,
         null_keys=args.null_keys, null_seed=args.seed, return_details=True,
     )
-    out.mkdir(parents=True, exist_ok=True)
-    if not args.generations:
-        with open(out / "generations.jsonl", "w") as handle:
-            for owner, samples in zip(result["query_owners"], completions, strict=True):
-                handle.write(json.dumps({"owner": owner, "samples": samples}) + "\n")
     result.pop("scores")
     settings = {
         k: v for k, v in vars(args).items()
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def load_rows(args: argparse.Namespace) -> Any:
-    """The dataset's rows (first ``--max-rows``), with an owner id column."""
+    """The dataset's rows (each owner's first ``--max-rows-per-owner``), with an owner id column."""
     from .. import data as loaders
 
     name = args.dataset.lower()
@@ -108,8 +109,14 @@ def load_rows(args: argparse.Namespace) -> Any:
     require_columns(rows, [args.id_column], f"dataset {args.dataset!r} (pass --id-column)")
     if args.text_column not in rows.column_names:
         require_columns(rows, [args.question_column], f"dataset {args.dataset!r} (no {args.text_column!r} either)")
-    if args.max_rows:
-        rows = rows.select(range(min(args.max_rows, len(rows))))
+    if args.max_rows_per_owner:
+        seen: dict[object, int] = {}
+        keep = []
+        for row, owner in enumerate(rows[args.id_column]):
+            seen[owner] = seen.get(owner, 0) + 1
+            if seen[owner] <= args.max_rows_per_owner:
+                keep.append(row)
+        rows = rows.select(keep)
     return rows
 
 

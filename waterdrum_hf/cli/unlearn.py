@@ -55,10 +55,11 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         return 0
     if not args.model:
         raise CliError("--model is required")
-    try:
-        (config,) = method_parser.parse_args_into_dataclasses(args=rest)
-    except SystemExit:
-        raise CliError(f"bad flags for {config_class.__name__} (see waterdrum unlearn --method {args.method} --help)") from None
+    def refuse(message: str) -> None:
+        raise CliError(f"{message} (see waterdrum unlearn --method {args.method} --help)")
+
+    method_parser.error = refuse  # one line, no usage dump
+    (config,) = method_parser.parse_args_into_dataclasses(args=rest)
     forget, retain = split(args)
     model, tokenizer = load_model(args.model)
     trainer = trainer_class(
@@ -76,8 +77,10 @@ def split(args: argparse.Namespace) -> tuple[Any, Any]:
     """``(forget, retain)`` rows from --data and --forget-ids, or from the two files."""
     from ..data import split_by_owner
 
-    if args.data and args.forget_data:
+    if args.data and (args.forget_data or args.retain_data):
         raise CliError("give --data (with --forget-ids) or --forget-data/--retain-data, not both")
+    if args.forget_data and (args.forget_ids or args.forget_ids_file):
+        raise CliError("--forget-ids select rows of --data; with --forget-data every row is forgotten")
     if args.forget_data:
         forget = read_table(args.forget_data, what="forget data")
         retain = read_table(args.retain_data, what="retain data") if args.retain_data else None

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from .common import (
     CliError,
-    load_tokenizer,
+    load_tokenizer_option,
     positive,
     read_table,
     require_columns,
@@ -61,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     bad = sum(not isinstance(t, str) for t in texts)
     if bad:
         raise CliError(f"{bad} rows of column {args.text_column!r} are not text")
-    tokenizer = load_tokenizer(args.watermark_tokenizer, "watermark tokenizer")
+    tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     result = compute_waterdrum(
         texts, ids, tokenizer,
         forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
@@ -71,8 +70,10 @@ def run(args: argparse.Namespace) -> int:
     print_scores(result["scores"], args.max_rows)
     print_summary(result)
     if args.output:
+        from ..report import json_text
+
         with open(args.output, "w") as handle:
-            json.dump(result, handle, indent=2)
+            handle.write(json_text(result))  # unscored texts: null, not NaN
         print(f"Full result: {args.output}")
     return 0
 

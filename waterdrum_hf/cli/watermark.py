@@ -13,6 +13,7 @@ from .common import (
     read_table,
     require_columns,
     watermark_id,
+    watermark_ids,
     write_table,
 )
 
@@ -30,7 +31,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--model", required=True, help="the paraphrasing causal LM (local folder or Hub id)")
     parser.add_argument("--in", dest="input", required=True, help="texts to watermark (.jsonl, .json, .csv, .parquet, .txt)")
     parser.add_argument("--out", dest="output", required=True, help="output file (.jsonl, .json, .csv or .parquet)")
-    parser.add_argument("--id", help="one watermark id for every row (instead of --id-column)")
+    key = parser.add_mutually_exclusive_group()
+    key.add_argument("--id", help="one watermark id for every row, instead of --id-column (visible in shell history: prefer --id-file)")
+    key.add_argument("--id-file", help="file holding one watermark id for every row (keeps the key off the command line)")
     add_dataclass_options(parser, WatermarkingConfig, skip=("show_progress",))
     parser.set_defaults(run=run, parser=parser)
     return parser
@@ -46,6 +49,11 @@ def run(args: argparse.Namespace) -> int:
     key = None
     if args.id is not None:
         key = watermark_id(args.id, "--id")
+    elif args.id_file is not None:
+        keys = watermark_ids(None, args.id_file, "--id-file")
+        if len(keys) != 1:
+            raise CliError("--id-file must hold exactly one watermark id")
+        key = keys[0]
     else:
         require_columns(data, [config.id_column], f"{args.input} (pass --id-column or --id)")
     if not args.output.lower().endswith((".jsonl", ".json", ".csv", ".parquet")):

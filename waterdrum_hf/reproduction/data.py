@@ -2,7 +2,8 @@
 
 * ``no_duplicate``: the retain side is the retain owners' data.
 * ``exact_duplicate``: plus a copy of the forget set's original texts re-watermarked with the
-  *next* owner's key (owner ``(f + 1) mod n`` owns it, as in WaterDrum-Ax).
+  *next* owner's key (the next owner who is not forgotten; WaterDrum-Ax's ``forget_01`` gives it
+  to ``(f + 1) mod n``).
 * ``semantic_duplicate``: plus a paraphrase of the forget set's original texts, watermarked with
   the next owner's key.
 
@@ -68,7 +69,7 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
     forget = [(t, keys[o]) for t, o in owned if o in forget_owners]
     retain = [(t, keys[o]) for t, o in owned if o in retain_owners]
     forget_originals = [t for t, o in training if o in forget_owners]
-    next_keys = [keys[(o + 1) % config.owners] for _, o in training if o in forget_owners]
+    next_keys = [keys[_next_retain_owner(o, config)] for _, o in training if o in forget_owners]
     duplicates = {}
     if "exact_duplicate" in config.settings:
         duplicates["exact_duplicate"] = watermark("exact-duplicate", forget_originals, next_keys)
@@ -99,11 +100,11 @@ def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]
     retain = rows(config.dataset_config, "retain")
     forget_owners = {o for _, o in forget}
     holdout = [t for t, o in rows("test", "full") if o in forget_owners]
+    duplicates = {name: rows(config.dataset_config, name) for name in config.settings if name != "no_duplicate"}
+    for extra in duplicates.values():
+        _check_duplicate_owners(list(forget_owners), [o for _, o in extra], config)
     return [
-        text_setting(
-            config, tokenizer, name, forget,
-            retain + (rows(config.dataset_config, name) if name != "no_duplicate" else []), holdout,
-        )
+        text_setting(config, tokenizer, name, forget, retain + duplicates.get(name, []), holdout)
         for name in config.settings
     ]
 
@@ -129,10 +130,10 @@ def tofu_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingDat
         )
 
     forget, retain = rows("forget"), rows("retain")
-    return [
-        setting(name, forget, retain + (rows(name) if name != "no_duplicate" else []))
-        for name in config.settings
-    ]
+    duplicates = {name: rows(name) for name in config.settings if name != "no_duplicate"}
+    for extra in duplicates.values():
+        _check_duplicate_owners([o for *_, o in forget], [o for *_, o in extra], config)
+    return [setting(name, forget, retain + duplicates.get(name, [])) for name in config.settings]
 
 
 def text_setting(
@@ -155,6 +156,27 @@ def text_setting(
         name, [t for t, _ in forget], [k for _, k in forget], [t for t, _ in retain],
         [k for _, k in retain], holdout, queries, references,
     )
+
+
+def _next_retain_owner(owner: int, config: ReproductionConfig) -> int:
+    """The owner after ``owner`` (cyclically) who is not forgotten: duplicates belong to the
+    retain side, so their owner must not be a forget owner too."""
+    following = (owner + 1) % config.owners
+    while following >= config.owners - config.forget:
+        following = (following + 1) % config.owners
+    return following
+
+
+def _check_duplicate_owners(forget_keys: list[int], duplicate_keys: list[int], config: ReproductionConfig) -> None:
+    """Refuse a published configuration whose duplicates are owned by forget owners (Ax
+    ``forget_03``/``forget_05``: the duplicate of owner f belongs to f + 1, itself forgotten),
+    where "the forget set" would mean two things at once."""
+    if set(forget_keys) & set(duplicate_keys):
+        raise ValueError(
+            f"In {config.dataset} {config.dataset_config} some duplicates are owned by forget "
+            "owners; run the duplicate settings on forget_01 (Ax) or forget_10 (TOFU), or pass "
+            "settings=('no_duplicate',)."
+        )
 
 
 def _path(config: ReproductionConfig) -> dict[str, str]:

@@ -92,9 +92,12 @@ class Reproduction:
         if config.model is None:
             model, tokenizer = tiny.load(show_progress=config.show_progress)
         else:
+            import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
             model = AutoModelForCausalLM.from_pretrained(config.model)
+            if torch.cuda.is_available():
+                model.to("cuda")
             tokenizer = AutoTokenizer.from_pretrained(config.model)
         if config.watermark_tokenizer is None:
             return model, tokenizer, tokenizer
@@ -133,7 +136,7 @@ class Reproduction:
         keys = data.forget_keys + data.retain_keys
         processor_settings = None
         if dilution is not None:
-            processor_settings = {"kappa": dilution.kappa, "owner": "model-owner"}
+            processor_settings = dilution.settings()
         completions = self.pipeline.completions(
             f"{data.name}-{stage.path.name}", stage, queries, num_samples=config.num_samples,
             max_new_tokens=config.max_new_tokens, seed=seed, logits_processor=[dilution] if dilution else None,
@@ -158,9 +161,9 @@ class Reproduction:
             max_new_tokens=config.rouge_new_tokens, seed=seed, greedy=True,
         )
         measured["rouge_l"] = rouge_l_recall([g[0] for g in greedy], references)
-        model = self.pipeline.load(stage)
         measured["mia"] = math.nan  # no held-out set (WaterDrum-TOFU): no MIA
         if data.holdout:
+            model = self.pipeline.load(stage)
             members = min_k_percent_prob(model, self.tokenizer, data.forget, k=config.mia_k)
             holdout = min_k_percent_prob(model, self.tokenizer, data.holdout, k=config.mia_k)
             measured["mia"] = mia_value(members[~np.isnan(members)], holdout[~np.isnan(holdout)])

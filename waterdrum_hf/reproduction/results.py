@@ -70,12 +70,12 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         f"Time: {results['seconds']['total'] / 60:.1f} minutes.",
         "",
         f"Data: {_data(config)}. Model: {config['model'] or 'the built-in small model'}, fine-tuned "
-        f"{config['epochs']} epochs. Queries: the first {config['prefix_tokens']} tokens of each text "
-        f"(at most half), {config['num_samples']} samples of {config['max_new_tokens']} tokens, "
-        f"pooled per query; ROUGE-L: greedy continuation of {config['rouge_new_tokens']} tokens "
-        f"against the text's next tokens; MIA: Min-k% Prob (k = {config['mia_k']:g}), reported as "
-        f"2 AUROC - 1 (forget vs holdout; the paper's 1 - 2 AUROC with holdout positive). "
-        f"{seeds} seed{'s' if seeds > 1 else ''}; ± is the standard deviation over seeds. "
+        f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
+        f"{config['max_new_tokens']} tokens each, pooled per query; ROUGE-L: the greedy continuation "
+        f"({config['rouge_new_tokens']} tokens) against {_reference(config)}; MIA: Min-k% Prob "
+        f"(k = {config['mia_k']:g}), reported as 2 AUROC - 1 (forget vs holdout; the paper's "
+        f"1 - 2 AUROC with holdout positive). {seeds} seed{'s' if seeds > 1 else ''}; ± is the "
+        "standard deviation over seeds. "
         "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
         "",
         "## Separability (D1): AUROC of per-query values on the retrained model",
@@ -242,12 +242,24 @@ def plot_decoy(decoy: Mapping[str, list[float]], path: Path) -> Path:
 
 def _data(config: Mapping[str, Any]) -> str:
     if config["dataset"] == "toy":
+        how = "paraphrased with" if config["watermarking"] == "paraphrase" else "token substitutions by"
         return (
             f"the built-in corpus, {config['owners']} owners x {config['passages_per_owner']} "
             f"passages, the last {config['forget']} forgotten, {config['holdout_per_owner']} held-out "
-            "passages per forget owner, watermarked by the built-in model"
+            f"passages per forget owner, watermarked (kappa {config['kappa']:g}) by {how} the "
+            "built-in small model"
         )
     return f"{config['dataset']} ({config['dataset_config']})"
+
+
+def _queries(config: Mapping[str, Any]) -> str:
+    if config["dataset"] == "waterdrum-tofu":
+        return "each question in the model's chat format"
+    return f"the first {config['prefix_tokens']} tokens of each text (at most half)"
+
+
+def _reference(config: Mapping[str, Any]) -> str:
+    return "the answer" if config["dataset"] == "waterdrum-tofu" else "the text's next tokens"
 
 
 def _number(value: float | None) -> str:
