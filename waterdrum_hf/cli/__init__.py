@@ -43,6 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     args, rest = parser.parse_known_args(argv)
+    args.argv = argv  # what was asked, for reports that record their command
     if rest and not getattr(args, "takes_rest", False):
         # Name the stray options only: a stray value may be a watermark key.
         options = [a for a in rest if a.startswith("-")]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
-from pathlib import Path
 from typing import Any
 
 from .common import CliError, positive
@@ -57,9 +55,7 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, name):
             settings[name] = tuple(v.strip() for v in getattr(args, name).split(",") if v.strip())
     config = ReproductionConfig.quick(**settings) if args.quick else ReproductionConfig(**settings)
-    program = Path(sys.argv[0]).name
-    program = "waterdrum" if program in ("waterdrum", "__main__.py") else f"python {sys.argv[0]}"
-    command = " ".join([program, *(shlex.quote(a) for a in sys.argv[1:])])
+    command = " ".join(["waterdrum", *(shlex.quote(a) for a in args.argv)])
     results = run_reproduction(config, log=lambda line: print(line, flush=True), command=command)
     for setting, summary in results["settings"].items():
         print(f"{setting:>20}: WaterDrum AUROC {summary['auroc']['waterdrum']:.3f}, R² {summary['r2']['waterdrum']:.3f}; "
