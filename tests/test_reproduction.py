@@ -78,6 +78,7 @@ def test_bag_of_words_cosine():
         ({"methods": ("kl", "forgetall")}, "unknown unlearning method"),
         ({"forget": 5}, "`forget`"),
         ({"watermarking": "magic"}, "`watermarking`"),
+        ({"max_rows_per_owner": 0}, "`max_rows_per_owner`"),
     ],
 )
 def test_config_rejects_impossible_settings(settings, match):

@@ -72,6 +72,8 @@ class ReproductionConfig:
                      "prefix_tokens", "num_samples", "max_new_tokens", "rouge_new_tokens", "unlearn_steps"):
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.null_keys, "null_keys")
+        if self.max_rows_per_owner is not None:
+            check_positive_int(self.max_rows_per_owner, "max_rows_per_owner")
         if not 1 <= self.forget < self.owners:
             raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
         unknown = sorted(set(self.settings) - set(SETTINGS))
