@@ -11,6 +11,8 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -50,3 +52,20 @@ def tiny_model():
     from waterdrum_hf import tiny
 
     return tiny.load(show_progress=False)
+
+
+@pytest.fixture
+def run_two_processes():
+    """Runs a script under ``torchrun --standalone`` on two CPU processes (a free port each
+    time); a failure shows the script's own error output."""
+
+    def run(script, *args, timeout: int = 600) -> None:
+        command = [
+            sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node",
+            "2", str(script), *map(str, args),
+        ]  # fmt: skip
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+
+    return run

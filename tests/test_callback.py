@@ -6,9 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +32,9 @@ def corpus():
 def train_set(tiny_model, corpus):
     _, tokenizer = tiny_model
     return corpus.map(
-        lambda b: tokenizer([t + tokenizer.eos_token for t in b["text"]], truncation=True, max_length=96),
+        lambda b: tokenizer(
+            [t + tokenizer.eos_token for t in b["text"]], truncation=True, max_length=96
+        ),
         batched=True,
         remove_columns=corpus.column_names,
     )
@@ -98,7 +97,9 @@ def test_values_reach_log_history_and_tensorboard(tiny_model, corpus, train_set,
     assert entries[0]["waterdrum/forget"] == pytest.approx(expected["forget"])
     assert entries[0]["waterdrum/retain"] == pytest.approx(expected["retain"])
     for entry in entries.values():
-        assert {"waterdrum/separability_auroc", "waterdrum/seconds", "waterdrum/num_scored"} <= set(entry)
+        assert {"waterdrum/separability_auroc", "waterdrum/seconds", "waterdrum/num_scored"} <= set(
+            entry
+        )
         assert {f"waterdrum/owner/owner-{i}" for i in (1, 2, 3)} <= set(entry)
         assert entry["waterdrum/seconds"] > 0
     assert entries[4]["waterdrum/forget"] != entries[0]["waterdrum/forget"]  # the model moved
@@ -127,7 +128,12 @@ def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
         for layer in model.model.layers:
             layer.self_attn.attention_dropout = 0.2  # training draws random numbers
         trainer = make_trainer(
-            tiny_model, train_set, tmp_path, callbacks, model=model, gradient_checkpointing=True,
+            tiny_model,
+            train_set,
+            tmp_path,
+            callbacks,
+            model=model,
+            gradient_checkpointing=True,
         )
         trainer.train()
         return trainer.model
@@ -135,13 +141,17 @@ def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
     callback = make_callback(tiny_model, corpus, eval_steps=1)
     plain, monitored = run([]), run([callback])
     assert len(callback.history) == 5
-    for (name, a), (_, b) in zip(plain.state_dict().items(), monitored.state_dict().items(), strict=True):
+    for (name, a), (_, b) in zip(
+        plain.state_dict().items(), monitored.state_dict().items(), strict=True
+    ):
         assert torch.equal(a, b), name
     assert monitored.training and monitored.is_gradient_checkpointing
     assert tiny_model[1].padding_side == "left"
 
 
-def test_ratios_are_shares_of_the_step_0_values(tiny_model, corpus, train_set, tmp_path, monkeypatch):
+def test_ratios_are_shares_of_the_step_0_values(
+    tiny_model, corpus, train_set, tmp_path, monkeypatch
+):
     callback = make_callback(tiny_model, corpus, eval_steps=1)
     scripted = iter([(0.8, 0.5), (0.4, 0.5), (0.2, 0.45), (-0.1, 0.4), (0.0, 0.4)])
 
@@ -189,8 +199,15 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
     model, tokenizer = tiny_model
     texts = toy_corpus(2, max_passages_per_owner=2)["text"]
     callback = WaterDrumCallback(
-        texts[:2], [secret, secret], texts[2:], [KEYS[0], KEYS[0]], tokenizer,
-        eval_steps=2, num_samples=1, max_new_tokens=6, null_keys=4,
+        texts[:2],
+        [secret, secret],
+        texts[2:],
+        [KEYS[0], KEYS[0]],
+        tokenizer,
+        eval_steps=2,
+        num_samples=1,
+        max_new_tokens=6,
+        null_keys=4,
     )
     with caplog.at_level(logging.DEBUG):
         trainer = make_trainer(
@@ -199,8 +216,14 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         trainer.train()
     captured = capsys.readouterr()
     shown = "".join(
-        [repr(callback), str(callback), json.dumps(trainer.state.log_history), captured.out,
-         captured.err, caplog.text]
+        [
+            repr(callback),
+            str(callback),
+            json.dumps(trainer.state.log_history),
+            captured.out,
+            captured.err,
+            caplog.text,
+        ]
         + [p.read_bytes().decode("latin-1") for p in tmp_path.rglob("*") if p.is_file()]
     )
     assert "waterdrum/forget" in json.dumps(trainer.state.log_history)
@@ -252,7 +275,10 @@ def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpu
     assert set(callback.queries[2:]).isdisjoint(forget)
     qa = Dataset.from_dict({"question": ["What is a class?", "Why?"], "owner_id": [1, 2]})
     qa_callback = WaterDrumCallback.from_dataset(qa, [2], tokenizer, tokenizer)
-    assert qa_callback.queries == ["<s><|user|>Why?</s><|assistant|>", "<s><|user|>What is a class?</s><|assistant|>"]
+    assert qa_callback.queries == [
+        "<s><|user|>Why?</s><|assistant|>",
+        "<s><|user|>What is a class?</s><|assistant|>",
+    ]
     with pytest.raises(ValueError, match="neither 'text' nor 'question'"):
         WaterDrumCallback.from_dataset(qa.rename_column("question", "q"), [2], tokenizer, tokenizer)
 
@@ -271,8 +297,14 @@ def test_unlearning_trainer_with_a_peft_model(tiny_model, corpus, tmp_path):
     trainer = KLTrainer(
         model=lora,
         args=KLConfig(
-            output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2, report_to="none",
-            logging_steps=1, use_cpu=True, save_strategy="no", disable_tqdm=True,
+            output_dir=str(tmp_path),
+            max_steps=2,
+            per_device_train_batch_size=2,
+            report_to="none",
+            logging_steps=1,
+            use_cpu=True,
+            save_strategy="no",
+            disable_tqdm=True,
         ),
         forget_dataset=forget.remove_columns("owner_id"),
         retain_dataset=retain.remove_columns("owner_id"),
@@ -293,8 +325,15 @@ def test_trl_sft_trainer(tiny_model, corpus, tmp_path):
     trainer = SFTTrainer(
         model=copy.deepcopy(model),
         args=SFTConfig(
-            output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2, report_to="none",
-            logging_steps=1, use_cpu=True, save_strategy="no", disable_tqdm=True, max_length=96,
+            output_dir=str(tmp_path),
+            max_steps=2,
+            per_device_train_batch_size=2,
+            report_to="none",
+            logging_steps=1,
+            use_cpu=True,
+            save_strategy="no",
+            disable_tqdm=True,
+            max_length=96,
         ),
         train_dataset=corpus.remove_columns("owner_id"),
         processing_class=tokenizer,
@@ -305,13 +344,8 @@ def test_trl_sft_trainer(tiny_model, corpus, tmp_path):
 
 
 @pytest.mark.slow
-def test_two_processes_log_once_with_the_same_values(tiny_model, tmp_path):
-    script = Path(__file__).parent / "scripts" / "distributed_callback.py"
-    subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-         "--master_port", "29519", str(script), str(tmp_path)],
-        check=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True,
-    )
+def test_two_processes_log_once_with_the_same_values(tiny_model, tmp_path, run_two_processes):
+    run_two_processes(Path(__file__).parent / "scripts" / "distributed_callback.py", tmp_path)
     reports = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
     for report in reports:
         steps = [e["step"] for e in report["log_history"] if "waterdrum/forget" in e]
@@ -328,18 +362,27 @@ def test_trl_dpo_trainer(tiny_model, corpus, tmp_path):
     from trl import DPOConfig, DPOTrainer
 
     model, tokenizer = tiny_model
-    preferences = Dataset.from_dict({
-        "prompt": ["What is a class?", "What is a lambda?"],
-        "chosen": [" A blueprint for objects.", " An anonymous function."],
-        "rejected": [" I don't know.", " I don't know."],
-    })
+    preferences = Dataset.from_dict(
+        {
+            "prompt": ["What is a class?", "What is a lambda?"],
+            "chosen": [" A blueprint for objects.", " An anonymous function."],
+            "rejected": [" I don't know.", " I don't know."],
+        }
+    )
     callback = make_callback(tiny_model, corpus)
     trainer = DPOTrainer(
         model=copy.deepcopy(model),
         ref_model=copy.deepcopy(model),
         args=DPOConfig(
-            output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2, report_to="none",
-            logging_steps=1, use_cpu=True, save_strategy="no", disable_tqdm=True, bf16=False,
+            output_dir=str(tmp_path),
+            max_steps=2,
+            per_device_train_batch_size=2,
+            report_to="none",
+            logging_steps=1,
+            use_cpu=True,
+            save_strategy="no",
+            disable_tqdm=True,
+            bf16=False,
         ),
         train_dataset=preferences,
         processing_class=tokenizer,

@@ -181,21 +181,16 @@ def test_a_single_process_accelerator_changes_nothing(tiny_model, texts):
 
 
 @pytest.mark.slow
-def test_two_processes_split_the_queries_and_all_get_every_answer(tiny_model, tmp_path):
+def test_two_processes_split_the_queries_and_all_get_every_answer(
+    tiny_model, tmp_path, run_two_processes
+):
     """Each process samples its contiguous share with seed + rank; all get the whole result."""
     import json
-    import os
-    import subprocess
-    import sys
     from pathlib import Path
 
     script = Path(__file__).parent / "scripts" / "distributed_generate.py"
     out = tmp_path / "seen.json"
-    subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-         "--master_port", "29517", str(script), str(out)],
-        check=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True,
-    )
+    run_two_processes(script, out)
     report = json.loads(out.read_text())
     model, tokenizer = tiny_model
     queries = ["The class", "A lambda", "The import", "Exceptions are", "A module"]
@@ -232,7 +227,9 @@ def test_a_model_owners_watermark_processor_applies_to_every_batch(tiny_model, t
     queries = completion_queries(texts[:4], tokenizer, prefix_tokens=8)
     processor = WaterfallLogitsProcessor(tokenizer.vocab_size, 1234, kappa=6.0)
     kwargs = {"num_samples": 1, "max_new_tokens": 24, "seed": 0, "batch_size": 2}
-    marked = [s[0] for s in generate(model, tokenizer, queries, logits_processor=[processor], **kwargs)]
+    marked = [
+        s[0] for s in generate(model, tokenizer, queries, logits_processor=[processor], **kwargs)
+    ]
     plain = [s[0] for s in generate(model, tokenizer, queries, **kwargs)]
     assert verify_texts(marked, 1234, tokenizer).mean() > 0.5  # batches 1 and 2 alike
     assert verify_texts(marked[2:], 1234, tokenizer).mean() > 0.5

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -63,6 +64,13 @@ SCRIPT = textwrap.dedent(
 )
 
 
+def free_port() -> int:
+    """A port nothing listens on now (a fixed one collides with other runs on the machine)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @pytest.mark.slow
 def test_kl_trainer_runs_on_two_cpu_processes(tmp_path):
     script = tmp_path / "run_kl.py"
@@ -70,7 +78,8 @@ def test_kl_trainer_runs_on_two_cpu_processes(tmp_path):
     command = [
         sys.executable, "-m", "accelerate.commands.launch",
         "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-        "--mixed_precision", "no", "--dynamo_backend", "no", str(script), str(tmp_path),
+        "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(free_port()),
+        str(script), str(tmp_path),
     ]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
