@@ -188,3 +188,28 @@ def test_a_published_qa_dataset_runs_end_to_end(tiny_model, tmp_path):
     assert math.isnan(results["mia"]["no_duplicate"]["original"])
     assert json.loads((tmp_path / "out" / "results.json").read_text())["mia"]["no_duplicate"]["original"] is None
     assert "| no_duplicate | original |" in (tmp_path / "out" / "results.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], {"watermarking": "paraphrase", "seeds": (0, 1, 2)}),
+        (["--watermarking", "substitution", "--seeds", "2"], {"watermarking": "substitution", "seeds": (0, 1)}),
+        (["--quick", "--fractions", "0,0.5,1"], {"seeds": (0,), "fractions": (0.0, 0.5, 1.0)}),
+    ],
+)
+def test_reproduce_command_builds_the_config(monkeypatch, tmp_path, argv, expected):
+    import waterdrum_hf.reproduction as reproduction
+    from waterdrum_hf.cli import main
+
+    seen = {}
+
+    def fake_run(config, *, log, command):  # records the config the command built
+        seen["config"], seen["command"] = config, command
+        return {"settings": {}, "seconds": {"total": 1.0}}
+
+    monkeypatch.setattr(reproduction, "run_reproduction", fake_run)
+    assert main(["reproduce", "--out", str(tmp_path), *argv]) == 0
+    for name, value in expected.items():
+        assert getattr(seen["config"], name) == value
+    assert seen["command"] == " ".join(["waterdrum", "reproduce", "--out", str(tmp_path), *argv])

@@ -28,6 +28,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--dataset-config", help="configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)")
     parser.add_argument("--dataset-path", help="local copy of the dataset's Hub repository")
     parser.add_argument("--max-rows-per-owner", type=positive(), help="subsample a published dataset")
+    parser.add_argument(
+        "--watermarking", choices=["paraphrase", "substitution"], default="paraphrase",
+        help="how the built-in corpus is watermarked: the small model's Waterfall paraphrase, or token "
+        "substitutions that stay close to the source (a faithful-paraphraser stand-in)",
+    )
     parser.add_argument("--model", help="base model to fine-tune (default: the built-in small model)")
     parser.add_argument("--watermark-tokenizer", help="tokenizer that watermarked a published dataset")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -42,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         "output_dir": args.out, "dataset": args.dataset, "dataset_config": args.dataset_config,
         "dataset_path": args.dataset_path, "max_rows_per_owner": args.max_rows_per_owner,
         "model": args.model, "watermark_tokenizer": args.watermark_tokenizer,
-        "show_progress": False if args.no_progress else None,
+        "watermarking": args.watermarking, "show_progress": False if args.no_progress else None,
     }
     if args.seeds:
         settings["seeds"] = tuple(range(args.seeds))
