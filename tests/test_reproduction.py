@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from waterdrum_hf.reproduction import ReproductionConfig
-from waterdrum_hf.reproduction.experiment import bag_of_words_cosine, d1, d2, decoy_curve, summarise
+from waterdrum_hf.reproduction.experiment import (
+    bag_of_words_cosine,
+    calibration_curves,
+    d1,
+    d2,
+    decoy_curve,
+    summarise,
+)
 from waterdrum_hf.statistics import calibration_r2, separability_auroc
 
 
@@ -21,7 +28,8 @@ def fake_model(share: float, rng: np.random.Generator) -> dict:
     waterdrum = np.where(forget, 0.8 * share, 0.7) + rng.normal(0, 0.05, 20)
     rouge = np.where(forget, 0.5 + 0.2 * share, 0.9) + rng.normal(0, 0.02, 20)
     return {"share": share, "is_forget": forget, "waterdrum": waterdrum,
-            "waterdrum_null_corrected": waterdrum - 0.01, "rouge_l": rouge, "mia": 0.9 * share - 0.1}
+            "waterdrum_null_corrected": waterdrum - 0.01, "rouge_l": rouge, "mia": 0.9 * share - 0.1,
+            "kept": round(share * 8)}
 
 
 @pytest.fixture
@@ -49,6 +57,16 @@ def test_statistics_equal_a_hand_computation(per_seed):
     assert summary["r2"]["waterdrum"] == pytest.approx(np.mean(per_seed_r2))
     assert summary["r2_std"]["waterdrum"] == pytest.approx(np.std(per_seed_r2))
     assert summary["r2"]["waterdrum"] > 0.9 > summary["r2"]["rouge_l"]  # the fake mirrors the paper
+
+
+def test_calibration_splits_trained_from_untrained_forget_queries(per_seed):
+    curves = calibration_curves(per_seed, [0.0, 0.5, 1.0])
+    split = curves["waterdrum_split"]
+    half = [c[0.5]["waterdrum"][:8] for c in per_seed.values()]  # forget queries first
+    assert split["trained"][1] == pytest.approx(np.mean([h[:4].mean() for h in half]))
+    assert split["untrained"][1] == pytest.approx(np.mean([h[4:].mean() for h in half]))
+    assert math.isnan(split["trained"][0]) and math.isnan(split["untrained"][2])  # an empty side
+    assert split["untrained"][0] == pytest.approx(curves["waterdrum"]["mean"][0])
 
 
 def test_decoy_curve_replaces_the_most_similar_queries_first():
@@ -126,8 +144,10 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     assert decoy["scaled"][-1] < decoy["scaled"][0]
     assert set(results["resilience"]["dilution"]["auroc"]) == {"none", "waterfall"}
     assert set(results["mia"]) == set(results["settings"])
+    for curve in results["curves"].values():
+        assert set(curve["waterdrum_split"]) == {"trained", "untrained"}
     markdown = (out / "results.md").read_text()
-    assert "0.957 ± 0.008" in markdown and "## Calibration (D2)" in markdown and "waterdrum reproduce --quick" in markdown
+    assert "0.957 ± 0.008" in markdown and "## Calibration (D2)" in markdown and "| trained on |" in markdown and "waterdrum reproduce --quick" in markdown
     for plot in ("calibration", "roc", "benchmark", "resilience"):
         assert (out / f"{plot}.png").stat().st_size > 10_000
     # Every model and generation is cached: a second run recomputes nothing.

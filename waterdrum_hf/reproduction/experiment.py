@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -117,7 +118,9 @@ class Reproduction:
                 epochs=config.epochs, batch_size=config.batch_size,
                 learning_rate=config.learning_rate, seed=seed,
             )
-            measured[fraction] = {"stage": stage, "share": kept / len(data.forget), **self.measure(stage, data, seed)}
+            measured[fraction] = {
+                "stage": stage, "share": kept / len(data.forget), "kept": kept, **self.measure(stage, data, seed)
+            }
         return measured
 
     # ---- one model -------------------------------------------------------------------------
@@ -285,7 +288,27 @@ def calibration_curves(per_seed: dict[int, dict[float, dict[str, Any]]], fractio
     for metric in (*METRICS, "mia"):
         values = np.array([[forget_value(c[f], metric) for f in fractions] for c in per_seed.values()])
         curves[metric] = {"mean": values.mean(axis=0).tolist(), "std": values.std(axis=0).tolist()}
+    split = np.array([[trained_split(c[f]) for f in fractions] for c in per_seed.values()])
+    with warnings.catch_warnings():  # no trained (k = 0) or no untrained (k = 100 %) query: NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        curves["waterdrum_split"] = {
+            "trained": np.nanmean(split[..., 0], axis=0).tolist(),
+            "untrained": np.nanmean(split[..., 1], axis=0).tolist(),
+        }
     return curves
+
+
+def trained_split(measured: dict[str, Any]) -> tuple[float, float]:
+    """WaterDrum's forget value over the forget queries whose passage the model was trained on
+    (the first ``kept``) and over the rest; NaN for an empty side. A watermark that shows on
+    the untrained side was learned from the owner's other passages."""
+    values = np.asarray(measured["waterdrum"])[np.asarray(measured["is_forget"])]
+    kept = measured["kept"]
+    trained, untrained = values[:kept], values[kept:]
+    return (
+        float(np.nanmean(trained)) if trained.size else math.nan,
+        float(np.nanmean(untrained)) if untrained.size else math.nan,
+    )
 
 
 def mia_summary(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, float]:

@@ -94,6 +94,13 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "",
         "![calibration curves](calibration.png)",
         "",
+        "WaterDrum's forget value split by query: queries made from forget passages the model was "
+        "trained on (the first k), and from the rest. A value on the untrained side means the "
+        "owner's watermark was learned from its other passages, which bends the curve above the "
+        "line at small k:",
+        "",
+        *_split_table(results["curves"]),
+        "",
         "![ROC curves](roc.png)",
         "",
         "## MIA baseline (Min-k% Prob)",
@@ -138,6 +145,19 @@ def _table(results: Mapping[str, Any], name: str, settings: list[str], metrics: 
             cells.append(f"{value:.3f} ± {spread:.3f}" if math.isfinite(value) else "undefined")
         cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
         rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def _split_table(curves: Mapping[str, Any]) -> list[str]:
+    shares = next(iter(curves.values()))["share"]
+    rows = [
+        "| setting | forget queries | " + " | ".join(f"k = {s:.0%}" for s in shares) + " |",
+        "|" + " --- |" * (len(shares) + 2),
+    ]
+    for setting, curve in curves.items():
+        for side in ("trained", "untrained"):
+            cells = [f"{v:+.3f}" if math.isfinite(v) else "–" for v in curve["waterdrum_split"][side]]
+            rows.append(f"| {setting.replace('_', ' ')} | {side} on | " + " | ".join(cells) + " |")
     return rows
 
 
@@ -242,7 +262,7 @@ def plot_decoy(decoy: Mapping[str, list[float]], path: Path) -> Path:
 
 def _data(config: Mapping[str, Any]) -> str:
     if config["dataset"] == "toy":
-        how = "paraphrased with" if config["watermarking"] == "paraphrase" else "token substitutions by"
+        how = "paraphrasing with" if config["watermarking"] == "paraphrase" else "token substitutions of"
         return (
             f"the built-in corpus, {config['owners']} owners x {config['passages_per_owner']} "
             f"passages, the last {config['forget']} forgotten, {config['holdout_per_owner']} held-out "
