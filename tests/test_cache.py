@@ -39,3 +39,7 @@ def test_build_runs_once_and_a_failed_build_leaves_nothing(tmp_path):
     assert cache.build(stage, build) and stage.done
     assert cache.load_or_build(stage, build, lambda p: (p / "data.txt").read_text()) == "complete"
     assert calls == [1]
+    assert (cache.built, cache.reused) == (1, 0)  # the failed build counts as neither
+    later = StageCache(tmp_path)  # a later run reuses it
+    assert not later.build(stage, build) and not later.build(stage, build) and calls == [1]
+    assert (later.built, later.reused) == (0, 1)

@@ -148,13 +148,19 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
         assert set(curve["waterdrum_split"]) == {"trained", "untrained"}
     markdown = (out / "results.md").read_text()
     assert "0.957 ± 0.008" in markdown and "## Calibration (D2)" in markdown and "| trained on |" in markdown and "waterdrum reproduce --quick" in markdown
+    if any(summary["r2"]["waterdrum"] <= 0.9 for summary in results["settings"].values()):
+        assert "not trained on already read" in markdown  # the calibration finding is stated
     for plot in ("calibration", "roc", "benchmark", "resilience"):
         assert (out / f"{plot}.png").stat().st_size > 10_000
     # Every model and generation is cached: a second run recomputes nothing.
     start = time.perf_counter()
     assert main(["reproduce", "--quick", "--out", str(out), "--no-progress"]) == 0
     assert time.perf_counter() - start < first / 3
-    assert json.loads((out / "results.json").read_text())["settings"] == results["settings"]
+    again = json.loads((out / "results.json").read_text())
+    assert again["settings"] == results["settings"]
+    assert results["stages"]["built"] > 0 == results["stages"]["reused"]  # a run from scratch
+    assert again["stages"] == {"built": 0, "reused": results["stages"]["built"]}  # all reused
+    assert "reused from the cache" in (out / "results.md").read_text()
 
 
 def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):

@@ -51,6 +51,18 @@ class StageCache:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+        self._built: set[Path] = set()
+        self._reused: set[Path] = set()
+
+    @property
+    def built(self) -> int:
+        """How many stages this object built."""
+        return len(self._built)
+
+    @property
+    def reused(self) -> int:
+        """How many stages it found already built by an earlier run."""
+        return len(self._reused)
 
     def stage(self, name: str, settings: Mapping[str, Any], *parents: Stage) -> Stage:
         """The stage ``name`` built with ``settings`` from ``parents`` (built or not)."""
@@ -72,6 +84,8 @@ class StageCache:
         it returns; on an exception nothing is left behind.
         """
         if stage.done:
+            if stage.path not in self._built:
+                self._reused.add(stage.path)
             return False
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{stage.path.name}-", dir=self.root))
@@ -80,6 +94,7 @@ class StageCache:
             tmp.rename(stage.path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        self._built.add(stage.path)
         return True
 
     def load_or_build(

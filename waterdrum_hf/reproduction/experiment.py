@@ -73,6 +73,7 @@ class Reproduction:
             results["resilience"] = self._resilience(resilient, measured[resilient.name][config.seeds[0]])
         results["config"] = asdict(config)
         results["seconds"] = {**self.seconds, "total": round(time.perf_counter() - start, 1)}
+        results["stages"] = {"built": self.pipeline.cache.built, "reused": self.pipeline.cache.reused}
         results["curves"] = {
             name: calibration_curves(measured[name], config.fractions) for name in measured
         }

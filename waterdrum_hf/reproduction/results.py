@@ -67,7 +67,7 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "# Reproducing WaterDrum's claims at small scale",
         "",
         f"Command: `{command}`. Machine: {platform.machine()}, {_cores()} CPU cores. "
-        f"Time: {results['seconds']['total'] / 60:.1f} minutes.",
+        f"Time: {results['seconds']['total'] / 60:.1f} minutes{_reuse(results['stages'])}.",
         "",
         f"Data: {_data(config)}. Model: {config['model'] or 'the built-in small model'}, fine-tuned "
         f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
@@ -148,6 +148,16 @@ def _table(results: Mapping[str, Any], name: str, settings: list[str], metrics: 
     return rows
 
 
+def _reuse(stages: Mapping[str, int]) -> str:
+    """How much of the work this run did: a resumed run's time is not the whole cost."""
+    if not stages["reused"]:
+        return ""
+    return (
+        f" ({stages['built']} stages built, {stages['reused']} reused from the cache: the time of a "
+        "run from an empty cache is longer)"
+    )
+
+
 def _split_table(curves: Mapping[str, Any]) -> list[str]:
     shares = next(iter(curves.values()))["share"]
     rows = [
@@ -204,6 +214,17 @@ def _checks(results: Mapping[str, Any]) -> list[str]:
             f"- {setting}: WaterDrum AUROC {auroc:.3f} ({'>' if auroc > 0.9 else '<='} 0.9), "
             f"R² {_number(r2)} ({'>' if r2 > 0.9 else '<='} 0.9); ROUGE-L AUROC "
             f"{summary['auroc']['rouge_l']:.3f}."
+        )
+    below = [s for s, summary in results["settings"].items() if not summary["r2"]["waterdrum"] > 0.9]
+    if below and len(results["curves"][below[0]]["share"]) > 2:  # a k between 0 and 100 %
+        untrained = {s: results["curves"][s]["waterdrum_split"]["untrained"][1] for s in below}
+        lines.append(
+            f"- Where R² <= 0.9: at k = {results['curves'][below[0]]['share'][1]:.0%} the forget "
+            "queries whose passage was not trained on already read "
+            + ", ".join(f"{s.replace('_', ' ')} {v:+.3f}" for s, v in untrained.items())
+            + " (about 0 if nothing carried over from the trained passages): the owner's watermark "
+            "is learned from some of its passages and shows on the others, which bends the curve "
+            "above the line."
         )
     decoy = results["resilience"]["decoy"]
     gap = max(abs(s - (1 - i)) for i, s in zip(decoy["intercepted"], decoy["scaled"], strict=True))
