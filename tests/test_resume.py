@@ -58,3 +58,6 @@ def test_a_killed_reproduction_resumes_to_the_uninterrupted_result(tiny_model, t
     straight = json.loads((tmp_path / "straight" / "results.json").read_text())
     for part in ("settings", "benchmark", "resilience", "mia", "curves"):
         assert resumed[part] == straight[part], part
+    # The resumed run reused what the killed one built, and says so; the straight one reused nothing.
+    assert resumed["stages"]["reused"] > 0 == straight["stages"]["reused"]
+    assert resumed["stages"]["built"] + resumed["stages"]["reused"] == straight["stages"]["built"]

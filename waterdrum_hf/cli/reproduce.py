@@ -19,7 +19,7 @@ DESCRIPTION = (
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser = commands.add_parser("reproduce", help="reproduce the paper's claims at small scale", description=DESCRIPTION)
     parser.add_argument("--out", default="reproduction", help="folder of the results and the cache")
-    parser.add_argument("--quick", action="store_true", help="one seed, three calibration points (about 7 minutes on 2 CPU cores)")
+    parser.add_argument("--quick", action="store_true", help="one seed, three calibration points (about 3 minutes on 2 CPU cores)")
     parser.add_argument("--seeds", type=positive(1), help="number of seeds (default 3; 1 with --quick)")
     parser.add_argument("--fractions", help="comma-separated shares of the forget set for calibration (default 0,0.1,...,1)")
     parser.add_argument("--settings", help="comma-separated similarity settings (default: all three)")

@@ -19,7 +19,7 @@ DATASETS = ("toy", "waterdrum-ax", "waterdrum-tofu")
 @dataclass(frozen=True)
 class ReproductionConfig:
     """Sizes of the reproduction. Defaults: the built-in corpus and small model, about an hour
-    on 2 CPU cores; :meth:`quick` runs in about 7 minutes."""
+    on 2 CPU cores; :meth:`quick` runs in about 3 minutes."""
 
     output_dir: str = field(default="reproduction", metadata={"help": "Where results and the cache go."})
     dataset: str = field(default="toy", metadata={"help": "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."})
@@ -96,7 +96,7 @@ class ReproductionConfig:
 
     @classmethod
     def quick(cls, **overrides: Any) -> ReproductionConfig:
-        """A small setting (about 7 minutes on 2 CPU cores): every experiment, fewer models."""
+        """A small setting (about 3 minutes on 2 CPU cores): every experiment, fewer models."""
         settings = {"owners": 4, "passages_per_owner": 6, "holdout_per_owner": 6, "seeds": (0,),
                     "fractions": (0.0, 0.5, 1.0), "methods": ("graddiff", "kl", "npo", "taskvector"),
                     "unlearn_steps": 10, "null_keys": 50}
