@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import waterdrum_hf
@@ -34,6 +36,7 @@ def test_build_runs_once_and_a_failed_build_leaves_nothing(tmp_path):
 
     def build(folder):
         calls.append(1)
+        time.sleep(0.2)
         (folder / "data.txt").write_text("complete")
 
     assert cache.build(stage, build) and stage.done
@@ -43,3 +46,4 @@ def test_build_runs_once_and_a_failed_build_leaves_nothing(tmp_path):
     later = StageCache(tmp_path)  # a later run reuses it
     assert not later.build(stage, build) and not later.build(stage, build) and calls == [1]
     assert (later.built, later.reused) == (0, 1)
+    assert later.reused_seconds >= 0.2  # what building it took, recorded with the stage

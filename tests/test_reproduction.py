@@ -3,6 +3,7 @@ and `waterdrum reproduce --quick` end to end (every experiment, results files, r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -17,8 +18,10 @@ from waterdrum_hf.reproduction.experiment import (
     d1,
     d2,
     decoy_curve,
+    mia_summary,
     summarise,
 )
+from waterdrum_hf.reproduction.results import markdown
 from waterdrum_hf.statistics import calibration_r2, separability_auroc
 
 
@@ -59,14 +62,67 @@ def test_statistics_equal_a_hand_computation(per_seed):
     assert summary["r2"]["waterdrum"] > 0.9 > summary["r2"]["rouge_l"]  # the fake mirrors the paper
 
 
-def test_calibration_splits_trained_from_untrained_forget_queries(per_seed):
-    curves = calibration_curves(per_seed, [0.0, 0.5, 1.0])
-    split = curves["waterdrum_split"]
-    half = [c[0.5]["waterdrum"][:8] for c in per_seed.values()]  # forget queries first
-    assert split["trained"][1] == pytest.approx(np.mean([h[:4].mean() for h in half]))
-    assert split["untrained"][1] == pytest.approx(np.mean([h[4:].mean() for h in half]))
+def carried_over(share: float, seed: int) -> dict:
+    """A measured model that reads 0.8 on the 10 forget queries it was trained on and 0.3 on
+    the others once it was trained on any (0 at k = 0); one query unscored (NaN)."""
+    kept = round(share * 10)
+    forget = np.where(np.arange(10) < kept, 0.8, 0.3 if kept else 0.0) + 0.01 * seed
+    waterdrum = np.concatenate([forget, np.full(10, 0.7)])
+    waterdrum[9] = np.nan
+    is_forget = np.arange(20) < 10
+    return {"share": kept / 10, "kept": kept, "is_forget": is_forget, "waterdrum": waterdrum,
+            "waterdrum_null_corrected": waterdrum, "rouge_l": waterdrum, "mia": share}
+
+
+def test_calibration_splits_trained_from_untrained_forget_queries():
+    fractions = [0.0, 0.2, 1.0]
+    per_seed = {seed: {f: carried_over(f, seed) for f in fractions} for seed in (0, 1)}
+    split = calibration_curves(per_seed, fractions)["waterdrum_split"]
+    assert split["trained"][1:] == pytest.approx([0.805, 0.805])  # seeds add 0 and 0.01
+    assert split["untrained"][:2] == pytest.approx([0.005, 0.305])  # the NaN query left out
+    assert split["untrained_at_k0"][:2] == pytest.approx([0.005, 0.005])  # the same queries
     assert math.isnan(split["trained"][0]) and math.isnan(split["untrained"][2])  # an empty side
-    assert split["untrained"][0] == pytest.approx(curves["waterdrum"]["mean"][0])
+
+
+def test_results_markdown_states_carry_over_and_a_resumed_runs_cost(tmp_path):
+    fractions = [0.0, 0.2, 1.0]
+    per_seed = {seed: {f: carried_over(f, seed) for f in fractions} for seed in (0, 1)}
+    config = ReproductionConfig.quick(fractions=tuple(fractions), settings=("no_duplicate",))
+    results = {
+        "settings": {"no_duplicate": summarise(per_seed)},
+        "curves": {"no_duplicate": calibration_curves(per_seed, fractions)},
+        "mia": {"no_duplicate": mia_summary(per_seed)},
+        "benchmark": {},
+        "resilience": {
+            "decoy": decoy_curve(np.array([0.8, 0.4]), np.zeros(2), np.array([1.0, 0.0]), steps=2),
+            "dilution": {"kappa": 2.0, "auroc": {"none": 1.0, "waterfall": 0.9}, "r2": {"none": 0.9, "waterfall": 0.8}},
+        },
+        "duplicate_similarity": {},
+        "config": dataclasses.asdict(config),
+        "seconds": {"total": 60.0},
+        "stages": {"built": 2, "reused": 5, "reused_build_seconds": 540.0},
+    }
+    assert results["settings"]["no_duplicate"]["r2"]["waterdrum"] < 0.9  # the bent curve
+    text = markdown(results, command="waterdrum reproduce")
+    assert "- no_duplicate: R² not above 0.9. At k = 20% the forget queries not trained on read +0.305; the same queries read +0.005 at k = 0." in text
+    assert "1.0 minutes in this run, which reused 5 stages" in text and "about 10 minutes" in text
+    assert "| no duplicate | not trained on, at k = 0 | +0.005 | +0.005 | – |" in text
+    results["stages"] = {"built": 7, "reused": 0, "reused_build_seconds": 0.0}
+    assert "Time: 1.0 minutes." in markdown(results, command="waterdrum reproduce")
+
+
+def test_duplicate_similarity_compares_each_duplicate_with_its_forget_text():
+    from waterdrum_hf.reproduction.data import SettingData
+    from waterdrum_hf.reproduction.experiment import duplicate_similarity
+
+    forget = ["the cat sat on the mat", "a dog ran in the park"]
+    retain = ["rain fell all day long", "birds sing at dawn", "the cat sat on a mat", "a dog ran in the park"]
+    data = SettingData("exact_duplicate", forget, [1, 1], retain, [2, 3, 2, 2], [], [], [], duplicates=2)
+    assert data.duplicate_pairs() == (retain[2:], forget, retain[:2])
+    similarity = duplicate_similarity(data)
+    assert similarity["forget_text"] == pytest.approx((5 / 6 + 1) / 2)  # ROUGE-L recall: LCS / length
+    assert similarity["other_owner"] == 0.0
+    assert duplicate_similarity(SettingData("no_duplicate", forget, [1, 1], retain[:2], [2, 3], [], [], [])) == {}
 
 
 def test_decoy_curve_replaces_the_most_similar_queries_first():
@@ -96,6 +152,7 @@ def test_bag_of_words_cosine():
         ({"methods": ("kl", "forgetall")}, "unknown unlearning method"),
         ({"forget": 5}, "`forget`"),
         ({"watermarking": "magic"}, "`watermarking`"),
+        ({"dataset": "waterdrum-ax", "watermark_tokenizer": "t", "watermarking": "substitution"}, "come watermarked"),
         ({"max_rows_per_owner": 0}, "`max_rows_per_owner`"),
     ],
 )
@@ -145,11 +202,10 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     assert set(results["resilience"]["dilution"]["auroc"]) == {"none", "waterfall"}
     assert set(results["mia"]) == set(results["settings"])
     for curve in results["curves"].values():
-        assert set(curve["waterdrum_split"]) == {"trained", "untrained"}
+        assert set(curve["waterdrum_split"]) == {"trained", "untrained", "untrained_at_k0"}
+    assert set(results["duplicate_similarity"]) == {"exact_duplicate", "semantic_duplicate"}
     markdown = (out / "results.md").read_text()
     assert "0.957 ± 0.008" in markdown and "## Calibration (D2)" in markdown and "| trained on |" in markdown and "waterdrum reproduce --quick" in markdown
-    if any(summary["r2"]["waterdrum"] <= 0.9 for summary in results["settings"].values()):
-        assert "not trained on already read" in markdown  # the calibration finding is stated
     for plot in ("calibration", "roc", "benchmark", "resilience"):
         assert (out / f"{plot}.png").stat().st_size > 10_000
     # Every model and generation is cached: a second run recomputes nothing.
@@ -159,8 +215,9 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     again = json.loads((out / "results.json").read_text())
     assert again["settings"] == results["settings"]
     assert results["stages"]["built"] > 0 == results["stages"]["reused"]  # a run from scratch
-    assert again["stages"] == {"built": 0, "reused": results["stages"]["built"]}  # all reused
-    assert "reused from the cache" in (out / "results.md").read_text()
+    assert (again["stages"]["built"], again["stages"]["reused"]) == (0, results["stages"]["built"])
+    assert again["stages"]["reused_build_seconds"] > first / 2  # the reused stages' cost is kept
+    assert "stages from the cache that took" in (out / "results.md").read_text()
 
 
 def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):

@@ -61,3 +61,4 @@ def test_a_killed_reproduction_resumes_to_the_uninterrupted_result(tiny_model, t
     # The resumed run reused what the killed one built, and says so; the straight one reused nothing.
     assert resumed["stages"]["reused"] > 0 == straight["stages"]["reused"]
     assert resumed["stages"]["built"] + resumed["stages"]["reused"] == straight["stages"]["built"]
+    assert "stages from the cache that took" in (interrupted / "results.md").read_text()

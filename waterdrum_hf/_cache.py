@@ -16,6 +16,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,9 @@ from typing import Any, TypeVar
 from ._fingerprint import library_version
 
 T = TypeVar("T")
+
+BUILD_RECORD = ".build.json"
+"""Kept in each stage's folder: how long building it took."""
 
 LAYOUT = 3
 """Version of what stages store; bumped whenever a stage's files change, so that an older
@@ -52,7 +56,7 @@ class StageCache:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         self._built: set[Path] = set()
-        self._reused: set[Path] = set()
+        self._reused: dict[Path, float] = {}
 
     @property
     def built(self) -> int:
@@ -63,6 +67,12 @@ class StageCache:
     def reused(self) -> int:
         """How many stages it found already built by an earlier run."""
         return len(self._reused)
+
+    @property
+    def reused_seconds(self) -> float:
+        """What building the reused stages took (stages built before build times were kept
+        count as 0): a resumed run's own time plus this is the cost of a run from scratch."""
+        return sum(self._reused.values())
 
     def stage(self, name: str, settings: Mapping[str, Any], *parents: Stage) -> Stage:
         """The stage ``name`` built with ``settings`` from ``parents`` (built or not)."""
@@ -85,12 +95,15 @@ class StageCache:
         """
         if stage.done:
             if stage.path not in self._built:
-                self._reused.add(stage.path)
+                self._reused[stage.path] = _build_seconds(stage.path)
             return False
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{stage.path.name}-", dir=self.root))
         try:
+            start = time.perf_counter()
             build(tmp)
+            seconds = round(time.perf_counter() - start, 1)
+            (tmp / BUILD_RECORD).write_text(json.dumps({"seconds": seconds}))
             tmp.rename(stage.path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -103,3 +116,11 @@ class StageCache:
         """``load(stage.path)``, building the stage first if it is not done."""
         self.build(stage, build)
         return load(stage.path)
+
+
+def _build_seconds(folder: Path) -> float:
+    """How long building the stage in ``folder`` took (0 when not recorded)."""
+    try:
+        return float(json.loads((folder / BUILD_RECORD).read_text())["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0

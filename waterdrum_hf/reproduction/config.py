@@ -63,6 +63,8 @@ class ReproductionConfig:
             raise ValueError(f"`dataset` must be one of {', '.join(DATASETS)}, got {self.dataset!r}.")
         if self.watermarking not in ("substitution", "paraphrase"):
             raise ValueError(f"`watermarking` must be 'substitution' or 'paraphrase', got {self.watermarking!r}.")
+        if self.dataset != "toy" and self.watermarking != "paraphrase":
+            raise ValueError("`watermarking` applies to the built-in corpus: published datasets come watermarked.")
         if self.dataset != "toy" and not self.watermark_tokenizer:
             raise ValueError("A published dataset needs `watermark_tokenizer` (Llama-3.1-8B-Instruct's).")
         if self.dataset_config is None and self.dataset != "toy":

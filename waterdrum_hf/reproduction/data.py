@@ -40,6 +40,15 @@ class SettingData:
     """The query of every forget text, then of every retain text."""
     references: list[str]
     """What ROUGE-L compares each query's greedy continuation with (same order)."""
+    duplicates: int = 0
+    """How many texts at the end of ``retain`` duplicate the forget set (in its order)."""
+
+    def duplicate_pairs(self) -> tuple[list[str], list[str], list[str]]:
+        """The duplicates, the forget texts they duplicate, and as many retain owners' texts
+        (for comparison): what tells a faithful duplicate from a loose one."""
+        n = min(self.duplicates, len(self.forget), len(self.retain) - self.duplicates)
+        duplicates = self.retain[len(self.retain) - self.duplicates :][:n]
+        return duplicates, self.forget[:n], self.retain[:n]
 
     def __repr__(self) -> str:  # keys are secrets, even in a debugger
         return (
@@ -82,7 +91,7 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
         text_setting(
             config, pipeline.tokenizer, name, forget,
             retain + (list(zip(duplicates[name], next_keys, strict=True)) if name in duplicates else []),
-            holdout,
+            holdout, duplicates=len(duplicates.get(name, [])),
         )
         for name in config.settings
     ]
@@ -104,7 +113,10 @@ def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]
     for extra in duplicates.values():
         _check_duplicate_owners(list(forget_owners), [o for _, o in extra], config)
     return [
-        text_setting(config, tokenizer, name, forget, retain + duplicates.get(name, []), holdout)
+        text_setting(
+            config, tokenizer, name, forget, retain + duplicates.get(name, []), holdout,
+            duplicates=len(duplicates.get(name, [])),
+        )
         for name in config.settings
     ]
 
@@ -121,19 +133,22 @@ def tofu_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingDat
         prompts = qa_queries(list(data["question"]), tokenizer)
         return list(zip(prompts, answers, data["owner_id"], strict=True))
 
-    def setting(name: str, forget: list, retain: list) -> SettingData:
+    def setting(name: str, forget: list, retain: list, duplicates: int) -> SettingData:
         texts = [f"{prompt}{answer}" for prompt, answer, _ in forget + retain]
         return SettingData(
             name, texts[: len(forget)], [o for *_, o in forget], texts[len(forget):],
             [o for *_, o in retain], [], [p for p, _, _ in forget + retain],
-            [a for _, a, _ in forget + retain],
+            [a for _, a, _ in forget + retain], duplicates,
         )
 
     forget, retain = rows("forget"), rows("retain")
     duplicates = {name: rows(name) for name in config.settings if name != "no_duplicate"}
     for extra in duplicates.values():
         _check_duplicate_owners([o for *_, o in forget], [o for *_, o in extra], config)
-    return [setting(name, forget, retain + duplicates.get(name, [])) for name in config.settings]
+    return [
+        setting(name, forget, retain + duplicates.get(name, []), len(duplicates.get(name, [])))
+        for name in config.settings
+    ]
 
 
 def text_setting(
@@ -143,9 +158,12 @@ def text_setting(
     forget: list[tuple[str, int]],
     retain: list[tuple[str, int]],
     holdout: list[str],
+    *,
+    duplicates: int = 0,
 ) -> SettingData:
     """A setting of plain texts: each queried with its first ``prefix_tokens`` tokens (at most
-    half of it), ROUGE-L referenced by its next ``rouge_new_tokens`` tokens."""
+    half of it), ROUGE-L referenced by its next ``rouge_new_tokens`` tokens. The last
+    ``duplicates`` retain texts duplicate the forget set."""
     queries, references = [], []
     for text, _ in forget + retain:
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -154,7 +172,7 @@ def text_setting(
         references.append(tokenizer.decode(ids[cut : cut + config.rouge_new_tokens], skip_special_tokens=True))
     return SettingData(
         name, [t for t, _ in forget], [k for _, k in forget], [t for t, _ in retain],
-        [k for _, k in retain], holdout, queries, references,
+        [k for _, k in retain], holdout, queries, references, duplicates,
     )
 
 

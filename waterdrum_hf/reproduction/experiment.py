@@ -73,7 +73,11 @@ class Reproduction:
             results["resilience"] = self._resilience(resilient, measured[resilient.name][config.seeds[0]])
         results["config"] = asdict(config)
         results["seconds"] = {**self.seconds, "total": round(time.perf_counter() - start, 1)}
-        results["stages"] = {"built": self.pipeline.cache.built, "reused": self.pipeline.cache.reused}
+        cache = self.pipeline.cache
+        results["stages"] = {
+            "built": cache.built, "reused": cache.reused, "reused_build_seconds": round(cache.reused_seconds, 1)
+        }
+        results["duplicate_similarity"] = {d.name: duplicate_similarity(d) for d in settings if d.duplicates}
         results["curves"] = {
             name: calibration_curves(measured[name], config.fractions) for name in measured
         }
@@ -289,27 +293,44 @@ def calibration_curves(per_seed: dict[int, dict[float, dict[str, Any]]], fractio
     for metric in (*METRICS, "mia"):
         values = np.array([[forget_value(c[f], metric) for f in fractions] for c in per_seed.values()])
         curves[metric] = {"mean": values.mean(axis=0).tolist(), "std": values.std(axis=0).tolist()}
-    split = np.array([[trained_split(c[f]) for f in fractions] for c in per_seed.values()])
-    with warnings.catch_warnings():  # no trained (k = 0) or no untrained (k = 100 %) query: NaN
+    with warnings.catch_warnings():  # no trained (k = 0) or untrained (k = 100 %) query: NaN
         warnings.simplefilter("ignore", RuntimeWarning)
+        split = np.array([[trained_split(c[f], c[0.0]) for f in fractions] for c in per_seed.values()])
         curves["waterdrum_split"] = {
-            "trained": np.nanmean(split[..., 0], axis=0).tolist(),
-            "untrained": np.nanmean(split[..., 1], axis=0).tolist(),
+            side: np.nanmean(split[..., i], axis=0).tolist()
+            for i, side in enumerate(("trained", "untrained", "untrained_at_k0"))
         }
     return curves
 
 
-def trained_split(measured: dict[str, Any]) -> tuple[float, float]:
+def duplicate_similarity(data: SettingData) -> dict[str, float]:
+    """Mean ROUGE-L recall of each duplicate against the forget text it duplicates, and against
+    a retain owner's text: the paper's duplicates (faithful paraphrases, which defeat ROUGE-L)
+    read near 1 on the first and far above the second."""
+    from ..baselines import rouge_l_recall
+
+    duplicates, forget, other = data.duplicate_pairs()
+    if not duplicates:
+        return {}
+    return {
+        "forget_text": float(np.mean(rouge_l_recall(duplicates, forget))),
+        "other_owner": float(np.mean(rouge_l_recall(duplicates, other))),
+    }
+
+
+def trained_split(measured: dict[str, Any], retrained: dict[str, Any]) -> tuple[float, float, float]:
     """WaterDrum's forget value over the forget queries whose passage the model was trained on
-    (the first ``kept``) and over the rest; NaN for an empty side. A watermark that shows on
-    the untrained side was learned from the owner's other passages."""
-    values = np.asarray(measured["waterdrum"])[np.asarray(measured["is_forget"])]
+    (the first ``kept``), over the rest, and over the rest on the model retrained without the
+    forget set (k = 0); NaN for an empty side. The rest reading above its k = 0 value means the
+    model carried the watermark over from the trained passages to the others."""
+
+    def mean(values: np.ndarray) -> float:
+        return float(np.nanmean(values)) if values.size else math.nan
+
     kept = measured["kept"]
-    trained, untrained = values[:kept], values[kept:]
-    return (
-        float(np.nanmean(trained)) if trained.size else math.nan,
-        float(np.nanmean(untrained)) if untrained.size else math.nan,
-    )
+    values = np.asarray(measured["waterdrum"])[np.asarray(measured["is_forget"])]
+    before = np.asarray(retrained["waterdrum"])[np.asarray(retrained["is_forget"])]
+    return mean(values[:kept]), mean(values[kept:]), mean(before[kept:])
 
 
 def mia_summary(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, float]:

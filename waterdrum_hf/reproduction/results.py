@@ -67,7 +67,7 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "# Reproducing WaterDrum's claims at small scale",
         "",
         f"Command: `{command}`. Machine: {platform.machine()}, {_cores()} CPU cores. "
-        f"Time: {results['seconds']['total'] / 60:.1f} minutes{_reuse(results['stages'])}.",
+        + _time(results["seconds"]["total"], results["stages"]),
         "",
         f"Data: {_data(config)}. Model: {config['model'] or 'the built-in small model'}, fine-tuned "
         f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
@@ -82,6 +82,8 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "",
         *_table(results, "auroc", settings, ("waterdrum", "waterdrum_null_corrected", "rouge_l")),
         "",
+        *_duplicate_table(results.get("duplicate_similarity", {})),
+        "",
         "## Calibration (D2): R² of the forget value against k/|D_F|, line through the origin",
         "",
         "Without referencing the retrained model (the paper's main table):",
@@ -94,10 +96,11 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "",
         "![calibration curves](calibration.png)",
         "",
-        "WaterDrum's forget value split by query: queries made from forget passages the model was "
-        "trained on (the first k), and from the rest. A value on the untrained side means the "
-        "owner's watermark was learned from its other passages, which bends the curve above the "
-        "line at small k:",
+        "WaterDrum's forget value split by query: the queries made from the forget texts the "
+        "model was trained on (the first k % of the forget set, in order), the rest, and the rest "
+        "on the model retrained without the forget set (k = 0). Where the rest reads above its "
+        "k = 0 value, the model carried the forget owners' watermark over from the texts it was "
+        "trained on to the others, which bends the curve above the line:",
         "",
         *_split_table(results["curves"]),
         "",
@@ -148,13 +151,16 @@ def _table(results: Mapping[str, Any], name: str, settings: list[str], metrics: 
     return rows
 
 
-def _reuse(stages: Mapping[str, int]) -> str:
-    """How much of the work this run did: a resumed run's time is not the whole cost."""
+def _time(seconds: float, stages: Mapping[str, Any]) -> str:
+    """How long the run took; a resumed run's own time is not the whole cost, so the build time
+    of the stages it reused is added."""
     if not stages["reused"]:
-        return ""
+        return f"Time: {seconds / 60:.1f} minutes."
+    built = stages["reused_build_seconds"]
     return (
-        f" ({stages['built']} stages built, {stages['reused']} reused from the cache: the time of a "
-        "run from an empty cache is longer)"
+        f"Time: {seconds / 60:.1f} minutes in this run, which reused {stages['reused']} stages from "
+        f"the cache that took {built / 60:.1f} minutes to build (from an empty cache: about "
+        f"{(seconds + built) / 60:.0f} minutes)."
     )
 
 
@@ -164,11 +170,28 @@ def _split_table(curves: Mapping[str, Any]) -> list[str]:
         "| setting | forget queries | " + " | ".join(f"k = {s:.0%}" for s in shares) + " |",
         "|" + " --- |" * (len(shares) + 2),
     ]
+    sides = {"trained": "trained on", "untrained": "not trained on", "untrained_at_k0": "not trained on, at k = 0"}
     for setting, curve in curves.items():
-        for side in ("trained", "untrained"):
+        for side, label in sides.items():
             cells = [f"{v:+.3f}" if math.isfinite(v) else "–" for v in curve["waterdrum_split"][side]]
-            rows.append(f"| {setting.replace('_', ' ')} | {side} on | " + " | ".join(cells) + " |")
+            rows.append(f"| {setting.replace('_', ' ')} | {label} | " + " | ".join(cells) + " |")
     return rows
+
+
+def _duplicate_table(similarity: Mapping[str, Mapping[str, float]]) -> list[str]:
+    rows = [
+        "ROUGE-L recall of each duplicate against the forget text it duplicates and against a "
+        "retain owner's text (the paper's duplicates, faithful paraphrases, read near 1 on the "
+        "first and far above the second; that is what defeats ROUGE-L):",
+        "",
+        "| setting | against its forget text | against another owner's text |",
+        "| --- | --- | --- |",
+    ]
+    rows += [
+        f"| {setting.replace('_', ' ')} | {v['forget_text']:.3f} | {v['other_owner']:.3f} |"
+        for setting, v in similarity.items() if v
+    ]
+    return rows if len(rows) > 4 else []
 
 
 def _benchmark_table(benchmark: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -215,20 +238,29 @@ def _checks(results: Mapping[str, Any]) -> list[str]:
             f"R² {_number(r2)} ({'>' if r2 > 0.9 else '<='} 0.9); ROUGE-L AUROC "
             f"{summary['auroc']['rouge_l']:.3f}."
         )
-    below = [s for s, summary in results["settings"].items() if not summary["r2"]["waterdrum"] > 0.9]
-    if below and len(results["curves"][below[0]]["share"]) > 2:  # a k between 0 and 100 %
-        untrained = {s: results["curves"][s]["waterdrum_split"]["untrained"][1] for s in below}
-        lines.append(
-            f"- Where R² <= 0.9: at k = {results['curves'][below[0]]['share'][1]:.0%} the forget "
-            "queries whose passage was not trained on already read "
-            + ", ".join(f"{s.replace('_', ' ')} {v:+.3f}" for s, v in untrained.items())
-            + " (about 0 if nothing carried over from the trained passages): the owner's watermark "
-            "is learned from some of its passages and shows on the others, which bends the curve "
-            "above the line."
-        )
+    lines += _carry_over(results)
     decoy = results["resilience"]["decoy"]
     gap = max(abs(s - (1 - i)) for i, s in zip(decoy["intercepted"], decoy["scaled"], strict=True))
     lines.append(f"- Decoy curve: largest distance from the diagonal {gap:.2f} (scaled units).")
+    return lines
+
+
+def _carry_over(results: Mapping[str, Any]) -> list[str]:
+    """Where R² is not above 0.9: the first k between 0 and 100 % at which the untrained
+    forget queries have a value, against the same queries at k = 0."""
+    lines = []
+    for setting, summary in results["settings"].items():
+        if summary["r2"]["waterdrum"] > 0.9:
+            continue
+        curve = results["curves"][setting]
+        split = curve["waterdrum_split"]
+        for share, now, before in zip(curve["share"], split["untrained"], split["untrained_at_k0"], strict=True):
+            if 0 < share < 1 and math.isfinite(now) and math.isfinite(before):
+                lines.append(
+                    f"- {setting}: R² not above 0.9. At k = {share:.0%} the forget queries not trained "
+                    f"on read {now:+.3f}; the same queries read {before:+.3f} at k = 0."
+                )
+                break
     return lines
 
 
@@ -283,7 +315,7 @@ def plot_decoy(decoy: Mapping[str, list[float]], path: Path) -> Path:
 
 def _data(config: Mapping[str, Any]) -> str:
     if config["dataset"] == "toy":
-        how = "paraphrasing with" if config["watermarking"] == "paraphrase" else "token substitutions of"
+        how = "paraphrasing with" if config["watermarking"] == "paraphrase" else "token substitutions chosen by"
         return (
             f"the built-in corpus, {config['owners']} owners x {config['passages_per_owner']} "
             f"passages, the last {config['forget']} forgotten, {config['holdout_per_owner']} held-out "
