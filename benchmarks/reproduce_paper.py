@@ -1,6 +1,6 @@
 """Reproduce the WaterDrum paper's claims at small scale: ``waterdrum reproduce`` as a script.
 
-    python benchmarks/reproduce_paper.py --out benchmarks/results/reproduction   # default, ~1 h on 2 cores
+    python benchmarks/reproduce_paper.py --out benchmarks/results/reproduction   # default, ~47 min on 2 cores
     python benchmarks/reproduce_paper.py --quick --out /tmp/reproduction         # ~3 minutes
     python benchmarks/reproduce_paper.py --dataset waterdrum-ax --model meta-llama/Llama-2-7b-hf \\
         --watermark-tokenizer meta-llama/Llama-3.1-8B-Instruct --out ax-run      # the published setting, GPU

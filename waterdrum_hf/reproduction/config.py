@@ -18,7 +18,7 @@ DATASETS = ("toy", "waterdrum-ax", "waterdrum-tofu")
 
 @dataclass(frozen=True)
 class ReproductionConfig:
-    """Sizes of the reproduction. Defaults: the built-in corpus and small model, about an hour
+    """Sizes of the reproduction. Defaults: the built-in corpus and small model, about 47 minutes
     on 2 CPU cores; :meth:`quick` runs in about 3 minutes."""
 
     output_dir: str = field(default="reproduction", metadata={"help": "Where results and the cache go."})
