@@ -17,6 +17,12 @@ from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArgum
 from waterdrum_hf import WaterDrumCallback, completion_queries, compute_waterdrum, generate
 from waterdrum_hf.data import toy_corpus
 
+TWO_LOGGED_STEPS = {
+    "max_steps": 2, "per_device_train_batch_size": 2, "report_to": "none", "logging_steps": 1,
+    "use_cpu": True, "save_strategy": "no", "disable_tqdm": True,
+}  # fmt: skip
+"""Training arguments of the tests that run a trainer for two steps on the CPU."""
+
 KEYS = (2_876_543_219, 3_456_789_011, 4_012_345_677)  # distinctive: a leak would show
 
 
@@ -298,13 +304,7 @@ def test_unlearning_trainer_with_a_peft_model(tiny_model, corpus, tmp_path):
         model=lora,
         args=KLConfig(
             output_dir=str(tmp_path),
-            max_steps=2,
-            per_device_train_batch_size=2,
-            report_to="none",
-            logging_steps=1,
-            use_cpu=True,
-            save_strategy="no",
-            disable_tqdm=True,
+            **TWO_LOGGED_STEPS,
         ),
         forget_dataset=forget.remove_columns("owner_id"),
         retain_dataset=retain.remove_columns("owner_id"),
@@ -326,13 +326,7 @@ def test_trl_sft_trainer(tiny_model, corpus, tmp_path):
         model=copy.deepcopy(model),
         args=SFTConfig(
             output_dir=str(tmp_path),
-            max_steps=2,
-            per_device_train_batch_size=2,
-            report_to="none",
-            logging_steps=1,
-            use_cpu=True,
-            save_strategy="no",
-            disable_tqdm=True,
+            **TWO_LOGGED_STEPS,
             max_length=96,
         ),
         train_dataset=corpus.remove_columns("owner_id"),
@@ -375,13 +369,7 @@ def test_trl_dpo_trainer(tiny_model, corpus, tmp_path):
         ref_model=copy.deepcopy(model),
         args=DPOConfig(
             output_dir=str(tmp_path),
-            max_steps=2,
-            per_device_train_batch_size=2,
-            report_to="none",
-            logging_steps=1,
-            use_cpu=True,
-            save_strategy="no",
-            disable_tqdm=True,
+            **TWO_LOGGED_STEPS,
             bf16=False,
         ),
         train_dataset=preferences,
