@@ -60,6 +60,8 @@ SCRIPT = textwrap.dedent(
             "local": trainer.local,
             "checksum": checksum,
         }, out)
+    trainer.accelerator.wait_for_everyone()
+    torch.distributed.destroy_process_group()  # a clean exit: a live group can abort at shutdown
     """
 )
 

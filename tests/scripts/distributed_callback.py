@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+import torch.distributed
 from datasets import Dataset
 from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
@@ -42,3 +43,5 @@ trainer.train()
 rank = trainer.accelerator.process_index
 report = {"processes": trainer.accelerator.num_processes, "log_history": trainer.state.log_history}
 (out / f"rank{rank}.json").write_text(json.dumps(report))
+trainer.accelerator.wait_for_everyone()
+torch.distributed.destroy_process_group()  # a clean exit (see distributed_generate.py)

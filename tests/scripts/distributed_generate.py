@@ -6,6 +6,7 @@ Writes, from the main process, what every process got back to the JSON file name
 import json
 import sys
 
+import torch.distributed
 from accelerate import Accelerator
 from accelerate.utils import gather_object
 
@@ -24,3 +25,7 @@ seen = gather_object([{"together": together, "everything": everything}])
 if accelerator.is_main_process:
     with open(sys.argv[1], "w") as handle:
         json.dump({"processes": accelerator.num_processes, "seen": seen}, handle)
+accelerator.wait_for_everyone()
+# An exit with the process group alive can abort ("terminate called without an active
+# exception") while C++ threads shut down: end it as a distributed program should.
+torch.distributed.destroy_process_group()
