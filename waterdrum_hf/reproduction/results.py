@@ -180,18 +180,20 @@ def _split_table(curves: Mapping[str, Any]) -> list[str]:
 
 def _duplicate_table(similarity: Mapping[str, Mapping[str, float]]) -> list[str]:
     rows = [
+        f"| {setting.replace('_', ' ')} | {v['forget_text']:.3f} | {v['other_owner']:.3f} |"
+        for setting, v in similarity.items() if v
+    ]
+    if not rows:
+        return []
+    return [
         "ROUGE-L recall of each duplicate against the forget text it duplicates and against a "
         "retain owner's text (the paper's duplicates, faithful paraphrases, read near 1 on the "
         "first and far above the second; that is what defeats ROUGE-L):",
         "",
         "| setting | against its forget text | against another owner's text |",
         "| --- | --- | --- |",
+        *rows,
     ]
-    rows += [
-        f"| {setting.replace('_', ' ')} | {v['forget_text']:.3f} | {v['other_owner']:.3f} |"
-        for setting, v in similarity.items() if v
-    ]
-    return rows if len(rows) > 4 else []
 
 
 def _benchmark_table(benchmark: Mapping[str, Mapping[str, Any]]) -> list[str]:
