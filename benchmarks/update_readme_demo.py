@@ -29,7 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     seconds = None
     if not args.no_run:
-        from waterdrum_hf.demo import DemoConfig, run_demo
+        from waterdrum_hf.experiments.demo import DemoConfig, run_demo
 
         start = time.perf_counter()
         run_demo(DemoConfig(output_dir=str(RESULTS), show_progress=False))

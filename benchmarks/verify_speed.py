@@ -86,7 +86,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             return scores
     else:
         import waterdrum_hf
-        from waterdrum_hf._permutation import permutation_backend, permuted_positions
+        from waterdrum_hf.schemes.waterfall.permutation import (
+            permutation_backend,
+            permuted_positions,
+        )
 
         start = time.perf_counter()
         permuted_positions(np.array([[1, 2]]), np.array([0]), args.vocab_size)

@@ -24,7 +24,7 @@ from datasets import Dataset
 import waterdrum_hf
 from waterdrum_hf import WaterDrumCallback, WatermarkedDataset, key_from_secret
 from waterdrum_hf.data import split_by_owner, toy_corpus
-from waterdrum_hf.pipeline import finetune
+from waterdrum_hf.experiments.pipeline import finetune
 from waterdrum_hf.report import plot_curves
 from waterdrum_hf.trainers import KLConfig, KLTrainer
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from sklearn.metrics import roc_auc_score
 
-from waterdrum_hf.baselines import mia_value, min_k_percent_prob, rouge_l_recall
+from waterdrum_hf.experiments.baselines import mia_value, min_k_percent_prob, rouge_l_recall
 
 
 def test_rouge_l_recall_is_the_lcs_over_the_reference_length():

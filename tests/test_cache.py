@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-import waterdrum_hf
-from waterdrum_hf._cache import StageCache
+import waterdrum_hf._version
+from waterdrum_hf.experiments.cache import StageCache
 
 
 def test_a_stage_is_named_by_its_settings_parents_and_version(tmp_path, monkeypatch):
@@ -17,7 +17,7 @@ def test_a_stage_is_named_by_its_settings_parents_and_version(tmp_path, monkeypa
     assert cache.stage("data", {"owners": 5}).path != base.path
     model = cache.stage("model", {"epochs": 3}, base)
     assert cache.stage("model", {"epochs": 3}, cache.stage("data", {"owners": 5})).path != model.path
-    monkeypatch.setattr(waterdrum_hf, "__version__", "99.0")
+    monkeypatch.setattr(waterdrum_hf._version, "version", lambda _name: "99.0")
     assert cache.stage("data", {"owners": 4}).path != base.path
 
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from waterdrum_hf._waterfall import random_keys
 from waterdrum_hf.cli import main
-from waterdrum_hf.demo import DEFAULT_METHODS, DemoConfig
+from waterdrum_hf.experiments.demo import DEFAULT_METHODS, DemoConfig
+from waterdrum_hf.keys import random_keys
 
 
 @pytest.mark.slow

@@ -11,8 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from waterdrum_hf.reproduction import ReproductionConfig
-from waterdrum_hf.reproduction.experiment import (
+from waterdrum_hf.experiments.reproduction import ReproductionConfig
+from waterdrum_hf.experiments.reproduction.experiment import (
     bag_of_words_cosine,
     calibration_curves,
     d1,
@@ -21,7 +21,7 @@ from waterdrum_hf.reproduction.experiment import (
     mia_summary,
     summarise,
 )
-from waterdrum_hf.reproduction.results import markdown
+from waterdrum_hf.experiments.reproduction.results import markdown
 from waterdrum_hf.statistics import calibration_r2, separability_auroc
 
 
@@ -112,8 +112,8 @@ def test_results_markdown_states_carry_over_and_a_resumed_runs_cost(tmp_path):
 
 
 def test_duplicate_similarity_compares_each_duplicate_with_its_forget_text():
-    from waterdrum_hf.reproduction.data import SettingData
-    from waterdrum_hf.reproduction.experiment import duplicate_similarity
+    from waterdrum_hf.experiments.reproduction.data import SettingData
+    from waterdrum_hf.experiments.reproduction.experiment import duplicate_similarity
 
     forget = ["the cat sat on the mat", "a dog ran in the park"]
     retain = ["rain fell all day long", "birds sing at dawn", "the cat sat on a mat", "a dog ran in the park"]
@@ -163,9 +163,9 @@ def test_config_rejects_impossible_settings(settings, match):
 
 def test_substitution_watermark_verifies_and_stays_close_to_the_source(tiny_model):
     from waterdrum_hf import verify_texts
-    from waterdrum_hf.baselines import rouge_l_recall
     from waterdrum_hf.data import toy_corpus
-    from waterdrum_hf.reproduction.substitution import substitution_watermark
+    from waterdrum_hf.experiments.baselines import rouge_l_recall
+    from waterdrum_hf.experiments.reproduction.substitution import substitution_watermark
 
     model, tokenizer = tiny_model
     texts = list(toy_corpus(3, max_passages_per_owner=2)["text"])
@@ -223,8 +223,8 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
 def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):
     from hub_mirrors import write_ax_mirror, write_tofu_mirror
 
+    from waterdrum_hf.experiments.reproduction.data import ax_settings, tofu_settings
     from waterdrum_hf.prompting import qa_queries
-    from waterdrum_hf.reproduction.data import ax_settings, tofu_settings
 
     _, tokenizer = tiny_model
     ax = ReproductionConfig(
@@ -258,7 +258,7 @@ def test_a_published_qa_dataset_runs_end_to_end(tiny_model, tmp_path):
     from hub_mirrors import write_tofu_mirror
 
     from waterdrum_hf import tiny
-    from waterdrum_hf.reproduction import run_reproduction
+    from waterdrum_hf.experiments.reproduction import run_reproduction
 
     config = ReproductionConfig.quick(
         dataset="waterdrum-tofu", dataset_path=write_tofu_mirror(tmp_path / "tofu"),
@@ -282,7 +282,7 @@ def test_a_published_qa_dataset_runs_end_to_end(tiny_model, tmp_path):
     ],
 )
 def test_reproduce_command_builds_the_config(monkeypatch, tmp_path, argv, expected):
-    import waterdrum_hf.reproduction as reproduction
+    import waterdrum_hf.experiments.reproduction as reproduction
     from waterdrum_hf.cli import main
 
     seen = {}

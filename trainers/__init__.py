@@ -15,18 +15,18 @@ name, so a script can pick the method from the command line::
 
 from __future__ import annotations
 
-from . import losses
-from .base import UnlearningConfig, UnlearningTrainer
-from .grad_ascent import GradAscentConfig, GradAscentTrainer
-from .grad_diff import GradDiffConfig, GradDiffTrainer
-from .idk import REFUSAL_ANSWERS
-from .idk_dpo import IdkDPOConfig, IdkDPOTrainer
-from .idk_nll import IdkNLLConfig, IdkNLLTrainer
-from .kl import KLConfig, KLTrainer
-from .npo import NPOConfig, NPOTrainer
-from .scrub import SCRUBConfig, SCRUBTrainer, scrub_phase
-from .simnpo import SimNPOConfig, SimNPOTrainer
-from .task_vector import TaskVectorConfig, TaskVectorTrainer, apply_task_vector
+from waterdrum_hf.trainers import losses
+from waterdrum_hf.trainers.base import UnlearningConfig, UnlearningTrainer
+from waterdrum_hf.trainers.grad_ascent import GradAscentConfig, GradAscentTrainer
+from waterdrum_hf.trainers.grad_diff import GradDiffConfig, GradDiffTrainer
+from waterdrum_hf.trainers.idk import REFUSAL_ANSWERS
+from waterdrum_hf.trainers.idk_dpo import IdkDPOConfig, IdkDPOTrainer
+from waterdrum_hf.trainers.idk_nll import IdkNLLConfig, IdkNLLTrainer
+from waterdrum_hf.trainers.kl import KLConfig, KLTrainer
+from waterdrum_hf.trainers.npo import NPOConfig, NPOTrainer
+from waterdrum_hf.trainers.scrub import SCRUBConfig, SCRUBTrainer, scrub_phase
+from waterdrum_hf.trainers.simnpo import SimNPOConfig, SimNPOTrainer
+from waterdrum_hf.trainers.task_vector import TaskVectorConfig, TaskVectorTrainer, apply_task_vector
 
 _METHODS: dict[str, type[UnlearningTrainer]] = {
     "gradascent": GradAscentTrainer,

@@ -26,9 +26,9 @@ from transformers import Trainer, TrainingArguments
 from trl.models.utils import prepare_deepspeed, prepare_fsdp
 from trl.trainer.utils import disable_dropout_in_model
 
-from ._data import UnlearningCollator, build_pairs
-from ._reference import frozen_copy, peft_reference, reference_adapter
-from .losses import sequence_log_prob, sequence_nll, token_kl
+from waterdrum_hf.trainers._data import UnlearningCollator, build_pairs
+from waterdrum_hf.trainers._reference import frozen_copy, peft_reference, reference_adapter
+from waterdrum_hf.trainers.losses import sequence_log_prob, sequence_nll, token_kl
 
 Batch = Mapping[str, torch.Tensor]
 

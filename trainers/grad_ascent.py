@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .base import Batch, UnlearningConfig, UnlearningTrainer
+from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer
 
 
 @dataclass

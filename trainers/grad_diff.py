@@ -8,8 +8,8 @@ from typing import Literal
 
 import torch
 
-from .base import Batch, UnlearningConfig
-from .grad_ascent import GradAscentTrainer
+from waterdrum_hf.trainers.base import Batch, UnlearningConfig
+from waterdrum_hf.trainers.grad_ascent import GradAscentTrainer
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .base import Batch, UnlearningConfig, UnlearningTrainer
+from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer
 
 REFUSAL_ANSWERS: tuple[str, ...] = (
     "I don't know.",

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .base import Batch, check_fields
-from .idk import IdkConfig, IdkTrainer
-from .losses import dpo_sigmoid_loss
+from waterdrum_hf.trainers.base import Batch, check_fields
+from waterdrum_hf.trainers.idk import IdkConfig, IdkTrainer
+from waterdrum_hf.trainers.losses import dpo_sigmoid_loss
 
 
 @dataclass

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import Batch
-from .idk import IdkConfig, IdkTrainer
+from waterdrum_hf.trainers.base import Batch
+from waterdrum_hf.trainers.idk import IdkConfig, IdkTrainer
 
 
 @dataclass

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .base import Batch, UnlearningConfig
-from .grad_ascent import GradAscentTrainer
+from waterdrum_hf.trainers.base import Batch, UnlearningConfig
+from waterdrum_hf.trainers.grad_ascent import GradAscentTrainer
 
 
 @dataclass

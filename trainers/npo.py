@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
-from .losses import npo_loss
+from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
+from waterdrum_hf.trainers.losses import npo_loss
 
 
 @dataclass

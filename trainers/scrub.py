@@ -16,7 +16,7 @@ from typing import Literal
 
 import torch
 
-from .base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
+from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
 
 
 @dataclass

@@ -16,8 +16,8 @@ from typing import Any
 import torch
 from peft import PeftModel
 
-from ._reference import copy_model
-from .base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
+from waterdrum_hf.trainers._reference import copy_model
+from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
 
 
 @dataclass

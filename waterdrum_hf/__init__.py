@@ -8,13 +8,11 @@ does not need torch loaded); ``from waterdrum_hf import X`` works for every name
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-try:
-    __version__ = version("waterdrum-hf")  # the one source: pyproject.toml, as installed
-except PackageNotFoundError:  # imported from a source tree that was never installed
-    __version__ = "0+unknown"
+from waterdrum_hf._version import library_version
+
+__version__ = library_version()
 
 _EXPORTS = {
     "Verifier": "verification",
@@ -30,12 +28,14 @@ _EXPORTS = {
     "qa_queries": "prompting",
     "generate": "generation",
     "WatermarkedDataset": "watermarking",
-    "WatermarkingConfig": "watermarking_config",
+    "WatermarkingConfig": "watermarking",
+    "WatermarkScheme": "schemes",
+    "WaterfallScheme": "schemes",
     "WaterDrumCallback": "callbacks",
-    "WaterfallLogitsProcessor": "perturbation",
+    "WaterfallLogitsProcessor": "schemes.waterfall.processor",
     "key_from_secret": "keys",
     "verify_dataset": "dataset_verification",
-    "resumable_map": "resumable",
+    "resumable_map": "watermarking",
 }
 _SUBMODULES = {"data", "tiny", "trainers", "metrics"}
 
@@ -44,9 +44,11 @@ __all__ = [
     "NullReference",
     "Verifier",
     "WaterDrumCallback",
+    "WatermarkScheme",
     "WatermarkedDataset",
     "WatermarkingConfig",
     "WaterfallLogitsProcessor",
+    "WaterfallScheme",
     "__version__",
     "calibration_r2",
     "completion_queries",
@@ -67,19 +69,18 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from . import data, tiny
-    from .callbacks import WaterDrumCallback
-    from .dataset_verification import verify_dataset
-    from .generation import generate
-    from .keys import key_from_secret
-    from .metric import compute_waterdrum, load_metric
-    from .perturbation import WaterfallLogitsProcessor
-    from .prompting import completion_queries, qa_queries
-    from .resumable import resumable_map
-    from .statistics import CalibrationFit, calibration_r2, separability_auroc
-    from .verification import NullReference, Verifier, null_reference, verify_texts
-    from .watermarking import WatermarkedDataset
-    from .watermarking_config import WatermarkingConfig
+    from waterdrum_hf import data, tiny
+    from waterdrum_hf.callbacks import WaterDrumCallback
+    from waterdrum_hf.dataset_verification import verify_dataset
+    from waterdrum_hf.generation import generate
+    from waterdrum_hf.keys import key_from_secret
+    from waterdrum_hf.metric import compute_waterdrum, load_metric
+    from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.schemes import WaterfallScheme, WatermarkScheme
+    from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
+    from waterdrum_hf.statistics import CalibrationFit, calibration_r2, separability_auroc
+    from waterdrum_hf.verification import NullReference, Verifier, null_reference, verify_texts
+    from waterdrum_hf.watermarking import WatermarkedDataset, WatermarkingConfig, resumable_map
 
 
 def __getattr__(name: str) -> Any:

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import main
+from waterdrum_hf.cli import main
 
 sys.exit(main())

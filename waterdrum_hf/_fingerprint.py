@@ -19,14 +19,6 @@ def key_digest(key: int) -> str:
     ).hex()
 
 
-def library_version() -> str:
-    """The installed ``waterdrum_hf.__version__``, read at call time: part of every cache
-    fingerprint, so that a cache written by another version is never reused."""
-    import waterdrum_hf
-
-    return waterdrum_hf.__version__
-
-
 def module_identity(module: Any) -> dict[str, Any]:
     """Name, revision and dtype of a loaded model; a digest of its weights when it has no name."""
     config = getattr(module, "config", None)

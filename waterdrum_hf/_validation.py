@@ -9,10 +9,6 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
-from ._waterfall import MAX_WATERMARK_ID
-
 
 def check_texts(texts: str | Sequence[str], name: str = "texts") -> list[str]:
     """Return ``texts`` as a non-empty list of strings (a single string becomes a 1-list)."""
@@ -61,27 +57,6 @@ def check_string_list(values: Iterable[str], name: str) -> list[str]:
             raise TypeError(f"{name}[{i}] must be a str, got {type(value).__name__}")
         check_encodable(value, f"{name}[{i}]")
     return values
-
-
-def check_watermark_id(value: object, name: str = "id") -> int:
-    """Return ``value`` as a Python int in ``0..2**32-1`` (the range Waterfall can seed with)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"`{name}` must be an integer watermark id, got {type(value).__name__}.")
-    value = int(value)
-    if not 0 <= value <= MAX_WATERMARK_ID:
-        raise ValueError(f"`{name}` must be in 0..2**32-1 (Waterfall seeds with 32-bit words).")
-    return value
-
-
-def check_watermark_ids(ids: int | Sequence[int], count: int, name: str = "ids") -> np.ndarray:
-    """Broadcast one id, or check one id per item; returns an int64 array of length ``count``."""
-    if isinstance(ids, numbers.Integral) and not isinstance(ids, bool):
-        return np.full(count, check_watermark_id(ids, name), dtype=np.int64)
-    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
-        raise TypeError(f"`{name}` must be one integer id or a sequence of integer ids.")
-    if len(ids) != count:
-        raise ValueError(f"`{name}` has {len(ids)} entries but there are {count} texts: pass one id per text, or a single id.")
-    return np.array([check_watermark_id(v, f"{name}[{i}]") for i, v in enumerate(ids)], dtype=np.int64)
 
 
 def check_positive_int(value: object, name: str, minimum: int = 1) -> int:

@@ -31,10 +31,11 @@ from typing import Any
 import numpy as np
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from ._validation import check_positive_int, check_string_list, check_watermark_ids
-from .generation import generate
-from .metric import compute_waterdrum, owner_display_names
-from .verification import Verifier, load_tokenizer
+from waterdrum_hf._validation import check_positive_int, check_string_list
+from waterdrum_hf.generation import generate
+from waterdrum_hf.keys import check_watermark_ids
+from waterdrum_hf.metric import compute_waterdrum, owner_display_names
+from waterdrum_hf.verification import Verifier, load_tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +153,7 @@ class WaterDrumCallback(TrainerCallback):
     def settings(self) -> dict[str, Any]:
         """What decides the logged values, keys excluded (their slow hashes stand in): for cache
         digests of runs that log through this callback."""
-        from ._fingerprint import key_digest
+        from waterdrum_hf._fingerprint import key_digest
 
         return {
             "queries": self.queries, "keys": [key_digest(int(k)) for k in self._ids],
@@ -189,7 +190,7 @@ class WaterDrumCallback(TrainerCallback):
         gives QA queries in the model's chat format. Rows owned by ``forget_ids`` form the
         forget set, the rest the retain set. ``kwargs`` go to the constructor.
         """
-        from .prompting import completion_queries, qa_queries
+        from waterdrum_hf.prompting import completion_queries, qa_queries
 
         columns = dataset.column_names
         if id_column not in columns:

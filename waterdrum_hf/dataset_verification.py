@@ -22,10 +22,14 @@ import numpy as np
 import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 
-from ._fingerprint import library_version, register_with_datasets_hasher, tokenizer_identity
-from ._validation import check_positive_int, check_watermark_id
-from ._waterfall import MAX_WATERMARK_ID
-from .verification import Verifier, scores_from_sums
+from waterdrum_hf._fingerprint import (
+    register_with_datasets_hasher,
+    tokenizer_identity,
+)
+from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf._version import library_version
+from waterdrum_hf.keys import MAX_WATERMARK_ID, check_watermark_id
+from waterdrum_hf.verification import Verifier, scores_from_sums
 
 logger = logging.getLogger(__name__)
 

@@ -12,14 +12,24 @@ with ``secret`` and ``owner`` encoded as UTF-8 (``secret`` may also be bytes) an
 ``KEY_DOMAIN = b"waterdrum-hf/watermark-id/v1\\x00"``. The domain prefix keeps these ids apart
 from any other use of the same secret. Waterfall seeds with 32-bit words, so an id has at most
 32 bits however long the secret is.
+
+The range of an id (``0..2**32-1``), its check, and the drawing of random ids that own nothing
+(null references, demo owners) are defined here once, below both the reader and the writer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import numbers
+from collections.abc import Iterable, Sequence
 
-from ._validation import check_encodable
+import numpy as np
+
+from waterdrum_hf._validation import check_encodable
+
+MAX_WATERMARK_ID = 2**32 - 1
+"""Largest watermark id: Waterfall seeds numpy's MT19937 with 32-bit words."""
 
 KEY_DOMAIN = b"waterdrum-hf/watermark-id/v1\x00"
 """Prefix of the HMAC message (domain separation); part of the documented derivation."""
@@ -54,3 +64,40 @@ def key_from_secret(secret: str | bytes, owner: str) -> int:
 def _utf8(value: str | bytes, name: str) -> bytes:
     """``value`` as UTF-8 bytes; a string UTF-8 cannot encode (a lone surrogate) is refused."""
     return value if isinstance(value, bytes) else check_encodable(value, name).encode("utf-8")
+
+
+def check_watermark_id(value: object, name: str = "id") -> int:
+    """Return ``value`` as a Python int in ``0..2**32-1`` (the range Waterfall can seed with)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer watermark id, got {type(value).__name__}.")
+    value = int(value)
+    if not 0 <= value <= MAX_WATERMARK_ID:
+        raise ValueError(f"`{name}` must be in 0..2**32-1 (Waterfall seeds with 32-bit words).")
+    return value
+
+
+def check_watermark_ids(ids: int | Sequence[int], count: int, name: str = "ids") -> np.ndarray:
+    """Broadcast one id, or check one id per item; returns an int64 array of length ``count``."""
+    if isinstance(ids, numbers.Integral) and not isinstance(ids, bool):
+        return np.full(count, check_watermark_id(ids, name), dtype=np.int64)
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
+        raise TypeError(f"`{name}` must be one integer id or a sequence of integer ids.")
+    if len(ids) != count:
+        raise ValueError(f"`{name}` has {len(ids)} entries but there are {count} texts: pass one id per text, or a single id.")
+    return np.array([check_watermark_id(v, f"{name}[{i}]") for i, v in enumerate(ids)], dtype=np.int64)
+
+
+def random_keys(num_keys: int, *, exclude: Iterable[int] = (), seed: int = 0) -> np.ndarray:
+    """``num_keys`` distinct pseudo-random watermark ids, none of them in ``exclude``.
+
+    Deterministic in ``seed``. Used for null references (keys that own nothing) and for
+    owners who need a private key (the demo).
+    """
+    rng = np.random.default_rng(seed)
+    excluded = {int(i) for i in exclude}
+    keys: dict[int, None] = {}  # insertion-ordered set
+    while len(keys) < num_keys:
+        for key in rng.integers(0, MAX_WATERMARK_ID, size=num_keys, endpoint=True).tolist():
+            if key not in excluded and len(keys) < num_keys:
+                keys[key] = None
+    return np.array(list(keys), dtype=np.int64)

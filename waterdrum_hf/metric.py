@@ -15,15 +15,16 @@ import logging
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from ._validation import check_positive_int, check_texts, check_watermark_id, check_watermark_ids
-from ._waterfall import random_keys
-from .statistics import null_p_value, separability_auroc
-from .verification import Verifier
+from waterdrum_hf._validation import check_positive_int, check_texts
+from waterdrum_hf.keys import check_watermark_id, check_watermark_ids, random_keys
+from waterdrum_hf.statistics import null_p_value, separability_auroc
+from waterdrum_hf.verification import Verifier
 
 logger = logging.getLogger(__name__)
 
@@ -31,10 +32,12 @@ Pooling = Literal["tokens", "mean"]
 
 
 def metric_path() -> Path:
-    """Folder of the shipped `evaluate` module (``metrics/waterdrum`` in the source tree)."""
-    from . import metrics
+    """Folder of the shipped `evaluate` module (``metrics/waterdrum`` in the source tree).
 
-    return Path(metrics.__file__).resolve().parent / "waterdrum"
+    Found through ``importlib.resources``: the module imports this one, so importing it here
+    would make the two import each other.
+    """
+    return Path(str(resources.files("waterdrum_hf.metrics") / "waterdrum")).resolve()
 
 
 def load_metric(**load_kwargs: Any) -> Any:

@@ -37,8 +37,8 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
-from ._progress import progress_bar
-from .prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+from waterdrum_hf._progress import progress_bar
+from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
 VERSION = "1"
 """Bumped whenever the build code changes (recipe fields are hashed into the folder name)."""
@@ -119,7 +119,7 @@ def _hf_home() -> str:
 
 
 def _corpus_texts() -> list[str]:
-    from .data.corpus import toy_corpus
+    from waterdrum_hf.data.corpus import toy_corpus
 
     return list(toy_corpus()["text"])
 

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from ._permutation import permuted_positions
-from ._progress import progress_bar
-from ._validation import check_positive_int, check_texts, check_watermark_ids
-from ._waterfall import random_keys, watermark_function, watermark_function_terms
+from waterdrum_hf._progress import progress_bar
+from waterdrum_hf._validation import check_positive_int, check_texts
+from waterdrum_hf.keys import check_watermark_ids, random_keys
+from waterdrum_hf.schemes import WaterfallScheme, WatermarkScheme
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +62,8 @@ class Verifier:
             (added tokens excluded, as Waterfall does); if given, it must match the tokenizer.
         chunk_pairs: token pairs scored per kernel call; bounds memory on huge inputs.
         show_progress: progress bar over chunks; ``None`` shows it for multi-chunk work on a TTY.
+        scheme: the watermark scheme; by default Waterfall with ``k_p`` (``k_p`` is then
+            ignored).
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class Verifier:
         vocab_size: int | None = None,
         chunk_pairs: int = DEFAULT_CHUNK_PAIRS,
         show_progress: bool | None = None,
+        scheme: WatermarkScheme | None = None,
     ) -> None:
         self.tokenizer = load_tokenizer(tokenizer)
         tokenizer_vocab = int(self.tokenizer.vocab_size)
@@ -83,8 +86,14 @@ class Verifier:
             )
         self.vocab_size = tokenizer_vocab
         self.n_gram = check_positive_int(n_gram, "n_gram", minimum=2)
-        watermark_function_terms(k_p, self.vocab_size)  # checks k_p for this vocabulary
-        self.k_p = int(k_p)
+        self.scheme = WaterfallScheme(k_p=k_p) if scheme is None else scheme
+        if not isinstance(self.scheme, WatermarkScheme):
+            raise TypeError(
+                f"`scheme` must be a WatermarkScheme (e.g. WaterfallScheme(k_p=1)), got "
+                f"{type(self.scheme).__name__}."
+            )
+        self.scheme.check_vocab_size(self.vocab_size)
+        self.k_p = getattr(self.scheme, "k_p", k_p)
         self.chunk_pairs = check_positive_int(chunk_pairs, "chunk_pairs")
         self.show_progress = show_progress
 
@@ -179,9 +188,9 @@ class Verifier:
             contexts, tokens, owner = pairs
             if len(tokens) == 0:
                 continue
-            seeds = np.concatenate([keys[start:stop, k][owner][:, None], contexts], axis=1)
-            positions = permuted_positions(seeds, tokens, self.vocab_size)
-            values = watermark_function(positions, self.k_p, self.vocab_size)
+            values = self.scheme.token_terms(
+                keys[start:stop, k][owner], contexts, tokens, self.vocab_size
+            )
             sums[start:stop, k] = np.bincount(owner, weights=values, minlength=stop - start)
         restore = np.argsort(order, kind="stable")
         return sums[restore], counts[restore]

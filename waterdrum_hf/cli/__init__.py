@@ -14,9 +14,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
-from . import demo, reproduce, score, unlearn, verify, watermark
-from .common import CliError, Parser
+from waterdrum_hf._version import library_version
+from waterdrum_hf.cli import demo, reproduce, score, unlearn, verify, watermark
+from waterdrum_hf.cli.common import CliError, Parser
 
 COMMANDS = (demo, score, verify, watermark, unlearn, reproduce)
 
@@ -28,7 +28,7 @@ def build_parser() -> Parser:
         description="WaterDrum: the watermark-based, data-centric LLM unlearning metric.",
         epilog="Run `waterdrum COMMAND --help` for a command's options.",
     )
-    parser.add_argument("--version", action="version", version=f"waterdrum-hf {__version__}")
+    parser.add_argument("--version", action="version", version=f"waterdrum-hf {library_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(commands)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .._waterfall import MAX_WATERMARK_ID
+from waterdrum_hf.keys import MAX_WATERMARK_ID
 
 
 class CliError(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import positive
+from waterdrum_hf.cli.common import positive
 
 DESCRIPTION = (
     "Watermark every owner's passages with its own key, fine-tune the built-in small model on "
@@ -16,7 +16,7 @@ DESCRIPTION = (
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from ..demo import DEFAULT_METHODS
+    from waterdrum_hf.experiments.demo import DEFAULT_METHODS
 
     parser = commands.add_parser("demo", help="run the WaterDrum loop on the built-in model", description=DESCRIPTION)
     parser.add_argument("--out", default="waterdrum_report", help="folder of the report and the cache")
@@ -32,7 +32,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..demo import DemoConfig, run_demo
+    from waterdrum_hf.experiments.demo import DemoConfig, run_demo
 
     settings = {
         "output_dir": args.out,

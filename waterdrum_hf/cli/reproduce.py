@@ -1,4 +1,4 @@
-"""``waterdrum reproduce``: the paper's claims at small scale (see waterdrum_hf.reproduction)."""
+"""``waterdrum reproduce``: the paper's claims at small scale (see waterdrum_hf.experiments.reproduction)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import shlex
 from typing import Any
 
-from .common import CliError, positive
+from waterdrum_hf.cli.common import CliError, positive
 
 DESCRIPTION = (
     "Reproduce the paper's separability (D1), calibration (D2), benchmark and resilience "
@@ -41,7 +41,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..reproduction import ReproductionConfig, run_reproduction
+    from waterdrum_hf.experiments.reproduction import ReproductionConfig, run_reproduction
 
     settings: dict[str, Any] = {
         "output_dir": args.out, "dataset": args.dataset, "dataset_config": args.dataset_config,

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .common import (
+from waterdrum_hf.cli.common import (
     CliError,
     load_model,
     load_tokenizer_option,
@@ -55,8 +55,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..metric import compute_waterdrum, owner_display_names
-    from ..report import write_report
+    from waterdrum_hf.metric import compute_waterdrum, owner_display_names
+    from waterdrum_hf.report import write_report
 
     if not args.model and not args.generations:
         raise CliError("give --model to sample completions, or --generations to re-score saved ones")
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
 def load_rows(args: argparse.Namespace) -> Any:
     """The dataset's rows (each owner's first ``--max-rows-per-owner``), with an owner id column."""
-    from .. import data as loaders
+    from waterdrum_hf import data as loaders
 
     name = args.dataset.lower()
     if name in BENCHMARKS:
@@ -121,8 +121,8 @@ def load_rows(args: argparse.Namespace) -> Any:
 
 
 def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> list[list[str]]:
-    from ..generation import generate
-    from ..prompting import completion_queries, qa_queries
+    from waterdrum_hf.generation import generate
+    from waterdrum_hf.prompting import completion_queries, qa_queries
 
     if args.text_column in rows.column_names:
         queries = completion_queries(rows[args.text_column], tokenizer, args.prefix_tokens)

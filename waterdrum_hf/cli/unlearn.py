@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import CliError, load_model, read_table, require_columns, watermark_ids
+from waterdrum_hf.cli.common import CliError, load_model, read_table, require_columns, watermark_ids
 
 DESCRIPTION = (
     "Unlearn the forget owners' rows of --data (or the rows of --forget-data) from --model with "
@@ -35,7 +35,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, rest: list[str]) -> int:
     from transformers import HfArgumentParser
 
-    from .. import trainers
+    from waterdrum_hf import trainers
 
     if args.method is None and args.help:
         args.parser.print_help()
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
 
 def split(args: argparse.Namespace) -> tuple[Any, Any]:
     """``(forget, retain)`` rows from --data and --forget-ids, or from the two files."""
-    from ..data import split_by_owner
+    from waterdrum_hf.data import split_by_owner
 
     if args.data and (args.forget_data or args.retain_data):
         raise CliError("give --data (with --forget-ids) or --forget-data/--retain-data, not both")

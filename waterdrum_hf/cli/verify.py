@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import (
+from waterdrum_hf.cli.common import (
     CliError,
     load_tokenizer_option,
     positive,
@@ -44,7 +44,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..metric import compute_waterdrum
+    from waterdrum_hf.metric import compute_waterdrum
 
     data = read_table(args.file)
     require_columns(data, [args.text_column], args.file)
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     print_scores(result["scores"], args.max_rows)
     print_summary(result)
     if args.output:
-        from ..report import json_text
+        from waterdrum_hf.report import json_text
 
         with open(args.output, "w") as handle:
             handle.write(json_text(result))  # unscored texts: null, not NaN

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import (
+from waterdrum_hf.cli.common import (
     CliError,
     add_dataclass_options,
     dataclass_from_options,
@@ -25,7 +25,7 @@ DESCRIPTION = (
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from ..watermarking_config import WatermarkingConfig
+    from waterdrum_hf.watermarking.config import WatermarkingConfig
 
     parser = commands.add_parser("watermark", help="watermark texts by paraphrasing", description=DESCRIPTION)
     parser.add_argument("--model", required=True, help="the paraphrasing causal LM (local folder or Hub id)")
@@ -40,8 +40,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..watermarking import WatermarkedDataset
-    from ..watermarking_config import WatermarkingConfig
+    from waterdrum_hf.watermarking.config import WatermarkingConfig
+    from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
     config = dataclass_from_options(WatermarkingConfig, args)
     data = read_table(args.input, what="input")

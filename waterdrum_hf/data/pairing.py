@@ -16,8 +16,8 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
-from .._validation import check_encodable
-from ..prompting import has_chat_template, prompt_token_ids, qa_queries
+from waterdrum_hf._validation import check_encodable
+from waterdrum_hf.prompting import has_chat_template, prompt_token_ids, qa_queries
 
 IGNORE_INDEX = -100
 

@@ -14,8 +14,8 @@ import numbers
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import ClassVar
 
-from ._validation import check_positive_int
-from .prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
 
 @dataclass(frozen=True)

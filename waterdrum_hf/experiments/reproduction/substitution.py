@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._permutation import permuted_positions
-from .._waterfall import watermark_function
-from ..generation import inference_mode, model_device
+from waterdrum_hf._torch_plumbing import inference_mode, model_device
+from waterdrum_hf.schemes.waterfall.function import watermark_function
+from waterdrum_hf.schemes.waterfall.permutation import permuted_positions
 
 
 def substitution_watermark(

@@ -20,7 +20,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .config import ReproductionConfig
+from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class SettingData:
 
 def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> list[SettingData]:
     """The built-in corpus watermarked by the pipeline's model, in every configured setting."""
-    from ..data import toy_corpus
+    from waterdrum_hf.data import toy_corpus
 
     corpus = toy_corpus(
         config.owners, max_passages_per_owner=config.passages_per_owner + config.holdout_per_owner
@@ -99,7 +99,7 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
 
 def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]:
     """WaterDrum-Ax (``config.dataset_config``) in every configured setting."""
-    from ..data import load_waterdrum_ax
+    from waterdrum_hf.data import load_waterdrum_ax
 
     def rows(name: str, split: str) -> list[tuple[str, int]]:
         data = _subsample(load_waterdrum_ax(name, split=split, **_path(config)), config)
@@ -124,8 +124,8 @@ def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]
 def tofu_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]:
     """WaterDrum-TOFU (``config.dataset_config``; duplicates exist in ``forget_10`` only) in
     every configured setting. It has no held-out set: MIA is left out."""
-    from ..data import load_waterdrum_tofu
-    from ..prompting import qa_queries
+    from waterdrum_hf.data import load_waterdrum_tofu
+    from waterdrum_hf.prompting import qa_queries
 
     def rows(split: str) -> list[tuple[str, str, int]]:
         data = _subsample(load_waterdrum_tofu(config.dataset_config, split=split, **_path(config)), config)
@@ -215,8 +215,8 @@ def _subsample(data: Any, config: ReproductionConfig) -> Any:
 
 def _watermark(config: ReproductionConfig, pipeline: Any, name: str, texts: list[str], keys: list[int]) -> list[str]:
     """Toy texts watermarked as ``config.watermarking`` says (cached)."""
-    from .._fingerprint import key_digest
-    from .substitution import substitution_watermark
+    from waterdrum_hf._fingerprint import key_digest
+    from waterdrum_hf.experiments.reproduction.substitution import substitution_watermark
 
     if config.watermarking == "paraphrase":
         watermarked, _ = pipeline.watermark(

@@ -10,7 +10,7 @@
    scored with the owners' keys against a null reference of random keys, and a report
    (:mod:`waterdrum_hf.report`) says which method came closest to retraining.
 
-Every stage is cached under ``<output_dir>/cache`` (:mod:`waterdrum_hf.pipeline`): a re-run,
+Every stage is cached under ``<output_dir>/cache`` (:mod:`waterdrum_hf.experiments.pipeline`): a re-run,
 or a run after an interruption, resumes; changed settings build new stages.
 """
 
@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._progress import logged_stage
-from ._validation import check_positive_int
+from waterdrum_hf._progress import logged_stage
+from waterdrum_hf._validation import check_positive_int
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
 
@@ -61,7 +61,7 @@ class DemoConfig:
         for name in ("learning_rate", "unlearn_learning_rate"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"`{name}` must be > 0.")
-        from . import trainers
+        from waterdrum_hf import trainers
 
         for method in self.methods:
             trainers.get(method)  # an unknown name raises, listing the known ones
@@ -91,7 +91,7 @@ def run_demo(config: DemoConfig | None = None, *, log: Callable[[str], None] = p
 
 
 class _Demo:
-    """The demo's stages (:class:`~waterdrum_hf.pipeline.CachedPipeline`), each timed."""
+    """The demo's stages (:class:`~waterdrum_hf.experiments.pipeline.CachedPipeline`), each timed."""
 
     def __init__(self, config: DemoConfig, log: Callable[[str], None]) -> None:
         self.config = config
@@ -102,13 +102,13 @@ class _Demo:
         self.stage_index = 0
 
     def run(self) -> dict[str, Any]:
-        from . import tiny
-        from ._waterfall import random_keys
-        from .data import toy_corpus
-        from .metric import compute_waterdrum
-        from .pipeline import CachedPipeline
-        from .prompting import completion_queries
-        from .report import write_report
+        from waterdrum_hf import tiny
+        from waterdrum_hf.data import toy_corpus
+        from waterdrum_hf.experiments.pipeline import CachedPipeline
+        from waterdrum_hf.keys import random_keys
+        from waterdrum_hf.metric import compute_waterdrum
+        from waterdrum_hf.prompting import completion_queries
+        from waterdrum_hf.report import write_report
 
         config = self.config
         with self.step("load", "Loading the built-in small model (built on first use, about a minute)"):
@@ -181,7 +181,7 @@ class _Demo:
 
     def callback(self, queries, references, forget_owners, owners, names, tokenizer) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
-        from .callbacks import WaterDrumCallback
+        from waterdrum_hf.callbacks import WaterDrumCallback
 
         config = self.config
         sets = {True: ([], []), False: ([], [])}

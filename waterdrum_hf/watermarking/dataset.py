@@ -1,7 +1,7 @@
 """Waterfall watermarking of a ``datasets.Dataset``: a map function that paraphrases with a key.
 
 ``dataset.map(WatermarkedDataset(model, tokenizer), batched=True)`` asks ``model`` to
-paraphrase every text while :class:`~waterdrum_hf.perturbation.WaterfallLogitsProcessor` adds
+paraphrase every text while :class:`~waterdrum_hf.schemes.waterfall.processor.WaterfallLogitsProcessor` adds
 the owner's key-dependent perturbation, then keeps the best of several candidates. The result
 verifies with :func:`waterdrum_hf.verify_texts` (and ``waterfall``'s own verifier) under the
 row's key and the paraphraser's tokenizer.
@@ -23,20 +23,20 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._fingerprint import (
+from waterdrum_hf._fingerprint import (
     key_digest,
-    library_version,
     module_identity,
     register_with_datasets_hasher,
     tokenizer_identity,
 )
-from ._progress import progress_bar
-from ._validation import check_watermark_id
-from ._waterfall import watermark_function_terms
-from .generation import inference_mode
-from .paraphrasing import WatermarkedParaphraser
-from .verification import Verifier
-from .watermarking_config import WatermarkingConfig
+from waterdrum_hf._progress import progress_bar
+from waterdrum_hf._torch_plumbing import inference_mode
+from waterdrum_hf._version import library_version
+from waterdrum_hf.keys import check_watermark_id
+from waterdrum_hf.schemes.waterfall.function import watermark_function_terms
+from waterdrum_hf.verification import Verifier
+from waterdrum_hf.watermarking.config import WatermarkingConfig
+from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class WatermarkedDataset:
         watermarked = dataset.map(wm, batched=True, batch_size=64)
 
     Every text is paraphrased by ``model`` under the key of its row (``config.id_column``, or
-    the fixed ``id``); :class:`~waterdrum_hf.paraphrasing.WatermarkedParaphraser` makes the
+    the fixed ``id``); :class:`~waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser` makes the
     candidates, by diverse beam search (the paper's setting) or by sampling
     (``do_sample=True``). The chosen candidate maximises ``sts_weight * STS + q`` with an STS
     model, ``q`` without, where ``q`` is its watermark score under the row's key.

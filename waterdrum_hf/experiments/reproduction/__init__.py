@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .config import SETTINGS, TEXT_METHODS, ReproductionConfig
+from waterdrum_hf.experiments.reproduction.config import SETTINGS, TEXT_METHODS, ReproductionConfig
 
 __all__ = ["SETTINGS", "TEXT_METHODS", "ReproductionConfig", "run_reproduction"]
 
@@ -26,8 +26,8 @@ def run_reproduction(
     model gains nothing from more; restored after)."""
     import torch
 
-    from .experiment import Reproduction
-    from .results import write_results
+    from waterdrum_hf.experiments.reproduction.experiment import Reproduction
+    from waterdrum_hf.experiments.reproduction.results import write_results
 
     threads = torch.get_num_threads()
     if config.model is None:

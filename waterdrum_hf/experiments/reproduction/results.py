@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..report import draw_benchmark, draw_roc, json_text, new_figure, save_figure
+from waterdrum_hf.report import draw_benchmark, draw_roc, json_text, new_figure, save_figure
 
 LABELS = {
     "waterdrum": "WaterDrum",

@@ -24,10 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from .._progress import logged_stage
-from ..statistics import calibration_r2, separability_auroc
-from .config import ReproductionConfig
-from .data import SettingData, ax_settings, tofu_settings, toy_settings
+from waterdrum_hf._progress import logged_stage
+from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
+from waterdrum_hf.experiments.reproduction.data import (
+    SettingData,
+    ax_settings,
+    tofu_settings,
+    toy_settings,
+)
+from waterdrum_hf.statistics import calibration_r2, separability_auroc
 
 METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l")
 """Per-query metrics (D1 and D2); ``mia`` is a set-level value and enters D2 only."""
@@ -42,8 +47,8 @@ class Reproduction:
         self.seconds: dict[str, float] = {}
 
     def run(self) -> dict[str, Any]:
-        from .._waterfall import random_keys
-        from ..pipeline import CachedPipeline
+        from waterdrum_hf.experiments.pipeline import CachedPipeline
+        from waterdrum_hf.keys import random_keys
 
         config = self.config
         start = time.perf_counter()
@@ -92,7 +97,7 @@ class Reproduction:
 
     def _models(self) -> tuple[Any, Any, Any]:
         """The base model, its tokenizer, and the watermarking tokenizer."""
-        from .. import tiny
+        from waterdrum_hf import tiny
 
         config = self.config
         if config.model is None:
@@ -136,8 +141,8 @@ class Reproduction:
         """WaterDrum (raw and null-corrected) and, with ``baselines``, ROUGE-L and MIA of one
         model; per query, forget queries first. ``dilution``: the model owner's own logits
         processor, applied while sampling."""
-        from ..baselines import mia_value, min_k_percent_prob, rouge_l_recall
-        from ..metric import compute_waterdrum
+        from waterdrum_hf.experiments.baselines import mia_value, min_k_percent_prob, rouge_l_recall
+        from waterdrum_hf.metric import compute_waterdrum
 
         config = self.config
         queries, references = data.queries, data.references
@@ -195,9 +200,9 @@ class Reproduction:
     def _resilience(self, data: SettingData, calibration: dict[float, dict[str, Any]]) -> dict[str, Any]:
         """(a) a decoy model answering the most forget-like queries with unwatermarked text;
         (b) the model owner's own Waterfall watermark diluting the owners' watermarks."""
-        from .._waterfall import random_keys
-        from ..metric import compute_waterdrum
-        from ..perturbation import WaterfallLogitsProcessor
+        from waterdrum_hf.keys import random_keys
+        from waterdrum_hf.metric import compute_waterdrum
+        from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
 
         config = self.config
         seed = config.seeds[0]
@@ -307,7 +312,7 @@ def duplicate_similarity(data: SettingData) -> dict[str, float]:
     """Mean ROUGE-L recall of each duplicate against the forget text it duplicates, and against
     a retain owner's text: the paper's duplicates (faithful paraphrases, which defeat ROUGE-L)
     read near 1 on the first and far above the second."""
-    from ..baselines import rouge_l_recall
+    from waterdrum_hf.experiments.baselines import rouge_l_recall
 
     duplicates, forget, other = data.duplicate_pairs()
     if not duplicates:

@@ -19,9 +19,10 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor
 
-from ._permutation import full_permutations
-from ._validation import check_positive_int, check_watermark_ids
-from ._waterfall import watermark_function
+from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.keys import check_watermark_ids
+from waterdrum_hf.schemes.waterfall.function import watermark_function
+from waterdrum_hf.schemes.waterfall.permutation import full_permutations
 
 #: Default memory budget of the permutation cache (entries are int32 rows of length N).
 DEFAULT_CACHE_BYTES = 256 * 2**20
@@ -90,7 +91,7 @@ class WaterfallLogitsProcessor(LogitsProcessor):
 
     def settings(self) -> dict[str, object]:
         """What decides the perturbation, ids as their slow one-way hashes (for cache digests)."""
-        from ._fingerprint import key_digest
+        from waterdrum_hf._fingerprint import key_digest
 
         return {
             "vocab_size": self.vocab_size, "keys": [key_digest(int(i)) for i in self._ids],

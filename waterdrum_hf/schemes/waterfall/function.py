@@ -1,20 +1,14 @@
-"""Waterfall's definitions that both the reader and the writer of a watermark need.
+"""Waterfall's watermarking function: the definition both the reader and the writer need.
 
-The verifier (:mod:`waterdrum_hf.verification`) evaluates the watermarking function at each
-token's permuted position; the perturbation (:mod:`waterdrum_hf.perturbation`) adds ``kappa``
-times the same function to the logits. The function, the key range and the drawing of random
-keys that own nothing (null references, demo owners) are defined here once.
+The verifier evaluates the function at each token's permuted position; the logits processor
+adds ``kappa`` times the same function to the logits. Defined here once.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable
 
 import numpy as np
-
-MAX_WATERMARK_ID = 2**32 - 1
-"""Largest watermark id: Waterfall seeds numpy's MT19937 with 32-bit words."""
 
 
 def watermark_function_terms(k_p: int, vocab_size: int) -> tuple[str, int]:
@@ -40,19 +34,3 @@ def watermark_function(positions: np.ndarray, k_p: int, vocab_size: int) -> np.n
     function, frequency = watermark_function_terms(k_p, vocab_size)
     angle = np.asarray(positions, dtype=np.float64) * (2.0 * np.pi * frequency / vocab_size)
     return np.cos(angle) if function == "cos" else np.sin(angle)
-
-
-def random_keys(num_keys: int, *, exclude: Iterable[int] = (), seed: int = 0) -> np.ndarray:
-    """``num_keys`` distinct pseudo-random watermark ids, none of them in ``exclude``.
-
-    Deterministic in ``seed``. Used for null references (keys that own nothing) and for
-    owners who need a private key (the demo).
-    """
-    rng = np.random.default_rng(seed)
-    excluded = {int(i) for i in exclude}
-    keys: dict[int, None] = {}  # insertion-ordered set
-    while len(keys) < num_keys:
-        for key in rng.integers(0, MAX_WATERMARK_ID, size=num_keys, endpoint=True).tolist():
-            if key not in excluded and len(keys) < num_keys:
-                keys[key] = None
-    return np.array(list(keys), dtype=np.int64)

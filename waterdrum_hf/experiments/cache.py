@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ._fingerprint import library_version
+from waterdrum_hf._version import library_version
 
 T = TypeVar("T")
 

@@ -31,7 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-MAX_SEED = 2**32 - 1
+from waterdrum_hf.keys import MAX_WATERMARK_ID as MAX_SEED  # a seed word has the id range
+
 MAX_VOCAB_SIZE = 2**31 - 1  # positions are shuffled in int32 buffers
 # Below this many shuffle steps (~1 ms) a call runs on the calling thread alone.
 _MIN_PARALLEL_STEPS = 2**19

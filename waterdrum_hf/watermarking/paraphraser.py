@@ -22,11 +22,12 @@ from transformers import (
     TopPLogitsWarper,
 )
 
-from .diverse_beam_search import diverse_beam_search
-from .generation import model_device, pad_batch, pad_token_id, seeded, unfiltered_sampling_config
-from .perturbation import WaterfallLogitsProcessor
-from .prompting import BLANK_LINES, paraphrase_prompt_ids
-from .watermarking_config import WatermarkingConfig
+from waterdrum_hf._torch_plumbing import model_device, pad_batch, pad_token_id, seeded
+from waterdrum_hf.generation import unfiltered_sampling_config
+from waterdrum_hf.prompting import BLANK_LINES, paraphrase_prompt_ids
+from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
+from waterdrum_hf.watermarking.config import WatermarkingConfig
+from waterdrum_hf.watermarking.diverse_beam_search import diverse_beam_search
 
 
 class WatermarkedParaphraser:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._validation import check_positive_int
+from waterdrum_hf._validation import check_positive_int
 
 SETTINGS = ("no_duplicate", "exact_duplicate", "semantic_duplicate")
 """The paper's similarity settings (desideratum D4)."""
@@ -86,7 +86,7 @@ class ReproductionConfig:
         fractions = sorted(set(self.fractions))
         if fractions != list(self.fractions) or fractions[0] != 0 or fractions[-1] != 1 or len(fractions) < 3:
             raise ValueError("`fractions` must rise from 0 to 1 with at least one point between.")
-        from .. import trainers
+        from waterdrum_hf import trainers
 
         for method in self.methods:
             trainers.get(method)

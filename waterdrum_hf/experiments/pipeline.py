@@ -2,7 +2,7 @@
 
 The demo and the paper reproduction are sequences of these stages. Each stage's artefact (a
 watermarked text list, a saved model, a set of generations) lives in a folder of a
-:class:`~waterdrum_hf._cache.StageCache` named by everything that produced it, so re-runs and
+:class:`~waterdrum_hf.experiments.cache.StageCache` named by everything that produced it, so re-runs and
 interrupted runs resume, and changed settings never reuse a stale artefact. Keys enter the
 digests only through their slow one-way hash (:func:`waterdrum_hf._fingerprint.key_digest`).
 """
@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ._cache import Stage, StageCache
-from ._fingerprint import key_digest, module_identity
-from ._progress import progress_enabled
+from waterdrum_hf._fingerprint import key_digest, module_identity
+from waterdrum_hf._progress import progress_enabled
+from waterdrum_hf.experiments.cache import Stage, StageCache
 
 
 class CachedPipeline:
@@ -47,7 +47,7 @@ class CachedPipeline:
         """``texts`` paraphrased under ``keys`` (one per text); returns texts and self-check q."""
         from datasets import Dataset
 
-        from .watermarking import WatermarkedDataset
+        from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
         watermarker = WatermarkedDataset(
             self.model, self.tokenizer, id_column="key", show_progress=self.show_progress, **overrides
@@ -141,7 +141,7 @@ class CachedPipeline:
         processor_settings: Mapping[str, Any] | None = None,
     ) -> list[list[str]]:
         """Completions of ``queries`` by the model of ``model_stage`` (cached as JSON)."""
-        from .generation import generate
+        from waterdrum_hf.generation import generate
 
         stage = self.cache.stage(
             f"generations-{name}",
@@ -188,8 +188,8 @@ def finetune(
     from datasets import Dataset
     from transformers import Trainer, TrainingArguments
 
-    from .generation import pad_token_id
-    from .prompting import prompt_token_ids
+    from waterdrum_hf._torch_plumbing import pad_token_id
+    from waterdrum_hf.prompting import prompt_token_ids
 
     if tokenizer.eos_token_id is None:
         raise ValueError("the tokenizer has no EOS token: set one, so that the model learns to stop")
@@ -238,7 +238,7 @@ def unlearn(
     """Run the registered trainer ``method`` on plain-text forget/retain sets; returns the model."""
     from datasets import Dataset
 
-    from . import trainers
+    from waterdrum_hf import trainers
 
     trainer_class, config_class = trainers.get(method)
     args = config_class(
@@ -262,7 +262,7 @@ def _language_modelling_batch(features: list[dict[str, Any]], *, pad_id: int) ->
     """Right-padded causal-LM batch whose labels are every real token (padding is ``-100``)."""
     import torch
 
-    from .generation import pad_batch
+    from waterdrum_hf._torch_plumbing import pad_batch
 
     input_ids, attention_mask = pad_batch(
         [f["input_ids"] for f in features], pad_id, torch.device("cpu"), side="right"

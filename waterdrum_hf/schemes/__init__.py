@@ -1,0 +1,9 @@
+"""Watermark schemes: what the writer (watermarking) and the reader (verification) share.
+
+Each scheme implements :class:`WatermarkScheme`; Waterfall is the default.
+"""
+
+from waterdrum_hf.schemes.base import WatermarkScheme
+from waterdrum_hf.schemes.waterfall import WaterfallScheme
+
+__all__ = ["WatermarkScheme", "WaterfallScheme"]

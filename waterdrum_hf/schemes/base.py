@@ -1,0 +1,57 @@
+"""What a text watermark must provide for WaterDrum: the seam between the writer and the reader.
+
+WaterDrum is defined for any watermark that (1) perturbs generation under an owner's key and
+(2) scores text under a key as the mean of per-token terms. A scheme implements exactly those
+two directions, with its settings validated in one place:
+
+* writer: :meth:`WatermarkScheme.logits_processor` adds the key-dependent perturbation to the
+  logits while a paraphraser (or any model) generates;
+* reader: :meth:`WatermarkScheme.token_terms` gives each (key, previous tokens, token) its
+  score term; a text's score is the mean of its countable tokens' terms, and a query's value
+  pools its samples' terms (:mod:`waterdrum_hf.verification`, :mod:`waterdrum_hf.metric`).
+
+Waterfall (:class:`waterdrum_hf.schemes.WaterfallScheme`) is the first implementation.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+class WatermarkScheme(ABC):
+    """A watermark scheme: per-token perturbation while writing, per-token terms while reading.
+
+    Implementations are immutable value objects (frozen dataclasses): equal settings compare
+    and hash equal, and :meth:`settings` feeds cache fingerprints. They hold no key.
+    """
+
+    #: Short name used in configs, fingerprints and on the command line.
+    name: str
+
+    @abstractmethod
+    def check_vocab_size(self, vocab_size: int) -> None:
+        """Raise a ValueError naming the setting when the scheme cannot run on ``vocab_size``."""
+
+    @abstractmethod
+    def token_terms(
+        self, keys: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int
+    ) -> np.ndarray:
+        """Score term (float64) of each token ``tokens[i]`` after ``contexts[i]`` under ``keys[i]``.
+
+        ``keys`` ``(M,)``, ``contexts`` ``(M, n_gram - 1)`` and ``tokens`` ``(M,)`` hold ids of
+        the watermarking vocabulary, all below ``vocab_size``.
+        """
+
+    @abstractmethod
+    def logits_processor(
+        self, vocab_size: int, ids: int | Sequence[int], *, n_gram: int = 2, **kwargs: Any
+    ) -> Any:
+        """A ``transformers`` logits processor that watermarks generation under ``ids``."""
+
+    @abstractmethod
+    def settings(self) -> dict[str, Any]:
+        """What decides the watermark (for fingerprints and reports); never a key."""

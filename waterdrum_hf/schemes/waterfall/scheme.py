@@ -1,0 +1,62 @@
+"""Waterfall (Lau et al., 2024) as a :class:`~waterdrum_hf.schemes.base.WatermarkScheme`."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from waterdrum_hf.schemes.base import WatermarkScheme
+from waterdrum_hf.schemes.waterfall.function import watermark_function, watermark_function_terms
+from waterdrum_hf.schemes.waterfall.permutation import permuted_positions
+
+
+@dataclass(frozen=True)
+class WaterfallScheme(WatermarkScheme):
+    """Waterfall's Fourier watermark: token ``t`` after context ``c`` under key ``id`` reads
+    function ``k_p`` at ``RandomState((id, *c)).permutation(N)[t]``.
+
+    Args:
+        k_p: which of Waterfall's functions carries the watermark (the paper uses 1).
+    """
+
+    k_p: int = 1
+    name = "waterfall"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k_p, bool) or not isinstance(self.k_p, numbers.Integral):
+            raise TypeError(f"`k_p` must be an integer, got {type(self.k_p).__name__}.")
+        if self.k_p < 1:
+            raise ValueError(f"`k_p` must be in 1..2*max_freq of the vocabulary, got {self.k_p}.")
+        object.__setattr__(self, "k_p", int(self.k_p))
+
+    def check_vocab_size(self, vocab_size: int) -> None:
+        watermark_function_terms(self.k_p, vocab_size)
+
+    def token_terms(
+        self, keys: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int
+    ) -> np.ndarray:
+        seeds = np.concatenate([np.asarray(keys, dtype=np.int64)[:, None], contexts], axis=1)
+        positions = permuted_positions(seeds, tokens, vocab_size)
+        return watermark_function(positions, self.k_p, vocab_size)
+
+    def logits_processor(
+        self,
+        vocab_size: int,
+        ids: int | Sequence[int],
+        *,
+        n_gram: int = 2,
+        kappa: float = 2.0,
+        **kwargs: Any,
+    ) -> Any:
+        from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
+
+        return WaterfallLogitsProcessor(
+            vocab_size, ids, kappa=kappa, k_p=self.k_p, n_gram=n_gram, **kwargs
+        )
+
+    def settings(self) -> dict[str, Any]:
+        return {"scheme": self.name, "k_p": self.k_p}
