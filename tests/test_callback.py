@@ -12,9 +12,20 @@ import numpy as np
 import pytest
 import torch
 from datasets import Dataset
-from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
+from transformers import (
+    DataCollatorForLanguageModeling,
+    Trainer,
+    TrainerCallback,
+    TrainingArguments,
+)
 
-from waterdrum_hf import WaterDrumCallback, completion_queries, compute_waterdrum, generate
+from waterdrum_hf import (
+    WaterDrumCallback,
+    WaterDrumResult,
+    completion_queries,
+    compute_waterdrum,
+    generate,
+)
 from waterdrum_hf.data import toy_corpus
 
 TWO_LOGGED_STEPS = {
@@ -268,6 +279,63 @@ def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):
     with pytest.raises(error, match=match) as raised:
         WaterDrumCallback(**arguments)
     assert not any(str(key) in str(raised.value) for key in KEYS)
+
+
+def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):
+    arguments = {
+        "forget_queries": ["The class"], "forget_ids": [KEYS[2]],
+        "retain_queries": ["The import"], "retain_ids": [KEYS[0]],
+        "watermark_tokenizer": tiny_model[1], "owner_names": {KEYS[2]: "ann", KEYS[0]: "bo"},
+    }  # fmt: skip
+    logged = [*WaterDrumResult.scalar_names(), "forget_ratio", "retain_ratio", "owner/ann", "owner/bo"]
+    for name in logged:
+        WaterDrumCallback(**arguments, stop_when={f"max_{name}": 1.0, f"min_{name}": 0.0})
+    for name in ("owner/cy", "owner/", "seconds", "per_owner", "scores", "overall_ratio", "forget_p"):
+        with pytest.raises(ValueError, match="not a value the callback logs"):
+            WaterDrumCallback(**arguments, stop_when={f"max_{name}": 1.0})
+
+
+def scripted_values(model, tokenizer, accelerator=None):
+    """What a callback's `evaluate` returns, without generating."""
+    return {"forget": 0.5, "retain": 0.5, "seconds": 0.01}
+
+
+def test_finds_the_trainer_that_calls_it(tiny_model, corpus, train_set, tmp_path, monkeypatch):
+    """transformers hands callbacks no trainer, so a callback given as `callbacks=[...]` finds
+    the trainer up the call stack. If this fails, transformers changed how it calls callbacks:
+    if they now receive the trainer, take it from there and drop the stack walk."""
+    received = {}
+
+    class Probe(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            received.update(kwargs)
+
+    callback = make_callback(tiny_model, corpus)
+    monkeypatch.setattr(callback, "evaluate", scripted_values)
+    trainer = make_trainer(tiny_model, train_set, tmp_path, [Probe(), callback], max_steps=1)
+    assert callback.trainer is None
+    trainer.train()
+    assert callback.trainer is trainer
+    assert "trainer" not in received, "transformers now passes the trainer to callbacks: use it"
+    with pytest.raises(RuntimeError, match="pass trainer="):  # called by no trainer
+        make_callback(tiny_model, corpus).on_train_begin(trainer.args, trainer.state, trainer.control)
+
+
+def test_a_trainer_given_by_name_is_used_as_it_is(tiny_model, corpus, train_set, tmp_path, monkeypatch):
+    """The public way, `trainer.add_callback(WaterDrumCallback(..., trainer=trainer))`, needs
+    no stack walk."""
+    from waterdrum_hf import callbacks
+
+    def no_walk(callback):
+        raise AssertionError("the stack was walked although trainer= was given")
+
+    monkeypatch.setattr(callbacks, "_find_trainer", no_walk)
+    trainer = make_trainer(tiny_model, train_set, tmp_path, max_steps=2)
+    callback = make_callback(tiny_model, corpus, trainer=trainer)
+    monkeypatch.setattr(callback, "evaluate", scripted_values)
+    trainer.add_callback(callback)
+    trainer.train()
+    assert sorted(logged(trainer)) == [0, 2]
 
 
 def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpus):

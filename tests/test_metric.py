@@ -1,4 +1,4 @@
-"""The metric: flat results, per-query pooling, null verdicts, owner names; the `evaluate` module."""
+"""The metric: flat results (typed inside), per-query pooling, null verdicts, owner names; the `evaluate` module."""
 
 from __future__ import annotations
 
@@ -16,7 +16,14 @@ from sklearn.metrics import roc_auc_score
 from tokenizer_builders import word_texts, word_tokenizer
 
 import waterdrum_hf
-from waterdrum_hf import compute_waterdrum, verify_texts
+from waterdrum_hf import (
+    OwnerValue,
+    SetValue,
+    WaterDrumResult,
+    compute_waterdrum,
+    verify_texts,
+    waterdrum_result,
+)
 from waterdrum_hf.metric import metric_path
 
 N = 4096
@@ -202,19 +209,91 @@ def test_null_keys_report_the_no_watermark_level(tok, batch):
     result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]], null_keys=8)
     null = waterdrum_hf.null_reference(texts, tok, num_keys=8, exclude_ids=KEYS)
     owners, scored = np.array(owners), ~np.isnan(verify_texts(texts, owners, tok))
-    forget_null = null.subset((owners == KEYS[3]) & scored)
-    assert result["forget_null_mean"] == pytest.approx(forget_null.mean)
-    assert result["forget_null_std"] == pytest.approx(forget_null.std)
+    key_means = null.scores[(owners == KEYS[3]) & scored].mean(axis=0)  # forget set, per key
+    assert result["forget_null_mean"] == pytest.approx(key_means.mean())
+    assert result["forget_null_std"] == pytest.approx(key_means.std())
     assert result["forget_z"] == pytest.approx(
-        (result["forget"] - forget_null.mean) / forget_null.std
+        (result["forget"] - key_means.mean()) / key_means.std()
     )
     detailed = compute_waterdrum(texts, owners.tolist(), tok, forget_ids=[KEYS[3]], null_keys=8,
                                  return_details=True)
-    np.testing.assert_allclose(detailed["query_null_means"], null.per_text_mean)
-    key_means = forget_null.key_means
+    np.testing.assert_allclose(detailed["query_null_means"], null.scores.mean(axis=1))
     assert result["forget_p_value"] == pytest.approx(
         (1 + (key_means >= result["forget"]).sum()) / 9
     )
+
+
+def test_the_metric_null_is_the_verifier_null_reference(tok, batch):
+    """One null computation: on flat texts (a query each) the metric's null statistics are
+    the null reference's, exactly."""
+    texts, owners = batch
+    null = waterdrum_hf.Verifier(tok).null_reference(texts, 8, exclude_ids=KEYS, seed=5)
+    result = compute_waterdrum(texts, owners, tok, null_keys=8, null_seed=5, return_details=True)
+    np.testing.assert_array_equal(result["query_null_means"], null.scores.mean(axis=1))
+    assert result["overall_null_mean"] == pytest.approx(null.mean, rel=1e-12)
+    assert result["overall_null_std"] == pytest.approx(null.std, rel=1e-12)
+    assert result["overall_p_value"] == (1 + (null.key_means >= result["overall"]).sum()) / 9
+
+
+def test_typed_result_is_the_flat_dict(tok, batch):
+    texts, owners = batch
+    with pytest.warns(UserWarning, match="own no query"):
+        typed = waterdrum_result(
+            texts, owners, tok, forget_ids=[KEYS[3], 12_345], null_keys=6, return_details=True
+        )
+        flat = compute_waterdrum(
+            texts, owners, tok, forget_ids=[KEYS[3], 12_345], null_keys=6, return_details=True
+        )
+    assert isinstance(typed.forget, SetValue) and typed.overall is None
+    assert typed.forget.value == flat["forget"] and typed.retain.value == flat["retain"]
+    assert typed.forget.p_value == flat["forget_p_value"] and typed.retain.z == flat["retain_z"]
+    assert typed.forget.null_mean == flat["forget_null_mean"]
+    assert typed.separability_auroc == flat["separability_auroc"]
+    assert (typed.num_queries, typed.num_scored, typed.num_skipped) == (26, 24, 2)
+    assert typed.num_missing_forget_ids == flat["num_missing_forget_ids"] == 1
+    owner = typed.per_owner["owner-4"]
+    assert isinstance(owner, OwnerValue) and owner.forget
+    assert owner.value == flat["per_owner"]["owner-4"]["value"]
+    assert owner.p_value == flat["per_owner"]["owner-4"]["p_value"]
+    assert typed.query_owners == tuple(flat["query_owners"])
+    np.testing.assert_array_equal(typed.scores, flat["scores"])
+    assert typed.to_dict().keys() == flat.keys()
+    assert set(typed.scalars()) <= set(WaterDrumResult.scalar_names())
+    assert not any(isinstance(v, (dict, list, tuple)) for v in typed.scalars().values())
+
+
+def test_to_dict_and_from_dict_round_trip_also_through_json(tok, batch):
+    from waterdrum_hf.report import json_text
+
+    texts, owners = batch
+    for options in (
+        {},
+        {"forget_ids": [KEYS[3]], "null_keys": 4, "return_details": True},
+        {"null_keys": 3, "return_scores": True},
+    ):
+        typed = waterdrum_result(texts, owners, tok, **options)
+        assert WaterDrumResult.from_dict(typed.to_dict()) == typed
+        saved = WaterDrumResult.from_dict(json.loads(json_text(typed.to_dict())))  # NaN -> null
+        assert saved.scalars() == typed.scalars() and saved.per_owner == typed.per_owner
+        if typed.scores is not None:
+            np.testing.assert_array_equal(saved.scores, typed.scores)  # NaN back as NaN
+    minimal = {"overall": 0.5, "num_queries": 2, "num_scored": 2, "num_skipped": 0}
+    assert WaterDrumResult.from_dict(minimal).to_dict() == minimal
+    assert WaterDrumResult.from_dict(minimal).overall == SetValue(0.5)
+    with pytest.raises(ValueError, match=r"\['forget_pvalue'\] are not keys"):
+        WaterDrumResult.from_dict({**minimal, "forget_pvalue": 0.1})
+    with pytest.raises(ValueError, match="lacks \\['num_queries'\\]"):
+        WaterDrumResult.from_dict({"overall": 0.5, "num_scored": 2, "num_skipped": 0})
+    with pytest.raises(ValueError, match="not owner fields"):
+        WaterDrumResult.from_dict({**minimal, "per_owner": {"a": {"num_queries": 1, "valu": 2}}})
+
+
+def test_scalar_names_are_every_scalar_a_result_can_hold(tok, batch):
+    texts, owners = batch
+    with pytest.warns(UserWarning):
+        both = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3], 99], null_keys=4)
+    overall = compute_waterdrum(texts, owners, tok, null_keys=4)
+    assert set(both) | set(overall) == set(WaterDrumResult.scalar_names())
 
 
 def watermarked_words(key: int, vocab: int, num_texts: int, length: int, seed: int) -> list[str]:

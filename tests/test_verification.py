@@ -122,7 +122,10 @@ def test_null_reference_scores_each_text_under_random_non_owner_keys():
     np.testing.assert_allclose(null.key_means, null.scores.mean(axis=0))
     assert null.mean == pytest.approx(null.scores.mean())
     assert null.std == pytest.approx(null.scores.mean(axis=0).std())
-    np.testing.assert_allclose(null.per_text_std, null.scores.std(axis=1))
+    # The token sums behind the scores, to pool texts token-weighted (the metric's queries).
+    counts = np.array([len(t.split()) - 1 for t in texts])  # word tokenizer: a word, an id
+    np.testing.assert_array_equal(null.counts, counts)
+    np.testing.assert_allclose(null.sums, null.scores * counts[:, None])
     again = null_reference(texts, tok, num_keys=6, exclude_ids=[1, 2], seed=7)
     np.testing.assert_array_equal(again.keys, null.keys)
     other = null_reference(texts, tok, num_keys=6, seed=8)

@@ -24,6 +24,10 @@ _EXPORTS = {
     "CalibrationFit": "statistics",
     "load_metric": "metric",
     "compute_waterdrum": "metric",
+    "waterdrum_result": "metric",
+    "WaterDrumResult": "metric",
+    "SetValue": "metric",
+    "OwnerValue": "metric",
     "completion_queries": "prompting",
     "qa_queries": "prompting",
     "generate": "generation",
@@ -42,8 +46,11 @@ _SUBMODULES = {"data", "tiny", "trainers", "metrics"}
 __all__ = [
     "CalibrationFit",
     "NullReference",
+    "OwnerValue",
+    "SetValue",
     "Verifier",
     "WaterDrumCallback",
+    "WaterDrumResult",
     "WatermarkScheme",
     "WatermarkedDataset",
     "WatermarkingConfig",
@@ -66,6 +73,7 @@ __all__ = [
     "trainers",
     "verify_dataset",
     "verify_texts",
+    "waterdrum_result",
 ]
 
 if TYPE_CHECKING:
@@ -74,7 +82,14 @@ if TYPE_CHECKING:
     from waterdrum_hf.dataset_verification import verify_dataset
     from waterdrum_hf.generation import generate
     from waterdrum_hf.keys import key_from_secret
-    from waterdrum_hf.metric import compute_waterdrum, load_metric
+    from waterdrum_hf.metric import (
+        OwnerValue,
+        SetValue,
+        WaterDrumResult,
+        compute_waterdrum,
+        load_metric,
+        waterdrum_result,
+    )
     from waterdrum_hf.prompting import completion_queries, qa_queries
     from waterdrum_hf.schemes import WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor

@@ -2,9 +2,9 @@
 
 At step 0, every ``eval_steps`` optimizer steps and at the last step, the callback samples
 completions of the forget and retain owners' queries with the model being trained, verifies
-them with the owners' keys (:func:`waterdrum_hf.compute_waterdrum`) and logs the values through
-the trainer (``trainer.log``), so that they land in ``state.log_history`` and in every
-``report_to`` integration (TensorBoard, W&B, ...) next to the loss.
+them with the owners' keys (:func:`waterdrum_hf.waterdrum_result`) and logs the result's flat
+scalars through the trainer (``trainer.log``), so that they land in ``state.log_history`` and in
+every ``report_to`` integration (TensorBoard, W&B, ...) next to the loss.
 
 Distributed runs work the way TRL's completion-logging callback does: every process generates
 its share of the queries on the unwrapped model (ZeRO-3 parameters gathered), the completions
@@ -17,12 +17,12 @@ back afterwards.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import numbers
 import operator
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,7 +34,7 @@ from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState,
 from waterdrum_hf._validation import check_positive_int, check_string_list
 from waterdrum_hf.generation import generate
 from waterdrum_hf.keys import check_watermark_ids
-from waterdrum_hf.metric import compute_waterdrum, owner_display_names
+from waterdrum_hf.metric import WaterDrumResult, owner_display_names, waterdrum_result
 from waterdrum_hf.verification import Verifier, load_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -42,10 +42,10 @@ logger = logging.getLogger(__name__)
 PREFIX = "waterdrum/"
 _GENERATION_KWARGS = ("temperature", "top_p", "batch_size")
 _BOUNDS = {"max": operator.le, "min": operator.ge}
-_LOGGED_VALUE = re.compile(
-    r"(forget|retain|overall)(_ratio|_null_mean|_null_std|_z|_p_value)?"
-    r"|separability_auroc|num_queries|num_scored|num_skipped|owner/.+"
-)
+_RATIO_SETS = ("forget", "retain")
+"""Sets whose value is also logged as ``<set>_ratio``, a share of its step-0 value."""
+_OWNER_PREFIX = "owner/"
+"""Each owner's value is logged as ``owner/<display name>``."""
 
 StopRule = Callable[[Mapping[str, float]], bool] | Mapping[str, float]
 
@@ -82,7 +82,11 @@ class WaterDrumCallback(TrainerCallback):
         k_p, n_gram: the watermark's parameters.
         tokenizer: the trained model's tokenizer, for generation; default: the trainer's
             ``processing_class``.
-        trainer: the trainer; found automatically when the callback is passed to one.
+        trainer: the trainer that logs the values. The public way to say which one (e.g.
+            ``trainer.add_callback(WaterDrumCallback(..., trainer=trainer))``); without it, the
+            callback finds the trainer that calls it when training begins (up the call stack:
+            transformers hands callbacks no trainer), so
+            ``Trainer(callbacks=[WaterDrumCallback(...)])`` works.
     """
 
     def __init__(
@@ -116,7 +120,6 @@ class WaterDrumCallback(TrainerCallback):
         self.null_keys = check_positive_int(null_keys, "null_keys", minimum=0)
         self.seed = check_positive_int(seed, "seed", minimum=0)
         self.generation_kwargs = _generation_kwargs(generation_kwargs)
-        self.stop_when = _stop_rule(stop_when)
         self.save_on_stop = bool(save_on_stop)
         try:
             self.watermark_tokenizer = load_tokenizer(watermark_tokenizer)
@@ -138,6 +141,7 @@ class WaterDrumCallback(TrainerCallback):
         self._ids = np.concatenate([forget_queries[1], retain_queries[1]])
         self._forget_ids = forget_keys.tolist()
         self._names = owner_display_names(self._ids, owner_names)
+        self.stop_when = _stop_rule(stop_when, list(self._names.values()))
         self.tokenizer = tokenizer
         self.trainer = trainer
         self.history: list[dict[str, float]] = []
@@ -190,6 +194,7 @@ class WaterDrumCallback(TrainerCallback):
         gives QA queries in the model's chat format. Rows owned by ``forget_ids`` form the
         forget set, the rest the retain set. ``kwargs`` go to the constructor.
         """
+        from waterdrum_hf.data import partition_by_owner
         from waterdrum_hf.prompting import completion_queries, qa_queries
 
         columns = dataset.column_names
@@ -204,13 +209,14 @@ class WaterDrumCallback(TrainerCallback):
                 f"The dataset has neither {text_column!r} nor {question_column!r} (columns: "
                 f"{columns}); pass text_column= or question_column=."
             )
-        owners = check_watermark_ids(list(dataset[id_column]), len(dataset), id_column)
-        forget = np.isin(owners, check_watermark_ids(list(forget_ids), len(forget_ids), "forget_ids"))
-        sets = [
-            ([q for q, m in zip(queries, mask, strict=True) if m], owners[mask].tolist())
-            for mask in (forget, ~forget)
-        ]
-        return cls(*sets[0], *sets[1], watermark_tokenizer, tokenizer=tokenizer, **kwargs)
+        owners = check_watermark_ids(list(dataset[id_column]), len(dataset), id_column).tolist()
+        forget = set(check_watermark_ids(list(forget_ids), len(forget_ids), "forget_ids").tolist())
+        forget_queries, retain_queries = partition_by_owner(queries, owners, forget)
+        forget_keys, retain_keys = partition_by_owner(owners, owners, forget)
+        return cls(
+            forget_queries, forget_keys, retain_queries, retain_keys, watermark_tokenizer,
+            tokenizer=tokenizer, **kwargs,
+        )
 
     # ---- events ----------------------------------------------------------------------------
 
@@ -280,7 +286,8 @@ class WaterDrumCallback(TrainerCallback):
         return values
 
     def _score(self, completions: list[list[str]]) -> dict[str, float]:
-        result = compute_waterdrum(
+        """The result's flat scalars and each scored owner's value: what is logged."""
+        result = waterdrum_result(
             completions,
             self._ids.tolist(),
             self.watermark_tokenizer,
@@ -292,11 +299,10 @@ class WaterDrumCallback(TrainerCallback):
             n_gram=self.n_gram,
             return_details=True,
         )
-        values = {k: float(v) for k, v in result.items() if isinstance(v, (int, float))}
-        per_owner = result["per_owner"]
-        for name, owner in per_owner.items():
-            if "value" in owner:
-                values[f"owner/{name}"] = owner["value"]
+        values = {name: float(value) for name, value in result.scalars().items()}
+        for name, owner in result.per_owner.items():
+            if owner.value is not None:
+                values[_OWNER_PREFIX + name] = owner.value
         return values
 
     def _evaluate(self, state: TrainerState, control: TrainerControl) -> None:
@@ -313,7 +319,7 @@ class WaterDrumCallback(TrainerCallback):
         values = self.evaluate(trainer.model_wrapped, tokenizer, trainer.accelerator)
         self._seconds += values["seconds"]
         if state.global_step == 0 or not self._baseline:
-            self._baseline = {k: values[k] for k in ("forget", "retain") if k in values}
+            self._baseline = {k: values[k] for k in _RATIO_SETS if k in values}
         for name, base in self._baseline.items():
             if name in values and base > 0:
                 values[f"{name}_ratio"] = values[name] / base
@@ -377,8 +383,20 @@ def _generation_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
     return kwargs
 
 
-def _stop_rule(rule: StopRule | None) -> Callable[[Mapping[str, float]], tuple[bool, str]] | None:
-    """The stopping rule as a function of the values returning ``(holds, why)``."""
+def _logged_names(owner_names: Sequence[str]) -> frozenset[str]:
+    """Every value the callback can log (without the prefix) that a stopping rule may bound:
+    the metric's scalars, the ratios and each owner's value."""
+    return frozenset(
+        [*WaterDrumResult.scalar_names(), *(f"{s}_ratio" for s in _RATIO_SETS)]
+        + [_OWNER_PREFIX + name for name in owner_names]
+    )
+
+
+def _stop_rule(
+    rule: StopRule | None, owner_names: Sequence[str]
+) -> Callable[[Mapping[str, float]], tuple[bool, str]] | None:
+    """The stopping rule as a function of the values returning ``(holds, why)``; a dict's
+    keys must bound values that are logged (``owner/<name>`` for the owners named here)."""
     if rule is None:
         return None
     if callable(rule):
@@ -389,15 +407,16 @@ def _stop_rule(rule: StopRule | None) -> Callable[[Mapping[str, float]], tuple[b
             "{'max_forget_ratio': 0.05, 'min_retain_ratio': 0.8}."
         )
     bounds = []
+    logged = _logged_names(owner_names)
     for key, limit in rule.items():
         kind, _, metric = str(key).partition("_")
         if kind not in _BOUNDS or not metric:
             raise ValueError(f"`stop_when` key {key!r} must be 'max_<value>' or 'min_<value>'.")
-        if not _LOGGED_VALUE.fullmatch(metric):
+        if metric not in logged:
             raise ValueError(
                 f"`stop_when` key {key!r}: {metric!r} is not a value the callback logs (e.g. "
                 "forget, retain, forget_ratio, retain_ratio, separability_auroc, forget_p_value, "
-                "owner/<name>)."
+                f"{_OWNER_PREFIX}<owner name>)."
             )
         if isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not math.isfinite(limit):
             raise ValueError(f"`stop_when[{key!r}]` must be a finite number, got {limit!r}.")
@@ -421,13 +440,25 @@ def _stop_rule(rule: StopRule | None) -> Callable[[Mapping[str, float]], tuple[b
 
 
 def _find_trainer(callback: TrainerCallback) -> Trainer:
-    """The ``Trainer`` whose callback handler is calling ``callback`` (up the call stack)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        candidate = frame.f_locals.get("self")
-        if isinstance(candidate, Trainer) and callback in candidate.callback_handler.callbacks:
-            return candidate
-        frame = frame.f_back
+    """The ``Trainer`` whose callback handler is calling ``callback``, found up the call stack.
+
+    Why the stack: transformers calls a callback with the training arguments, state, control,
+    model, processing class, optimizer, scheduler and dataloaders, never with the trainer, and
+    only ``Trainer.log`` reaches every ``report_to`` integration (each is another callback of
+    the trainer's handler). ``trainer=`` is the public way; this keeps
+    ``Trainer(callbacks=[WaterDrumCallback(...)])`` working for any Trainer. It relies on
+    transformers firing the event from a method of the trainer (``self`` in that frame);
+    ``tests/test_callback.py::test_finds_the_trainer_that_calls_it`` fails if that changes.
+    """
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            candidate = frame.f_locals.get("self")
+            if isinstance(candidate, Trainer) and callback in candidate.callback_handler.callbacks:
+                return candidate
+            frame = frame.f_back
+    finally:
+        del frame  # a frame held in a local keeps every frame above it alive
     raise RuntimeError(
         "WaterDrumCallback logs through the trainer but could not find it: pass trainer= or add "
         "the callback with Trainer(callbacks=[...]) / trainer.add_callback(...)."

@@ -4,17 +4,21 @@
 :func:`load_metric` loads that module by absolute path, which works offline and never resolves a
 bare name against the current directory or the Hub.
 
-Results are flat dicts of scalars (what ``Trainer.log``, ``evaluate.save`` and W&B take as they
-are); per-owner and per-sample detail only with ``return_details=True``. Owners appear under
-display names, never under their watermark ids, which are secret keys.
+Results are typed inside (:func:`waterdrum_result` returns a :class:`WaterDrumResult`) and flat at
+the edges: :meth:`WaterDrumResult.to_dict` (what :func:`compute_waterdrum` returns) is a dict of
+scalars that ``Trainer.log``, ``evaluate.save`` and W&B take as it is, and
+:meth:`WaterDrumResult.from_dict` reads one back. Per-owner and per-sample detail only with
+``return_details=True``. Owners appear under display names, never under their watermark ids,
+which are secret keys.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -22,9 +26,9 @@ from typing import Any, Literal
 import numpy as np
 
 from waterdrum_hf._validation import check_positive_int, check_texts
-from waterdrum_hf.keys import check_watermark_id, check_watermark_ids, random_keys
+from waterdrum_hf.keys import check_watermark_id, check_watermark_ids
 from waterdrum_hf.statistics import null_p_value, separability_auroc
-from waterdrum_hf.verification import Verifier
+from waterdrum_hf.verification import Verifier, scores_from_sums
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +52,177 @@ def load_metric(**load_kwargs: Any) -> Any:
     import evaluate
 
     return evaluate.load(str(metric_path()), **load_kwargs)
+
+
+@dataclass(frozen=True)
+class SetValue:
+    """A set's WaterDrum value and, with null keys, what "no watermark" reads on its queries.
+
+    Attributes:
+        value: mean value of the set's scored queries.
+        null_mean, null_std: mean and spread, over the null keys, of the set's value under
+            each null key (``None`` without null keys).
+        z: ``(value - null_mean) / null_std`` (``None`` without null keys or when the spread
+            is 0).
+        p_value: one-sided empirical p-value of "no watermark" (``None`` without null keys).
+    """
+
+    value: float
+    null_mean: float | None = None
+    null_std: float | None = None
+    z: float | None = None
+    p_value: float | None = None
+
+
+@dataclass(frozen=True)
+class OwnerValue:
+    """One owner's queries, value and verdict (``per_owner`` entries, by display name).
+
+    Attributes:
+        num_queries, num_scored_queries: the owner's queries, and those with a value.
+        forget: whether the owner is in the forget set (``None`` without ``forget_ids``).
+        value: mean of the owner's scored query values (``None`` when none was scored).
+        std: standard deviation of those query values (with two or more).
+        null_mean, null_std, z, p_value: as in :class:`SetValue`, over the owner's queries.
+    """
+
+    num_queries: int
+    num_scored_queries: int
+    forget: bool | None = None
+    value: float | None = None
+    std: float | None = None
+    null_mean: float | None = None
+    null_std: float | None = None
+    z: float | None = None
+    p_value: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry of the flat result: the attributes that are not ``None``."""
+        return _present(self)
+
+    @classmethod
+    def from_dict(cls, entry: Mapping[str, Any]) -> OwnerValue:
+        """The entry back from :meth:`to_dict` (or from a saved JSON result)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(entry) - known)
+        if unknown:
+            raise ValueError(f"`per_owner` entry has keys {unknown} that are not owner fields {sorted(known)}.")
+        return cls(**{k: v for k, v in entry.items() if v is not None})
+
+
+def _part(kind: str, **kwargs: Any) -> Any:
+    """A :class:`WaterDrumResult` field tagged with the part of the flat dict it becomes."""
+    return field(metadata={"part": kind}, **kwargs)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WaterDrumResult:
+    """What :func:`waterdrum_result` computes; :meth:`to_dict` gives the flat dict that
+    :func:`compute_waterdrum`, ``evaluate``, ``Trainer.log`` and JSON take.
+
+    Attributes:
+        forget, retain: the sets' values with ``forget_ids``; ``overall`` without. ``None``
+            when the set has no scored query.
+        separability_auroc: AUROC of query values, retain positive (``None`` unless both sets
+            have scored queries).
+        num_queries: queries; num_scored, num_skipped: samples with / without a countable token.
+        num_missing_forget_ids: forget ids that own no query.
+        per_owner: each owner's :class:`OwnerValue` by display name (details only).
+        query_values, query_owners, query_null_means: per query: value (NaN when not scored),
+            owner's display name, mean value under the null keys (details only; the last with
+            null keys).
+        scores: per sample (NaN where nothing was counted); with details or ``return_scores``.
+    """
+
+    forget: SetValue | None = _part("set", default=None)
+    retain: SetValue | None = _part("set", default=None)
+    overall: SetValue | None = _part("set", default=None)
+    separability_auroc: float | None = _part("scalar", default=None)
+    num_queries: int = _part("scalar")
+    num_scored: int = _part("scalar")
+    num_skipped: int = _part("scalar")
+    num_missing_forget_ids: int = _part("scalar", default=0)
+    per_owner: dict[str, OwnerValue] | None = _part("detail", default=None, repr=False)
+    query_values: tuple[float, ...] | None = _part("detail", default=None, repr=False)
+    query_owners: tuple[str, ...] | None = _part("detail", default=None, repr=False)
+    query_null_means: tuple[float, ...] | None = _part("detail", default=None, repr=False)
+    scores: tuple[float, ...] | None = _part("detail", default=None, repr=False)
+
+    @classmethod
+    def scalar_names(cls) -> tuple[str, ...]:
+        """Every scalar key the flat dict can hold: a set's value under its name, its null
+        statistics as ``<set>_null_mean`` etc., then the other scalars."""
+        names = []
+        for f in fields(cls):
+            if f.metadata["part"] == "set":
+                names += [f.name] + [f"{f.name}_{g.name}" for g in fields(SetValue)[1:]]
+            elif f.metadata["part"] == "scalar":
+                names.append(f.name)
+        return tuple(names)
+
+    def scalars(self) -> dict[str, float | int]:
+        """The flat scalars: sets' values, the AUROC and counts, then the sets' null
+        statistics. A value that was not computed is left out, never ``None``."""
+        flat: dict[str, float | int] = {}
+        sets = [f.name for f in fields(self) if f.metadata["part"] == "set" and getattr(self, f.name)]
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in sets:
+                flat[f.name] = value.value
+            # A scalar at its default (None, or no missing forget id) is left out.
+            elif f.metadata["part"] == "scalar" and value != f.default:
+                flat[f.name] = value
+        for name in sets:
+            statistics = _present(getattr(self, name))
+            flat.update({f"{name}_{k}": v for k, v in statistics.items() if k != "value"})
+        return flat
+
+    def to_dict(self) -> dict[str, Any]:
+        """The flat dict: :meth:`scalars`, then the details that were asked for (lists; owners
+        as dicts)."""
+        flat: dict[str, Any] = self.scalars()
+        if self.per_owner is not None:
+            flat["per_owner"] = {name: owner.to_dict() for name, owner in self.per_owner.items()}
+        for name in ("query_values", "query_owners", "query_null_means", "scores"):
+            if getattr(self, name) is not None:
+                flat[name] = list(getattr(self, name))
+        return flat
+
+    @classmethod
+    def from_dict(cls, flat: Mapping[str, Any]) -> WaterDrumResult:
+        """The result back from :meth:`to_dict`, e.g. a model's entry of a saved ``report.json``
+        (whose NaN were written as ``null``)."""
+        if not isinstance(flat, Mapping):
+            raise TypeError(f"A WaterDrum result must be a dict, got {type(flat).__name__}.")
+        details = [f.name for f in fields(cls) if f.metadata["part"] == "detail"]
+        unknown = sorted(set(flat) - set(cls.scalar_names()) - set(details))
+        if unknown:
+            raise ValueError(f"{unknown} are not keys of a WaterDrum result (see compute_waterdrum).")
+        present = {k: v for k, v in flat.items() if v is not None}
+        missing = sorted({"num_queries", "num_scored", "num_skipped"} - set(present))
+        if missing:
+            raise ValueError(f"The WaterDrum result lacks {missing}: pass a whole result dict.")
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name not in present:
+                continue
+            if f.metadata["part"] == "set":
+                statistics = {g.name: present.get(f"{f.name}_{g.name}") for g in fields(SetValue)[1:]}
+                values[f.name] = SetValue(present[f.name], **statistics)
+            elif f.metadata["part"] == "scalar":
+                values[f.name] = present[f.name]
+            elif f.name == "per_owner":
+                values[f.name] = {str(n): OwnerValue.from_dict(e) for n, e in present[f.name].items()}
+            elif f.name == "query_owners":
+                values[f.name] = tuple(present[f.name])
+            else:
+                values[f.name] = tuple(math.nan if v is None else float(v) for v in present[f.name])
+        return cls(**values)
+
+
+def _present(value: Any) -> dict[str, Any]:
+    """A dataclass's attributes that are not ``None``, in field order."""
+    return {f.name: getattr(value, f.name) for f in fields(value) if getattr(value, f.name) is not None}
 
 
 @dataclass(frozen=True, repr=False)  # no repr: `owners` holds the owners' keys
@@ -76,6 +251,44 @@ def compute_waterdrum(
     return_details: bool = False,
     return_scores: bool = False,
 ) -> dict[str, Any]:
+    """WaterDrum values of generated texts as a flat dict (what the `evaluate` module returns):
+    :func:`waterdrum_result` (same arguments) ``.to_dict()``.
+
+    Returns:
+        Flat scalars: ``forget``/``retain`` (or ``overall``), ``separability_auroc`` (retain
+        positive) when both sets have scored queries, ``num_queries``, ``num_scored`` and
+        ``num_skipped`` (samples with / without a countable token), ``num_missing_forget_ids``
+        when some forget id owns no query; with ``null_keys``, for each set ``<set>_null_mean``,
+        ``<set>_null_std``, ``<set>_z``, ``<set>_p_value``. A value that cannot be computed is
+        left out, never ``None``. With ``return_details``: ``per_owner`` (by name),
+        ``query_values``, ``query_owners``, ``query_null_means`` (with ``null_keys``) and
+        ``scores``; with ``return_scores``: ``scores``.
+    """
+    return waterdrum_result(
+        predictions, references, watermark_tokenizer, forget_ids=forget_ids,
+        owner_names=owner_names, query_ids=query_ids, pooling=pooling, k_p=k_p, n_gram=n_gram,
+        vocab_size=vocab_size, null_keys=null_keys, null_seed=null_seed,
+        return_details=return_details, return_scores=return_scores,
+    ).to_dict()
+
+
+def waterdrum_result(
+    predictions: Sequence[str] | Sequence[Sequence[str]],
+    references: Sequence[int],
+    watermark_tokenizer: Any = None,
+    *,
+    forget_ids: Sequence[int] | None = None,
+    owner_names: Mapping[int, str] | None = None,
+    query_ids: Sequence[Hashable] | None = None,
+    pooling: Pooling = "tokens",
+    k_p: int = 1,
+    n_gram: int = 2,
+    vocab_size: int | None = None,
+    null_keys: int = 0,
+    null_seed: int = 0,
+    return_details: bool = False,
+    return_scores: bool = False,
+) -> WaterDrumResult:
     """WaterDrum values of generated texts, each verified with its owner's key.
 
     A *query* is one prompt made from an owner's data; the paper samples it 10 times. Its
@@ -99,7 +312,8 @@ def compute_waterdrum(
         k_p, n_gram: the watermark's parameters (paper: 1 and 2).
         vocab_size: the watermark's vocabulary size N, if known (128000 for the published
             datasets); a tokenizer with another ``vocab_size`` raises instead of scoring ~0.
-        null_keys: if > 0, also score every query under that many random non-owner keys: the
+        null_keys: if > 0, also score every query under that many random non-owner keys
+            (:meth:`Verifier.null_reference_of_token_ids`, pooled like the owners' scores): the
             values "no watermark" reads at. Each set then gets its null mean and spread, ``z``
             and a one-sided empirical p-value of "no watermark" (``(1 + #{null >= value}) /
             (1 + null_keys)``; at least ``1 / (1 + null_keys)``).
@@ -110,13 +324,7 @@ def compute_waterdrum(
             null-corrected value).
         return_scores: add only the per-sample ``scores`` (NaN where nothing was counted).
 
-    Returns:
-        Flat scalars: ``forget``/``retain`` (or ``overall``), ``separability_auroc`` (retain
-        positive) when both sets have scored queries, ``num_queries``, ``num_scored`` and
-        ``num_skipped`` (samples with / without a countable token), ``num_missing_forget_ids``
-        when some forget id owns no query; with ``null_keys``, for each set ``<set>_null_mean``,
-        ``<set>_null_std``, ``<set>_z``, ``<set>_p_value``. A value that cannot be computed is
-        left out, never ``None``.
+    Owners appear under display names, never under their watermark ids (secret keys).
     """
     if watermark_tokenizer is None:
         raise ValueError(
@@ -135,46 +343,48 @@ def compute_waterdrum(
     sums, counts = verifier.token_sums(token_ids, sample_keys[:, None])
     values = _pool(sums, counts, queries, pooling)[:, 0]
     scored = ~np.isnan(values)
-
-    result: dict[str, Any] = {}
-    sets = _sets(queries.owners, forget_ids, result)
-    for name, members in sets.items():
-        if (members & scored).any():
-            result[name] = float(values[members & scored].mean())
-    if "forget" in sets:
-        forget, retain = values[sets["forget"] & scored], values[sets["retain"] & scored]
-        if len(forget) and len(retain):
-            result["separability_auroc"] = separability_auroc(retain, forget)
-    result["num_queries"] = len(queries.owners)
-    result["num_scored"] = int((counts > 0).sum())
-    result["num_skipped"] = int((counts == 0).sum())
-    if result["num_skipped"]:
+    sets, missing = _sets(queries.owners, forget_ids)
+    num_skipped = int((counts == 0).sum())
+    if num_skipped:
         logger.warning(
             "%d of %d samples have no countable token (too short in the watermarking "
             "vocabulary); they are left out and counted in num_skipped.",
-            result["num_skipped"],
+            num_skipped,
             len(counts),
         )
 
     null_values = None
     if null_keys:
-        keys = random_keys(null_keys, exclude=np.unique(queries.owners).tolist(), seed=null_seed)
-        null_sums, _ = verifier.token_sums(token_ids, np.broadcast_to(keys, (len(token_ids), null_keys)))
-        null_values = _pool(null_sums, counts, queries, pooling)
-        for name, members in sets.items():
-            if name in result:
-                result.update(_verdict(name, result[name], null_values[members & scored]))
-
+        null = verifier.null_reference_of_token_ids(
+            token_ids, null_keys, exclude_ids=np.unique(queries.owners).tolist(), seed=null_seed
+        )
+        null_values = _pool(null.sums, null.counts, queries, pooling)
+    set_values = {
+        name: _set_value(values, null_values, members & scored)
+        for name, members in sets.items()
+        if (members & scored).any()
+    }
+    auroc = None
+    if "forget" in set_values and "retain" in set_values:
+        auroc = separability_auroc(values[sets["retain"] & scored], values[sets["forget"] & scored])
+    details: dict[str, Any] = {}
     if return_details:
-        result["per_owner"] = _per_owner(values, queries.owners, names, sets, null_values)
-        result["query_values"] = values.tolist()
-        result["query_owners"] = [names[int(owner)] for owner in queries.owners]
+        details["per_owner"] = _per_owner(values, queries.owners, names, sets, null_values)
+        details["query_values"] = tuple(values.tolist())
+        details["query_owners"] = tuple(names[int(owner)] for owner in queries.owners)
         if null_values is not None:
-            result["query_null_means"] = null_values.mean(axis=1).tolist()
+            details["query_null_means"] = tuple(null_values.mean(axis=1).tolist())
     if return_details or return_scores:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            result["scores"] = np.where(counts > 0, sums[:, 0] / counts, np.nan).tolist()
-    return result
+        details["scores"] = tuple(scores_from_sums(sums, counts)[:, 0].tolist())
+    return WaterDrumResult(
+        **set_values,
+        separability_auroc=auroc,
+        num_queries=len(queries.owners),
+        num_scored=int((counts > 0).sum()),
+        num_skipped=num_skipped,
+        num_missing_forget_ids=missing,
+        **details,
+    )
 
 
 def _group(
@@ -244,12 +454,10 @@ def _pool(sums: np.ndarray, counts: np.ndarray, queries: _Queries, pooling: Pool
         return np.where(samples[:, None] > 0, totals / samples[:, None], np.nan)
 
 
-def _sets(
-    owners: np.ndarray, forget_ids: Sequence[int] | None, result: dict[str, Any]
-) -> dict[str, np.ndarray]:
-    """Query masks of ``overall`` or ``forget``/``retain``; counts unknown forget ids."""
+def _sets(owners: np.ndarray, forget_ids: Sequence[int] | None) -> tuple[dict[str, np.ndarray], int]:
+    """Query masks of ``overall`` or ``forget``/``retain``, and how many forget ids own no query."""
     if forget_ids is None:
-        return {"overall": np.ones(len(owners), dtype=bool)}
+        return {"overall": np.ones(len(owners), dtype=bool)}, 0
     if isinstance(forget_ids, (str, bytes)) or not hasattr(forget_ids, "__len__"):
         raise TypeError("`forget_ids` must be a list of watermark ids.")
     forget = np.unique(check_watermark_ids(list(forget_ids), len(forget_ids), "forget_ids"))
@@ -261,20 +469,20 @@ def _sets(
             "contribute nothing (counted in `num_missing_forget_ids`).",
             stacklevel=3,
         )
-        result["num_missing_forget_ids"] = missing
     in_forget = np.isin(owners, forget)
-    return {"forget": in_forget, "retain": ~in_forget}
+    return {"forget": in_forget, "retain": ~in_forget}, missing
 
 
-def _verdict(prefix: str, value: float, null: np.ndarray) -> dict[str, float]:
-    """Null mean/std of a set's value under random keys, its z-score and p-value."""
-    key_means = null.mean(axis=0)  # the set's value under each null key
+def _set_value(values: np.ndarray, null_values: np.ndarray | None, rows: np.ndarray) -> SetValue:
+    """The mean value of the (scored) query ``rows`` and, with null values ``(num_queries,
+    K)``, its null mean/std over the keys, z-score and p-value."""
+    value = float(values[rows].mean())
+    if null_values is None:
+        return SetValue(value)
+    key_means = null_values[rows].mean(axis=0)  # the rows' value under each null key
     mean, std = float(key_means.mean()), float(key_means.std())
-    verdict = {f"{prefix}_null_mean": mean, f"{prefix}_null_std": std}
-    if std > 0:
-        verdict[f"{prefix}_z"] = (value - mean) / std
-    verdict[f"{prefix}_p_value"] = null_p_value(value, key_means)
-    return verdict
+    z = (value - mean) / std if std > 0 else None
+    return SetValue(value, mean, std, z, null_p_value(value, key_means))
 
 
 def owner_display_names(
@@ -307,22 +515,19 @@ def _per_owner(
     names: dict[int, str],
     sets: dict[str, np.ndarray],
     null_values: np.ndarray | None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, OwnerValue]:
     """Each owner's value (mean over its scored queries) and the standard deviation of its
     query values (with two or more), counts, set and verdict, by name."""
     details = {}
     for owner, name in names.items():
         mine = owners == owner
         scored = mine & ~np.isnan(values)
-        entry: dict[str, Any] = {"num_queries": int(mine.sum()), "num_scored_queries": int(scored.sum())}
-        if "forget" in sets:
-            entry["forget"] = bool(sets["forget"][mine][0])
-        if scored.any():
-            entry["value"] = float(values[scored].mean())
-            if scored.sum() > 1:
-                entry["std"] = float(values[scored].std(ddof=1))
-            if null_values is not None:
-                verdict = _verdict("owner", entry["value"], null_values[scored])
-                entry.update({k.removeprefix("owner_"): v for k, v in verdict.items()})
-        details[name] = entry
+        counts = {"num_queries": int(mine.sum()), "num_scored_queries": int(scored.sum())}
+        forget = bool(sets["forget"][mine][0]) if "forget" in sets else None
+        if not scored.any():
+            details[name] = OwnerValue(**counts, forget=forget)
+            continue
+        std = float(values[scored].std(ddof=1)) if scored.sum() > 1 else None
+        verdict = _set_value(values, null_values, scored)
+        details[name] = OwnerValue(**counts, forget=forget, std=std, **_present(verdict))
     return details

@@ -150,11 +150,14 @@ class Verifier:
         exclude_ids: Sequence[int] = (),
         seed: int = 0,
     ) -> NullReference:
-        """Like :meth:`null_reference` for already tokenised text."""
+        """Like :meth:`null_reference` for already tokenised text.
+
+        The one null computation: the metric's ``null_keys`` pools these token sums per query.
+        """
         check_positive_int(num_keys, "num_keys")
         keys = random_keys(num_keys, exclude=exclude_ids, seed=seed)
         sums, counts = self.token_sums(token_ids, np.broadcast_to(keys, (len(token_ids), num_keys)))
-        return NullReference(scores=scores_from_sums(sums, counts), keys=keys)
+        return NullReference(keys=keys, sums=sums, counts=counts)
 
     def token_sums(
         self, token_ids: Sequence[Sequence[int]], keys: np.ndarray
@@ -240,31 +243,25 @@ class Verifier:
             )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NullReference:
-    """Scores of texts under keys that are not their owners': what "no watermark" looks like.
+    """Texts under keys that are not their owners': what "no watermark" looks like.
 
     Attributes:
-        scores: ``(num_texts, num_keys)`` scores (NaN where a text has nothing to count).
         keys: the ``num_keys`` random keys (owned by nobody, so not secret).
+        sums: ``(num_texts, num_keys)`` sums of the watermark function over each text's
+            countable tokens under each key (pool them token-weighted, as the metric does).
+        counts: ``(num_texts,)`` countable tokens of each text.
     """
 
-    scores: np.ndarray
     keys: np.ndarray
-
-    def subset(self, mask: np.ndarray) -> NullReference:
-        """The null reference of the texts selected by ``mask`` (boolean or index array)."""
-        return NullReference(scores=self.scores[mask], keys=self.keys)
+    sums: np.ndarray
+    counts: np.ndarray
 
     @property
-    def per_text_mean(self) -> np.ndarray:
-        """Mean null score of each text over the keys."""
-        return _nan_reduce(np.nanmean, self.scores, axis=1)
-
-    @property
-    def per_text_std(self) -> np.ndarray:
-        """Spread (standard deviation over keys) of each text's null score."""
-        return _nan_reduce(np.nanstd, self.scores, axis=1)
+    def scores(self) -> np.ndarray:
+        """``(num_texts, num_keys)`` scores (NaN where a text has nothing to count)."""
+        return scores_from_sums(self.sums, self.counts)
 
     @property
     def key_means(self) -> np.ndarray:
