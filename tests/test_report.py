@@ -8,7 +8,7 @@ import math
 import pytest
 from tokenizer_builders import word_texts, word_tokenizer
 
-from waterdrum_hf import compute_waterdrum, report
+from waterdrum_hf import WaterDrumResult, compute_waterdrum, report
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +63,19 @@ def test_an_owner_without_scored_queries_gets_no_bar(models, tmp_path, monkeypat
     assert len(bars) == values == 11
     assert any(t.get_text() == "n/a" for t in ax.texts)
     assert {t.get_text() for t in ax.get_xticklabels()} == {"alice", "bob", "carol\n(forget)"}
+
+
+def test_typed_flat_and_saved_results_make_the_same_report(models, tmp_path):
+    """A report reads results as WaterDrumResult: typed ones, flat dicts and a report.json read
+    back (NaN saved as null) give the same files."""
+    typed = {name: WaterDrumResult.from_dict(m) for name, m in models.items()}
+    report.write_report({"models": typed}, tmp_path / "typed")
+    report.write_report({"models": models}, tmp_path / "flat")
+    saved = json.loads((tmp_path / "flat" / "report.json").read_text())
+    report.write_report(saved, tmp_path / "saved")
+    for name in ("report.json", "report.md", "per_owner.png"):
+        files = {(tmp_path / run / name).read_bytes() for run in ("typed", "flat", "saved")}
+        assert len(files) == 1, name
+    assert report.closest_to_retrained(typed) == report.closest_to_retrained(saved["models"])
+    with pytest.raises(ValueError, match=r"\['forget_pvalue'\] are not keys"):
+        report.write_report({"models": {"x": {**saved["models"]["kl"], "forget_pvalue": 0.1}}}, tmp_path)

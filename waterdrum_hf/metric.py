@@ -160,21 +160,25 @@ class WaterDrumResult:
                 names.append(f.name)
         return tuple(names)
 
+    def sets(self) -> dict[str, SetValue]:
+        """The sets that have a value, by name (``forget``, ``retain`` or ``overall``)."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.metadata["part"] == "set" and getattr(self, f.name) is not None
+        }
+
     def scalars(self) -> dict[str, float | int]:
         """The flat scalars: sets' values, the AUROC and counts, then the sets' null
         statistics. A value that was not computed is left out, never ``None``."""
-        flat: dict[str, float | int] = {}
-        sets = [f.name for f in fields(self) if f.metadata["part"] == "set" and getattr(self, f.name)]
+        sets = self.sets()
+        flat: dict[str, float | int] = {name: value.value for name, value in sets.items()}
         for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in sets:
-                flat[f.name] = value.value
             # A scalar at its default (None, or no missing forget id) is left out.
-            elif f.metadata["part"] == "scalar" and value != f.default:
-                flat[f.name] = value
-        for name in sets:
-            statistics = _present(getattr(self, name))
-            flat.update({f"{name}_{k}": v for k, v in statistics.items() if k != "value"})
+            if f.metadata["part"] == "scalar" and getattr(self, f.name) != f.default:
+                flat[f.name] = getattr(self, f.name)
+        for name, value in sets.items():
+            flat.update({f"{name}_{k}": v for k, v in _present(value).items() if k != "value"})
         return flat
 
     def to_dict(self) -> dict[str, Any]:

@@ -3,9 +3,13 @@
 Shared by ``waterdrum demo``, ``waterdrum score``, the monitoring example and the paper
 reproduction. A report is a dict::
 
-    {"models": {name: <compute_waterdrum(..., return_details=True) result>, ...},
+    {"models": {name: <waterdrum_result(..., return_details=True)>, ...},
      "curves": {method: [{"step": ..., "forget": ..., "retain": ...}, ...]},   # optional
      "timings": {stage: seconds}, "settings": {...}}
+
+A model's result may also be its flat dict (``compute_waterdrum``'s, or one read back from
+``report.json``): every function here takes either and reads a
+:class:`~waterdrum_hf.metric.WaterDrumResult`; ``report.json`` holds the flat dicts.
 
 Models named ``original`` and ``retrained`` are marked in the plots; owners appear by name
 only. Plots use matplotlib's object API (no pyplot state, no display needed).
@@ -21,6 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from waterdrum_hf.metric import WaterDrumResult
+
+Results = Mapping[str, WaterDrumResult | Mapping[str, Any]]
+"""Each model's result by model name, typed or as its flat dict."""
+
 Q_DEFINITION = (
     "q(g, key) is Waterfall's verification score of a generated text g under an owner's key: "
     "the mean, over the text's counted tokens, of Waterfall's function k_p at pi_j, the "
@@ -32,36 +41,46 @@ Q_DEFINITION = (
 SET_COLORS = {"forget": "tab:red", "retain": "tab:blue"}
 
 
+def typed(models: Results) -> dict[str, WaterDrumResult]:
+    """Each model's result as a :class:`WaterDrumResult` (flat dicts read with ``from_dict``)."""
+    return {
+        name: m if isinstance(m, WaterDrumResult) else WaterDrumResult.from_dict(m)
+        for name, m in models.items()
+    }
+
+
 def write_report(report: Mapping[str, Any], out_dir: str | Path, *, title: str = "WaterDrum report") -> list[Path]:
     """Write ``report.json``, ``report.md`` and the plots that apply; return their paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    models = report["models"]
+    models = typed(report["models"])
     written = [out / "report.json"]
-    written[0].write_text(json_text(report))
+    flat = {name: m.to_dict() for name, m in models.items()}
+    written[0].write_text(json_text({**report, "models": flat}))
     plots: dict[str, Path] = {}
-    if any("forget" in m and "retain" in m for m in models.values()):
+    if any(m.forget and m.retain for m in models.values()):
         plots["benchmark"] = plot_benchmark(models, out / "benchmark.png")
     if report.get("curves"):
         plots["curves"] = plot_curves(report["curves"], out / "curves.png")
-    if any(m.get("per_owner") for m in models.values()):
+    if any(m.per_owner for m in models.values()):
         plots["per_owner"] = plot_per_owner(models, out / "per_owner.png")
     roc_model = "retrained" if "retrained" in models else next(iter(models))
-    if "separability_auroc" in models[roc_model] and "query_values" in models[roc_model]:
+    if models[roc_model].separability_auroc is not None and models[roc_model].query_values:
         plots["roc"] = plot_roc(models[roc_model], out / "roc.png", label=roc_model)
-    (out / "report.md").write_text(markdown(report, plots, title=title))
+    (out / "report.md").write_text(markdown({**report, "models": models}, plots, title=title))
     return [*written, out / "report.md", *plots.values()]
 
 
-def closest_to_retrained(models: Mapping[str, Mapping[str, Any]]) -> tuple[str, float] | None:
+def closest_to_retrained(models: Results) -> tuple[str, float] | None:
     """The unlearned model whose (forget, retain) point is nearest the retrained model's."""
+    models = typed(models)
     target = models.get("retrained")
-    if not target or "forget" not in target or "retain" not in target:
+    if target is None or not (target.forget and target.retain):
         return None
     distances = {
-        name: math.hypot(m["forget"] - target["forget"], m["retain"] - target["retain"])
+        name: math.hypot(m.forget.value - target.forget.value, m.retain.value - target.retain.value)
         for name, m in models.items()
-        if name not in ("original", "retrained") and "forget" in m and "retain" in m
+        if name not in ("original", "retrained") and m.forget and m.retain
     }
     if not distances:
         return None
@@ -71,8 +90,12 @@ def closest_to_retrained(models: Mapping[str, Mapping[str, Any]]) -> tuple[str, 
 
 def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str) -> str:
     """The readable summary: what the numbers mean, the table, the verdicts, the plots."""
-    models = report["models"]
-    sets = [s for s in ("forget", "retain", "overall") if any(s in m for m in models.values())]
+    models = typed(report["models"])
+    values = {name: m.sets() for name, m in models.items()}
+    sets = [s for s in ("forget", "retain", "overall") if any(s in v for v in values.values())]
+    with_null = [
+        s for s in sets if any(s in v and v[s].null_mean is not None for v in values.values())
+    ]
     lines = [f"# {title}", "", Q_DEFINITION, ""]
     if "forget" in sets:
         lines += [
@@ -87,22 +110,22 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
     header = ["model", *sets]
     if "forget" in sets:
         header += ["AUROC"]
-    header += [f"{s} null (mean ± sd)" for s in sets if any(f"{s}_null_mean" in m for m in models.values())]
+    header += [f"{s} null (mean ± sd)" for s in with_null]
     header += ["queries", "samples scored / skipped"]
     lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for name, m in models.items():
-        row = [name, *(_number(m.get(s)) for s in sets)]
+        row = [name, *(f"{values[name][s].value:+.3f}" if s in values[name] else "–" for s in sets)]
         if "forget" in sets:
-            auroc = m.get("separability_auroc")
+            auroc = m.separability_auroc
             row.append("–" if auroc is None else f"{auroc:.3f}")
-        for s in sets:
-            if any(f"{s}_null_mean" in x for x in models.values()):
-                row.append(
-                    f"{m[f'{s}_null_mean']:+.3f} ± {m[f'{s}_null_std']:.3f}"
-                    if f"{s}_null_mean" in m
-                    else "–"
-                )
-        row += [str(m.get("num_queries", "–")), f"{m.get('num_scored', 0)} / {m.get('num_skipped', 0)}"]
+        for s in with_null:
+            value = values[name].get(s)
+            row.append(
+                f"{value.null_mean:+.3f} ± {value.null_std:.3f}"
+                if value is not None and value.null_mean is not None
+                else "–"
+            )
+        row += [str(m.num_queries), f"{m.num_scored} / {m.num_skipped}"]
         lines.append("| " + " | ".join(row) + " |")
     lines += [
         "",
@@ -137,45 +160,48 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
     return "\n".join(lines)
 
 
-def _verdicts(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def _verdicts(models: Mapping[str, WaterDrumResult]) -> list[str]:
     """One line per model: is the forget owners' watermark still there, at what error rate."""
     lines = []
     for name, m in models.items():
-        if "forget_p_value" in m:
-            still = m["forget_p_value"] <= 0.05
+        if m.forget is not None and m.forget.p_value is not None:
+            still = m.forget.p_value <= 0.05
+            z = math.nan if m.forget.z is None else m.forget.z
             lines.append(
                 f"- `{name}`: the forget owners' watermark is "
                 + ("**still detected**" if still else "not detected")
-                + f" (p = {m['forget_p_value']:.3f}, z = {m.get('forget_z', float('nan')):+.1f}; "
+                + f" (p = {m.forget.p_value:.3f}, z = {z:+.1f}; "
                 "p is the chance that a key owning nothing reads this high)."
             )
     return [*lines, ""] if lines else []
 
 
-def plot_benchmark(models: Mapping[str, Mapping[str, Any]], path: str | Path) -> Path:
+def plot_benchmark(models: Results, path: str | Path) -> Path:
     """Forget value (x) vs retain value (y) per model, original and retrained marked."""
     fig, ax = new_figure(6.0, 4.6)
     draw_benchmark(ax, models, "Unlearning benchmark")
     return save_figure(fig, path)
 
 
-def draw_benchmark(ax: Any, models: Mapping[str, Mapping[str, Any]], title: str) -> None:
+def draw_benchmark(ax: Any, models: Results, title: str) -> None:
     """The benchmark scatter on ``ax``: models, the forget null band and the ideal point."""
+    models = typed(models)
     for name, m in models.items():
-        if "forget" not in m or "retain" not in m:
+        if not (m.forget and m.retain):
             continue
         style = {"original": ("s", "black"), "retrained": ("*", "tab:green")}.get(name, ("o", None))
-        ax.scatter(m["forget"], m["retain"], marker=style[0], color=style[1], s=90 if name == "retrained" else 50, zorder=3)
-        ax.annotate(name, (m["forget"], m["retain"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
-    original = models.get("original", {})
+        point = (m.forget.value, m.retain.value)
+        ax.scatter(*point, marker=style[0], color=style[1], s=90 if name == "retrained" else 50, zorder=3)
+        ax.annotate(name, point, textcoords="offset points", xytext=(5, 4), fontsize=8)
+    original = models.get("original")
     reference = models.get("retrained", original)
-    if "forget_null_mean" in reference and "retain" in original:
-        ideal = (reference["forget_null_mean"], original["retain"])
+    null = reference.forget if reference is not None and reference.forget else None
+    if null is not None and null.null_mean is not None and original is not None and original.retain:
+        ideal = (null.null_mean, original.retain.value)
         ax.scatter(*ideal, marker="P", s=90, facecolors="none", edgecolors="tab:purple", zorder=2)
         ax.annotate("ideal", ideal, textcoords="offset points", xytext=(5, -10), fontsize=8, color="tab:purple")
         ax.axvspan(
-            reference["forget_null_mean"] - 2 * reference["forget_null_std"],
-            reference["forget_null_mean"] + 2 * reference["forget_null_std"],
+            null.null_mean - 2 * null.null_std, null.null_mean + 2 * null.null_std,
             color="grey", alpha=0.15, label="forget null ±2 sd",
         )
         ax.legend(loc="lower right", fontsize=8)
@@ -199,37 +225,37 @@ def plot_curves(curves: Mapping[str, Sequence[Mapping[str, float]]], path: str |
     return save_figure(fig, path)
 
 
-def plot_per_owner(models: Mapping[str, Mapping[str, Any]], path: str | Path) -> Path:
+def plot_per_owner(models: Results, path: str | Path) -> Path:
     """Grouped bars: each owner's value per model, standard errors, counts and null bands.
 
     An owner with no scored query gets "n/a" instead of a bar (never a 0, which would read as
     "forgotten").
     """
-    owners = list(dict.fromkeys(o for m in models.values() for o in m.get("per_owner", {})))
-    names = [n for n, m in models.items() if m.get("per_owner")]
-    width = 0.8 / max(len(names), 1)
-    fig, ax = new_figure(max(6.0, 1.1 * len(owners) * max(1, len(names) / 3) + 2.5), 4.4)
-    for i, name in enumerate(names):
-        entries = [models[name]["per_owner"].get(o, {}) for o in owners]
-        x = np.arange(len(owners)) + (i - (len(names) - 1) / 2) * width
+    per_owner = {name: m.per_owner for name, m in typed(models).items() if m.per_owner}
+    owners = list(dict.fromkeys(o for entries in per_owner.values() for o in entries))
+    width = 0.8 / max(len(per_owner), 1)
+    fig, ax = new_figure(max(6.0, 1.1 * len(owners) * max(1, len(per_owner) / 3) + 2.5), 4.4)
+    for i, (name, entries) in enumerate(per_owner.items()):
+        x = np.arange(len(owners)) + (i - (len(per_owner) - 1) / 2) * width
         label = name
-        for xi, entry in zip(x, entries, strict=True):
-            if "value" not in entry:
+        for xi, owner in zip(x, owners, strict=True):
+            entry = entries.get(owner)
+            if entry is None or entry.value is None:
                 ax.text(xi, 0, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
                 continue
-            n = entry["num_scored_queries"]
-            error = entry.get("std", 0.0) / math.sqrt(n)
-            ax.bar(xi, entry["value"], width, yerr=error, capsize=2, color=f"C{i}", label=label)
-            ax.text(xi, max(entry["value"], 0) + error + 0.02, f"n={n}", ha="center", fontsize=6)
+            n = entry.num_scored_queries
+            error = (entry.std or 0.0) / math.sqrt(n)
+            ax.bar(xi, entry.value, width, yerr=error, capsize=2, color=f"C{i}", label=label)
+            ax.text(xi, max(entry.value, 0) + error + 0.02, f"n={n}", ha="center", fontsize=6)
             label = None
     for j, owner in enumerate(owners):
-        nulls = [m["per_owner"][owner] for m in models.values() if "null_mean" in m.get("per_owner", {}).get(owner, {})]
+        nulls = [e[owner] for e in per_owner.values() if owner in e and e[owner].null_mean is not None]
         if nulls:
-            mean = float(np.mean([e["null_mean"] for e in nulls]))
-            spread = float(np.mean([e["null_std"] for e in nulls]))
+            mean = float(np.mean([e.null_mean for e in nulls]))
+            spread = float(np.mean([e.null_std for e in nulls]))
             ax.fill_between([j - 0.45, j + 0.45], mean - 2 * spread, mean + 2 * spread, color="grey", alpha=0.2, zorder=0,
                             label="null ±2 sd" if j == 0 else None)
-    forget = {o for m in models.values() for o, e in m.get("per_owner", {}).items() if e.get("forget")}
+    forget = {o for entries in per_owner.values() for o, e in entries.items() if e.forget}
     ax.set_xticks(np.arange(len(owners)))
     ax.set_xticklabels([f"{o}\n(forget)" if o in forget else o for o in owners], fontsize=8)
     ax.axhline(0, color="black", linewidth=0.5)
@@ -239,12 +265,13 @@ def plot_per_owner(models: Mapping[str, Mapping[str, Any]], path: str | Path) ->
     return save_figure(fig, path)
 
 
-def plot_roc(model: Mapping[str, Any], path: str | Path, *, label: str) -> Path:
+def plot_roc(model: WaterDrumResult | Mapping[str, Any], path: str | Path, *, label: str) -> Path:
     """ROC curve of per-query values, retain queries positive, forget queries negative."""
-    forget_owners = {o for o, e in model["per_owner"].items() if e.get("forget")}
-    positive = [o not in forget_owners for o in model["query_owners"]]
+    model = typed({label: model})[label]
+    forget_owners = {o for o, e in model.per_owner.items() if e.forget}
+    positive = [o not in forget_owners for o in model.query_owners]
     fig, ax = new_figure(4.4, 4.2)
-    draw_roc(ax, {f"{label} (AUROC {model['separability_auroc']:.3f})": model["query_values"]}, positive)
+    draw_roc(ax, {f"{label} (AUROC {model.separability_auroc:.3f})": model.query_values}, positive)
     ax.set_title("Separability (D1)")
     return save_figure(fig, path)
 
@@ -279,10 +306,6 @@ def save_figure(fig: Any, path: str | Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=120, bbox_inches="tight")
     return Path(path)
-
-
-def _number(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.3f}"
 
 
 def json_text(value: Any) -> str:
