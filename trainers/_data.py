@@ -6,15 +6,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
-from transformers import (
-    DataCollatorForLanguageModeling,
-    DataCollatorForSeq2Seq,
-    PreTrainedTokenizerBase,
-)
+from transformers import PreTrainedTokenizerBase
 
+from waterdrum_hf._torch_plumbing import causal_lm_batch
 from waterdrum_hf.data import IGNORE_INDEX, ForgetRetainCollator, ForgetRetainDataset
-
-_PLAIN_KEYS = ("input_ids", "attention_mask", "labels")
 
 
 def build_pairs(
@@ -79,14 +74,13 @@ class UnlearningCollator:
     Pairs become ``{"forget": batch, "retain": batch[, "alternative": batch]}``; a pair whose
     side has no labelled token left (its prompt fills ``max_length``) raises instead of adding a
     silent zero to the loss. Rows that are already tokenized (an ordinary causal-LM evaluation
-    set with ``input_ids`` and optionally ``labels``) are padded as ``transformers`` does, so
+    set with ``input_ids`` and optionally ``labels`` and ``attention_mask``) are right-padded
+    the same way, every real token labelled unless the rows bring labels, so
     ``Trainer.evaluate`` works on them too.
     """
 
     def __init__(self, tokenizer: PreTrainedTokenizerBase, **collator_kwargs: Any) -> None:
         self.pairs = ForgetRetainCollator(tokenizer, **collator_kwargs)
-        self._with_labels = DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
-        self._language_model = DataCollatorForLanguageModeling(tokenizer, mlm=False)
 
     def __call__(self, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         first = items[0]
@@ -96,9 +90,7 @@ class UnlearningCollator:
                 _check_labelled(side, tensors["labels"], self.pairs.max_length)
             return batch
         if "input_ids" in first:
-            rows = [{key: item[key] for key in _PLAIN_KEYS if key in item} for item in items]
-            collate = self._with_labels if "labels" in first else self._language_model
-            return collate(rows)
+            return causal_lm_batch(items, self.pairs.pad_id)
         raise TypeError(
             f"cannot collate rows with keys {sorted(first)}: training rows must be forget/retain "
             "pairs (ForgetRetainDataset) and evaluation rows pairs or tokenized (input_ids)"

@@ -1,13 +1,22 @@
-"""Stable ``datasets`` fingerprints for callables that hold a model (never its pickled weights)."""
+"""Stable digests: of settings (JSON), of models, tokenizers and keys, and the ``datasets``
+fingerprint of callables that hold a model (never its pickled weights)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from functools import lru_cache
 from typing import Any
 
 import torch
+
+
+def json_digest(payload: Any) -> str:
+    """SHA-256 (hex) of ``payload`` as JSON with sorted keys: the same for equal settings
+    whatever their dict order. Strict: a value JSON cannot hold raises ``TypeError`` rather
+    than being hashed by its ``str()`` (which may hold a memory address)."""
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 @lru_cache(maxsize=64)
@@ -54,7 +63,7 @@ def tokenizer_identity(tokenizer: Any) -> str:
         "special_tokens": {k: str(v) for k, v in tokenizer.special_tokens_map.items()},
         "chat_template": getattr(tokenizer, "chat_template", None),
     }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+    return json_digest(payload)
 
 
 def register_with_datasets_hasher(cls: type) -> None:
@@ -62,9 +71,28 @@ def register_with_datasets_hasher(cls: type) -> None:
 
     ``Dataset.map`` fingerprints its function by pickling it with ``datasets``' own pickler;
     pickling the model's weights would be slow and would not be stable. The reducer registered
-    here applies to that pickler only, so ordinary pickling (``num_proc > 1``) is unchanged.
+    here applies to that pickler only, so ordinary pickling (``num_proc > 1`` sends the function
+    to the workers) is unchanged.
+
+    Private hook, kept on purpose: ``datasets`` offers no public way to fingerprint an object
+    (``Hasher`` hashes its pickle; ``map(new_fingerprint=)`` is the caller's, and users call
+    ``dataset.map(WatermarkedDataset(...))`` themselves), and every public pickling hook
+    (``__reduce__``, ``copyreg``, ``dill.register``) would also change what the worker
+    processes receive. Should ``datasets.utils._dill.pklregister`` go, this warns and
+    ``datasets`` falls back to hashing the whole object (slow, and cache reuse may be lost);
+    ``tests/test_verify_dataset.py`` fails loudly then.
     """
-    from datasets.utils._dill import pklregister
+    try:
+        from datasets.utils._dill import pklregister
+    except ImportError:
+        warnings.warn(
+            f"datasets no longer has datasets.utils._dill.pklregister: {cls.__name__} is "
+            "fingerprinted by pickling it whole (model weights included), which is slow and may "
+            "not reuse the cache; please report this to waterdrum-hf.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return
 
     def save(pickler: Any, obj: Any) -> None:
         pickler.save_reduce(str, (f"{type(obj).__qualname__}:{obj.fingerprint}",), obj=obj)

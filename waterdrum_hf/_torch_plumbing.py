@@ -1,21 +1,29 @@
 """Private torch plumbing that generation, watermarking, trainers and experiments all share.
 
-Padding (left or right) and the pad-id fallback, the model's device, eval/no-grad with the
-caller's modes restored, seeding without touching the global RNG, and unwrapping a
-distributed model for generation: each is defined here once, and nothing else in the package
-pads, seeds or unwraps on its own. Not public API.
+Padding (left or right), the pad-id fallback and the right-padded causal-LM training batch
+(``IGNORE_INDEX`` on every untrained label), loading a causal LM onto the right device, the
+model's device, eval/no-grad with the caller's modes restored, seeding without touching the
+global RNG, torch's thread count for a block, and unwrapping a distributed model for
+generation: each is defined here once, and nothing else in the package pads, seeds, loads or
+unwraps on its own. Not public API (``IGNORE_INDEX`` is public through ``waterdrum_hf.data``).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
 from transformers import PreTrainedTokenizerBase
+
+IGNORE_INDEX = -100
+"""Label of a token that is not trained (prompt, padding): what ``torch``'s cross-entropy and
+``transformers``' causal-LM losses skip."""
 
 
 @contextmanager
@@ -46,9 +54,10 @@ def inference_mode(model: torch.nn.Module) -> Iterator[None]:
 def unwrapped_for_generation(model: Any, accelerator: Any | None) -> Iterator[Any]:
     """The model to call ``generate`` on: unwrapped from DDP/FSDP/DeepSpeed.
 
-    With an accelerator this is TRL's ``unwrap_model_for_generation`` (which gathers ZeRO-3
-    parameters and pauses gradient checkpointing; TRL versions that take them get the model's
-    own checkpointing settings back).
+    Generation runs in eval mode, where transformers skips gradient checkpointing, so the model
+    is unwrapped as it is and its checkpointing settings are left alone. Only a DeepSpeed
+    ZeRO-3 model goes through TRL's ``unwrap_model_for_generation`` (which gathers its
+    parameters on every process, and pauses checkpointing meanwhile).
     """
     if accelerator is None:
         from accelerate.utils import extract_model_from_parallel
@@ -61,28 +70,78 @@ def unwrapped_for_generation(model: Any, accelerator: Any | None) -> Iterator[An
             )
         yield unwrapped
         return
+    if not _is_zero3(model, accelerator):
+        yield accelerator.unwrap_model(model)
+        return
     from trl.models.utils import unwrap_model_for_generation
 
     kwargs = {}
     if "gradient_checkpointing_kwargs" in inspect.signature(unwrap_model_for_generation).parameters:
-        kwargs["gradient_checkpointing_kwargs"] = _checkpointing_kwargs(accelerator.unwrap_model(model))
+        kwargs["gradient_checkpointing_kwargs"] = _checkpointing_kwargs(
+            accelerator.unwrap_model(model)
+        )
     with unwrap_model_for_generation(model, accelerator, **kwargs) as unwrapped:
         yield unwrapped
 
 
-def _is_zero3(model: Any) -> bool:
-    """Whether ``model`` is a DeepSpeed engine partitioning its parameters (ZeRO stage 3)."""
+def _is_zero3(model: Any, accelerator: Any | None = None) -> bool:
+    """Whether ``model`` is a DeepSpeed engine partitioning its parameters (ZeRO stage 3), or
+    ``accelerator`` runs DeepSpeed ZeRO-3 (the model may have been unwrapped already)."""
     stage = getattr(model, "zero_optimization_stage", None)
-    return callable(stage) and stage() == 3
+    if callable(stage) and stage() == 3:
+        return True
+    plugin = getattr(getattr(accelerator, "state", None), "deepspeed_plugin", None)
+    return getattr(plugin, "zero_stage", None) == 3
 
 
 def _checkpointing_kwargs(model: Any) -> dict[str, Any] | None:
-    """The keyword arguments gradient checkpointing was enabled with, to re-enable it alike."""
+    """The keyword arguments gradient checkpointing was enabled with, so that TRL re-enables it
+    alike after a ZeRO-3 generation (``None``: not enabled, or not found).
+
+    Private hook, kept on purpose: transformers keeps these arguments only in the
+    ``functools.partial`` it stores as each checkpointed module's ``_gradient_checkpointing_func``
+    and exposes no public accessor (``is_activation_checkpointing`` says only whether it is on);
+    the caller here holds an accelerator, not the ``TrainingArguments`` they came from.
+    ``tests/test_trainers.py`` fails if transformers stops storing them there.
+    """
     for module in model.modules():
         function = getattr(module, "_gradient_checkpointing_func", None)
         if isinstance(function, functools.partial):
             return dict(function.keywords)
     return None
+
+
+@contextmanager
+def torch_threads(count: int | None) -> Iterator[None]:
+    """torch's intra-op thread count set to ``count`` for the block (``None``: unchanged),
+    and the caller's count back afterwards, also when the block raises.
+
+    Small models gain nothing from many threads, and on a busy machine they slow down many
+    times over; one thread also keeps a training run independent of the core count.
+    """
+    threads = torch.get_num_threads()
+    if count is not None:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def load_causal_lm(name_or_path: str | os.PathLike) -> Any:
+    """A causal LM from a local folder or a Hub id, on the GPU when there is one, in eval mode.
+
+    A folder holding a PEFT adapter (``adapter_config.json``) is loaded on its base model
+    (``peft``'s ``AutoPeftModelForCausalLM``); anything else with ``AutoModelForCausalLM``.
+    """
+    if (Path(name_or_path) / "adapter_config.json").is_file():
+        from peft import AutoPeftModelForCausalLM as loader
+    else:
+        from transformers import AutoModelForCausalLM as loader
+    model = loader.from_pretrained(name_or_path)
+    if torch.cuda.is_available():
+        model.to("cuda")
+    return model.eval()
 
 
 def model_device(model: torch.nn.Module) -> torch.device:
@@ -119,3 +178,32 @@ def pad_batch(
             input_ids[row, span] = torch.as_tensor(ids)
             attention_mask[row, span] = 1
     return input_ids.to(device), attention_mask.to(device)
+
+
+def causal_lm_batch(rows: Sequence[Mapping[str, Any]], pad_id: int) -> dict[str, torch.Tensor]:
+    """A right-padded causal-LM training batch (on the CPU, as a data collator returns it).
+
+    Each row holds ``input_ids``, optionally its ``labels`` (same length; default: the ids, so
+    every real token is trained) and optionally an ``attention_mask``, whose masked positions
+    (a row padded beforehand, on either side) are dropped first. Padding gets ``pad_id`` as
+    input and :data:`IGNORE_INDEX` as label, so it is never trained, whatever ``pad_id`` is.
+    """
+    ids, labels = [], []
+    for number, row in enumerate(rows):
+        row_ids = list(row["input_ids"])
+        row_labels = list(row.get("labels", row_ids))
+        if len(row_labels) != len(row_ids):
+            raise ValueError(
+                f"row {number} has {len(row_ids)} input_ids but {len(row_labels)} labels; give "
+                "one label per token"
+            )
+        mask = row.get("attention_mask")
+        if mask is not None and not all(mask):
+            kept = [i for i, on in enumerate(mask) if on]
+            row_ids, row_labels = [row_ids[i] for i in kept], [row_labels[i] for i in kept]
+        ids.append(row_ids)
+        labels.append(row_labels)
+    cpu = torch.device("cpu")
+    input_ids, attention_mask = pad_batch(ids, pad_id, cpu, side="right")
+    label_ids, _ = pad_batch(labels, IGNORE_INDEX, cpu, side="right")
+    return {"input_ids": input_ids, "attention_mask": attention_mask, "labels": label_ids}

@@ -12,8 +12,6 @@ column names and the package version, never a key: keys are only read from the d
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -22,18 +20,17 @@ import numpy as np
 import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 
-from waterdrum_hf._fingerprint import (
-    register_with_datasets_hasher,
-    tokenizer_identity,
-)
+from waterdrum_hf._fingerprint import json_digest, register_with_datasets_hasher, tokenizer_identity
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf._version import library_version
-from waterdrum_hf.keys import MAX_WATERMARK_ID, check_watermark_id
+from waterdrum_hf.keys import check_watermark_id
 from waterdrum_hf.verification import Verifier, scores_from_sums
 
 logger = logging.getLogger(__name__)
 
 SCORE_COLUMN = "watermark_score"
+"""Default name of a Waterfall score column: what :func:`verify_dataset` adds, and the
+self-check score that :class:`~waterdrum_hf.WatermarkedDataset` writes."""
 
 
 class DatasetScorer:
@@ -86,8 +83,7 @@ class DatasetScorer:
                 "n_gram": self.verifier.n_gram,
                 "columns": [self.text_column, self.id_column, self.score_column],
             }
-            digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode())
-            self._fingerprint = digest.hexdigest()
+            self._fingerprint = json_digest(payload)
         return self._fingerprint
 
     def __call__(self, batch: dict[str, list[Any]], indices: Sequence[int]) -> dict[str, Any]:
@@ -130,15 +126,7 @@ class DatasetScorer:
         return list(texts)
 
     def _keys(self, ids: Sequence[Any], indices: Sequence[int]) -> np.ndarray:
-        """The batch's ids as int64 (checked vectorised, else one by one: the first bad id
-        raises naming its row)."""
-        try:
-            keys = np.asarray(ids)
-        except (OverflowError, TypeError, ValueError):
-            keys = np.zeros(0, dtype=object)
-        in_range = keys.dtype.kind in "iu" and keys.shape == (len(indices),)
-        if in_range and (not len(keys) or 0 <= keys.min() <= keys.max() <= MAX_WATERMARK_ID):
-            return keys.astype(np.int64)
+        """The batch's ids as int64, each checked: the first bad id raises naming its row."""
         checked = [
             check_watermark_id(value, f"{self.id_column}[{row}]")
             for value, row in zip(ids, indices, strict=True)

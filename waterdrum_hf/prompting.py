@@ -64,22 +64,52 @@ def completion_queries(
     Special tokens are neither added nor kept, so the query is plain text ready for
     :func:`waterdrum_hf.generate`.
     """
+    queries, _ = completion_queries_and_continuations(
+        texts, tokenizer, prefix_tokens, max_fraction=max_fraction
+    )
+    return queries
+
+
+def completion_queries_and_continuations(
+    texts: Iterable[str],
+    tokenizer: PreTrainedTokenizerBase,
+    prefix_tokens: int = 50,
+    *,
+    max_fraction: float | None = None,
+    continuation_tokens: int = 0,
+) -> tuple[list[str], list[str]]:
+    """Each text's completion query (exactly :func:`completion_queries`) and the next
+    ``continuation_tokens`` tokens of the text after it, decoded alike.
+
+    The continuation is what a model that memorised the text would write next: the reference
+    of text-overlap baselines such as ROUGE-L. With ``continuation_tokens=0`` every
+    continuation is ``""``.
+    """
     texts = check_string_list(texts, "texts")
     check_positive_int(prefix_tokens, "prefix_tokens")
     if max_fraction is not None and not 0 < max_fraction <= 1:
         raise ValueError(f"max_fraction must be in (0, 1] or None, got {max_fraction!r}")
+    check_positive_int(continuation_tokens, "continuation_tokens", minimum=0)
     if not texts:
-        return []
+        return [], []
     ids = tokenizer(texts, add_special_tokens=False)["input_ids"]
     if max_fraction is not None:
-        lengths = [max(1, min(prefix_tokens, int(max_fraction * len(row)))) for row in ids]
+        cuts = [max(1, min(prefix_tokens, int(max_fraction * len(row)))) for row in ids]
     else:
-        lengths = [prefix_tokens] * len(ids)
-    return tokenizer.batch_decode(
-        [row[:length] for row, length in zip(ids, lengths, strict=True)],
-        skip_special_tokens=True,
-        clean_up_tokenization_spaces=False,
+        cuts = [prefix_tokens] * len(ids)
+
+    def decode(rows: list[list[int]]) -> list[str]:
+        return tokenizer.batch_decode(
+            rows, skip_special_tokens=True, clean_up_tokenization_spaces=False
+        )
+
+    queries = decode([row[:cut] for row, cut in zip(ids, cuts, strict=True)])
+    if not continuation_tokens:
+        return queries, [""] * len(queries)
+    continuations = decode(
+        [row[cut : cut + continuation_tokens] for row, cut in zip(ids, cuts, strict=True)]
     )
+    return queries, continuations
 
 
 def qa_queries(questions: Iterable[str], tokenizer: PreTrainedTokenizerBase) -> list[str]:

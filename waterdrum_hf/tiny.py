@@ -19,8 +19,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -28,7 +26,6 @@ from pathlib import Path
 
 import torch
 from transformers import (
-    AutoModelForCausalLM,
     AutoTokenizer,
     LlamaConfig,
     LlamaForCausalLM,
@@ -37,7 +34,9 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
+from waterdrum_hf._files import building_folder
 from waterdrum_hf._progress import progress_bar
+from waterdrum_hf._torch_plumbing import load_causal_lm, torch_threads
 from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
 VERSION = "1"
@@ -87,15 +86,13 @@ def load(
         show_progress: progress bar while training; ``None`` shows it on a terminal only.
 
     Returns:
-        The model in eval mode and its tokenizer, loaded with ``AutoModelForCausalLM`` /
-        ``AutoTokenizer`` from the cache folder.
+        The model in eval mode (on the GPU when there is one) and its tokenizer, loaded with
+        ``AutoModelForCausalLM`` / ``AutoTokenizer`` from the cache folder.
     """
     path = cache_path(cache_dir)
     if not path.is_dir():
         _build(path, _Recipe(), show_progress=show_progress)
-    model = AutoModelForCausalLM.from_pretrained(path)
-    model.eval()
-    return model, AutoTokenizer.from_pretrained(path)
+    return load_causal_lm(path), AutoTokenizer.from_pretrained(path)
 
 
 def cache_path(cache_dir: str | os.PathLike | None = None) -> Path:
@@ -126,23 +123,13 @@ def _corpus_texts() -> list[str]:
 
 def _build(path: Path, recipe: _Recipe, *, show_progress: bool | None) -> None:
     """Train and save the tokenizer and model into ``path``, atomically (temp dir + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-build-", dir=path.parent))
-    try:
+    with building_folder(path) as tmp:
         texts = _corpus_texts()
         tokenizer = _train_tokenizer(texts, recipe)
         with _deterministic(recipe):
             model = _train_model(tokenizer, texts, recipe, show_progress=show_progress)
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        tmp.chmod(0o755)  # mkdtemp's 0o700 would hide a shared cache from other users
-        try:
-            tmp.rename(path)
-        except OSError:
-            if not path.is_dir():  # otherwise a concurrent build finished first: keep it
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _train_tokenizer(texts: list[str], recipe: _Recipe) -> PreTrainedTokenizerFast:
@@ -246,14 +233,11 @@ def _packed_blocks(
 @contextmanager
 def _deterministic(recipe: _Recipe) -> Iterator[None]:
     """Seed torch, fix the thread count and use deterministic kernels; restore all after."""
-    threads = torch.get_num_threads()
     was_deterministic = torch.are_deterministic_algorithms_enabled()
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), torch_threads(recipe.threads):
         torch.manual_seed(recipe.seed)
-        torch.set_num_threads(recipe.threads)
         torch.use_deterministic_algorithms(True)
         try:
             yield
         finally:
             torch.use_deterministic_algorithms(was_deterministic)
-            torch.set_num_threads(threads)

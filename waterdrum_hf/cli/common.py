@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from waterdrum_hf.keys import MAX_WATERMARK_ID
+from waterdrum_hf.keys import check_watermark_id
 
 
 class CliError(Exception):
@@ -153,29 +153,20 @@ def load_tokenizer_option(name: str, what: str = "tokenizer") -> Any:
 
 
 def load_model(name: str) -> tuple[Any, Any]:
-    """A causal LM and its tokenizer from a local folder or a Hub id; a PEFT adapter folder
-    (``adapter_config.json``) is loaded on its base model."""
-    from transformers import AutoModelForCausalLM
+    """A causal LM and its tokenizer from a local folder or a Hub id, on the GPU when there is
+    one; a PEFT adapter folder (``adapter_config.json``) is loaded on its base model."""
+    from waterdrum_hf._torch_plumbing import load_causal_lm
 
     _check_location(name, "model")
     try:
-        if (Path(name) / "adapter_config.json").is_file():
-            from peft import AutoPeftModelForCausalLM
-
-            model = AutoPeftModelForCausalLM.from_pretrained(name)
-            base = model.peft_config[model.active_adapter].base_model_name_or_path
-            tokenizer_source = name if (Path(name) / "tokenizer_config.json").is_file() else base
-        else:
-            model = AutoModelForCausalLM.from_pretrained(name)
-            tokenizer_source = name
+        model = load_causal_lm(name)
     except (OSError, ValueError) as error:
         raise CliError(f"could not load the model {name!r}: {_first_line(error)}") from None
-    tokenizer = load_tokenizer_option(tokenizer_source, "model's tokenizer")
-    import torch
-
-    if torch.cuda.is_available():
-        model.to("cuda")
-    return model.eval(), tokenizer
+    tokenizer_source = name
+    folder = Path(name)
+    if (folder / "adapter_config.json").is_file() and not (folder / "tokenizer_config.json").is_file():
+        tokenizer_source = model.peft_config[model.active_adapter].base_model_name_or_path
+    return model, load_tokenizer_option(tokenizer_source, "model's tokenizer")
 
 
 def watermark_ids(values: Sequence[str] | None, file: str | None, what: str) -> list[int] | None:
@@ -196,13 +187,13 @@ def watermark_ids(values: Sequence[str] | None, file: str | None, what: str) -> 
 
 
 def watermark_id(value: str, what: str) -> int:
+    """One watermark id from text (an option, a line of an id file, a column's value); the
+    range is :func:`waterdrum_hf.keys.check_watermark_id`'s. Errors never show the value."""
     try:
         number = int(value)
     except ValueError:
-        raise CliError(f"{what} must be whole numbers in 0..2**32-1, got a non-integer") from None
-    if not 0 <= number <= MAX_WATERMARK_ID:
-        raise CliError(f"{what} must be in 0..2**32-1, got an id outside that range")
-    return number
+        raise CliError(f"{what} must be whole numbers (watermark ids), got a non-integer") from None
+    return check_watermark_id(number, what)
 
 
 def positive(minimum: int = 1) -> Any:

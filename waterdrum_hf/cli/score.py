@@ -109,15 +109,7 @@ def load_rows(args: argparse.Namespace) -> Any:
     require_columns(rows, [args.id_column], f"dataset {args.dataset!r} (pass --id-column)")
     if args.text_column not in rows.column_names:
         require_columns(rows, [args.question_column], f"dataset {args.dataset!r} (no {args.text_column!r} either)")
-    if args.max_rows_per_owner:
-        seen: dict[object, int] = {}
-        keep = []
-        for row, owner in enumerate(rows[args.id_column]):
-            seen[owner] = seen.get(owner, 0) + 1
-            if seen[owner] <= args.max_rows_per_owner:
-                keep.append(row)
-        rows = rows.select(keep)
-    return rows
+    return loaders.first_rows_per_owner(rows, args.max_rows_per_owner, id_column=args.id_column)
 
 
 def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> list[list[str]]:

@@ -3,7 +3,7 @@
 Every unlearning step needs one forget batch and one retain batch. :class:`ForgetRetainDataset`
 walks the *anchor* set once per epoch and gives each of its examples a partner from the other
 set; :class:`ForgetRetainCollator` tokenises both sides so that only trained tokens carry
-labels: prompts (QA questions) and padding are ``-100``.
+labels: prompts (QA questions) and padding are :data:`IGNORE_INDEX` (``-100``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
+from waterdrum_hf._torch_plumbing import IGNORE_INDEX, causal_lm_batch, pad_token_id
 from waterdrum_hf._validation import check_encodable
 from waterdrum_hf.prompting import has_chat_template, prompt_token_ids, qa_queries
-
-IGNORE_INDEX = -100
 
 
 class ForgetRetainDataset(torch.utils.data.Dataset):
@@ -127,11 +126,7 @@ class ForgetRetainCollator:
         self.question_column = question_column
         self.answer_column = answer_column
         self.max_length = max_length
-        self.pad_id = tokenizer.pad_token_id
-        if self.pad_id is None:
-            self.pad_id = tokenizer.eos_token_id
-        if self.pad_id is None:
-            raise ValueError("tokenizer has neither a pad token nor an EOS token; set one of them")
+        self.pad_id = pad_token_id(tokenizer)
 
     def __call__(self, items: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, torch.Tensor]]:
         batch = {
@@ -192,15 +187,8 @@ class ForgetRetainCollator:
         return ids if eos is None or ids[-1:] == [eos] else [*ids, eos]
 
     def _pad(self, encoded: list[tuple[list[int], list[int]]]) -> dict[str, torch.Tensor]:
-        width = max(len(ids) for ids, _ in encoded)
-        input_ids = torch.full((len(encoded), width), self.pad_id, dtype=torch.long)
-        labels = torch.full((len(encoded), width), IGNORE_INDEX, dtype=torch.long)
-        attention_mask = torch.zeros((len(encoded), width), dtype=torch.long)
-        for row, (ids, row_labels) in enumerate(encoded):
-            input_ids[row, : len(ids)] = torch.tensor(ids)
-            labels[row, : len(ids)] = torch.tensor(row_labels)
-            attention_mask[row, : len(ids)] = 1
-        return {"input_ids": input_ids, "attention_mask": attention_mask, "labels": labels}
+        rows = [{"input_ids": ids, "labels": labels} for ids, labels in encoded]
+        return causal_lm_batch(rows, self.pad_id)
 
 
 def _check_str(value: Any, column: str) -> None:

@@ -1,10 +1,47 @@
-"""Forget/retain views of a dataset with an owner column, and the paper's calibration sets."""
+"""Forget/retain views of a dataset with an owner column, and the paper's calibration sets.
+
+:func:`partition_by_owner` is the one forget/retain rule (for datasets, lists and query sets
+alike); :func:`first_rows_per_owner` the one way to take a small sample of every owner.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Hashable, Iterable
+from typing import TypeVar
 
 from datasets import Dataset, concatenate_datasets
+
+from waterdrum_hf._validation import check_positive_int
+
+T = TypeVar("T")
+
+
+def partition_by_owner(
+    items: Iterable[T], owners: Iterable[Hashable], forget_owners: Collection[Hashable]
+) -> tuple[list[T], list[T]]:
+    """Return ``(forget, retain)``: the items whose owner is in ``forget_owners``, and all the
+    others; ``owners`` holds each item's owner, and both sides keep the items' order."""
+    forget: list[T] = []
+    retain: list[T] = []
+    for item, owner in zip(items, owners, strict=True):
+        (forget if owner in forget_owners else retain).append(item)
+    return forget, retain
+
+
+def first_rows_per_owner(
+    dataset: Dataset, max_rows: int | None, *, id_column: str = "owner_id"
+) -> Dataset:
+    """The first ``max_rows`` rows of each owner, in the dataset's order (``None``: all rows)."""
+    if max_rows is None:
+        return dataset
+    check_positive_int(max_rows, "max_rows")
+    seen: dict[Hashable, int] = {}
+    kept = []
+    for row, owner in enumerate(dataset[id_column]):
+        seen[owner] = seen.get(owner, 0) + 1
+        if seen[owner] <= max_rows:
+            kept.append(row)
+    return dataset.select(kept)
 
 
 def split_by_owner(
@@ -35,9 +72,7 @@ def split_by_owner(
             f"{len(missing)} of {len(set(ids))} forget_ids own no row of the dataset "
             f"({len(set(owners))} owners present); check the ids and `id_column`."
         )
-    forget = set(ids)
-    forget_rows = [row for row, owner in enumerate(owners) if owner in forget]
-    retain_rows = [row for row, owner in enumerate(owners) if owner not in forget]
+    forget_rows, retain_rows = partition_by_owner(range(len(owners)), owners, set(ids))
     return dataset.select(forget_rows), dataset.select(retain_rows)
 
 

@@ -12,16 +12,15 @@ keys' slow one-way hashes (:func:`waterdrum_hf._fingerprint.key_digest`).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from waterdrum_hf._files import building_folder
+from waterdrum_hf._fingerprint import json_digest
 from waterdrum_hf._version import library_version
 
 T = TypeVar("T")
@@ -83,8 +82,7 @@ class StageCache:
             "settings": settings,
             "parents": [parent.digest for parent in parents],
         }
-        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode())  # strict: no str() guesses
-        digest = digest.hexdigest()[:16]
+        digest = json_digest(payload)[:16]
         return Stage(self.root / f"{name}-{digest}", digest)
 
     def build(self, stage: Stage, build: Callable[[Path], None]) -> bool:
@@ -97,16 +95,11 @@ class StageCache:
             if stage.path not in self._built:
                 self._reused[stage.path] = _build_seconds(stage.path)
             return False
-        self.root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{stage.path.name}-", dir=self.root))
-        try:
+        with building_folder(stage.path) as tmp:
             start = time.perf_counter()
             build(tmp)
             seconds = round(time.perf_counter() - start, 1)
             (tmp / BUILD_RECORD).write_text(json.dumps({"seconds": seconds}))
-            tmp.rename(stage.path)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
         self._built.add(stage.path)
         return True
 

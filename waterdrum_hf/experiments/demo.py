@@ -80,14 +80,10 @@ def run_demo(config: DemoConfig | None = None, *, log: Callable[[str], None] = p
     torch runs on one thread meanwhile (restored after): the tiny model's matrices are too
     small to gain from more, and on a busy machine extra threads slow it down many times over.
     """
-    import torch
+    from waterdrum_hf._torch_plumbing import torch_threads
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         return _Demo(config or DemoConfig(), log).run()
-    finally:
-        torch.set_num_threads(threads)
 
 
 class _Demo:
@@ -103,7 +99,7 @@ class _Demo:
 
     def run(self) -> dict[str, Any]:
         from waterdrum_hf import tiny
-        from waterdrum_hf.data import toy_corpus
+        from waterdrum_hf.data import partition_by_owner, toy_corpus
         from waterdrum_hf.experiments.pipeline import CachedPipeline
         from waterdrum_hf.keys import random_keys
         from waterdrum_hf.metric import compute_waterdrum
@@ -126,8 +122,7 @@ class _Demo:
                 "corpus", list(corpus["text"]), [keys[o] for o in owners], seed=config.seed,
                 no_repeat_ngram_size=3,
             )
-        forget = [t for t, o in zip(texts, owners, strict=True) if o in forget_owners]
-        retain = [t for t, o in zip(texts, owners, strict=True) if o not in forget_owners]
+        forget, retain = partition_by_owner(texts, owners, forget_owners)
         training = {"epochs": config.epochs, "batch_size": config.batch_size,
                     "learning_rate": config.learning_rate, "seed": config.seed}
         models = {}
@@ -182,15 +177,13 @@ class _Demo:
     def callback(self, queries, references, forget_owners, owners, names, tokenizer) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
         from waterdrum_hf.callbacks import WaterDrumCallback
+        from waterdrum_hf.data import partition_by_owner
 
         config = self.config
-        sets = {True: ([], []), False: ([], [])}
-        for query, key, owner in zip(queries, references, owners, strict=True):
-            side = sets[owner in forget_owners]
-            side[0].append(query)
-            side[1].append(key)
+        forget_queries, retain_queries = partition_by_owner(queries, owners, forget_owners)
+        forget_keys, retain_keys = partition_by_owner(references, owners, forget_owners)
         return WaterDrumCallback(
-            *sets[True], *sets[False], tokenizer, tokenizer=tokenizer, owner_names=names,
+            forget_queries, forget_keys, retain_queries, retain_keys, tokenizer, tokenizer=tokenizer, owner_names=names,
             eval_steps=max(1, config.unlearn_steps // config.curve_points), num_samples=1,
             max_new_tokens=min(48, config.max_new_tokens), max_queries_per_owner=3, seed=config.seed,
         )

@@ -47,6 +47,7 @@ class CachedPipeline:
         """``texts`` paraphrased under ``keys`` (one per text); returns texts and self-check q."""
         from datasets import Dataset
 
+        from waterdrum_hf.dataset_verification import SCORE_COLUMN
         from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
         watermarker = WatermarkedDataset(
@@ -62,7 +63,7 @@ class CachedPipeline:
             rows = Dataset.from_dict({"text": list(texts), "key": [int(k) for k in keys]})
             with _datasets_progress(progress_enabled(self.show_progress)):
                 out = rows.map(watermarker, batched=True, batch_size=64, load_from_cache_file=False)
-            return {"text": list(out["text"]), "score": list(out["watermark_score"])}
+            return {"text": list(out["text"]), "score": list(out[SCORE_COLUMN])}
 
         data = self.cached(stage, compute)
         return data["text"], data["score"]
@@ -162,11 +163,10 @@ class CachedPipeline:
         return self.base
 
     def load(self, stage: Stage) -> Any:
-        """The model saved by a model stage, in eval mode."""
-        from transformers import AutoModelForCausalLM
+        """The model saved by a model stage, in eval mode (on the GPU when there is one)."""
+        from waterdrum_hf._torch_plumbing import load_causal_lm
 
-        model = AutoModelForCausalLM.from_pretrained(stage.path).eval()
-        return model.to("cuda") if _has_gpu() else model
+        return load_causal_lm(stage.path)
 
 
 def finetune(
@@ -188,7 +188,7 @@ def finetune(
     from datasets import Dataset
     from transformers import Trainer, TrainingArguments
 
-    from waterdrum_hf._torch_plumbing import pad_token_id
+    from waterdrum_hf._torch_plumbing import causal_lm_batch, pad_token_id
     from waterdrum_hf.prompting import prompt_token_ids
 
     if tokenizer.eos_token_id is None:
@@ -213,7 +213,7 @@ def finetune(
         model=model,
         args=args,
         train_dataset=dataset,
-        data_collator=functools.partial(_language_modelling_batch, pad_id=pad_token_id(tokenizer)),
+        data_collator=functools.partial(causal_lm_batch, pad_id=pad_token_id(tokenizer)),
     )
     trainer.train()
     shutil.rmtree(args.output_dir, ignore_errors=True)
@@ -256,22 +256,6 @@ def unlearn(
     trainer.train()
     shutil.rmtree(args.output_dir, ignore_errors=True)
     return trainer.model.eval()
-
-
-def _language_modelling_batch(features: list[dict[str, Any]], *, pad_id: int) -> dict[str, Any]:
-    """Right-padded causal-LM batch whose labels are every real token (padding is ``-100``)."""
-    import torch
-
-    from waterdrum_hf._torch_plumbing import pad_batch
-
-    input_ids, attention_mask = pad_batch(
-        [f["input_ids"] for f in features], pad_id, torch.device("cpu"), side="right"
-    )
-    return {
-        "input_ids": input_ids,
-        "attention_mask": attention_mask,
-        "labels": input_ids.masked_fill(attention_mask == 0, -100),
-    }
 
 
 def _has_gpu() -> bool:

@@ -14,8 +14,6 @@ bundled group-beam-search ``custom_generate`` that rejects sampling, and lets th
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 from typing import Any
@@ -24,6 +22,7 @@ import numpy as np
 import torch
 
 from waterdrum_hf._fingerprint import (
+    json_digest,
     key_digest,
     module_identity,
     register_with_datasets_hasher,
@@ -32,6 +31,7 @@ from waterdrum_hf._fingerprint import (
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._torch_plumbing import inference_mode
 from waterdrum_hf._version import library_version
+from waterdrum_hf.dataset_verification import SCORE_COLUMN
 from waterdrum_hf.keys import check_watermark_id
 from waterdrum_hf.schemes.waterfall.function import watermark_function_terms
 from waterdrum_hf.verification import Verifier
@@ -40,7 +40,6 @@ from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
 
 logger = logging.getLogger(__name__)
 
-SCORE_COLUMN = "watermark_score"
 STS_COLUMN = "watermark_sts"
 
 
@@ -159,7 +158,7 @@ class WatermarkedDataset:
             "key": None if self.id is None else key_digest(self.id),
             **self._identity,
         }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        return json_digest(payload)
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         """Watermark one batch of rows (``dataset.map(..., batched=True)`` calls this)."""

@@ -24,17 +24,11 @@ def run_reproduction(
     """Run every experiment, write ``results.json``, ``results.md`` and the plots into
     ``config.output_dir``; return the results. torch runs on one thread meanwhile (the small
     model gains nothing from more; restored after)."""
-    import torch
-
+    from waterdrum_hf._torch_plumbing import torch_threads
     from waterdrum_hf.experiments.reproduction.experiment import Reproduction
     from waterdrum_hf.experiments.reproduction.results import write_results
 
-    threads = torch.get_num_threads()
-    if config.model is None:
-        torch.set_num_threads(1)
-    try:
+    with torch_threads(1 if config.model is None else None):
         results = Reproduction(config, log).run()
-    finally:
-        torch.set_num_threads(threads)
     write_results(results, config.output_dir, command=command)
     return results

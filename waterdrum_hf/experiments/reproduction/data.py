@@ -59,7 +59,7 @@ class SettingData:
 
 def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> list[SettingData]:
     """The built-in corpus watermarked by the pipeline's model, in every configured setting."""
-    from waterdrum_hf.data import toy_corpus
+    from waterdrum_hf.data import partition_by_owner, toy_corpus
 
     corpus = toy_corpus(
         config.owners, max_passages_per_owner=config.passages_per_owner + config.holdout_per_owner
@@ -68,17 +68,18 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
     for text, owner in zip(corpus["text"], corpus["owner_id"], strict=True):
         originals.setdefault(owner, []).append(text)
     forget_owners = range(config.owners - config.forget, config.owners)
-    retain_owners = range(config.owners - config.forget)
     training = [(t, o) for o in range(config.owners) for t in originals[o][: config.passages_per_owner]]
     held = [(t, o) for o in forget_owners for t in originals[o][config.passages_per_owner:][: config.holdout_per_owner]]
     watermark = functools.partial(_watermark, config, pipeline)
     texts = watermark("corpus", [t for t, _ in training], [keys[o] for _, o in training])
     holdout = watermark("holdout", [t for t, _ in held], [keys[o] for _, o in held])
-    owned = list(zip(texts, [o for _, o in training], strict=True))
-    forget = [(t, keys[o]) for t, o in owned if o in forget_owners]
-    retain = [(t, keys[o]) for t, o in owned if o in retain_owners]
-    forget_originals = [t for t, o in training if o in forget_owners]
-    next_keys = [keys[_next_retain_owner(o, config)] for _, o in training if o in forget_owners]
+    owners = [o for _, o in training]
+    forget, retain = partition_by_owner(
+        [(t, keys[o]) for t, o in zip(texts, owners, strict=True)], owners, forget_owners
+    )
+    forget_training, _ = partition_by_owner(training, owners, forget_owners)
+    forget_originals = [t for t, _ in forget_training]
+    next_keys = [keys[_next_retain_owner(o, config)] for _, o in forget_training]
     duplicates = {}
     if "exact_duplicate" in config.settings:
         duplicates["exact_duplicate"] = watermark("exact-duplicate", forget_originals, next_keys)
@@ -99,10 +100,12 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
 
 def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]:
     """WaterDrum-Ax (``config.dataset_config``) in every configured setting."""
-    from waterdrum_hf.data import load_waterdrum_ax
+    from waterdrum_hf.data import first_rows_per_owner, load_waterdrum_ax
 
     def rows(name: str, split: str) -> list[tuple[str, int]]:
-        data = _subsample(load_waterdrum_ax(name, split=split, **_path(config)), config)
+        data = first_rows_per_owner(
+            load_waterdrum_ax(name, split=split, **_path(config)), config.max_rows_per_owner
+        )
         return list(zip(data["text"], data["owner_id"], strict=True))
 
     forget = rows(config.dataset_config, "forget")
@@ -124,11 +127,14 @@ def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]
 def tofu_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]:
     """WaterDrum-TOFU (``config.dataset_config``; duplicates exist in ``forget_10`` only) in
     every configured setting. It has no held-out set: MIA is left out."""
-    from waterdrum_hf.data import load_waterdrum_tofu
+    from waterdrum_hf.data import first_rows_per_owner, load_waterdrum_tofu
     from waterdrum_hf.prompting import qa_queries
 
     def rows(split: str) -> list[tuple[str, str, int]]:
-        data = _subsample(load_waterdrum_tofu(config.dataset_config, split=split, **_path(config)), config)
+        data = first_rows_per_owner(
+            load_waterdrum_tofu(config.dataset_config, split=split, **_path(config)),
+            config.max_rows_per_owner,
+        )
         answers = data["answer"] if "answer" in data.column_names else data["answer_split"]
         prompts = qa_queries(list(data["question"]), tokenizer)
         return list(zip(prompts, answers, data["owner_id"], strict=True))
@@ -162,14 +168,14 @@ def text_setting(
     duplicates: int = 0,
 ) -> SettingData:
     """A setting of plain texts: each queried with its first ``prefix_tokens`` tokens (at most
-    half of it), ROUGE-L referenced by its next ``rouge_new_tokens`` tokens. The last
-    ``duplicates`` retain texts duplicate the forget set."""
-    queries, references = [], []
-    for text, _ in forget + retain:
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-        cut = max(1, min(config.prefix_tokens, len(ids) // 2))
-        queries.append(tokenizer.decode(ids[:cut], skip_special_tokens=True))
-        references.append(tokenizer.decode(ids[cut : cut + config.rouge_new_tokens], skip_special_tokens=True))
+    half of it, as the demo queries), ROUGE-L referenced by its next ``rouge_new_tokens``
+    tokens. The last ``duplicates`` retain texts duplicate the forget set."""
+    from waterdrum_hf.prompting import completion_queries_and_continuations
+
+    queries, references = completion_queries_and_continuations(
+        [t for t, _ in forget + retain], tokenizer, config.prefix_tokens, max_fraction=0.5,
+        continuation_tokens=config.rouge_new_tokens,
+    )
     return SettingData(
         name, [t for t, _ in forget], [k for _, k in forget], [t for t, _ in retain],
         [k for _, k in retain], holdout, queries, references, duplicates,
@@ -199,18 +205,6 @@ def _check_duplicate_owners(forget_keys: list[int], duplicate_keys: list[int], c
 
 def _path(config: ReproductionConfig) -> dict[str, str]:
     return {"path": config.dataset_path} if config.dataset_path else {}
-
-
-def _subsample(data: Any, config: ReproductionConfig) -> Any:
-    """The first ``max_rows_per_owner`` rows of each owner (all without a limit)."""
-    if config.max_rows_per_owner is None:
-        return data
-    kept, counts = [], {}
-    for row, owner in enumerate(data["owner_id"]):
-        if counts.get(owner, 0) < config.max_rows_per_owner:
-            kept.append(row)
-            counts[owner] = counts.get(owner, 0) + 1
-    return data.select(kept)
 
 
 def _watermark(config: ReproductionConfig, pipeline: Any, name: str, texts: list[str], keys: list[int]) -> list[str]:

@@ -103,12 +103,11 @@ class Reproduction:
         if config.model is None:
             model, tokenizer = tiny.load(show_progress=config.show_progress)
         else:
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers import AutoTokenizer
 
-            model = AutoModelForCausalLM.from_pretrained(config.model)
-            if torch.cuda.is_available():
-                model.to("cuda")
+            from waterdrum_hf._torch_plumbing import load_causal_lm
+
+            model = load_causal_lm(config.model)
             tokenizer = AutoTokenizer.from_pretrained(config.model)
         if config.watermark_tokenizer is None:
             return model, tokenizer, tokenizer
