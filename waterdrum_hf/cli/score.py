@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from waterdrum_hf.metric import compute_waterdrum, owner_display_names
+    from waterdrum_hf.metric import owner_display_names, waterdrum_result
     from waterdrum_hf.report import write_report
 
     if not args.model and not args.generations:
@@ -76,19 +77,23 @@ def run(args: argparse.Namespace) -> int:
         with open(out / "generations.jsonl", "w") as handle:  # saved before scoring can fail
             for owner, samples in zip(owners, completions, strict=True):
                 handle.write(json.dumps({"owner": names[owner], "samples": samples}) + "\n")
-    result = compute_waterdrum(
+    result = waterdrum_result(
         completions, owners, watermark_tokenizer, forget_ids=forget_ids,
         null_keys=args.null_keys, null_seed=args.seed, return_details=True,
     )
-    result.pop("scores")
+    result = replace(result, scores=None)  # per-sample scores stay out of the report
     settings = {
         k: v for k, v in vars(args).items()
         if isinstance(v, (str, int, float, bool, type(None))) and "forget_ids" not in k
     }
     write_report({"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report")
-    for name in ("forget", "retain", "overall", "separability_auroc", "forget_p_value", "num_skipped"):
-        if name in result:
-            print(f"{name}: {result[name]:.4f}" if isinstance(result[name], float) else f"{name}: {result[name]}")
+    for name, value in result.sets().items():
+        print(f"{name}: {value.value:.4f}")
+    if result.separability_auroc is not None:
+        print(f"separability_auroc: {result.separability_auroc:.4f}")
+    if result.forget is not None and result.forget.p_value is not None:
+        print(f"forget_p_value: {result.forget.p_value:.4f}")
+    print(f"num_skipped: {result.num_skipped}")
     print(f"Report: {out / 'report.md'}")
     return 0
 

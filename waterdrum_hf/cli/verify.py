@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from waterdrum_hf.cli.common import (
     CliError,
@@ -14,6 +14,9 @@ from waterdrum_hf.cli.common import (
     watermark_id,
     watermark_ids,
 )
+
+if TYPE_CHECKING:
+    from waterdrum_hf.metric import WaterDrumResult
 
 DESCRIPTION = (
     "Score texts (JSON Lines, JSON, CSV, Parquet, or plain text with one text per line) for "
@@ -44,7 +47,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from waterdrum_hf.metric import compute_waterdrum
+    from waterdrum_hf.metric import waterdrum_result
 
     data = read_table(args.file)
     require_columns(data, [args.text_column], args.file)
@@ -61,19 +64,19 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         raise CliError(f"{bad} rows of column {args.text_column!r} are not text")
     tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
-    result = compute_waterdrum(
+    result = waterdrum_result(
         texts, ids, tokenizer,
         forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
         k_p=args.k_p, n_gram=args.n_gram, vocab_size=args.vocab_size, null_keys=args.null_keys,
         return_details=True,
     )
-    print_scores(result["scores"], args.max_rows)
+    print_scores(list(result.scores), args.max_rows)
     print_summary(result)
     if args.output:
         from waterdrum_hf.report import json_text
 
         with open(args.output, "w") as handle:
-            handle.write(json_text(result))  # unscored texts: null, not NaN
+            handle.write(json_text(result.to_dict()))  # unscored texts: null, not NaN
         print(f"Full result: {args.output}")
     return 0
 
@@ -86,18 +89,15 @@ def print_scores(scores: list[float], limit: int) -> None:
         print(f"   ... {len(scores) - limit} more rows (all in --output)")
 
 
-def print_summary(result: dict[str, Any]) -> None:
+def print_summary(result: WaterDrumResult) -> None:
     """The flat scalars, 4 decimals, with a plain-words verdict per set."""
     print()
-    for name, value in result.items():
-        if isinstance(value, float):
-            print(f"{name}: {value:.4f}")
-        elif isinstance(value, int) and not isinstance(value, bool):
-            print(f"{name}: {value}")
-    for prefix in ("overall", "forget", "retain"):
-        if f"{prefix}_p_value" in result:
-            found = result[f"{prefix}_p_value"] <= 0.05
+    for name, value in result.scalars().items():
+        print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}")
+    for name, value in result.sets().items():
+        if value.p_value is not None:
+            found = value.p_value <= 0.05
             print(
-                f"{prefix}: watermark {'detected' if found else 'not detected'} at the 5 % level "
-                f"(p = {result[f'{prefix}_p_value']:.4f})"
+                f"{name}: watermark {'detected' if found else 'not detected'} at the 5 % level "
+                f"(p = {value.p_value:.4f})"
             )
