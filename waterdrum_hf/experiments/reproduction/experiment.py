@@ -141,7 +141,7 @@ class Reproduction:
         model; per query, forget queries first. ``dilution``: the model owner's own logits
         processor, applied while sampling."""
         from waterdrum_hf.experiments.baselines import mia_value, min_k_percent_prob, rouge_l_recall
-        from waterdrum_hf.metric import compute_waterdrum
+        from waterdrum_hf.metric import waterdrum_result
 
         config = self.config
         queries, references = data.queries, data.references
@@ -154,16 +154,16 @@ class Reproduction:
             max_new_tokens=config.max_new_tokens, seed=seed, logits_processor=[dilution] if dilution else None,
             processor_settings=processor_settings,
         )
-        result = compute_waterdrum(
+        result = waterdrum_result(
             completions, keys, self.watermark_tokenizer, forget_ids=sorted(set(data.forget_keys)),
             null_keys=config.null_keys, null_seed=seed, return_details=True,
         )
-        values = np.array(result["query_values"], dtype=float)
+        values = np.array(result.query_values, dtype=float)
         measured = {
             "waterdrum": values,
-            "waterdrum_null_corrected": values - np.array(result["query_null_means"], dtype=float),
+            "waterdrum_null_corrected": values - np.array(result.query_null_means, dtype=float),
             "is_forget": np.arange(len(keys)) < len(data.forget),
-            "summary": {k: v for k, v in result.items() if isinstance(v, (int, float))},
+            "summary": result.scalars(),
             "completions": completions,
         }
         if not baselines:
@@ -200,7 +200,7 @@ class Reproduction:
         """(a) a decoy model answering the most forget-like queries with unwatermarked text;
         (b) the model owner's own Waterfall watermark diluting the owners' watermarks."""
         from waterdrum_hf.keys import random_keys
-        from waterdrum_hf.metric import compute_waterdrum
+        from waterdrum_hf.metric import waterdrum_result
         from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
 
         config = self.config
@@ -212,9 +212,9 @@ class Reproduction:
             f"{data.name}-base", self.pipeline.base_stage(), forget_queries,
             num_samples=config.num_samples, max_new_tokens=config.max_new_tokens, seed=seed,
         )
-        replacement = np.array(compute_waterdrum(
+        replacement = np.array(waterdrum_result(
             base, data.forget_keys, self.watermark_tokenizer, return_details=True
-        )["query_values"], dtype=float)
+        ).query_values, dtype=float)
         similarity = [
             max(bag_of_words_cosine(" ".join(samples), text) for text in data.forget)
             for samples in original["completions"][: len(data.forget)]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.report import draw_benchmark, draw_roc, json_text, new_figure, save_figure
+from waterdrum_hf.report import draw_benchmark, draw_roc, json_text, new_figure, save_figure, typed
 
 LABELS = {
     "waterdrum": "WaterDrum",
@@ -199,9 +199,10 @@ def _duplicate_table(similarity: Mapping[str, Mapping[str, float]]) -> list[str]
 def _benchmark_table(benchmark: Mapping[str, Mapping[str, Any]]) -> list[str]:
     rows = ["| setting | model | forget | retain | forget p-value |", "| --- | --- | --- | --- | --- |"]
     for setting, models in benchmark.items():
-        for name, m in models.items():
-            p = f"{m['forget_p_value']:.3f}" if "forget_p_value" in m else "–"
-            rows.append(f"| {setting} | {name} | {m.get('forget', math.nan):+.3f} | {m.get('retain', math.nan):+.3f} | {p} |")
+        for name, m in typed(models).items():
+            forget, retain = (m.forget.value if m.forget else math.nan), (m.retain.value if m.retain else math.nan)
+            p = f"{m.forget.p_value:.3f}" if m.forget and m.forget.p_value is not None else "–"
+            rows.append(f"| {setting} | {name} | {forget:+.3f} | {retain:+.3f} | {p} |")
     return rows
 
 
