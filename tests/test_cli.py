@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
+from unittest import mock
 
 import pytest
 from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import compute_waterdrum
 from waterdrum_hf.cli import main
+from waterdrum_hf.experiments.demo import DemoConfig
+from waterdrum_hf.experiments.reproduction import ReproductionConfig
+from waterdrum_hf.watermarking.config import WatermarkingConfig
 
 KEYS = [3_000_000_017, 3_999_999_929]  # distinctive, so a leak would show in the output
 
@@ -119,6 +124,146 @@ def test_verify_a_plain_text_file_with_one_id(scored_file, capsys):
     assert code == 0 and f"overall: {expected['overall']:.4f}" in out and "num_queries: 3" in out
 
 
+CONFIGS = {"demo": DemoConfig, "reproduce": ReproductionConfig, "watermark": WatermarkingConfig}
+
+
+@pytest.mark.parametrize("command", sorted(CONFIGS))
+def test_every_config_field_is_a_flag_with_its_help(command, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "1000")  # one line per option: a help is found whole
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0
+    for spec in dataclasses.fields(CONFIGS[command]):
+        flag = "--" + spec.name.replace("_", "-")
+        assert f" {flag} " in out or f" {flag}, " in out, flag
+        assert spec.metadata["help"] in out, spec.name
+
+
+def test_help_shows_the_defaults_and_the_quick_ones(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "1000")
+    helps = {}
+    for command in ("demo", "reproduce", "watermark"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        helps[command] = capsys.readouterr().out
+    assert "Data owners (each a set of documentation topics); at least 2. (default: 6; 4 with --quick)" in helps["demo"]
+    assert "(default: kl,scrub,graddiff,npo,taskvector)" in helps["demo"]
+    assert "--seeds N " in helps["reproduce"] and "(default: 3; 1 with --quick)" in helps["reproduce"]
+    assert "Min-k% Prob. (default: 0.4)" in helps["reproduce"]  # a % in a help is no format error
+    assert "--dataset {toy,waterdrum-ax,waterdrum-tofu}" in helps["reproduce"]
+    assert "--no-stop-at-double-newline" in helps["watermark"] and "(default: 'owner_id')" in helps["watermark"]
+
+
+def test_a_config_field_without_help_is_refused():
+    from waterdrum_hf.cli.common import config_parser
+
+    @dataclasses.dataclass
+    class Settings:
+        steps: int = 1
+
+    with pytest.raises(TypeError, match="Settings.steps has no help"):
+        config_parser(Settings)
+
+
+class Captured(Exception):
+    """Stops a command where it hands its config on, carrying the config."""
+
+
+def captured_config(command, argv, monkeypatch, tmp_path):
+    """The config ``waterdrum COMMAND ARGV`` builds, taken where the command hands it on."""
+    import waterdrum_hf.experiments.demo as demo
+    import waterdrum_hf.experiments.reproduction as reproduction
+    import waterdrum_hf.watermarking.dataset as watermarking
+    from waterdrum_hf import trainers
+    from waterdrum_hf.cli import unlearn, watermark
+
+    def capture(config, *args, **kwargs):
+        raise Captured(config)
+
+    monkeypatch.setattr(demo, "run_demo", capture)
+    monkeypatch.setattr(reproduction, "run_reproduction", capture)
+    monkeypatch.setattr(watermark, "load_model", lambda name: (None, None))
+    monkeypatch.setattr(watermarking, "WatermarkedDataset", lambda model, tokenizer, config, id: capture(config))
+    monkeypatch.setattr(unlearn, "load_model", lambda name: (mock.MagicMock(), None))
+    monkeypatch.setattr(unlearn, "split", lambda args: (None, None))
+    config_class = trainers.get("kl")[1]
+    monkeypatch.setattr(trainers, "get", lambda name: (lambda **kwargs: capture(kwargs["args"]), config_class))
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"text": "a text", "body": "a text", "who": 1}) + "\n")
+    with pytest.raises(Captured) as captured:
+        main([command, *[str(a).format(rows=rows) for a in argv]])
+    return captured.value.args[0]
+
+
+WATERMARK_IO = ["--model", "m", "--in", "{rows}", "--out", "w.jsonl"]
+UNLEARN_METHOD_FLAGS = ["--output_dir", "u", "--max_steps", "2", "--per_device_train_batch_size", "2",
+                        "--use_cpu", "true", "--report_to", "none", "--save_strategy", "no"]
+
+
+@pytest.mark.parametrize(
+    ("command", "argv", "expected"),
+    [
+        # The flags of each command before its options came from its config, and what they set.
+        ("demo", [], lambda: DemoConfig()),
+        ("demo", ["--out", "r", "--owners", "5", "--forget", "2", "--passages-per-owner", "3",
+                  "--methods", "kl,npo", "--seed", "7", "--no-progress"],
+         lambda: DemoConfig(output_dir="r", owners=5, forget=2, passages_per_owner=3, methods=("kl", "npo"),
+                            seed=7, show_progress=False)),
+        ("demo", ["--quick", "--out", "r"], lambda: DemoConfig.quick(output_dir="r")),
+        ("demo", ["--quick", "--owners", "6"], lambda: DemoConfig.quick(owners=6)),  # a given default beats quick's
+        ("reproduce", [], lambda: ReproductionConfig()),
+        ("reproduce", ["--out", "r", "--seeds", "2", "--fractions", "0,0.25,1", "--settings", "no_duplicate, exact_duplicate",
+                       "--methods", "kl,npo", "--dataset", "waterdrum-ax", "--dataset-config", "forget_05",
+                       "--dataset-path", "p", "--max-rows-per-owner", "3", "--model", "m",
+                       "--watermark-tokenizer", "t", "--no-progress"],
+         lambda: ReproductionConfig(output_dir="r", seeds=(0, 1), fractions=(0.0, 0.25, 1.0),
+                                    settings=("no_duplicate", "exact_duplicate"), methods=("kl", "npo"),
+                                    dataset="waterdrum-ax", dataset_config="forget_05", dataset_path="p",
+                                    max_rows_per_owner=3, model="m", watermark_tokenizer="t", show_progress=False)),
+        ("reproduce", ["--quick", "--watermarking", "substitution"],
+         lambda: ReproductionConfig.quick(watermarking="substitution")),
+        ("watermark", [*WATERMARK_IO, "--id-column", "who"], lambda: WatermarkingConfig(id_column="who")),
+        ("watermark", [*WATERMARK_IO, "--text-column", "body", "--id-column", "who", "--kappa", "1.5", "--k-p", "2",
+                       "--n-gram", "3", "--num-beam-groups", "2", "--beams-per-group", "3",
+                       "--diversity-penalty", "0.25", "--do-sample", "true", "--temperature", "0.7",
+                       "--top-p", "0.9", "--repetition-penalty", "1.2", "--no-repeat-ngram-size", "3",
+                       "--max-new-tokens", "20", "--sts-weight", "1.0", "--prompt", "Say it again.",
+                       "--response-prefix", "Sure:", "--stop-at-double-newline", "false", "--seed", "4",
+                       "--batch-size", "2"],
+         lambda: WatermarkingConfig(text_column="body", id_column="who", kappa=1.5, k_p=2, n_gram=3, num_beam_groups=2,
+                                    beams_per_group=3, diversity_penalty=0.25, do_sample=True, temperature=0.7,
+                                    top_p=0.9, repetition_penalty=1.2, no_repeat_ngram_size=3, max_new_tokens=20,
+                                    sts_weight=1.0, prompt="Say it again.", response_prefix="Sure:",
+                                    stop_at_double_newline=False, seed=4, batch_size=2)),
+        ("watermark", [*WATERMARK_IO, "--id-column", "who", "--do-sample", "yes", "--stop-at-double-newline", "0"],
+         lambda: WatermarkingConfig(id_column="who", do_sample=True, stop_at_double_newline=False)),
+    ],
+)
+def test_todays_flags_build_the_same_config(command, argv, expected, monkeypatch, tmp_path):
+    assert captured_config(command, argv, monkeypatch, tmp_path) == expected()
+
+
+def test_both_spellings_of_a_flag_and_the_bool_forms(monkeypatch, tmp_path):
+    config = captured_config("demo", ["--output_dir", "r", "--null_keys", "3", "--show-progress", "true"],
+                             monkeypatch, tmp_path)
+    assert (config.output_dir, config.null_keys, config.show_progress) == ("r", 3, True)
+    config = captured_config("watermark", [*WATERMARK_IO, "--id-column", "who", "--do-sample", "--no-stop-at-double-newline"],
+                             monkeypatch, tmp_path)
+    assert (config.do_sample, config.stop_at_double_newline) == (True, False)
+
+
+def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, tmp_path):
+    from transformers import HfArgumentParser
+
+    from waterdrum_hf import trainers
+
+    (expected,) = HfArgumentParser(trainers.get("kl")[1]).parse_args_into_dataclasses(UNLEARN_METHOD_FLAGS)
+    config = captured_config("unlearn", ["--method", "kl", "--model", "m", "--data", "{rows}", "--forget-ids", "1",
+                                         *UNLEARN_METHOD_FLAGS], monkeypatch, tmp_path)
+    assert config.to_dict() == expected.to_dict() and config.max_steps == 2
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -149,6 +294,16 @@ def test_verify_a_plain_text_file_with_one_id(scored_file, capsys):
         (["unlearn", "--method", "forgetall", "--model", "x"], "unknown unlearning method 'forgetall'; known: gradascent"),
         (["unlearn", "--model", "x"], "--method is required"),
         (["watermark", "--model", "{tmp}/no-model", "--in", "{tmp}/outputs.jsonl", "--out", "{tmp}/w.txt"], "use a .jsonl"),
+        # Config values: checked by the config itself (or by the flag's type), one line each.
+        (["reproduce", "--fractions", "0,x,1"], "argument --fractions: expected comma-separated float values"),
+        (["reproduce", "--seeds", "0"], "argument --seeds: must be >= 1"),
+        (["reproduce", "--dataset", "waterdrum-ax"], "needs `watermark_tokenizer`"),
+        (["reproduce", "--dataset", "ax"], "invalid choice: 'ax'"),
+        (["reproduce", "--mia-k", "2"], "`mia_k` must be in (0, 1]"),
+        (["demo", "--forget", "6"], "`forget` must be at least 1 and leave at least one retain owner"),
+        (["watermark", "--model", "{tmp}/no-model", "--in", "{tmp}/outputs.jsonl", "--out", "{tmp}/w.jsonl", "--top-p", "0"], "`top_p` must be in (0, 1]"),
+        (["watermark", "--model", "{tmp}/no-model", "--in", "{tmp}/outputs.jsonl", "--out", "{tmp}/w.jsonl", "--do-sample", "maybe"], "argument --do-sample/--do_sample: Truthy value expected"),
+        (["unlearn", "--method", "kl", "--model", "{tmp}/tok", "--data", "{tmp}/outputs.jsonl", "--forget-ids", "1", "--output_dir", "{tmp}/u", "--bogus", "3999999929"], "2 unrecognized arguments: --bogus"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(scored_file, argv, message, capsys):

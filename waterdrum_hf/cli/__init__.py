@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from waterdrum_hf._version import library_version
 from waterdrum_hf.cli import demo, reproduce, score, unlearn, verify, watermark
-from waterdrum_hf.cli.common import CliError, Parser
+from waterdrum_hf.cli.common import CliError, Parser, refuse_stray
 
 COMMANDS = (demo, score, verify, watermark, unlearn, reproduce)
 
@@ -44,11 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args, rest = parser.parse_known_args(argv)
     args.argv = argv  # what was asked, for reports that record their command
-    if rest and not getattr(args, "takes_rest", False):
-        # Name the stray options only: a stray value may be a watermark key.
-        options = [a for a in rest if a.startswith("-")]
-        shown = f": {' '.join(options)}" if options else ""
-        (args.parser if args.command else parser).error(f"{len(rest)} unrecognized arguments{shown}")
+    if not getattr(args, "takes_rest", False):
+        refuse_stray(args.parser if args.command else parser, rest)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.run(args, rest) if getattr(args, "takes_rest", False) else args.run(args)

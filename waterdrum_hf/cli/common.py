@@ -12,13 +12,14 @@ import dataclasses
 import json
 import os
 import sys
-import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn, TypeVar
 
 from waterdrum_hf.keys import check_watermark_id
+
+Config = TypeVar("Config")
 
 
 class CliError(Exception):
@@ -45,6 +46,15 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+
+def refuse_stray(parser: argparse.ArgumentParser, stray: Sequence[str]) -> None:
+    """``parser.error`` for arguments no flag took, if any; names the stray options only, since
+    a stray value may be a watermark key."""
+    if stray:
+        options = [a for a in stray if a.startswith("-")]
+        shown = f": {' '.join(options)}" if options else ""
+        parser.error(f"{len(stray)} unrecognized arguments{shown}")
 
 
 def read_table(path: str, *, what: str = "data file") -> Any:
@@ -211,46 +221,102 @@ def positive(minimum: int = 1) -> Any:
     return parse
 
 
-def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, *, skip: Sequence[str] = ()) -> None:
-    """Kebab-case options for a dataclass's fields (with their ``help``); see
-    :func:`dataclass_from_options`."""
+class Reading(NamedTuple):
+    """How a flag's text becomes a config field's value (``read``, an argparse ``type``) and how
+    the field's default is shown in ``--help`` (``show``), where HfArgumentParser has no way of
+    its own (tuples) or the flag counts differently from the field."""
+
+    read: Callable[[str], Any]
+    show: Callable[[Any], str]
+    metavar: str
+
+
+def comma_separated(kind: type) -> Reading:
+    """The reading of a ``tuple[kind, ...]`` field: ``a,b,c`` (blanks around items ignored)."""
+
+    def read(text: str) -> tuple[Any, ...]:
+        try:
+            return tuple(kind(item.strip()) for item in text.split(",") if item.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated {kind.__name__} values, got {text!r}") from None
+
+    return Reading(read, lambda value: ",".join(str(item) for item in value), "A,B,...")
+
+
+def config_parser(
+    cls: type, *, quick: Mapping[str, Any] | None = None, readings: Mapping[str, Reading] | None = None
+) -> argparse.ArgumentParser:
+    """``transformers.HfArgumentParser(cls)``, to hand a subcommand as ``parents=[...]``: one flag
+    per field (``--field-name``, ``--field_name`` and the field's ``aliases``; its help is the
+    field's ``help``). HfArgumentParser only builds whole parsers, hence ``parents``; and it is
+    adapted where it falls short for these configs:
+
+    - no default goes into the parsed namespace: only the flags given reach
+      :func:`config_from_options`, so ``cls``'s own defaults apply (or ``quick``'s, the defaults
+      of ``cls.quick``); the help shows both;
+    - a ``tuple[X, ...]`` field reads ``a,b,c`` (HfArgumentParser would split a string into
+      characters); ``readings`` replaces how a field is read and shown;
+    - ``%`` in a help is escaped (argparse %-formats help; HfArgumentParser does not escape).
+    """
+    from transformers import HfArgumentParser
+
+    parser = HfArgumentParser(cls, add_help=False)
     hints = typing.get_type_hints(cls)
-    group = parser.add_argument_group(f"{cls.__name__} options")
-    for spec in dataclasses.fields(cls):
-        if spec.name in skip or not spec.init:
+    specs = {spec.name: spec for spec in dataclasses.fields(cls)}
+    readings = {**{name: comma_separated(typing.get_args(hint)[0]) for name, hint in hints.items()
+                   if typing.get_origin(hint) is tuple}, **(readings or {})}
+    quick = quick or {}
+    for action in parser._actions:
+        spec = specs[action.dest]
+        if "help" not in spec.metadata:
+            raise TypeError(f"{cls.__name__}.{spec.name} has no help metadata: every config field needs one")
+        flag = "--" + spec.name.replace("_", "-")
+        complement = f"--no_{spec.name}" in action.option_strings  # HfArgumentParser's --no-x of a True bool
+        action.option_strings.sort(key=lambda option: "_" in option)  # dashes first, as the CLI spells flags
+        action.default = argparse.SUPPRESS
+        if complement:
+            action.help = f"the same as {flag} false"
             continue
-        kind = _scalar_type(hints[spec.name])
-        option = "--" + spec.name.replace("_", "-")
-        help_text = spec.metadata.get("help", "")
-        if kind is bool:
-            group.add_argument(option, dest=spec.name, type=_boolean, metavar="{true,false}",
-                               default=argparse.SUPPRESS, help=f"{help_text} (default: {spec.default})")
-        else:
-            group.add_argument(option, dest=spec.name, type=kind, default=argparse.SUPPRESS,
-                               help=f"{help_text} (default: {spec.default!r})")
+        reading = readings.get(spec.name)
+        if reading is not None:
+            action.type, action.metavar = reading.read, reading.metavar
+        elif hints[spec.name] in (bool, bool | None):
+            action.metavar = "{true,false}"
+        show = reading.show if reading is not None else _show
+        default = _default(spec)
+        defaults = [] if default in (None, dataclasses.MISSING) else [show(default)]
+        if spec.name in quick:
+            defaults.append(f"{show(quick[spec.name])} with --quick")
+        shown = f" (default: {'; '.join(defaults)})" if defaults else ""
+        action.help = (spec.metadata["help"] + shown).replace("%", "%%")
+    return parser
 
 
-def dataclass_from_options(cls: type, args: argparse.Namespace, **fixed: Any) -> Any:
-    """Build ``cls`` from the options :func:`add_dataclass_options` added that were given."""
-    names = {spec.name for spec in dataclasses.fields(cls)}
-    given = {k: v for k, v in vars(args).items() if k in names}
-    return cls(**{**given, **fixed})
+def config_from_options(cls: type[Config], args: argparse.Namespace, *, quick: bool = False) -> Config:
+    """``cls`` (``cls.quick`` with ``quick``) from the flags of :func:`config_parser` that were
+    given; the config validates itself, and its error becomes the command's one-line error."""
+    given = {spec.name: getattr(args, spec.name) for spec in dataclasses.fields(cls) if hasattr(args, spec.name)}
+    try:
+        return (cls.quick if quick else cls)(**given)
+    except (TypeError, ValueError) as error:
+        raise CliError(_first_line(error)) from None
 
 
-def _scalar_type(hint: Any) -> type:
-    options = [a for a in typing.get_args(hint) if a is not type(None)]
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        hint = options[0]
-    return hint if hint in (int, float, str, bool) else str
+def add_no_progress(parser: argparse.ArgumentParser) -> None:
+    """``--no-progress``: short for ``--show-progress false`` (the config's ``show_progress``)."""
+    parser.add_argument("--no-progress", dest="show_progress", action="store_false", default=argparse.SUPPRESS,
+                        help="no progress bars (the same as --show-progress false)")
 
 
-def _boolean(text: str) -> bool:
-    lowered = text.lower()
-    if lowered in ("true", "yes", "1"):
-        return True
-    if lowered in ("false", "no", "0"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+def _default(spec: dataclasses.Field) -> Any:
+    """A field's default (made by its factory, if it has one); ``MISSING`` if none."""
+    if spec.default_factory is not dataclasses.MISSING:
+        return spec.default_factory()
+    return spec.default
+
+
+def _show(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 def _check_location(name: str, what: str) -> None:

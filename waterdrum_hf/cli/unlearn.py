@@ -6,7 +6,17 @@ import argparse
 import sys
 from typing import Any
 
-from waterdrum_hf.cli.common import CliError, load_model, read_table, require_columns, watermark_ids
+from waterdrum_hf.cli.common import (
+    CliError,
+    Parser,
+    config_from_options,
+    config_parser,
+    load_model,
+    read_table,
+    refuse_stray,
+    require_columns,
+    watermark_ids,
+)
 
 DESCRIPTION = (
     "Unlearn the forget owners' rows of --data (or the rows of --forget-data) from --model with "
@@ -33,8 +43,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
-    from transformers import HfArgumentParser
-
     from waterdrum_hf import trainers
 
     if args.method is None and args.help:
@@ -47,7 +55,8 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         trainer_class, config_class = trainers.get(args.method)
     except ValueError as error:
         raise CliError(str(error)) from None
-    method_parser = HfArgumentParser(config_class, prog=f"waterdrum unlearn --method {args.method}")
+    method_parser = Parser(prog=f"waterdrum unlearn --method {args.method}", add_help=False,
+                           parents=[config_parser(config_class)])
     if args.help:
         args.parser.print_help()
         print(f"\n{config_class.__name__} flags:")
@@ -55,11 +64,9 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         return 0
     if not args.model:
         raise CliError("--model is required")
-    def refuse(message: str) -> None:
-        raise CliError(f"{message} (see waterdrum unlearn --method {args.method} --help)")
-
-    method_parser.error = refuse  # one line, no usage dump
-    (config,) = method_parser.parse_args_into_dataclasses(args=rest)
+    options, stray = method_parser.parse_known_args(rest)
+    refuse_stray(method_parser, stray)
+    config = config_from_options(config_class, options)
     forget, retain = split(args)
     model, tokenizer = load_model(args.model)
     trainer = trainer_class(

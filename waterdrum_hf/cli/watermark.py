@@ -7,8 +7,9 @@ from typing import Any
 
 from waterdrum_hf.cli.common import (
     CliError,
-    add_dataclass_options,
-    dataclass_from_options,
+    add_no_progress,
+    config_from_options,
+    config_parser,
     load_model,
     read_table,
     require_columns,
@@ -20,21 +21,23 @@ from waterdrum_hf.cli.common import (
 DESCRIPTION = (
     "Watermark every row's text with its owner's key by paraphrasing it with --model "
     "(waterdrum_hf.WatermarkedDataset). The output keeps every column, the original text "
-    "(<text-column>_original) and the watermark self-check score (watermark_score)."
+    "(<text-column>_original) and the watermark self-check score (watermark_score). Every "
+    "WatermarkingConfig field is a flag."
 )
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     from waterdrum_hf.watermarking.config import WatermarkingConfig
 
-    parser = commands.add_parser("watermark", help="watermark texts by paraphrasing", description=DESCRIPTION)
+    parser = commands.add_parser("watermark", help="watermark texts by paraphrasing", description=DESCRIPTION,
+                                 parents=[config_parser(WatermarkingConfig)])
     parser.add_argument("--model", required=True, help="the paraphrasing causal LM (local folder or Hub id)")
     parser.add_argument("--in", dest="input", required=True, help="texts to watermark (.jsonl, .json, .csv, .parquet, .txt)")
     parser.add_argument("--out", dest="output", required=True, help="output file (.jsonl, .json, .csv or .parquet)")
     key = parser.add_mutually_exclusive_group()
     key.add_argument("--id", help="one watermark id for every row, instead of --id-column (visible in shell history: prefer --id-file)")
     key.add_argument("--id-file", help="file holding one watermark id for every row (keeps the key off the command line)")
-    add_dataclass_options(parser, WatermarkingConfig, skip=("show_progress",))
+    add_no_progress(parser)
     parser.set_defaults(run=run, parser=parser)
     return parser
 
@@ -43,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from waterdrum_hf.watermarking.config import WatermarkingConfig
     from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
-    config = dataclass_from_options(WatermarkingConfig, args)
+    config = config_from_options(WatermarkingConfig, args)
     data = read_table(args.input, what="input")
     require_columns(data, [config.text_column], args.input)
     key = None

@@ -17,10 +17,11 @@ or a run after an interruption, resumes; changed settings build new stages.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from waterdrum_hf._progress import logged_stage
 from waterdrum_hf._validation import check_positive_int
@@ -30,10 +31,13 @@ DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """Sizes of the demo. The defaults run in about 4 minutes on 2 CPU cores; ``quick`` in 1."""
+    """Sizes of the demo. The defaults run in about 4 minutes on 2 CPU cores; ``quick`` in 1.
+    Every field is a flag of ``waterdrum demo`` (its ``help`` is the flag's)."""
 
-    output_dir: str = field(default="waterdrum_report", metadata={"help": "Where the report and the cache go."})
-    owners: int = field(default=6, metadata={"help": "Data owners (each a set of documentation topics)."})
+    output_dir: str = field(
+        default="waterdrum_report", metadata={"help": "Where the report and the cache go.", "aliases": ["--out"]}
+    )
+    owners: int = field(default=6, metadata={"help": "Data owners (each a set of documentation topics); at least 2."})
     forget: int = field(default=2, metadata={"help": "Owners (the last ones) who ask to be forgotten."})
     passages_per_owner: int = field(default=10, metadata={"help": "Passages per owner."})
     methods: tuple[str, ...] = field(default=DEFAULT_METHODS, metadata={"help": "Unlearning methods to benchmark."})
@@ -50,8 +54,16 @@ class DemoConfig:
     seed: int = field(default=0, metadata={"help": "Seed of keys, training and sampling."})
     show_progress: bool | None = field(default=None, metadata={"help": "Progress bars (default: on a terminal)."})
 
+    _argument_group_name: ClassVar[str] = "DemoConfig options"  # HfArgumentParser's --help section
+    QUICK: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"owners": 4, "forget": 1, "passages_per_owner": 6, "unlearn_steps": 12,
+         "curve_points": 2, "num_samples": 2, "max_new_tokens": 64, "null_keys": 50}
+    )
+    """The settings :meth:`quick` changes."""
+
     def __post_init__(self) -> None:
-        for name in ("owners", "passages_per_owner", "epochs", "batch_size", "unlearn_steps",
+        check_positive_int(self.owners, "owners", minimum=2)  # a forget and a retain owner
+        for name in ("passages_per_owner", "epochs", "batch_size", "unlearn_steps",
                      "curve_points", "prefix_tokens", "num_samples", "max_new_tokens"):
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.null_keys, "null_keys", minimum=0)
@@ -69,9 +81,7 @@ class DemoConfig:
     @classmethod
     def quick(cls, **overrides: Any) -> DemoConfig:
         """A smaller setting (about a minute on 2 CPU cores) that still shows the effect."""
-        settings = {"owners": 4, "forget": 1, "passages_per_owner": 6, "unlearn_steps": 12,
-                    "curve_points": 2, "num_samples": 2, "max_new_tokens": 64, "null_keys": 50}
-        return cls(**{**settings, **overrides})
+        return cls(**{**cls.QUICK, **overrides})
 
 
 def run_demo(config: DemoConfig | None = None, *, log: Callable[[str], None] = print) -> dict[str, Any]:

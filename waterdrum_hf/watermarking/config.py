@@ -86,6 +86,8 @@ class WatermarkingConfig:
         metadata={"help": "Progress bar over batches; None shows it on a terminal."},
     )
 
+    _argument_group_name: ClassVar[str] = "WatermarkingConfig options"  # HfArgumentParser's --help section
+
     RUNTIME_FIELDS: ClassVar[frozenset[str]] = frozenset({"show_progress"})
     """Fields that do not change the output, left out of the fingerprint. A field missing here
     errs on the safe side: it changes the fingerprint (a cache miss, never a stale hit)."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal, get_args
 
 from waterdrum_hf._validation import check_positive_int
 
@@ -13,16 +15,20 @@ SETTINGS = ("no_duplicate", "exact_duplicate", "semantic_duplicate")
 TEXT_METHODS = ("gradascent", "graddiff", "kl", "scrub", "npo", "simnpo", "taskvector")
 """The registered trainers that apply to plain text (IdkDPO and IdkNLL need QA data)."""
 
-DATASETS = ("toy", "waterdrum-ax", "waterdrum-tofu")
+Dataset = Literal["toy", "waterdrum-ax", "waterdrum-tofu"]
+DATASETS = get_args(Dataset)
 
 
 @dataclass(frozen=True)
 class ReproductionConfig:
     """Sizes of the reproduction. Defaults: the built-in corpus and small model, about 47 minutes
-    on 2 CPU cores; :meth:`quick` runs in about 3 minutes."""
+    on 2 CPU cores; :meth:`quick` runs in about 3 minutes. Every field is a flag of
+    ``waterdrum reproduce`` (its ``help`` is the flag's)."""
 
-    output_dir: str = field(default="reproduction", metadata={"help": "Where results and the cache go."})
-    dataset: str = field(default="toy", metadata={"help": "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."})
+    output_dir: str = field(
+        default="reproduction", metadata={"help": "Where results and the cache go.", "aliases": ["--out"]}
+    )
+    dataset: Dataset = field(default="toy", metadata={"help": "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."})
     dataset_config: str | None = field(default=None, metadata={"help": "Configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)."})
     dataset_path: str | None = field(default=None, metadata={"help": "Local copy of the dataset's Hub repository."})
     model: str | None = field(default=None, metadata={"help": "Base model to fine-tune (default: the built-in small model)."})
@@ -33,7 +39,7 @@ class ReproductionConfig:
     holdout_per_owner: int = field(default=10, metadata={"help": "Held-out passages per forget owner (MIA)."})
     max_rows_per_owner: int | None = field(default=None, metadata={"help": "Subsample a published dataset per owner."})
     settings: tuple[str, ...] = field(default=SETTINGS, metadata={"help": "Similarity settings to run."})
-    watermarking: str = field(
+    watermarking: Literal["paraphrase", "substitution"] = field(
         default="paraphrase",
         metadata={"help": "Toy corpus: 'substitution' (few tokens changed, a faithful-paraphraser stand-in) or 'paraphrase' (the small model's Waterfall paraphrase)."},
     )
@@ -42,7 +48,9 @@ class ReproductionConfig:
     fractions: tuple[float, ...] = field(
         default=tuple(i / 10 for i in range(11)), metadata={"help": "Shares k/|D_F| of the forget set retrained on (D2)."}
     )
-    seeds: tuple[int, ...] = field(default=(0, 1, 2), metadata={"help": "Training and sampling seeds."})
+    seeds: tuple[int, ...] = field(
+        default=(0, 1, 2), metadata={"help": "Training and sampling seeds; on the command line their number N, for seeds 0..N-1."}
+    )
     epochs: int = field(default=30, metadata={"help": "Fine-tuning epochs (the model must memorise)."})
     batch_size: int = field(default=4, metadata={"help": "Batch size of fine-tuning and unlearning."})
     learning_rate: float = field(default=2e-3, metadata={"help": "Fine-tuning learning rate."})
@@ -57,6 +65,14 @@ class ReproductionConfig:
     dilution_kappa: float = field(default=2.0, metadata={"help": "Strength of the model owner's own watermark."})
     mia_k: float = field(default=0.4, metadata={"help": "Share of least likely tokens in Min-k% Prob."})
     show_progress: bool | None = field(default=None, metadata={"help": "Progress bars (default: on a terminal)."})
+
+    _argument_group_name: ClassVar[str] = "ReproductionConfig options"  # HfArgumentParser's --help section
+    QUICK: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"owners": 4, "passages_per_owner": 6, "holdout_per_owner": 6, "seeds": (0,),
+         "fractions": (0.0, 0.5, 1.0), "methods": ("graddiff", "kl", "npo", "taskvector"),
+         "unlearn_steps": 10, "null_keys": 50}
+    )
+    """The settings :meth:`quick` changes."""
 
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
@@ -99,7 +115,4 @@ class ReproductionConfig:
     @classmethod
     def quick(cls, **overrides: Any) -> ReproductionConfig:
         """A small setting (about 3 minutes on 2 CPU cores): every experiment, fewer models."""
-        settings = {"owners": 4, "passages_per_owner": 6, "holdout_per_owner": 6, "seeds": (0,),
-                    "fractions": (0.0, 0.5, 1.0), "methods": ("graddiff", "kl", "npo", "taskvector"),
-                    "unlearn_steps": 10, "null_keys": 50}
-        return cls(**{**settings, **overrides})
+        return cls(**{**cls.QUICK, **overrides})
