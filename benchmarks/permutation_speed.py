@@ -1,5 +1,5 @@
 """Per-seed cost of one permutation: numpy's ``RandomState(seed).permutation(N)`` against the
-compiled kernel of ``waterdrum_hf.schemes.waterfall.permutation`` on one thread and on every core.
+compiled kernel of ``waterdrum_hf.schemes.permutation`` on one thread and on every core.
 
 Each seed is shuffled in full (token 0 needed, so no early stop). Best of ``--repeats``.
 
@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from waterdrum_hf.schemes.waterfall import permutation as _permutation
-from waterdrum_hf.schemes.waterfall.permutation import permuted_positions
+from waterdrum_hf.schemes import permutation as _permutation
+from waterdrum_hf.schemes.permutation import permuted_positions
 
 
 def best_seconds(run: Callable[[], object], repeats: int) -> float:

@@ -86,7 +86,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             return scores
     else:
         import waterdrum_hf
-        from waterdrum_hf.schemes.waterfall.permutation import (
+        from waterdrum_hf.schemes.permutation import (
             permutation_backend,
             permuted_positions,
         )

@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from waterdrum_hf.schemes.waterfall import permutation as _permutation
-from waterdrum_hf.schemes.waterfall.permutation import full_permutations, permuted_positions
+from waterdrum_hf.schemes import permutation as _permutation
+from waterdrum_hf.schemes.permutation import full_permutations, permuted_positions
 
 VOCAB_SIZES = [4096, 32000, 128000, 128256, 151936]
 EDGE_IDS = [0, 2**31 - 1, 2**31, 2**32 - 1]
@@ -210,7 +210,7 @@ def test_backend_can_be_forced(choice: str) -> None:
     if choice == "numba":
         pytest.importorskip("numba")
     code = (
-        "import numpy as np; from waterdrum_hf.schemes.waterfall import permutation as p; "
+        "import numpy as np; from waterdrum_hf.schemes import permutation as p; "
         "print(p.permutation_backend(), p.permuted_positions(np.array([[5, 9]]), np.array([3]), 4096)[0])"
     )
     env = {**os.environ, _permutation.BACKEND_ENV: choice}
@@ -225,7 +225,7 @@ def test_backend_can_be_forced(choice: str) -> None:
 def test_unknown_backend_rejected() -> None:
     env = {**os.environ, _permutation.BACKEND_ENV: "cuda"}
     result = subprocess.run(
-        [sys.executable, "-c", "import waterdrum_hf.schemes.waterfall.permutation"],
+        [sys.executable, "-c", "import waterdrum_hf.schemes.permutation"],
         env=env,
         capture_output=True,
         text=True,

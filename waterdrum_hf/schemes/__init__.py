@@ -3,7 +3,7 @@
 Each scheme implements :class:`WatermarkScheme`; Waterfall is the default.
 """
 
-from waterdrum_hf.schemes.base import WatermarkScheme
+from waterdrum_hf.schemes.base import PermutationScheme, WatermarkScheme
 from waterdrum_hf.schemes.waterfall import WaterfallScheme
 
-__all__ = ["WatermarkScheme", "WaterfallScheme"]
+__all__ = ["PermutationScheme", "WatermarkScheme", "WaterfallScheme"]

@@ -10,7 +10,10 @@ two directions, with its settings validated in one place:
   score term; a text's score is the mean of its countable tokens' terms, and a query's value
   pools its samples' terms (:mod:`waterdrum_hf.verification`, :mod:`waterdrum_hf.metric`).
 
-Waterfall (:class:`waterdrum_hf.schemes.WaterfallScheme`) is the first implementation.
+Schemes built on the exact permutation kernel (:class:`PermutationScheme`) need only say what
+a permuted position is worth: to the reader (:meth:`PermutationScheme.position_terms`) and to
+the writer (:meth:`PermutationScheme.position_bias`). Waterfall
+(:class:`waterdrum_hf.schemes.WaterfallScheme`) is the first implementation.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from waterdrum_hf.schemes.permutation import permuted_positions
 
 
 class WatermarkScheme(ABC):
@@ -55,3 +60,34 @@ class WatermarkScheme(ABC):
     @abstractmethod
     def settings(self) -> dict[str, Any]:
         """What decides the watermark (for fingerprints and reports); never a key."""
+
+
+class PermutationScheme(WatermarkScheme):
+    """A scheme whose token ``t`` after context ``c`` under key ``id`` is read at its position
+    ``RandomState((id, *c)).permutation(N)[t]``, and written by adding a bias at that position.
+    """
+
+    @abstractmethod
+    def position_terms(self, positions: np.ndarray, vocab_size: int) -> np.ndarray:
+        """The reader's score term (float64) of each permuted position in ``0..N-1``."""
+
+    @abstractmethod
+    def position_bias(self, vocab_size: int, **writer_settings: Any) -> np.ndarray:
+        """The writer's ``(N,)`` logit bias at each permuted position."""
+
+    def logits_processor(
+        self, vocab_size: int, ids: int | Sequence[int], *, n_gram: int = 2, **kwargs: Any
+    ) -> Any:
+        """A :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor` adding
+        :meth:`position_bias` (``kwargs`` other than ``cache_size`` are writer settings)."""
+        from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+
+        cache_size = kwargs.pop("cache_size", None)
+        bias = self.position_bias(vocab_size, **kwargs)
+        return PermutationLogitsProcessor(vocab_size, ids, bias, n_gram, cache_size=cache_size)
+
+    def token_terms(
+        self, keys: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int
+    ) -> np.ndarray:
+        seeds = np.concatenate([np.asarray(keys, dtype=np.int64)[:, None], contexts], axis=1)
+        return self.position_terms(permuted_positions(seeds, tokens, vocab_size), vocab_size)

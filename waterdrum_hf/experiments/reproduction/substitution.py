@@ -25,7 +25,7 @@ import torch
 
 from waterdrum_hf._torch_plumbing import inference_mode, model_device
 from waterdrum_hf.schemes.waterfall.function import watermark_function
-from waterdrum_hf.schemes.waterfall.permutation import permuted_positions
+from waterdrum_hf.schemes.permutation import permuted_positions
 
 
 def substitution_watermark(

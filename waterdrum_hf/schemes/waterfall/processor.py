@@ -1,50 +1,27 @@
 """Waterfall's key-dependent logits perturbation as a ``transformers`` logits processor.
 
-At every generation step Waterfall adds ``phi[perm]`` to the logits of the base vocabulary,
-where ``phi`` is ``kappa`` times Waterfall's function ``k_p`` (``cos(2 pi k_p x / N)``, or
-``sin`` beyond the cosine range; the verifier reads the same function) and ``perm`` is
-``np.random.RandomState((id, previous n-1 tokens...)).permutation(N)``. Token ``t`` thus gets
-``phi[perm[t]]``: the value of the watermarking function at the position that verification
-later reads for ``t``. This module reproduces that perturbation without ``waterfall``'s
-``generate`` (whose bundled group beam search rejects sampling on transformers >= 5.3), and
-lets every row of a batch carry its own key.
+At every generation step Waterfall adds ``phi[perm[t]]`` to token ``t``'s logit, where ``phi``
+is ``kappa`` times Waterfall's function ``k_p`` (``cos(2 pi k_p x / N)``, or ``sin`` beyond the
+cosine range; the verifier reads the same function). This reproduces that perturbation without
+``waterfall``'s ``generate`` (whose bundled group beam search rejects sampling on
+transformers >= 5.3), and lets every row of a batch carry its own key.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
-import torch
-from transformers import LogitsProcessor
 
 from waterdrum_hf._validation import check_positive_int
-from waterdrum_hf.keys import check_watermark_ids
-from waterdrum_hf.schemes.waterfall.function import watermark_function
-from waterdrum_hf.schemes.waterfall.permutation import full_permutations
-
-#: Default memory budget of the permutation cache (entries are int32 rows of length N).
-DEFAULT_CACHE_BYTES = 256 * 2**20
+from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+from waterdrum_hf.schemes.waterfall.scheme import WaterfallScheme
 
 
-class WaterfallLogitsProcessor(LogitsProcessor):
+class WaterfallLogitsProcessor(PermutationLogitsProcessor):
     """Adds Waterfall's watermark perturbation, with one key per batch row.
 
-    Pass it to ``model.generate(..., logits_processor=[processor])``. The rows of
-    ``input_ids`` are split into ``len(ids)`` equal, contiguous blocks, block ``i`` using
-    ``ids[i]``: that is how ``generate`` lays out the beams or returned sequences of each
-    input row, so beams of a row share its key. As in Waterfall:
-
-    * nothing is added until ``n_gram - 1`` tokens have been generated after the prompt (the
-      prompt length is taken from the first call; :meth:`reset` before reusing the processor
-      for another ``generate`` call);
-    * a context holding a token id ``>= vocab_size`` (a special or added token) uses the
-      identity permutation;
-    * only the first ``vocab_size`` logits are touched (model vocabularies may be padded).
-
-    Permutations are cached per ``(key, context)`` in a least-recently-used cache on the
-    device of the scores.
+    Everything but the bias is :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor`.
 
     Args:
         vocab_size: the permutation length N, ``tokenizer.vocab_size`` of the watermarking
@@ -66,103 +43,13 @@ class WaterfallLogitsProcessor(LogitsProcessor):
         *,
         cache_size: int | None = None,
     ) -> None:
-        self.vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
         if not np.isfinite(kappa) or kappa < 0:
             raise ValueError(f"`kappa` must be a finite number >= 0, got {kappa}.")
         self.kappa = float(kappa)
-        self.k_p = int(k_p)
-        self.n_gram = check_positive_int(n_gram, "n_gram", minimum=2)
-        self._phi = torch.from_numpy(
-            self.kappa * watermark_function(np.arange(self.vocab_size), self.k_p, self.vocab_size)
-        )
-        if cache_size is None:
-            cache_size = max(1, DEFAULT_CACHE_BYTES // (4 * self.vocab_size))
-        self.cache_size = check_positive_int(cache_size, "cache_size")
-        self._cache: OrderedDict[tuple[int, ...], torch.Tensor] = OrderedDict()
-        self._ids = _as_ids(ids)
-        self._prompt_length: int | None = None
+        self.k_p = k_p
+        vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
+        bias = WaterfallScheme(k_p=self.k_p).position_bias(vocab_size, kappa=self.kappa)
+        super().__init__(vocab_size, ids, bias, n_gram, cache_size=cache_size)
 
-    def __repr__(self) -> str:
-        # Never show the ids: they are the owners' secret keys.
-        return (
-            f"{type(self).__name__}(vocab_size={self.vocab_size}, num_ids={len(self._ids)}, "
-            f"kappa={self.kappa}, k_p={self.k_p}, n_gram={self.n_gram})"
-        )
-
-    def settings(self) -> dict[str, object]:
-        """What decides the perturbation, ids as their slow one-way hashes (for cache digests)."""
-        from waterdrum_hf._fingerprint import key_digest
-
-        return {
-            "vocab_size": self.vocab_size, "keys": [key_digest(int(i)) for i in self._ids],
-            "kappa": self.kappa, "k_p": self.k_p, "n_gram": self.n_gram,
-        }
-
-    def reset(
-        self, ids: int | Sequence[int] | None = None, *, prompt_length: int | None = None
-    ) -> None:
-        """Prepare for a new ``generate`` call, optionally with new ids; keeps the cache.
-
-        Args:
-            ids: new id(s), as in the constructor; ``None`` keeps the current ones.
-            prompt_length: length of the (padded) prompt; ``None`` takes it from the next call.
-        """
-        if ids is not None:
-            self._ids = _as_ids(ids)
-        self._prompt_length = prompt_length
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        length = input_ids.shape[1]
-        if self._prompt_length is None:
-            self._prompt_length = length
-        rows = input_ids.shape[0]
-        if rows % len(self._ids):
-            raise ValueError(
-                f"{rows} sequences cannot be split among {len(self._ids)} ids: pass one id per "
-                "input row of `generate` (or a single id)."
-            )
-        if self.kappa == 0 or length < self._prompt_length + self.n_gram - 1:
-            return scores
-        keys = np.repeat(self._ids, rows // len(self._ids))
-        contexts = input_ids[:, length - self.n_gram + 1 :].cpu().numpy()
-        permutations = self._permutations(keys, contexts, scores.device)
-        phi = self._phi.to(device=scores.device, dtype=scores.dtype)
-        perturbed = scores.clone()
-        perturbed[:, : self.vocab_size] += phi[permutations]
-        return perturbed
-
-    def _permutations(
-        self, keys: np.ndarray, contexts: np.ndarray, device: torch.device
-    ) -> torch.Tensor:
-        """``(rows, N)`` permutations for the rows' seeds, through the LRU cache."""
-        seeds = [
-            (int(key), *map(int, context)) if (context < self.vocab_size).all() else None
-            for key, context in zip(keys, contexts, strict=True)
-        ]
-        found: dict[tuple[int, ...] | None, torch.Tensor] = {}
-        for seed in dict.fromkeys(seeds):
-            cached = self._cache.get(seed) if seed is not None else None
-            if cached is not None and cached.device == device:
-                self._cache.move_to_end(seed)
-                found[seed] = cached
-        missing = [seed for seed in dict.fromkeys(seeds) if seed is not None and seed not in found]
-        if missing:
-            computed = torch.from_numpy(
-                full_permutations(np.array(missing, dtype=np.int64), self.vocab_size)
-            )
-            computed = computed.to(device=device, dtype=torch.int32)
-            for seed, permutation in zip(missing, computed, strict=True):
-                found[seed] = self._cache[seed] = permutation.clone()
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        if None in seeds:
-            found[None] = torch.arange(self.vocab_size, dtype=torch.int32, device=device)
-        return torch.stack([found[seed] for seed in seeds])
-
-
-def _as_ids(ids: int | Sequence[int]) -> np.ndarray:
-    """Check one id or a non-empty sequence of ids; returns an int64 array."""
-    count = 1 if isinstance(ids, (int, np.integer)) else len(ids)
-    if count == 0:
-        raise ValueError("`ids` is empty: pass one watermark id, or one per input row.")
-    return check_watermark_ids(ids, count)
+    def scheme_settings(self) -> dict[str, object]:
+        return {"kappa": self.kappa, "k_p": self.k_p}

@@ -9,13 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.schemes.base import WatermarkScheme
+from waterdrum_hf.schemes.base import PermutationScheme
 from waterdrum_hf.schemes.waterfall.function import watermark_function, watermark_function_terms
-from waterdrum_hf.schemes.waterfall.permutation import permuted_positions
 
 
 @dataclass(frozen=True)
-class WaterfallScheme(WatermarkScheme):
+class WaterfallScheme(PermutationScheme):
     """Waterfall's Fourier watermark: token ``t`` after context ``c`` under key ``id`` reads
     function ``k_p`` at ``RandomState((id, *c)).permutation(N)[t]``.
 
@@ -36,12 +35,11 @@ class WaterfallScheme(WatermarkScheme):
     def check_vocab_size(self, vocab_size: int) -> None:
         watermark_function_terms(self.k_p, vocab_size)
 
-    def token_terms(
-        self, keys: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int
-    ) -> np.ndarray:
-        seeds = np.concatenate([np.asarray(keys, dtype=np.int64)[:, None], contexts], axis=1)
-        positions = permuted_positions(seeds, tokens, vocab_size)
+    def position_terms(self, positions: np.ndarray, vocab_size: int) -> np.ndarray:
         return watermark_function(positions, self.k_p, vocab_size)
+
+    def position_bias(self, vocab_size: int, *, kappa: float = 2.0) -> np.ndarray:
+        return kappa * watermark_function(np.arange(vocab_size), self.k_p, vocab_size)
 
     def logits_processor(
         self,

@@ -1,0 +1,115 @@
+"""The scheme seam: what a watermark provides to the writer and the reader, and Waterfall's.
+
+Reference values come from numpy itself (``RandomState((id, prev)).permutation(N)``), the
+definition Waterfall's published watermarks use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+from tokenizer_builders import word_tokenizer
+
+from waterdrum_hf import Verifier, WaterfallLogitsProcessor, WaterfallScheme, WatermarkScheme
+from waterdrum_hf.schemes import PermutationScheme
+from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+from waterdrum_hf.schemes.waterfall import watermark_function
+
+N = 97
+
+
+def numpy_position(key: int, previous: int, token: int, vocab_size: int = N) -> int:
+    return int(np.random.RandomState((key, previous)).permutation(vocab_size)[token])
+
+
+@dataclass(frozen=True)
+class FirstHalf(PermutationScheme):
+    """A toy scheme: +1 for a token in the first half of its permutation, -1 otherwise."""
+
+    name = "first-half"
+
+    def check_vocab_size(self, vocab_size: int) -> None:
+        if vocab_size < 2:
+            raise ValueError("too small")
+
+    def position_terms(self, positions: np.ndarray, vocab_size: int) -> np.ndarray:
+        return np.where(positions < vocab_size // 2, 1.0, -1.0)
+
+    def position_bias(self, vocab_size: int, *, delta: float = 1.0) -> np.ndarray:
+        return delta * (np.arange(vocab_size) < vocab_size // 2)
+
+    def settings(self) -> dict[str, object]:
+        return {"scheme": self.name}
+
+
+@pytest.mark.parametrize("k_p", [1, 3, N // 2 + 2])
+def test_waterfall_token_terms_are_its_function_at_numpys_positions(k_p):
+    rng = np.random.default_rng(k_p)
+    keys = rng.integers(0, 2**32, 30)
+    contexts = rng.integers(0, N, (30, 1))
+    tokens = rng.integers(0, N, 30)
+    terms = WaterfallScheme(k_p=k_p).token_terms(keys, contexts, tokens, N)
+    positions = [numpy_position(int(k), int(c[0]), int(t)) for k, c, t in zip(keys, contexts, tokens, strict=True)]
+    np.testing.assert_allclose(terms, watermark_function(np.array(positions), k_p, N))
+
+
+def test_permutation_processor_adds_the_bias_at_each_tokens_permuted_position():
+    bias = np.linspace(-1.0, 1.0, N)
+    processor = PermutationLogitsProcessor(N, [5, 6], bias, n_gram=2)
+    prompt = torch.tensor([[3, 4], [8, 9]])
+    scores = torch.zeros(2, N + 3, dtype=torch.float64)  # a padded model vocabulary
+    processor(prompt, scores)  # the first call fixes the prompt length: nothing added yet
+    out = processor(torch.tensor([[3, 4, 11], [8, 9, 12]]), scores)
+    for row, (key, previous) in enumerate([(5, 11), (6, 12)]):
+        permutation = np.random.RandomState((key, previous)).permutation(N)
+        np.testing.assert_allclose(out[row, :N].numpy(), bias[permutation])
+        assert torch.equal(out[row, N:], scores[row, N:])
+
+
+def test_waterfall_processor_is_the_permutation_processor_with_waterfalls_bias():
+    key = 3_141_592
+    named = WaterfallLogitsProcessor(N, key, kappa=1.5, k_p=2)
+    generic = PermutationLogitsProcessor(N, key, WaterfallScheme(k_p=2).position_bias(N, kappa=1.5))
+    from_scheme = WaterfallScheme(k_p=2).logits_processor(N, key, kappa=1.5)
+    assert isinstance(from_scheme, WaterfallLogitsProcessor)
+    for processor in (named, generic, from_scheme):
+        processor(torch.tensor([[1, 2]]), torch.zeros(1, N))
+    results = [p(torch.tensor([[1, 2, 3]]), torch.zeros(1, N)) for p in (named, generic, from_scheme)]
+    assert torch.equal(results[0], results[1]) and torch.equal(results[0], results[2])
+    assert str(key) not in repr(named) and "kappa=1.5" in repr(named)
+
+
+def test_a_new_scheme_plugs_into_the_verifier_and_the_writer():
+    tokenizer = word_tokenizer(N)
+    text = " ".join(f"w{i}" for i in range(1, 40))
+    verifier = Verifier(tokenizer, scheme=FirstHalf())
+    ids = verifier.token_ids(text)[0]
+    expected = np.mean(
+        [1.0 if numpy_position(9, int(p), int(t), verifier.vocab_size) < verifier.vocab_size // 2 else -1.0
+         for p, t in zip(ids[:-1], ids[1:], strict=True)]
+    )  # fmt: skip
+    assert verifier.verify(text, 9)[0] == pytest.approx(expected)
+    assert Verifier(tokenizer).verify(text, 9)[0] != pytest.approx(expected)
+    processor = FirstHalf().logits_processor(verifier.vocab_size, 9, delta=2.0)
+    assert isinstance(processor, PermutationLogitsProcessor)
+
+
+def test_scheme_settings_are_checked():
+    with pytest.raises(ValueError, match="`k_p` must be in"):
+        WaterfallScheme(k_p=0)
+    with pytest.raises(TypeError, match="`k_p` must be an integer"):
+        WaterfallScheme(k_p="1")
+    with pytest.raises(ValueError, match="`k_p` must be in 1..96"):
+        Verifier(word_tokenizer(N), scheme=WaterfallScheme(k_p=500))
+    with pytest.raises(TypeError, match="WatermarkScheme"):
+        Verifier(word_tokenizer(N), scheme="waterfall")
+    with pytest.raises(ValueError, match="`bias` must hold"):
+        PermutationLogitsProcessor(N, 1, np.zeros(N - 1))
+    assert issubclass(WaterfallScheme, WatermarkScheme)
+    assert WaterfallScheme(k_p=2) == WaterfallScheme(k_p=2) and WaterfallScheme().settings() == {
+        "scheme": "waterfall",
+        "k_p": 1,
+    }
