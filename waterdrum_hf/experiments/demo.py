@@ -112,7 +112,7 @@ class _Demo:
         from waterdrum_hf.data import partition_by_owner, toy_corpus
         from waterdrum_hf.experiments.pipeline import CachedPipeline
         from waterdrum_hf.keys import random_keys
-        from waterdrum_hf.metric import compute_waterdrum
+        from waterdrum_hf.metric import waterdrum_result
         from waterdrum_hf.prompting import completion_queries
         from waterdrum_hf.report import write_report
 
@@ -164,12 +164,12 @@ class _Demo:
                     name, stage, queries, num_samples=config.num_samples,
                     max_new_tokens=config.max_new_tokens, seed=config.seed,
                 )
-                results[name] = compute_waterdrum(
+                result = waterdrum_result(
                     completions, references, tokenizer, forget_ids=[keys[o] for o in sorted(forget_owners)],
                     owner_names=names, null_keys=config.null_keys, null_seed=config.seed,
                     return_details=True,
                 )
-                results[name].pop("scores")
+                results[name] = replace(result, scores=None)  # no per-sample scores in the report
         finite = [s for s in scores if s == s]
         report = {
             "models": results,
