@@ -18,7 +18,7 @@ import logging
 import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -185,11 +185,14 @@ class WaterDrumResult:
         """The flat dict: :meth:`scalars`, then the details that were asked for (lists; owners
         as dicts)."""
         flat: dict[str, Any] = self.scalars()
-        if self.per_owner is not None:
-            flat["per_owner"] = {name: owner.to_dict() for name, owner in self.per_owner.items()}
-        for name in ("query_values", "query_owners", "query_null_means", "scores"):
-            if getattr(self, name) is not None:
-                flat[name] = list(getattr(self, name))
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.metadata["part"] != "detail" or value is None:
+                continue
+            if f.name == "per_owner":
+                flat[f.name] = {name: owner.to_dict() for name, owner in value.items()}
+            else:
+                flat[f.name] = list(value)
         return flat
 
     @classmethod
@@ -203,7 +206,8 @@ class WaterDrumResult:
         if unknown:
             raise ValueError(f"{unknown} are not keys of a WaterDrum result (see compute_waterdrum).")
         present = {k: v for k, v in flat.items() if v is not None}
-        missing = sorted({"num_queries", "num_scored", "num_skipped"} - set(present))
+        required = {f.name for f in fields(cls) if f.default is MISSING}
+        missing = sorted(required - set(present))
         if missing:
             raise ValueError(f"The WaterDrum result lacks {missing}: pass a whole result dict.")
         values: dict[str, Any] = {}
