@@ -7,6 +7,8 @@ import time
 import pytest
 
 import waterdrum_hf._version
+from waterdrum_hf._files import building_folder
+from waterdrum_hf._fingerprint import json_digest
 from waterdrum_hf.experiments.cache import StageCache
 
 
@@ -16,7 +18,9 @@ def test_a_stage_is_named_by_its_settings_parents_and_version(tmp_path, monkeypa
     assert cache.stage("data", {"owners": 4}) == base
     assert cache.stage("data", {"owners": 5}).path != base.path
     model = cache.stage("model", {"epochs": 3}, base)
-    assert cache.stage("model", {"epochs": 3}, cache.stage("data", {"owners": 5})).path != model.path
+    assert (
+        cache.stage("model", {"epochs": 3}, cache.stage("data", {"owners": 5})).path != model.path
+    )
     monkeypatch.setattr(waterdrum_hf._version, "version", lambda _name: "99.0")
     assert cache.stage("data", {"owners": 4}).path != base.path
 
@@ -47,3 +51,30 @@ def test_build_runs_once_and_a_failed_build_leaves_nothing(tmp_path):
     assert not later.build(stage, build) and not later.build(stage, build) and calls == [1]
     assert (later.built, later.reused) == (0, 1)
     assert later.reused_seconds >= 0.2  # what building it took, recorded with the stage
+
+
+def test_building_folder_appears_whole_or_not_at_all(tmp_path):
+    target = tmp_path / "deep" / "stage"
+    with pytest.raises(RuntimeError, match="killed"), building_folder(target) as folder:
+        (folder / "half.txt").write_text("half")
+        raise RuntimeError("killed")
+    assert list((tmp_path / "deep").iterdir()) == []  # no temporary folder left either
+    with building_folder(target) as folder:
+        assert folder.parent == target.parent and not target.exists()
+        (folder / "done.txt").write_text("mine")
+    assert (target / "done.txt").read_text() == "mine"
+    assert target.stat().st_mode & 0o777 == 0o755  # a shared cache serves other users
+    with building_folder(target) as folder:  # another process finished first: its folder stays
+        (folder / "done.txt").write_text("late")
+    assert (target / "done.txt").read_text() == "mine"
+    assert [p.name for p in (tmp_path / "deep").iterdir()] == ["stage"]
+
+
+def test_json_digest_ignores_key_order_and_refuses_what_json_cannot_hold():
+    settings = {"b": [1, 2, {"y": 1, "x": 2}], "a": "text"}
+    reordered = {"a": "text", "b": [1, 2, {"x": 2, "y": 1}]}
+    assert json_digest(settings) == json_digest(reordered)
+    assert json_digest(settings) != json_digest({**settings, "b": [2, 1, {"x": 2, "y": 1}]})
+    assert len(json_digest(settings)) == 64
+    with pytest.raises(TypeError):  # no str() guess: it could hold a memory address
+        json_digest({"model": object()})

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 
 import pytest
+import torch
 from datasets import Dataset
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
+from waterdrum_hf._torch_plumbing import causal_lm_batch
 from waterdrum_hf.data import (
     IGNORE_INDEX,
     ForgetRetainCollator,
     ForgetRetainDataset,
     calibration_train_set,
+    first_rows_per_owner,
+    partition_by_owner,
     split_by_owner,
     toy_corpus,
 )
@@ -99,6 +104,66 @@ def test_split_by_owner_keeps_order_and_checks_ids(corpus):
         split_by_owner(corpus, ["19"])
     with pytest.raises(ValueError, match="id_column 'owner'"):
         split_by_owner(corpus, [1], id_column="owner")
+
+
+def test_partition_by_owner_is_the_one_forget_retain_rule():
+    items, owners = ["a", "b", "c", "d", "e"], [3, 1, 3, 2, 1]
+    assert partition_by_owner(items, owners, {3}) == (["a", "c"], ["b", "d", "e"])
+    assert partition_by_owner(items, owners, {1, 2}) == (["b", "d", "e"], ["a", "c"])
+    assert partition_by_owner(items, owners, set()) == ([], items)  # order kept on both sides
+    with pytest.raises(ValueError):  # one owner per item
+        partition_by_owner(items, owners[:-1], {3})
+
+
+def test_first_rows_per_owner_keeps_each_owners_first_rows_in_order():
+    data = Dataset.from_dict({"text": list("abcdefg"), "who": [5, 5, 9, 5, 9, 9, 7]})
+    assert first_rows_per_owner(data, 2, id_column="who")["text"] == ["a", "b", "c", "e", "g"]
+    assert first_rows_per_owner(data, 1, id_column="who")["text"] == ["a", "c", "g"]
+    assert first_rows_per_owner(data, None, id_column="who") is data
+    with pytest.raises(ValueError, match="max_rows"):
+        first_rows_per_owner(data, 0, id_column="who")
+
+
+def test_causal_lm_batch_right_pads_and_never_trains_padding():
+    pad = 0  # the pad id may be a real token (EOS): only the mask decides what is trained
+    batch = causal_lm_batch(
+        [
+            {"input_ids": [5, 6, 7]},
+            {"input_ids": [8, 0], "labels": [IGNORE_INDEX, 0]},
+            {"input_ids": [0, 0, 9], "attention_mask": [0, 0, 1]},  # padded before, on the left
+        ],
+        pad,
+    )
+    assert batch["input_ids"].tolist() == [[5, 6, 7], [8, 0, 0], [9, 0, 0]]
+    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 1, 0], [1, 0, 0]]
+    assert batch["labels"].tolist() == [
+        [5, 6, 7],
+        [IGNORE_INDEX, 0, IGNORE_INDEX],
+        [9, IGNORE_INDEX, IGNORE_INDEX],
+    ]
+    assert all(t.dtype == torch.long and t.device.type == "cpu" for t in batch.values())
+    with pytest.raises(ValueError, match="row 0 has 2 input_ids but 1 labels"):
+        causal_lm_batch([{"input_ids": [1, 2], "labels": [1]}], pad)
+
+
+def test_collator_pads_with_eos_when_the_tokenizer_has_no_pad_token(word_tokenizer):
+    tokenizer = copy.deepcopy(word_tokenizer)
+    tokenizer.pad_token = None
+    collate = ForgetRetainCollator(tokenizer)
+    assert collate.pad_id == tokenizer.eos_token_id
+    eos = tokenizer.eos_token_id
+    batch = collate(
+        [
+            {"forget": {"text": "a"}, "retain": {"text": "c"}},
+            {"forget": {"text": "a b"}, "retain": {"text": "c"}},
+        ]
+    )
+    short = batch["forget"]  # row 0: <s> a </s> and one EOS of padding
+    assert short["input_ids"][0, -2:].tolist() == [eos, eos]
+    assert short["labels"][0, -2:].tolist() == [eos, IGNORE_INDEX]  # the real EOS is trained
+    tokenizer.eos_token = None
+    with pytest.raises(ValueError, match="neither a pad token nor an EOS token"):
+        ForgetRetainCollator(tokenizer)
 
 
 def test_calibration_train_set_adds_the_first_share_of_the_forget_set(corpus):

@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from waterdrum_hf import completion_queries, generate, qa_queries
+from waterdrum_hf._torch_plumbing import _checkpointing_kwargs, torch_threads
 from waterdrum_hf.data import toy_corpus
+from waterdrum_hf.prompting import completion_queries_and_continuations
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +41,26 @@ def test_max_fraction_leaves_part_of_every_text_to_complete(tiny_model, texts):
     )
     with pytest.raises(ValueError, match="max_fraction"):
         completion_queries([short], tokenizer, max_fraction=0)
+
+
+def test_continuations_are_the_tokens_right_after_each_query(tiny_model, texts):
+    """One rule for the demo's queries (max_fraction=0.5) and the reproduction's queries and
+    ROUGE references: cut at min(prefix_tokens, half the text), at least one token."""
+    _, tokenizer = tiny_model
+    corpus = [*texts[:3], "The with statement is used to wrap the execution of a block.", "x"]
+    queries, continuations = completion_queries_and_continuations(
+        corpus, tokenizer, 12, max_fraction=0.5, continuation_tokens=5
+    )
+    assert queries == completion_queries(corpus, tokenizer, 12, max_fraction=0.5)
+    for text, query, continuation in zip(corpus, queries, continuations, strict=True):
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        cut = max(1, min(12, len(ids) // 2))
+        assert tokenizer(query, add_special_tokens=False)["input_ids"] == ids[:cut]
+        assert tokenizer(continuation, add_special_tokens=False)["input_ids"] == ids[cut : cut + 5]
+        assert text.startswith(query + continuation)
+    assert completion_queries_and_continuations(corpus, tokenizer, 12)[1] == [""] * len(corpus)
+    with pytest.raises(ValueError, match="continuation_tokens"):
+        completion_queries_and_continuations(corpus, tokenizer, 12, continuation_tokens=-1)
 
 
 def test_qa_queries_use_the_chat_template_or_a_plain_form(tiny_model):
@@ -178,6 +200,54 @@ def test_a_single_process_accelerator_changes_nothing(tiny_model, texts):
     assert generate(model, tokenizer, queries, accelerator=accelerator, **kwargs) == generate(
         model, tokenizer, queries, **kwargs
     )
+
+
+def test_generation_leaves_gradient_checkpointing_as_it_was(tiny_model):
+    """Generation runs in eval mode, where checkpointing is idle: with an accelerator (not
+    ZeRO-3) the model's checkpointing is not switched off and back on (which would lose
+    per-layer settings)."""
+    from accelerate import Accelerator
+
+    model, tokenizer = tiny_model
+    model = copy.deepcopy(model).train()
+    with warnings.catch_warnings():  # deprecated alias in transformers 5; the only one in 4.x
+        warnings.simplefilter("ignore", FutureWarning)
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": True})
+    model.model.layers[1].gradient_checkpointing = False  # only some layers checkpointed
+    generate(
+        model,
+        tokenizer,
+        ["The"],
+        num_samples=1,
+        max_new_tokens=2,
+        accelerator=Accelerator(cpu=True),
+    )
+    assert [layer.gradient_checkpointing for layer in model.model.layers] == [True, False]
+    assert model.training
+
+
+def test_checkpointing_kwargs_still_live_where_transformers_keeps_them(tiny_model):
+    """The private hook behind ZeRO-3 generation: TRL re-enables checkpointing with what this
+    reads. Fails loudly if transformers stops keeping the arguments there."""
+    model = copy.deepcopy(tiny_model[0])
+    assert _checkpointing_kwargs(model) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": True})
+    assert _checkpointing_kwargs(model) == {"use_reentrant": True}
+
+
+def test_torch_threads_restores_the_count_even_on_error():
+    before = torch.get_num_threads()
+    target = 2 if before == 1 else 1
+    with torch_threads(target):
+        assert torch.get_num_threads() == target
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="boom"), torch_threads(target):
+        raise RuntimeError("boom")
+    assert torch.get_num_threads() == before
+    with torch_threads(None):
+        assert torch.get_num_threads() == before
 
 
 @pytest.mark.slow

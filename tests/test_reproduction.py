@@ -224,7 +224,7 @@ def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):
     from hub_mirrors import write_ax_mirror, write_tofu_mirror
 
     from waterdrum_hf.experiments.reproduction.data import ax_settings, tofu_settings
-    from waterdrum_hf.prompting import qa_queries
+    from waterdrum_hf.prompting import completion_queries, qa_queries
 
     _, tokenizer = tiny_model
     ax = ReproductionConfig(
@@ -238,6 +238,8 @@ def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):
     first = tokenizer(exact.forget[0], add_special_tokens=False)["input_ids"]
     assert exact.queries[0] == tokenizer.decode(first[:3]) and exact.references[0] == tokenizer.decode(first[3:7])
     assert len(exact.queries) == len(exact.forget) + len(exact.retain) == len(exact.references)
+    # The demo's queries (waterdrum demo) by the same rule: one prefix function for both.
+    assert exact.queries == completion_queries(exact.forget + exact.retain, tokenizer, 3, max_fraction=0.5)
 
     tofu = ReproductionConfig(
         dataset="waterdrum-tofu", dataset_path=write_tofu_mirror(tmp_path / "tofu"), watermark_tokenizer="x",

@@ -36,6 +36,16 @@ def test_load_caches_under_hf_home_and_reloads_with_auto_classes(tiny_model):
     assert tok.chat_template == tokenizer.chat_template == tiny.CHAT_TEMPLATE
 
 
+def test_models_load_in_eval_mode_on_the_right_device(tiny_model):
+    from waterdrum_hf._torch_plumbing import load_causal_lm
+
+    assert tiny_model[0].device.type == "cpu"  # the tiny model stays a CPU model
+    model = load_causal_lm(tiny.cache_path())  # what stages, the CLI and --model load with
+    assert not model.training
+    assert model.device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert load_causal_lm(tiny.cache_path(), device="cpu").device.type == "cpu"
+
+
 def test_a_cached_build_is_reused(tiny_model, monkeypatch):
     monkeypatch.setattr(tiny, "_build", lambda *a, **k: pytest.fail("rebuilt a cached model"))
     model, _ = tiny.load()

@@ -136,6 +136,36 @@ def test_fingerprint_is_stable_and_covers_what_decides_the_scores(tok, monkeypat
     assert Hasher.hash(scorer()) != base
 
 
+class FingerprintHolder:
+    """Holds something no pickler can hash (like a model on a GPU) beside its fingerprint."""
+
+    def __init__(self, fingerprint, thing):
+        self.fingerprint, self.thing = fingerprint, thing
+
+
+def test_the_datasets_hasher_hook_hashes_the_fingerprint_only():
+    """The private ``datasets`` hook (``datasets.utils._dill.pklregister``) behind every
+    fingerprint above: fails loudly if ``datasets`` changes it. Ordinary pickling (what
+    ``num_proc`` workers receive) must stay untouched."""
+    import pickle
+    import threading
+    import warnings
+
+    from waterdrum_hf._fingerprint import register_with_datasets_hasher
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the fallback warns: here it must not be needed
+        register_with_datasets_hasher(FingerprintHolder)
+    lock = threading.Lock()
+    same = FingerprintHolder("abc", threading.Lock())
+    assert Hasher.hash(FingerprintHolder("abc", lock)) == Hasher.hash(same)
+    assert Hasher.hash(FingerprintHolder("abc", lock)) != Hasher.hash(
+        FingerprintHolder("abd", lock)
+    )
+    copy_back = pickle.loads(pickle.dumps(FingerprintHolder("abc", [1, 2])))  # the whole object
+    assert (copy_back.fingerprint, copy_back.thing) == ("abc", [1, 2])
+
+
 def test_a_cache_of_other_parameters_is_not_reused(on_disk, tok):
     first = run(on_disk, tok)
     other = run(on_disk, tok, k_p=3)

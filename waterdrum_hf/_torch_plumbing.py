@@ -102,7 +102,7 @@ def _checkpointing_kwargs(model: Any) -> dict[str, Any] | None:
     ``functools.partial`` it stores as each checkpointed module's ``_gradient_checkpointing_func``
     and exposes no public accessor (``is_activation_checkpointing`` says only whether it is on);
     the caller here holds an accelerator, not the ``TrainingArguments`` they came from.
-    ``tests/test_trainers.py`` fails if transformers stops storing them there.
+    ``tests/test_queries_generation.py`` fails if transformers stops storing them there.
     """
     for module in model.modules():
         function = getattr(module, "_gradient_checkpointing_func", None)
@@ -128,8 +128,9 @@ def torch_threads(count: int | None) -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def load_causal_lm(name_or_path: str | os.PathLike) -> Any:
-    """A causal LM from a local folder or a Hub id, on the GPU when there is one, in eval mode.
+def load_causal_lm(name_or_path: str | os.PathLike, *, device: str | None = None) -> Any:
+    """A causal LM from a local folder or a Hub id, in eval mode, on ``device`` (``None``: the
+    GPU when there is one, else the CPU).
 
     A folder holding a PEFT adapter (``adapter_config.json``) is loaded on its base model
     (``peft``'s ``AutoPeftModelForCausalLM``); anything else with ``AutoModelForCausalLM``.
@@ -139,9 +140,9 @@ def load_causal_lm(name_or_path: str | os.PathLike) -> Any:
     else:
         from transformers import AutoModelForCausalLM as loader
     model = loader.from_pretrained(name_or_path)
-    if torch.cuda.is_available():
-        model.to("cuda")
-    return model.eval()
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return model.to(device).eval()
 
 
 def model_device(model: torch.nn.Module) -> torch.device:

@@ -86,13 +86,14 @@ def load(
         show_progress: progress bar while training; ``None`` shows it on a terminal only.
 
     Returns:
-        The model in eval mode (on the GPU when there is one) and its tokenizer, loaded with
-        ``AutoModelForCausalLM`` / ``AutoTokenizer`` from the cache folder.
+        The model in eval mode on the CPU (at this size a GPU gains nothing, and callers may
+        feed it CPU tensors) and its tokenizer, loaded with ``AutoModelForCausalLM`` /
+        ``AutoTokenizer`` from the cache folder.
     """
     path = cache_path(cache_dir)
     if not path.is_dir():
         _build(path, _Recipe(), show_progress=show_progress)
-    return load_causal_lm(path), AutoTokenizer.from_pretrained(path)
+    return load_causal_lm(path, device="cpu"), AutoTokenizer.from_pretrained(path)
 
 
 def cache_path(cache_dir: str | os.PathLike | None = None) -> Path:
