@@ -302,6 +302,29 @@ def config_from_options(cls: type[Config], args: argparse.Namespace, *, quick: b
         raise CliError(_first_line(error)) from None
 
 
+def add_quick_config_command(
+    commands: Any,
+    name: str,
+    cls: type,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+    quick_help: str,
+    readings: Mapping[str, Reading] | None = None,
+) -> argparse.ArgumentParser:
+    """A subcommand whose flags are ``cls``'s fields, with ``--quick`` (``cls.quick``'s
+    defaults) and ``--no-progress``; ``run`` runs it."""
+    parser = commands.add_parser(
+        name, help=help, description=description,
+        parents=[config_parser(cls, quick=cls.QUICK, readings=readings)],
+    )  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    add_no_progress(parser)
+    parser.set_defaults(run=run, parser=parser)
+    return parser
+
+
 def add_no_progress(parser: argparse.ArgumentParser) -> None:
     """``--no-progress``: short for ``--show-progress false`` (the config's ``show_progress``)."""
     parser.add_argument("--no-progress", dest="show_progress", action="store_false", default=argparse.SUPPRESS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waterdrum_hf.cli.common import add_no_progress, config_from_options, config_parser
+from waterdrum_hf.cli.common import add_quick_config_command, config_from_options
 
 DESCRIPTION = (
     "Watermark every owner's passages with its own key, fine-tune the built-in small model on "
@@ -18,14 +18,10 @@ DESCRIPTION = (
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     from waterdrum_hf.experiments.demo import DemoConfig
 
-    parser = commands.add_parser(
-        "demo", help="run the WaterDrum loop on the built-in model", description=DESCRIPTION,
-        parents=[config_parser(DemoConfig, quick=DemoConfig.QUICK)],
-    )
-    parser.add_argument("--quick", action="store_true", help="a smaller setting (about a minute on 2 CPU cores)")
-    add_no_progress(parser)
-    parser.set_defaults(run=run, parser=parser)
-    return parser
+    return add_quick_config_command(
+        commands, "demo", DemoConfig, run, help="run the WaterDrum loop on the built-in model",
+        description=DESCRIPTION, quick_help="a smaller setting (about a minute on 2 CPU cores)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,9 +8,8 @@ from typing import Any
 
 from waterdrum_hf.cli.common import (
     Reading,
-    add_no_progress,
+    add_quick_config_command,
     config_from_options,
-    config_parser,
     positive,
 )
 
@@ -29,14 +28,11 @@ SEED_COUNT = Reading(read=lambda text: tuple(range(positive()(text))), show=lamb
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     from waterdrum_hf.experiments.reproduction import ReproductionConfig
 
-    parser = commands.add_parser(
-        "reproduce", help="reproduce the paper's claims at small scale", description=DESCRIPTION,
-        parents=[config_parser(ReproductionConfig, quick=ReproductionConfig.QUICK, readings={"seeds": SEED_COUNT})],
-    )
-    parser.add_argument("--quick", action="store_true", help="one seed, three calibration points (about 3 minutes on 2 CPU cores)")
-    add_no_progress(parser)
-    parser.set_defaults(run=run, parser=parser)
-    return parser
+    return add_quick_config_command(
+        commands, "reproduce", ReproductionConfig, run, help="reproduce the paper's claims at small scale",
+        description=DESCRIPTION, readings={"seeds": SEED_COUNT},
+        quick_help="one seed, three calibration points (about 3 minutes on 2 CPU cores)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,16 +21,12 @@ from waterdrum_hf.schemes.waterfall.scheme import WaterfallScheme
 class WaterfallLogitsProcessor(PermutationLogitsProcessor):
     """Adds Waterfall's watermark perturbation, with one key per batch row.
 
-    Everything but the bias is :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor`.
+    :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor` (whose docstring
+    describes ``vocab_size``, ``ids``, ``n_gram`` and ``cache_size``) with Waterfall's bias:
 
     Args:
-        vocab_size: the permutation length N, ``tokenizer.vocab_size`` of the watermarking
-            tokenizer (added tokens excluded), as verification uses.
-        ids: one watermark id for all rows, or one per input row (each ``0..2**32-1``).
         kappa: perturbation strength (Waterfall's kappa; the paper uses 2). 0 disables it.
         k_p: which watermarking function (Waterfall's ``k_p``; the paper uses 1).
-        n_gram: context length plus one (Waterfall's default 2: one previous token).
-        cache_size: most permutations kept; defaults to what fits in 256 MiB.
     """
 
     def __init__(
