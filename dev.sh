@@ -11,7 +11,7 @@
 #
 #   bash dev.sh demo   # the whole WaterDrum loop on the built-in small model (`waterdrum demo`)
 #   bash dev.sh test   # the test suite (offline)
-#   bash dev.sh lint   # ruff
+#   bash dev.sh lint   # ruff check and ruff format --check
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -39,6 +39,6 @@ setup() {
 case "${1:-}" in
     demo) setup; shift; exec "$VENV/bin/waterdrum" demo "$@" ;;
     test) setup; shift; exec "$VENV/bin/python" -m pytest "$@" ;;
-    lint) setup; exec "$VENV/bin/ruff" check . ;;
+    lint) setup; "$VENV/bin/ruff" check . && exec "$VENV/bin/ruff" format --check . ;;
     *) echo "usage: bash dev.sh {demo|test|lint} [args...]" >&2; exit 2 ;;
 esac

@@ -73,3 +73,11 @@ def run_two_processes():
         assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
 
     return run
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    """The first six passages of the toy corpus (queries and generation tests)."""
+    from waterdrum_hf.data import toy_corpus
+
+    return toy_corpus()["text"][:6]

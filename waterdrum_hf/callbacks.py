@@ -23,7 +23,6 @@ import math
 import numbers
 import operator
 import os
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -246,7 +245,6 @@ class WaterDrumCallback(TrainerCallback):
             f"({100 * self._seconds / max(total, 1e-9):.1f} %) went to WaterDrum evaluation."
         )
         logger.info(message)
-        print(message, file=sys.stderr)
 
     # ---- one evaluation --------------------------------------------------------------------
 
@@ -448,7 +446,7 @@ def _find_trainer(callback: TrainerCallback) -> Trainer:
     the trainer's handler). ``trainer=`` is the public way; this keeps
     ``Trainer(callbacks=[WaterDrumCallback(...)])`` working for any Trainer. It relies on
     transformers firing the event from a method of the trainer (``self`` in that frame);
-    ``tests/test_callback.py::test_finds_the_trainer_that_calls_it`` fails if that changes.
+    ``tests/test_callbacks.py::test_finds_the_trainer_that_calls_it`` fails if that changes.
     """
     frame = inspect.currentframe()
     try:

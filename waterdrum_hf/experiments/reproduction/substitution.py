@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from waterdrum_hf._torch_plumbing import inference_mode, model_device
-from waterdrum_hf.schemes.waterfall.function import watermark_function
 from waterdrum_hf.schemes.permutation import permuted_positions
+from waterdrum_hf.schemes.waterfall.function import watermark_function
 
 
 def substitution_watermark(

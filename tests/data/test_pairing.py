@@ -1,14 +1,12 @@
-"""The toy corpus, forget/retain splits, calibration sets, pairing and the pair collator."""
+"""Forget/retain pairing and the collator: prompts and padding never trained."""
 
 from __future__ import annotations
 
 import copy
-import re
 from collections import Counter
 
 import pytest
 import torch
-from datasets import Dataset
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
@@ -17,18 +15,7 @@ from waterdrum_hf.data import (
     IGNORE_INDEX,
     ForgetRetainCollator,
     ForgetRetainDataset,
-    calibration_train_set,
-    first_rows_per_owner,
-    partition_by_owner,
-    split_by_owner,
-    toy_corpus,
 )
-from waterdrum_hf.data.corpus import _assign_topics, topic_texts
-
-
-@pytest.fixture(scope="module")
-def corpus() -> Dataset:
-    return toy_corpus()
 
 
 @pytest.fixture(scope="module")
@@ -47,81 +34,6 @@ def word_tokenizer() -> PreTrainedTokenizerFast:
         add_bos_token=True,
     )
 
-
-def test_toy_corpus_is_deterministic_with_every_owner_present(corpus):
-    assert corpus.column_names == ["text", "owner_id"]
-    assert corpus["text"][:] == toy_corpus()["text"][:]
-    counts = Counter(corpus["owner_id"])
-    assert sorted(counts) == list(range(20)) and min(counts.values()) >= 20
-    lengths = [len(text) for text in corpus["text"]]
-    assert min(lengths) >= 100 and max(lengths) <= 700
-    heading_rule = re.compile(r"(^| )[*=]{5,}( |$)")
-    assert not any("\n" in text or heading_rule.search(text) for text in corpus["text"])
-    assert sum(lengths) > 0.85 * sum(len(t) for t in topic_texts().values())
-
-
-def test_every_topic_belongs_to_exactly_one_owner():
-    topics = topic_texts()
-    owners = _assign_topics(topics, 20)
-    dealt = [name for names in owners for name in names]
-    assert sorted(dealt) == sorted(topics)
-    sizes = [sum(len(topics[n]) for n in names) for names in owners]
-    assert max(sizes) == max(len(t) for t in topics.values())  # the largest topic stands alone
-
-
-def test_toy_corpus_options(corpus):
-    capped = toy_corpus(5, passage_chars=300, max_passages_per_owner=4)
-    assert list(capped["owner_id"]) == [o for o in range(5) for _ in range(4)]
-    assert max(len(t) for t in capped["text"]) <= 350
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "name"),
-    [
-        ({"num_owners": 0}, "num_owners"),
-        ({"num_owners": 1000}, "num_owners"),
-        ({"passage_chars": 10}, "passage_chars"),
-        ({"max_passages_per_owner": 0}, "max_passages_per_owner"),
-    ],
-)
-def test_toy_corpus_rejects_bad_sizes(kwargs, name):
-    with pytest.raises(ValueError, match=name):
-        toy_corpus(**kwargs)
-
-
-def test_split_by_owner_keeps_order_and_checks_ids(corpus):
-    forget, retain = split_by_owner(corpus, [18, 19])
-    assert set(forget["owner_id"]) == {18, 19} and 18 not in retain["owner_id"]
-    assert len(forget) + len(retain) == len(corpus)
-    assert forget["text"][:] == [r["text"] for r in corpus if r["owner_id"] in (18, 19)]
-    assert split_by_owner(corpus, 19)[0]["text"][:] == [
-        r["text"] for r in corpus if r["owner_id"] == 19
-    ]
-    with pytest.raises(ValueError, match=r"1 of 2 forget_ids own no row") as info:
-        split_by_owner(corpus, [19, 42])
-    assert "42" not in str(info.value)  # ids are watermark keys: never in messages
-    with pytest.raises(TypeError, match="forget_ids"):
-        split_by_owner(corpus, ["19"])
-    with pytest.raises(ValueError, match="id_column 'owner'"):
-        split_by_owner(corpus, [1], id_column="owner")
-
-
-def test_partition_by_owner_is_the_one_forget_retain_rule():
-    items, owners = ["a", "b", "c", "d", "e"], [3, 1, 3, 2, 1]
-    assert partition_by_owner(items, owners, {3}) == (["a", "c"], ["b", "d", "e"])
-    assert partition_by_owner(items, owners, {1, 2}) == (["b", "d", "e"], ["a", "c"])
-    assert partition_by_owner(items, owners, set()) == ([], items)  # order kept on both sides
-    with pytest.raises(ValueError):  # one owner per item
-        partition_by_owner(items, owners[:-1], {3})
-
-
-def test_first_rows_per_owner_keeps_each_owners_first_rows_in_order():
-    data = Dataset.from_dict({"text": list("abcdefg"), "who": [5, 5, 9, 5, 9, 9, 7]})
-    assert first_rows_per_owner(data, 2, id_column="who")["text"] == ["a", "b", "c", "e", "g"]
-    assert first_rows_per_owner(data, 1, id_column="who")["text"] == ["a", "c", "g"]
-    assert first_rows_per_owner(data, None, id_column="who") is data
-    with pytest.raises(ValueError, match="max_rows"):
-        first_rows_per_owner(data, 0, id_column="who")
 
 
 def test_causal_lm_batch_right_pads_and_never_trains_padding():
@@ -146,6 +58,7 @@ def test_causal_lm_batch_right_pads_and_never_trains_padding():
         causal_lm_batch([{"input_ids": [1, 2], "labels": [1]}], pad)
 
 
+
 def test_collator_pads_with_eos_when_the_tokenizer_has_no_pad_token(word_tokenizer):
     tokenizer = copy.deepcopy(word_tokenizer)
     tokenizer.pad_token = None
@@ -165,16 +78,6 @@ def test_collator_pads_with_eos_when_the_tokenizer_has_no_pad_token(word_tokeniz
     with pytest.raises(ValueError, match="neither a pad token nor an EOS token"):
         ForgetRetainCollator(tokenizer)
 
-
-def test_calibration_train_set_adds_the_first_share_of_the_forget_set(corpus):
-    forget, retain = split_by_owner(corpus, [19])
-    for fraction in (0.0, 0.3, 1.0):
-        train = calibration_train_set(forget, retain, fraction)
-        kept = round(fraction * len(forget))
-        assert len(train) == len(retain) + kept
-        assert train["text"][len(retain) :] == forget["text"][:kept]
-    with pytest.raises(ValueError, match="fraction"):
-        calibration_train_set(forget, retain, 1.5)
 
 
 def test_pairs_walk_the_anchor_and_spread_partners():
@@ -198,6 +101,7 @@ def test_pairs_walk_the_anchor_and_spread_partners():
     assert Counter(p["forget"]["text"] for p in by_retain).most_common(1)[0][1] <= 3  # cycled
 
 
+
 def test_pairing_rejects_bad_arguments():
     one = [{"text": "a"}]
     with pytest.raises(ValueError, match="anchor"):
@@ -206,6 +110,7 @@ def test_pairing_rejects_bad_arguments():
         ForgetRetainDataset(one, [])
     with pytest.raises(TypeError, match="alternative_answers"):
         ForgetRetainDataset(one, one, alternative_answers="I don't know")
+
 
 
 def test_collator_masks_prompt_and_padding_of_qa_examples(word_tokenizer):
@@ -239,6 +144,7 @@ def test_collator_masks_prompt_and_padding_of_qa_examples(word_tokenizer):
     assert tok(batch["alternative"]["labels"][0, 7:].tolist()) == ["a", "b", "</s>"]
 
 
+
 def test_collator_pads_completion_examples_and_masks_padding(word_tokenizer):
     items = [
         {"forget": {"text": "a b c"}, "retain": {"text": "d"}},
@@ -257,6 +163,7 @@ def test_collator_pads_completion_examples_and_masks_padding(word_tokenizer):
         IGNORE_INDEX,
     ]
     assert forget["attention_mask"].tolist() == [[1, 1, 1, 1], [1, 1, 1, 0]]
+
 
 
 def test_collator_names_the_missing_or_bad_column(word_tokenizer):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,9 +31,11 @@ TWO_LOGGED_STEPS = {
     "max_steps": 2, "per_device_train_batch_size": 2, "report_to": "none", "logging_steps": 1,
     "use_cpu": True, "save_strategy": "no", "disable_tqdm": True,
 }  # fmt: skip
-"""Training arguments of the tests that run a trainer for two steps on the CPU."""
+
+
 
 KEYS = (2_876_543_219, 3_456_789_011, 4_012_345_677)  # distinctive: a leak would show
+
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +44,7 @@ def corpus():
     return Dataset.from_dict(
         {"text": rows["text"], "owner_id": [KEYS[o] for o in rows["owner_id"]]}
     )
+
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +59,13 @@ def train_set(tiny_model, corpus):
     )
 
 
+
 def make_callback(tiny_model, corpus, **kwargs):
     _, tokenizer = tiny_model
     settings = {"eval_steps": 2, "num_samples": 1, "max_new_tokens": 8, "prefix_tokens": 8}
     settings.update(kwargs)
     return WaterDrumCallback.from_dataset(corpus, [KEYS[2]], tokenizer, tokenizer, **settings)
+
 
 
 def make_trainer(tiny_model, train_set, tmp_path, callbacks=(), model=None, **args):
@@ -89,8 +93,10 @@ def make_trainer(tiny_model, train_set, tmp_path, callbacks=(), model=None, **ar
     )
 
 
+
 def logged(trainer, name="waterdrum/forget"):
     return {entry["step"]: entry for entry in trainer.state.log_history if name in entry}
+
 
 
 def test_values_reach_log_history_and_tensorboard(tiny_model, corpus, train_set, tmp_path):
@@ -135,6 +141,7 @@ def test_values_reach_log_history_and_tensorboard(tiny_model, corpus, train_set,
     assert "train/loss" in events.Tags()["scalars"]
 
 
+
 @pytest.mark.slow
 def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
     """Same seed, with and without the callback: the same weights, bit for bit, with dropout
@@ -166,6 +173,7 @@ def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
     assert tiny_model[1].padding_side == "left"
 
 
+
 def test_ratios_are_shares_of_the_step_0_values(
     tiny_model, corpus, train_set, tmp_path, monkeypatch
 ):
@@ -186,6 +194,7 @@ def test_ratios_are_shares_of_the_step_0_values(
     assert entries[2]["waterdrum/retain_ratio"] == pytest.approx(0.9)
 
 
+
 @pytest.mark.parametrize("rule", ["dict", "callable"])
 def test_stop_when_stops_saves_and_says_why(tiny_model, corpus, train_set, tmp_path, rule, caplog):
     stop_when = (
@@ -204,11 +213,13 @@ def test_stop_when_stops_saves_and_says_why(tiny_model, corpus, train_set, tmp_p
     assert (saved / "config.json").is_file() and (saved / "model.safetensors").is_file()
 
 
+
 def test_a_rule_that_never_holds_lets_training_finish(tiny_model, corpus, train_set, tmp_path):
     callback = make_callback(tiny_model, corpus, stop_when={"min_separability_auroc": 2.0})
     trainer = make_trainer(tiny_model, train_set, tmp_path, [callback])
     trainer.train()
     assert trainer.state.global_step == 4 and callback.stopped_at is None
+
 
 
 def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, capsys, caplog):
@@ -248,6 +259,7 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         assert form not in shown
 
 
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
@@ -281,6 +293,7 @@ def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):
     assert not any(str(key) in str(raised.value) for key in KEYS)
 
 
+
 def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):
     arguments = {
         "forget_queries": ["The class"], "forget_ids": [KEYS[2]],
@@ -295,9 +308,11 @@ def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):
             WaterDrumCallback(**arguments, stop_when={f"max_{name}": 1.0})
 
 
+
 def scripted_values(model, tokenizer, accelerator=None):
     """What a callback's `evaluate` returns, without generating."""
     return {"forget": 0.5, "retain": 0.5, "seconds": 0.01}
+
 
 
 def test_finds_the_trainer_that_calls_it(tiny_model, corpus, train_set, tmp_path, monkeypatch):
@@ -321,6 +336,7 @@ def test_finds_the_trainer_that_calls_it(tiny_model, corpus, train_set, tmp_path
         make_callback(tiny_model, corpus).on_train_begin(trainer.args, trainer.state, trainer.control)
 
 
+
 def test_a_trainer_given_by_name_is_used_as_it_is(tiny_model, corpus, train_set, tmp_path, monkeypatch):
     """The public way, `trainer.add_callback(WaterDrumCallback(..., trainer=trainer))`, needs
     no stack walk."""
@@ -336,6 +352,7 @@ def test_a_trainer_given_by_name_is_used_as_it_is(tiny_model, corpus, train_set,
     trainer.add_callback(callback)
     trainer.train()
     assert sorted(logged(trainer)) == [0, 2]
+
 
 
 def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpus):
@@ -355,6 +372,7 @@ def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpu
     ]
     with pytest.raises(ValueError, match="neither 'text' nor 'question'"):
         WaterDrumCallback.from_dataset(qa.rename_column("question", "q"), [2], tokenizer, tokenizer)
+
 
 
 def test_unlearning_trainer_with_a_peft_model(tiny_model, corpus, tmp_path):
@@ -385,6 +403,7 @@ def test_unlearning_trainer_with_a_peft_model(tiny_model, corpus, tmp_path):
     assert losses and all("loss/forget" in e for e in losses)
 
 
+
 def test_trl_sft_trainer(tiny_model, corpus, tmp_path):
     from trl import SFTConfig, SFTTrainer
 
@@ -404,20 +423,6 @@ def test_trl_sft_trainer(tiny_model, corpus, tmp_path):
     trainer.train()
     assert sorted(logged(trainer)) == [0, 2]
 
-
-@pytest.mark.slow
-def test_two_processes_log_once_with_the_same_values(tiny_model, tmp_path, run_two_processes):
-    run_two_processes(Path(__file__).parent / "scripts" / "distributed_callback.py", tmp_path)
-    reports = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
-    for report in reports:
-        steps = [e["step"] for e in report["log_history"] if "waterdrum/forget" in e]
-        assert steps == [0, 1, 2]  # once per evaluation
-        assert report["processes"] == 2
-    values = [[e for e in r["log_history"] if "waterdrum/forget" in e] for r in reports]
-    for a, b in zip(*values, strict=True):
-        assert a["waterdrum/forget"] == b["waterdrum/forget"]  # broadcast from the main process
-    # Every process generated: the main process scored all queries of both shares.
-    assert reports[0]["log_history"][0]["waterdrum/num_queries"] == 6
 
 
 def test_trl_dpo_trainer(tiny_model, corpus, tmp_path):

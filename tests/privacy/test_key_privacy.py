@@ -4,15 +4,12 @@ decimal or hex, in its output, logs, warnings, progress bars, exceptions, reprs,
 names.
 
 `run_pipeline` runs the steps and returns what they showed; a new step (the report) is one more
-block there.
-"""
+block there."""
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
-import hmac
 import logging
 import os
 import secrets
@@ -38,61 +35,7 @@ from waterdrum_hf import (
     verify_texts,
 )
 from waterdrum_hf.data import toy_corpus
-from waterdrum_hf.keys import KEY_DOMAIN
 from waterdrum_hf.report import write_report
-
-# ---- key_from_secret --------------------------------------------------------------------------
-
-
-def independent_key(secret: bytes, owner: str) -> int:
-    """The documented derivation, written out with the standard library."""
-    message = b"waterdrum-hf/watermark-id/v1\x00" + owner.encode("utf-8")
-    return int.from_bytes(hmac.digest(secret, message, hashlib.sha256)[:4], "big")
-
-
-def test_key_from_secret_is_the_documented_hmac():
-    assert KEY_DOMAIN == b"waterdrum-hf/watermark-id/v1\x00"
-    for secret, owner in [("s3cret", "cs.CR"), ("pässwörd", "Ödön"), ("x" * 200, "owner-19")]:
-        key = key_from_secret(secret, owner)
-        assert key == independent_key(secret.encode("utf-8"), owner)
-        assert key == key_from_secret(secret.encode("utf-8"), owner)  # str is its UTF-8 bytes
-        assert key == key_from_secret(secret, owner)  # deterministic
-        assert isinstance(key, int) and 0 <= key <= 2**32 - 1
-    raw = secrets.token_bytes(32)
-    assert key_from_secret(raw, "a") == independent_key(raw, "a")
-
-
-def test_keys_of_other_owners_or_secrets_differ_and_spread_over_32_bits():
-    secret = secrets.token_hex(16)
-    keys = [key_from_secret(secret, f"owner-{i}") for i in range(2000)]
-    assert len(set(keys)) == len(keys)
-    assert key_from_secret("another " + secret, "owner-0") != keys[0]
-    assert max(keys) > 2**31 and min(keys) < 2**31  # not small guessable integers
-    assert sum(k < 2**20 for k in keys) < 10
-
-
-@pytest.mark.parametrize(
-    ("secret", "owner", "error", "match"),
-    [
-        ("", "a", ValueError, "`secret` is empty"),
-        (b"", "a", ValueError, "`secret` is empty"),
-        ("s", "", ValueError, "`owner` is empty"),
-        (123, "a", TypeError, "`secret` must be a str or bytes, got int"),
-        (bytearray(b"s"), "a", TypeError, "`secret` must be a str or bytes"),
-        ("s", b"a", TypeError, "`owner` must be a str"),
-        ("s", 7, TypeError, "`owner` must be a str"),
-        ("s\ud800", "a", ValueError, "`secret` holds a lone surrogate"),
-        ("s", "a\udfff", ValueError, "`owner` holds a lone surrogate"),
-    ],
-)
-def test_key_from_secret_bad_input(secret, owner, error, match):
-    with pytest.raises(error, match=match) as raised:
-        key_from_secret(secret, owner)
-    if isinstance(secret, str) and len(secret) > 1:
-        assert secret not in str(raised.value)
-
-
-# ---- the leak test ----------------------------------------------------------------------------
 
 
 def leak_forms(key: int) -> list[str]:
@@ -100,8 +43,10 @@ def leak_forms(key: int) -> list[str]:
     return [str(key), f"{key:x}", f"{key:X}", f"{key:#x}", f"{key:#X}"]
 
 
+
 def find_leaks(text: str, key: int) -> list[str]:
     return [form for form in leak_forms(key) if form in text]
+
 
 
 def files_and_names(*roots: Path) -> str:
@@ -113,6 +58,7 @@ def files_and_names(*roots: Path) -> str:
             if path.is_file():
                 shown.append(path.read_bytes().decode("latin-1"))
     return "\n".join(shown)
+
 
 
 @contextlib.contextmanager
@@ -134,6 +80,7 @@ def all_library_logs() -> Iterator[list[str]]:
         for library, level in zip(libraries, verbosity, strict=True):
             library.set_verbosity(level)
             library.disable_propagation()
+
 
 
 def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str]:
@@ -253,11 +200,13 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
     return shown
 
 
+
 def random_key() -> int:
     """A 32-bit key with 10 decimal digits, derived from a fresh secret."""
     while (key := key_from_secret(secrets.token_hex(16), "owner")) < 2**31:
         pass
     return key
+
 
 
 @pytest.mark.slow
@@ -277,6 +226,7 @@ def test_no_key_anywhere_in_a_watermark_train_report_verify_run(tiny_model, tmp_
     assert find_leaks(everything, key) == [] and find_leaks(everything, other) == []
 
 
+
 def test_the_leak_search_covers_logs_files_and_names(tmp_path, caplog):
     """The search itself: a key planted in each channel is found."""
     key = random_key()
@@ -288,6 +238,7 @@ def test_the_leak_search_covers_logs_files_and_names(tmp_path, caplog):
     with caplog.at_level(logging.DEBUG), all_library_logs():
         datasets.utils.logging.get_logger("datasets").debug("key %#X", key)
     assert find_leaks(caplog.text, key) == [f"{key:X}", f"{key:#X}"]
+
 
 
 def test_split_by_owner_never_shows_the_ids_it_refuses():
@@ -302,6 +253,7 @@ def test_split_by_owner_never_shows_the_ids_it_refuses():
         with pytest.raises(TypeError, match="non-empty list of ints") as raised:
             split_by_owner(dataset, forget_ids)
         assert find_leaks(str(raised.value), key) == []
+
 
 
 def test_the_metric_grouping_of_queries_has_no_revealing_repr():

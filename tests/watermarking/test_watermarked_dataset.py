@@ -6,8 +6,7 @@ and waterfall's:
     beam search, 4 groups x 2 beams: own key 0.79 (lowest text 0.72), 20 other keys 0.03,
                                      the originals under their owner's key 0.01
     sampling, 2 samples per text:    own key 0.64 (lowest text 0.51), 20 other keys -0.01
-The asserts keep wide margins below those values.
-"""
+The asserts keep wide margins below those values."""
 
 from __future__ import annotations
 
@@ -18,7 +17,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 from datasets import Dataset, load_from_disk
 from datasets.fingerprint import Hasher
 
@@ -31,8 +29,15 @@ from waterdrum_hf import (
 from waterdrum_hf.data.corpus import toy_corpus
 
 KEYS = (11, 4_000_000_007)
+
+
+
 OTHER_KEYS = range(100, 120)
+
+
+
 FAST = {"max_new_tokens": 32, "show_progress": False}
+
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +53,14 @@ def passages() -> Dataset:
     )
 
 
+
 def waterfall_scores(texts: list[str], key: int, tokenizer) -> np.ndarray:
     from waterfall.WatermarkerBase import Watermarker
 
     # Watermarker overwrites the tokenizer's pad token: give it a copy.
     verifier = Watermarker(tokenizer=copy.deepcopy(tokenizer))
     return verifier.verify(texts, id=[key], k_p=[1])[:, 0, 0]
+
 
 
 def check_watermarked(out: Dataset, passages: Dataset, tokenizer, own_min: float) -> None:
@@ -74,11 +81,13 @@ def check_watermarked(out: Dataset, passages: Dataset, tokenizer, own_min: float
     assert out["note"] == passages["note"]
 
 
+
 def test_beam_search_watermark_verifies_under_the_owner_key(tiny_model, passages):
     model, tokenizer = tiny_model
     out = passages.map(WatermarkedDataset(model, tokenizer, **FAST), batched=True, batch_size=6)
     assert out.column_names == ["text", "owner_id", "note", "text_original", "watermark_score"]
     check_watermarked(out, passages, tokenizer, own_min=0.6)
+
 
 
 def test_sampling_watermark_and_explicit_generation_config(tiny_model, passages, monkeypatch):
@@ -104,6 +113,7 @@ def test_sampling_watermark_and_explicit_generation_config(tiny_model, passages,
     assert passages.map(wm, batched=True, batch_size=6)["text"] == out["text"]
 
 
+
 def test_group_diversity(tiny_model, passages):
     model, tokenizer = tiny_model
     texts = passages["text"][:2]
@@ -124,6 +134,7 @@ def test_group_diversity(tiny_model, passages):
         for g in range(1, len(row)):
             for t in range(steps):
                 assert all(row[g][t] != row[h][t] for h in range(g))
+
 
 
 def test_map_is_cached_by_configuration_not_weights(tiny_model, tmp_path, monkeypatch):
@@ -159,6 +170,7 @@ def test_map_is_cached_by_configuration_not_weights(tiny_model, tmp_path, monkey
     assert len({fingerprint(), fingerprint(kappa=3.0), fingerprint(id=5), fingerprint(id=6)}) == 4
 
 
+
 def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):
     """A field added to WatermarkingConfig reaches the cache fingerprint without anyone
     remembering to list it; a changed field never hits a stale cache."""
@@ -175,6 +187,7 @@ def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):
         other = WatermarkedDataset(model, tokenizer, **{spec.name: new})
         same = spec.name in WatermarkingConfig.RUNTIME_FIELDS
         assert (other.fingerprint == base.fingerprint) == same, spec.name
+
 
 
 def test_config_object_and_keyword_overrides(tiny_model):
@@ -196,6 +209,7 @@ def test_config_object_and_keyword_overrides(tiny_model):
         wm.config.kappa = 1.0
 
 
+
 def test_config_is_a_command_line():
     from transformers import HfArgumentParser
 
@@ -209,6 +223,7 @@ def test_config_is_a_command_line():
         WatermarkingConfig(top_p=0.0)
 
 
+
 def test_key_is_never_shown(tiny_model, caplog):
     model, tokenizer = tiny_model
     secret = 987_654_321
@@ -220,6 +235,7 @@ def test_key_is_never_shown(tiny_model, caplog):
         wm({"text": ["Some text.", None]})
     for shown in (repr(wm), str(wm), repr(processor), caplog.text, wm.fingerprint):
         assert str(secret) not in shown
+
 
 
 def test_bad_rows_are_kept_and_counted(tiny_model, caplog):
@@ -237,6 +253,7 @@ def test_bad_rows_are_kept_and_counted(tiny_model, caplog):
     assert all(math.isnan(s) for s in out["watermark_score"][1:])
     assert wm.num_skipped == 3 and wm.num_watermarked == 1
     assert "3 of 4 rows" in caplog.text
+
 
 
 def test_bad_input_raises(tiny_model):
@@ -261,6 +278,7 @@ def test_bad_input_raises(tiny_model):
         WatermarkedDataset(model, tokenizer, sts_model="all-mpnet-base-v2")
     with pytest.raises(TypeError, match="generate"):
         WatermarkedDataset(tokenizer, tokenizer)
+
 
 
 def test_prompt_formats(tiny_model):
@@ -289,6 +307,7 @@ def test_prompt_formats(tiny_model):
     assert text.startswith("<s>Reword:\n\nHi.\n\nHere is a paraphrased")
 
 
+
 def test_sts_model_ranks_and_reports_similarity(tiny_model, passages):
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import StaticEmbedding
@@ -302,46 +321,3 @@ def test_sts_model_ranks_and_reports_similarity(tiny_model, passages):
     out = passages.select(range(2)).map(wm, batched=True)
     assert np.all(np.abs(out["watermark_sts"]) <= 1 + 1e-6)
     assert np.mean(out["watermark_score"]) > 0.4
-
-
-# ----------------------------------------------------------------------------------------
-# WaterfallLogitsProcessor
-
-
-@pytest.mark.parametrize("k_p", [1, 3, 700])
-def test_processor_matches_waterfall(k_p):
-    from waterfall.WatermarkerBase import PerturbationProcessor
-    from waterfall.WatermarkingFnFourier import WatermarkingFnFourier
-
-    vocab, key = 1000, 4_000_000_007
-    reference = PerturbationProcessor(N=vocab, id=key)
-    reference.set_phi(WatermarkingFnFourier(id=key, k_p=k_p, N=vocab, kappa=2.0).phi)
-    reference.reset(2)
-    ours = WaterfallLogitsProcessor(vocab, key, kappa=2.0, k_p=k_p)
-    input_ids = torch.randint(0, vocab + 8, (6, 9), generator=torch.Generator().manual_seed(k_p))
-    input_ids[0, -1] = vocab + 3  # an added token as context: identity permutation
-    scores = torch.randn(6, vocab + 8, dtype=torch.float64)
-    # The first call fixes the prompt length; nothing is added before one token is generated.
-    assert torch.equal(ours(input_ids[:, :8], scores.clone()), scores)
-    reference(input_ids[:, :8], scores.clone())
-    torch.testing.assert_close(
-        ours(input_ids, scores.clone()), reference(input_ids, scores.clone())
-    )
-
-
-def test_processor_keys_per_row_and_bounded_cache():
-    vocab = 500
-    input_ids = torch.randint(0, vocab, (6, 5), generator=torch.Generator().manual_seed(0))
-    scores = torch.zeros(6, vocab)
-    batched = WaterfallLogitsProcessor(vocab, [5, 9, 13], cache_size=2)
-    batched.reset(prompt_length=3)
-    out = batched(input_ids, scores)
-    assert len(batched._cache) == 2
-    for row, key in enumerate([5, 5, 9, 9, 13, 13]):  # two beams per input row
-        single = WaterfallLogitsProcessor(vocab, key)
-        single.reset(prompt_length=3)
-        assert torch.equal(out[row], single(input_ids[row : row + 1], scores[row : row + 1])[0])
-    with pytest.raises(ValueError, match="cannot be split"):
-        WaterfallLogitsProcessor(vocab, [1, 2, 3, 4])(input_ids, scores)
-    with pytest.raises(ValueError, match="0..2\\*\\*32-1"):
-        WaterfallLogitsProcessor(vocab, [1, 2**32])

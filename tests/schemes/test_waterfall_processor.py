@@ -1,0 +1,50 @@
+"""WaterfallLogitsProcessor: equal to waterfall's perturbation, keys per row, a bounded cache."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from waterdrum_hf import (
+    WaterfallLogitsProcessor,
+)
+
+
+@pytest.mark.parametrize("k_p", [1, 3, 700])
+def test_processor_matches_waterfall(k_p):
+    from waterfall.WatermarkerBase import PerturbationProcessor
+    from waterfall.WatermarkingFnFourier import WatermarkingFnFourier
+
+    vocab, key = 1000, 4_000_000_007
+    reference = PerturbationProcessor(N=vocab, id=key)
+    reference.set_phi(WatermarkingFnFourier(id=key, k_p=k_p, N=vocab, kappa=2.0).phi)
+    reference.reset(2)
+    ours = WaterfallLogitsProcessor(vocab, key, kappa=2.0, k_p=k_p)
+    input_ids = torch.randint(0, vocab + 8, (6, 9), generator=torch.Generator().manual_seed(k_p))
+    input_ids[0, -1] = vocab + 3  # an added token as context: identity permutation
+    scores = torch.randn(6, vocab + 8, dtype=torch.float64)
+    # The first call fixes the prompt length; nothing is added before one token is generated.
+    assert torch.equal(ours(input_ids[:, :8], scores.clone()), scores)
+    reference(input_ids[:, :8], scores.clone())
+    torch.testing.assert_close(
+        ours(input_ids, scores.clone()), reference(input_ids, scores.clone())
+    )
+
+
+
+def test_processor_keys_per_row_and_bounded_cache():
+    vocab = 500
+    input_ids = torch.randint(0, vocab, (6, 5), generator=torch.Generator().manual_seed(0))
+    scores = torch.zeros(6, vocab)
+    batched = WaterfallLogitsProcessor(vocab, [5, 9, 13], cache_size=2)
+    batched.reset(prompt_length=3)
+    out = batched(input_ids, scores)
+    assert len(batched._cache) == 2
+    for row, key in enumerate([5, 5, 9, 9, 13, 13]):  # two beams per input row
+        single = WaterfallLogitsProcessor(vocab, key)
+        single.reset(prompt_length=3)
+        assert torch.equal(out[row], single(input_ids[row : row + 1], scores[row : row + 1])[0])
+    with pytest.raises(ValueError, match="cannot be split"):
+        WaterfallLogitsProcessor(vocab, [1, 2, 3, 4])(input_ids, scores)
+    with pytest.raises(ValueError, match="0..2\\*\\*32-1"):
+        WaterfallLogitsProcessor(vocab, [1, 2**32])

@@ -1,0 +1,63 @@
+"""The private torch plumbing: gradient checkpointing left as it was, the private hook it
+reads, one-thread sections."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+import torch
+
+from waterdrum_hf import generate
+from waterdrum_hf._torch_plumbing import _checkpointing_kwargs, torch_threads
+
+
+def test_generation_leaves_gradient_checkpointing_as_it_was(tiny_model):
+    """Generation runs in eval mode, where checkpointing is idle: with an accelerator (not
+    ZeRO-3) the model's checkpointing is not switched off and back on (which would lose
+    per-layer settings)."""
+    from accelerate import Accelerator
+
+    model, tokenizer = tiny_model
+    model = copy.deepcopy(model).train()
+    with warnings.catch_warnings():  # deprecated alias in transformers 5; the only one in 4.x
+        warnings.simplefilter("ignore", FutureWarning)
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": True})
+    model.model.layers[1].gradient_checkpointing = False  # only some layers checkpointed
+    generate(
+        model,
+        tokenizer,
+        ["The"],
+        num_samples=1,
+        max_new_tokens=2,
+        accelerator=Accelerator(cpu=True),
+    )
+    assert [layer.gradient_checkpointing for layer in model.model.layers] == [True, False]
+    assert model.training
+
+
+
+def test_checkpointing_kwargs_still_live_where_transformers_keeps_them(tiny_model):
+    """The private hook behind ZeRO-3 generation: TRL re-enables checkpointing with what this
+    reads. Fails loudly if transformers stops keeping the arguments there."""
+    model = copy.deepcopy(tiny_model[0])
+    assert _checkpointing_kwargs(model) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": True})
+    assert _checkpointing_kwargs(model) == {"use_reentrant": True}
+
+
+
+def test_torch_threads_restores_the_count_even_on_error():
+    before = torch.get_num_threads()
+    target = 2 if before == 1 else 1
+    with torch_threads(target):
+        assert torch.get_num_threads() == target
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="boom"), torch_threads(target):
+        raise RuntimeError("boom")
+    assert torch.get_num_threads() == before
+    with torch_threads(None):
+        assert torch.get_num_threads() == before
