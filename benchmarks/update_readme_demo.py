@@ -58,9 +58,12 @@ def render(report: str, seconds: float | None, measured: str | None) -> str:
     parts = [f"![benchmark plot]({relative}/benchmark.png)", "", *table, "", best]
     if seconds is not None:
         cores = os.cpu_count()
-        parts += ["", f"Measured: {seconds / 60:.1f} minutes on {cores} CPU cores "
-                  f"({platform.processor() or platform.machine()}), tiny model already cached. "
-                  f"Full report: [{relative}/report.md]({relative}/report.md)."]
+        parts += [
+            "",
+            f"Measured: {seconds / 60:.1f} minutes on {cores} CPU cores "
+            f"({platform.processor() or platform.machine()}), tiny model already cached. "
+            f"Full report: [{relative}/report.md]({relative}/report.md).",
+        ]
     elif measured:
         parts += ["", measured]
     return "\n".join(parts)

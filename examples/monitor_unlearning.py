@@ -31,13 +31,23 @@ from waterdrum_hf.trainers import KLConfig, KLTrainer
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default="monitor_run", help="folder of TensorBoard logs, the plot and the model")
-    parser.add_argument("--owners", type=int, default=4, help="data owners; the last one is forgotten")
+    parser.add_argument(
+        "--out", default="monitor_run", help="folder of TensorBoard logs, the plot and the model"
+    )
+    parser.add_argument(
+        "--owners", type=int, default=4, help="data owners; the last one is forgotten"
+    )
     parser.add_argument("--passages-per-owner", type=int, default=6, help="passages per owner")
     parser.add_argument("--steps", type=int, default=24, help="unlearning steps")
-    parser.add_argument("--eval-steps", type=int, default=4, help="WaterDrum evaluation every this many steps")
-    parser.add_argument("--stop-forget-ratio", type=float, help="stop once forget falls to this share of its start")
-    parser.add_argument("--secret", default="demo secret: keep yours private", help="derives each owner's key")
+    parser.add_argument(
+        "--eval-steps", type=int, default=4, help="WaterDrum evaluation every this many steps"
+    )
+    parser.add_argument(
+        "--stop-forget-ratio", type=float, help="stop once forget falls to this share of its start"
+    )
+    parser.add_argument(
+        "--secret", default="demo secret: keep yours private", help="derives each owner's key"
+    )
     return parser.parse_args()
 
 
@@ -54,25 +64,51 @@ def main() -> None:
     corpus = corpus.map(lambda row: {"owner_id": keys[row["owner_id"]]})
     watermarker = WatermarkedDataset(model, tokenizer, seed=0, no_repeat_ngram_size=3)
     watermarked = corpus.map(watermarker, batched=True, batch_size=64)
-    print(f"Watermarked {len(watermarked)} passages (self-check q = "
-          f"{sum(watermarked['watermark_score']) / len(watermarked):.2f})")
+    print(
+        f"Watermarked {len(watermarked)} passages (self-check q = "
+        f"{sum(watermarked['watermark_score']) / len(watermarked):.2f})"
+    )
 
     # The model owner trains on everything, then is asked to forget the last owner.
-    original = finetune(model, tokenizer, watermarked["text"], out / "finetune", epochs=30,
-                        batch_size=4, learning_rate=2e-3, seed=0)
+    original = finetune(
+        model,
+        tokenizer,
+        watermarked["text"],
+        out / "finetune",
+        epochs=30,
+        batch_size=4,
+        learning_rate=2e-3,
+        seed=0,
+    )
     forget, retain = split_by_owner(watermarked, [keys[-1]])
     callback = WaterDrumCallback.from_dataset(
-        watermarked, [keys[-1]], tokenizer, tokenizer, prefix_tokens=24,
-        owner_names=dict(zip(keys, names, strict=True)), eval_steps=args.eval_steps,
-        num_samples=1, max_new_tokens=48, save_on_stop=True,
+        watermarked,
+        [keys[-1]],
+        tokenizer,
+        tokenizer,
+        prefix_tokens=24,
+        owner_names=dict(zip(keys, names, strict=True)),
+        eval_steps=args.eval_steps,
+        num_samples=1,
+        max_new_tokens=48,
+        save_on_stop=True,
         stop_when={"max_forget_ratio": args.stop_forget_ratio, "min_retain_ratio": 0.8}
-        if args.stop_forget_ratio is not None else None,
+        if args.stop_forget_ratio is not None
+        else None,
     )
     trainer = KLTrainer(
         model=original.train(),
-        args=KLConfig(output_dir=str(out), max_steps=args.steps, per_device_train_batch_size=4,
-                      learning_rate=5e-4, logging_steps=2, report_to=["tensorboard"], use_cpu=True,
-                      save_strategy="no", seed=0),
+        args=KLConfig(
+            output_dir=str(out),
+            max_steps=args.steps,
+            per_device_train_batch_size=4,
+            learning_rate=5e-4,
+            logging_steps=2,
+            report_to=["tensorboard"],
+            use_cpu=True,
+            save_strategy="no",
+            seed=0,
+        ),
         forget_dataset=Dataset.from_dict({"text": forget["text"]}),
         retain_dataset=Dataset.from_dict({"text": retain["text"]}),
         processing_class=tokenizer,
@@ -82,7 +118,9 @@ def main() -> None:
 
     plot = plot_curves({"kl": callback.history}, out / "waterdrum_curves.png")
     for point in callback.history:
-        print(f"step {point['step']:>3}: forget {point['forget']:+.3f}  retain {point['retain']:+.3f}")
+        print(
+            f"step {point['step']:>3}: forget {point['forget']:+.3f}  retain {point['retain']:+.3f}"
+        )
     if callback.stopped_at is not None:
         print(f"Stopped at step {callback.stopped_at}: {callback.stop_reason}")
     print(f"Curves: {plot}; TensorBoard: tensorboard --logdir {out / 'runs'}")

@@ -97,8 +97,6 @@ def tofu_columns(config, split, owners):
     }
 
 
-
-
 def write_ax_mirror(root: Path) -> str:
     """A local WaterDrum-Ax mirror under ``root``; returns its path for ``path=``."""
     write_mirror(root, AX_LAYOUT, ax_columns)

@@ -33,9 +33,7 @@ TWO_LOGGED_STEPS = {
 }  # fmt: skip
 
 
-
 KEYS = (2_876_543_219, 3_456_789_011, 4_012_345_677)  # distinctive: a leak would show
-
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +42,6 @@ def corpus():
     return Dataset.from_dict(
         {"text": rows["text"], "owner_id": [KEYS[o] for o in rows["owner_id"]]}
     )
-
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +56,11 @@ def train_set(tiny_model, corpus):
     )
 
 
-
 def make_callback(tiny_model, corpus, **kwargs):
     _, tokenizer = tiny_model
     settings = {"eval_steps": 2, "num_samples": 1, "max_new_tokens": 8, "prefix_tokens": 8}
     settings.update(kwargs)
     return WaterDrumCallback.from_dataset(corpus, [KEYS[2]], tokenizer, tokenizer, **settings)
-
 
 
 def make_trainer(tiny_model, train_set, tmp_path, callbacks=(), model=None, **args):
@@ -93,10 +88,8 @@ def make_trainer(tiny_model, train_set, tmp_path, callbacks=(), model=None, **ar
     )
 
 
-
 def logged(trainer, name="waterdrum/forget"):
     return {entry["step"]: entry for entry in trainer.state.log_history if name in entry}
-
 
 
 def test_values_reach_log_history_and_tensorboard(tiny_model, corpus, train_set, tmp_path):
@@ -141,7 +134,6 @@ def test_values_reach_log_history_and_tensorboard(tiny_model, corpus, train_set,
     assert "train/loss" in events.Tags()["scalars"]
 
 
-
 @pytest.mark.slow
 def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
     """Same seed, with and without the callback: the same weights, bit for bit, with dropout
@@ -173,7 +165,6 @@ def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
     assert tiny_model[1].padding_side == "left"
 
 
-
 def test_ratios_are_shares_of_the_step_0_values(
     tiny_model, corpus, train_set, tmp_path, monkeypatch
 ):
@@ -194,7 +185,6 @@ def test_ratios_are_shares_of_the_step_0_values(
     assert entries[2]["waterdrum/retain_ratio"] == pytest.approx(0.9)
 
 
-
 @pytest.mark.parametrize("rule", ["dict", "callable"])
 def test_stop_when_stops_saves_and_says_why(tiny_model, corpus, train_set, tmp_path, rule, caplog):
     stop_when = (
@@ -213,13 +203,11 @@ def test_stop_when_stops_saves_and_says_why(tiny_model, corpus, train_set, tmp_p
     assert (saved / "config.json").is_file() and (saved / "model.safetensors").is_file()
 
 
-
 def test_a_rule_that_never_holds_lets_training_finish(tiny_model, corpus, train_set, tmp_path):
     callback = make_callback(tiny_model, corpus, stop_when={"min_separability_auroc": 2.0})
     trainer = make_trainer(tiny_model, train_set, tmp_path, [callback])
     trainer.train()
     assert trainer.state.global_step == 4 and callback.stopped_at is None
-
 
 
 def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, capsys, caplog):
@@ -259,7 +247,6 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         assert form not in shown
 
 
-
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
@@ -293,26 +280,37 @@ def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):
     assert not any(str(key) in str(raised.value) for key in KEYS)
 
 
-
 def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):
     arguments = {
         "forget_queries": ["The class"], "forget_ids": [KEYS[2]],
         "retain_queries": ["The import"], "retain_ids": [KEYS[0]],
         "watermark_tokenizer": tiny_model[1], "owner_names": {KEYS[2]: "ann", KEYS[0]: "bo"},
     }  # fmt: skip
-    logged = [*WaterDrumResult.scalar_names(), "forget_ratio", "retain_ratio", "owner/ann", "owner/bo"]
+    logged = [
+        *WaterDrumResult.scalar_names(),
+        "forget_ratio",
+        "retain_ratio",
+        "owner/ann",
+        "owner/bo",
+    ]
     for name in logged:
         WaterDrumCallback(**arguments, stop_when={f"max_{name}": 1.0, f"min_{name}": 0.0})
-    for name in ("owner/cy", "owner/", "seconds", "per_owner", "scores", "overall_ratio", "forget_p"):
+    for name in (
+        "owner/cy",
+        "owner/",
+        "seconds",
+        "per_owner",
+        "scores",
+        "overall_ratio",
+        "forget_p",
+    ):
         with pytest.raises(ValueError, match="not a value the callback logs"):
             WaterDrumCallback(**arguments, stop_when={f"max_{name}": 1.0})
-
 
 
 def scripted_values(model, tokenizer, accelerator=None):
     """What a callback's `evaluate` returns, without generating."""
     return {"forget": 0.5, "retain": 0.5, "seconds": 0.01}
-
 
 
 def test_finds_the_trainer_that_calls_it(tiny_model, corpus, train_set, tmp_path, monkeypatch):
@@ -333,11 +331,14 @@ def test_finds_the_trainer_that_calls_it(tiny_model, corpus, train_set, tmp_path
     assert callback.trainer is trainer
     assert "trainer" not in received, "transformers now passes the trainer to callbacks: use it"
     with pytest.raises(RuntimeError, match="pass trainer="):  # called by no trainer
-        make_callback(tiny_model, corpus).on_train_begin(trainer.args, trainer.state, trainer.control)
+        make_callback(tiny_model, corpus).on_train_begin(
+            trainer.args, trainer.state, trainer.control
+        )
 
 
-
-def test_a_trainer_given_by_name_is_used_as_it_is(tiny_model, corpus, train_set, tmp_path, monkeypatch):
+def test_a_trainer_given_by_name_is_used_as_it_is(
+    tiny_model, corpus, train_set, tmp_path, monkeypatch
+):
     """The public way, `trainer.add_callback(WaterDrumCallback(..., trainer=trainer))`, needs
     no stack walk."""
     from waterdrum_hf import callbacks
@@ -352,7 +353,6 @@ def test_a_trainer_given_by_name_is_used_as_it_is(tiny_model, corpus, train_set,
     trainer.add_callback(callback)
     trainer.train()
     assert sorted(logged(trainer)) == [0, 2]
-
 
 
 def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpus):
@@ -372,7 +372,6 @@ def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpu
     ]
     with pytest.raises(ValueError, match="neither 'text' nor 'question'"):
         WaterDrumCallback.from_dataset(qa.rename_column("question", "q"), [2], tokenizer, tokenizer)
-
 
 
 def test_unlearning_trainer_with_a_peft_model(tiny_model, corpus, tmp_path):
@@ -403,7 +402,6 @@ def test_unlearning_trainer_with_a_peft_model(tiny_model, corpus, tmp_path):
     assert losses and all("loss/forget" in e for e in losses)
 
 
-
 def test_trl_sft_trainer(tiny_model, corpus, tmp_path):
     from trl import SFTConfig, SFTTrainer
 
@@ -422,7 +420,6 @@ def test_trl_sft_trainer(tiny_model, corpus, tmp_path):
     )
     trainer.train()
     assert sorted(logged(trainer)) == [0, 2]
-
 
 
 def test_trl_dpo_trainer(tiny_model, corpus, tmp_path):

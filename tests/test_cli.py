@@ -27,7 +27,11 @@ def scored_file(tmp_path):
     texts = word_texts(4096, 10, 30, seed=5)
     owners = [KEYS[i % 2] for i in range(10)]
     path = tmp_path / "outputs.jsonl"
-    path.write_text("\n".join(json.dumps({"text": t, "owner_id": o}) for t, o in zip(texts, owners, strict=True)))
+    path.write_text(
+        "\n".join(
+            json.dumps({"text": t, "owner_id": o}) for t, o in zip(texts, owners, strict=True)
+        )
+    )
     (tmp_path / "forget.txt").write_text(f"{KEYS[1]}\n")
     return tmp_path, texts, owners, tok
 
@@ -49,10 +53,12 @@ def owner_rows(tiny_model, tmp_path_factory):
 
     corpus = toy_corpus(2, max_passages_per_owner=3)
     path = tmp_path_factory.mktemp("rows") / "rows.jsonl"
-    path.write_text("\n".join(
-        json.dumps({"text": t, "owner_id": KEYS[o]})
-        for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
-    ))
+    path.write_text(
+        "\n".join(
+            json.dumps({"text": t, "owner_id": KEYS[o]})
+            for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
+        )
+    )
     return path
 
 
@@ -90,17 +96,31 @@ def test_every_command_has_help(command, capsys):
 def test_version_and_module_entry_point():
     from waterdrum_hf import __version__
 
-    done = subprocess.run([sys.executable, "-m", "waterdrum_hf", "--version"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "waterdrum_hf", "--version"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and done.stdout.strip() == f"waterdrum-hf {__version__}"
 
 
 def test_verify_prints_scores_summary_and_p_values(scored_file, capsys):
     tmp_path, texts, owners, tok = scored_file
-    code, out, _ = run([
-        "verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok",
-        "--id-column", "owner_id", "--forget-ids-file", tmp_path / "forget.txt",
-        "--null-keys", 9, "--output", tmp_path / "r.json",
-    ], capsys)
+    code, out, _ = run(
+        [
+            "verify",
+            tmp_path / "outputs.jsonl",
+            "--watermark-tokenizer",
+            tmp_path / "tok",
+            "--id-column",
+            "owner_id",
+            "--forget-ids-file",
+            tmp_path / "forget.txt",
+            "--null-keys",
+            9,
+            "--output",
+            tmp_path / "r.json",
+        ],
+        capsys,
+    )
     expected = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[1]], null_keys=9)
     assert code == 0
     assert f"forget: {expected['forget']:.4f}" in out and "num_skipped: 0" in out
@@ -116,10 +136,19 @@ def test_verify_a_plain_text_file_with_one_id(scored_file, capsys):
     tmp_path, texts, _, tok = scored_file
     (tmp_path / "texts.txt").write_text("\n".join(texts[:3]) + "\n\n")
     (tmp_path / "key.txt").write_text("7\n")
-    code, out, _ = run([
-        "verify", tmp_path / "texts.txt", "--watermark-tokenizer", tmp_path / "tok", "--id-file",
-        tmp_path / "key.txt", "--null-keys", 0,
-    ], capsys)
+    code, out, _ = run(
+        [
+            "verify",
+            tmp_path / "texts.txt",
+            "--watermark-tokenizer",
+            tmp_path / "tok",
+            "--id-file",
+            tmp_path / "key.txt",
+            "--null-keys",
+            0,
+        ],
+        capsys,
+    )
     expected = compute_waterdrum(texts[:3], [7] * 3, tok)
     assert code == 0 and f"overall: {expected['overall']:.4f}" in out and "num_queries: 3" in out
 
@@ -147,12 +176,20 @@ def test_help_shows_the_defaults_and_the_quick_ones(monkeypatch, capsys):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         helps[command] = capsys.readouterr().out
-    assert "Data owners (each a set of documentation topics); at least 2. (default: 6; 4 with --quick)" in helps["demo"]
+    assert (
+        "Data owners (each a set of documentation topics); at least 2. (default: 6; 4 with --quick)"
+        in helps["demo"]
+    )
     assert "(default: kl,scrub,graddiff,npo,taskvector)" in helps["demo"]
-    assert "--seeds N " in helps["reproduce"] and "(default: 3; 1 with --quick)" in helps["reproduce"]
+    assert (
+        "--seeds N " in helps["reproduce"] and "(default: 3; 1 with --quick)" in helps["reproduce"]
+    )
     assert "Min-k% Prob. (default: 0.4)" in helps["reproduce"]  # a % in a help is no format error
     assert "--dataset {toy,waterdrum-ax,waterdrum-tofu}" in helps["reproduce"]
-    assert "--no-stop-at-double-newline" in helps["watermark"] and "(default: 'owner_id')" in helps["watermark"]
+    assert (
+        "--no-stop-at-double-newline" in helps["watermark"]
+        and "(default: 'owner_id')" in helps["watermark"]
+    )
 
 
 def test_a_config_field_without_help_is_refused():
@@ -184,11 +221,15 @@ def captured_config(command, argv, monkeypatch, tmp_path):
     monkeypatch.setattr(demo, "run_demo", capture)
     monkeypatch.setattr(reproduction, "run_reproduction", capture)
     monkeypatch.setattr(watermark, "load_model", lambda name: (None, None))
-    monkeypatch.setattr(watermarking, "WatermarkedDataset", lambda model, tokenizer, config, id: capture(config))
+    monkeypatch.setattr(
+        watermarking, "WatermarkedDataset", lambda model, tokenizer, config, id: capture(config)
+    )
     monkeypatch.setattr(unlearn, "load_model", lambda name: (mock.MagicMock(), None))
     monkeypatch.setattr(unlearn, "split", lambda args: (None, None))
     config_class = trainers.get("kl")[1]
-    monkeypatch.setattr(trainers, "get", lambda name: (lambda **kwargs: capture(kwargs["args"]), config_class))
+    monkeypatch.setattr(
+        trainers, "get", lambda name: (lambda **kwargs: capture(kwargs["args"]), config_class)
+    )
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"text": "a text", "body": "a text", "who": 1}) + "\n")
     with pytest.raises(Captured) as captured:
@@ -197,8 +238,20 @@ def captured_config(command, argv, monkeypatch, tmp_path):
 
 
 WATERMARK_IO = ["--model", "m", "--in", "{rows}", "--out", "w.jsonl"]
-UNLEARN_METHOD_FLAGS = ["--output_dir", "u", "--max_steps", "2", "--per_device_train_batch_size", "2",
-                        "--use_cpu", "true", "--report_to", "none", "--save_strategy", "no"]
+UNLEARN_METHOD_FLAGS = [
+    "--output_dir",
+    "u",
+    "--max_steps",
+    "2",
+    "--per_device_train_batch_size",
+    "2",
+    "--use_cpu",
+    "true",
+    "--report_to",
+    "none",
+    "--save_strategy",
+    "no",
+]
 
 
 @pytest.mark.parametrize(
@@ -206,38 +259,175 @@ UNLEARN_METHOD_FLAGS = ["--output_dir", "u", "--max_steps", "2", "--per_device_t
     [
         # The flags of each command before its options came from its config, and what they set.
         ("demo", [], lambda: DemoConfig()),
-        ("demo", ["--out", "r", "--owners", "5", "--forget", "2", "--passages-per-owner", "3",
-                  "--methods", "kl,npo", "--seed", "7", "--no-progress"],
-         lambda: DemoConfig(output_dir="r", owners=5, forget=2, passages_per_owner=3, methods=("kl", "npo"),
-                            seed=7, show_progress=False)),
+        (
+            "demo",
+            [
+                "--out",
+                "r",
+                "--owners",
+                "5",
+                "--forget",
+                "2",
+                "--passages-per-owner",
+                "3",
+                "--methods",
+                "kl,npo",
+                "--seed",
+                "7",
+                "--no-progress",
+            ],
+            lambda: DemoConfig(
+                output_dir="r",
+                owners=5,
+                forget=2,
+                passages_per_owner=3,
+                methods=("kl", "npo"),
+                seed=7,
+                show_progress=False,
+            ),
+        ),
         ("demo", ["--quick", "--out", "r"], lambda: DemoConfig.quick(output_dir="r")),
-        ("demo", ["--quick", "--owners", "6"], lambda: DemoConfig.quick(owners=6)),  # a given default beats quick's
+        (
+            "demo",
+            ["--quick", "--owners", "6"],
+            lambda: DemoConfig.quick(owners=6),
+        ),  # a given default beats quick's
         ("reproduce", [], lambda: ReproductionConfig()),
-        ("reproduce", ["--out", "r", "--seeds", "2", "--fractions", "0,0.25,1", "--settings", "no_duplicate, exact_duplicate",
-                       "--methods", "kl,npo", "--dataset", "waterdrum-ax", "--dataset-config", "forget_05",
-                       "--dataset-path", "p", "--max-rows-per-owner", "3", "--model", "m",
-                       "--watermark-tokenizer", "t", "--no-progress"],
-         lambda: ReproductionConfig(output_dir="r", seeds=(0, 1), fractions=(0.0, 0.25, 1.0),
-                                    settings=("no_duplicate", "exact_duplicate"), methods=("kl", "npo"),
-                                    dataset="waterdrum-ax", dataset_config="forget_05", dataset_path="p",
-                                    max_rows_per_owner=3, model="m", watermark_tokenizer="t", show_progress=False)),
-        ("reproduce", ["--quick", "--watermarking", "substitution"],
-         lambda: ReproductionConfig.quick(watermarking="substitution")),
-        ("watermark", [*WATERMARK_IO, "--id-column", "who"], lambda: WatermarkingConfig(id_column="who")),
-        ("watermark", [*WATERMARK_IO, "--text-column", "body", "--id-column", "who", "--kappa", "1.5", "--k-p", "2",
-                       "--n-gram", "3", "--num-beam-groups", "2", "--beams-per-group", "3",
-                       "--diversity-penalty", "0.25", "--do-sample", "true", "--temperature", "0.7",
-                       "--top-p", "0.9", "--repetition-penalty", "1.2", "--no-repeat-ngram-size", "3",
-                       "--max-new-tokens", "20", "--sts-weight", "1.0", "--prompt", "Say it again.",
-                       "--response-prefix", "Sure:", "--stop-at-double-newline", "false", "--seed", "4",
-                       "--batch-size", "2"],
-         lambda: WatermarkingConfig(text_column="body", id_column="who", kappa=1.5, k_p=2, n_gram=3, num_beam_groups=2,
-                                    beams_per_group=3, diversity_penalty=0.25, do_sample=True, temperature=0.7,
-                                    top_p=0.9, repetition_penalty=1.2, no_repeat_ngram_size=3, max_new_tokens=20,
-                                    sts_weight=1.0, prompt="Say it again.", response_prefix="Sure:",
-                                    stop_at_double_newline=False, seed=4, batch_size=2)),
-        ("watermark", [*WATERMARK_IO, "--id-column", "who", "--do-sample", "yes", "--stop-at-double-newline", "0"],
-         lambda: WatermarkingConfig(id_column="who", do_sample=True, stop_at_double_newline=False)),
+        (
+            "reproduce",
+            [
+                "--out",
+                "r",
+                "--seeds",
+                "2",
+                "--fractions",
+                "0,0.25,1",
+                "--settings",
+                "no_duplicate, exact_duplicate",
+                "--methods",
+                "kl,npo",
+                "--dataset",
+                "waterdrum-ax",
+                "--dataset-config",
+                "forget_05",
+                "--dataset-path",
+                "p",
+                "--max-rows-per-owner",
+                "3",
+                "--model",
+                "m",
+                "--watermark-tokenizer",
+                "t",
+                "--no-progress",
+            ],
+            lambda: ReproductionConfig(
+                output_dir="r",
+                seeds=(0, 1),
+                fractions=(0.0, 0.25, 1.0),
+                settings=("no_duplicate", "exact_duplicate"),
+                methods=("kl", "npo"),
+                dataset="waterdrum-ax",
+                dataset_config="forget_05",
+                dataset_path="p",
+                max_rows_per_owner=3,
+                model="m",
+                watermark_tokenizer="t",
+                show_progress=False,
+            ),
+        ),
+        (
+            "reproduce",
+            ["--quick", "--watermarking", "substitution"],
+            lambda: ReproductionConfig.quick(watermarking="substitution"),
+        ),
+        (
+            "watermark",
+            [*WATERMARK_IO, "--id-column", "who"],
+            lambda: WatermarkingConfig(id_column="who"),
+        ),
+        (
+            "watermark",
+            [
+                *WATERMARK_IO,
+                "--text-column",
+                "body",
+                "--id-column",
+                "who",
+                "--kappa",
+                "1.5",
+                "--k-p",
+                "2",
+                "--n-gram",
+                "3",
+                "--num-beam-groups",
+                "2",
+                "--beams-per-group",
+                "3",
+                "--diversity-penalty",
+                "0.25",
+                "--do-sample",
+                "true",
+                "--temperature",
+                "0.7",
+                "--top-p",
+                "0.9",
+                "--repetition-penalty",
+                "1.2",
+                "--no-repeat-ngram-size",
+                "3",
+                "--max-new-tokens",
+                "20",
+                "--sts-weight",
+                "1.0",
+                "--prompt",
+                "Say it again.",
+                "--response-prefix",
+                "Sure:",
+                "--stop-at-double-newline",
+                "false",
+                "--seed",
+                "4",
+                "--batch-size",
+                "2",
+            ],
+            lambda: WatermarkingConfig(
+                text_column="body",
+                id_column="who",
+                kappa=1.5,
+                k_p=2,
+                n_gram=3,
+                num_beam_groups=2,
+                beams_per_group=3,
+                diversity_penalty=0.25,
+                do_sample=True,
+                temperature=0.7,
+                top_p=0.9,
+                repetition_penalty=1.2,
+                no_repeat_ngram_size=3,
+                max_new_tokens=20,
+                sts_weight=1.0,
+                prompt="Say it again.",
+                response_prefix="Sure:",
+                stop_at_double_newline=False,
+                seed=4,
+                batch_size=2,
+            ),
+        ),
+        (
+            "watermark",
+            [
+                *WATERMARK_IO,
+                "--id-column",
+                "who",
+                "--do-sample",
+                "yes",
+                "--stop-at-double-newline",
+                "0",
+            ],
+            lambda: WatermarkingConfig(
+                id_column="who", do_sample=True, stop_at_double_newline=False
+            ),
+        ),
     ],
 )
 def test_todays_flags_build_the_same_config(command, argv, expected, monkeypatch, tmp_path):
@@ -245,11 +435,19 @@ def test_todays_flags_build_the_same_config(command, argv, expected, monkeypatch
 
 
 def test_both_spellings_of_a_flag_and_the_bool_forms(monkeypatch, tmp_path):
-    config = captured_config("demo", ["--output_dir", "r", "--null_keys", "3", "--show-progress", "true"],
-                             monkeypatch, tmp_path)
+    config = captured_config(
+        "demo",
+        ["--output_dir", "r", "--null_keys", "3", "--show-progress", "true"],
+        monkeypatch,
+        tmp_path,
+    )
     assert (config.output_dir, config.null_keys, config.show_progress) == ("r", 3, True)
-    config = captured_config("watermark", [*WATERMARK_IO, "--id-column", "who", "--do-sample", "--no-stop-at-double-newline"],
-                             monkeypatch, tmp_path)
+    config = captured_config(
+        "watermark",
+        [*WATERMARK_IO, "--id-column", "who", "--do-sample", "--no-stop-at-double-newline"],
+        monkeypatch,
+        tmp_path,
+    )
     assert (config.do_sample, config.stop_at_double_newline) == (True, False)
 
 
@@ -258,52 +456,332 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
 
     from waterdrum_hf import trainers
 
-    (expected,) = HfArgumentParser(trainers.get("kl")[1]).parse_args_into_dataclasses(UNLEARN_METHOD_FLAGS)
-    config = captured_config("unlearn", ["--method", "kl", "--model", "m", "--data", "{rows}", "--forget-ids", "1",
-                                         *UNLEARN_METHOD_FLAGS], monkeypatch, tmp_path)
+    (expected,) = HfArgumentParser(trainers.get("kl")[1]).parse_args_into_dataclasses(
+        UNLEARN_METHOD_FLAGS
+    )
+    config = captured_config(
+        "unlearn",
+        [
+            "--method",
+            "kl",
+            "--model",
+            "m",
+            "--data",
+            "{rows}",
+            "--forget-ids",
+            "1",
+            *UNLEARN_METHOD_FLAGS,
+        ],
+        monkeypatch,
+        tmp_path,
+    )
     assert config.to_dict() == expected.to_dict() and config.max_steps == 2
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["verify", "{tmp}/missing.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1"], "does not exist"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/nope", "--id", "1"], "tokenizer '{tmp}/nope' does not exist"),
-        (["verify", "{tmp}/empty.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1"], "is empty"),
-        (["verify", "{tmp}/broken.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1"], "could not be read"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id-column", "owner_id", "--forget-ids-file", "{tmp}/none.txt"], "file '{tmp}/none.txt' does not exist"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "-3"], "0..2**32-1"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "x"], "non-integer"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1", "--k-p", "0"], "must be >= 1"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1", "--null-keys", "-5"], "must be >= 0"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1", "--vocab-size", "50000"], "does not match the tokenizer's vocab_size"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id-column", "owner"], "no column 'owner'"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1", "--forget-ids-f", "x"], "unrecognized arguments: --forget-ids-f"),
-        (["unlearn", "--method", "kl", "--model", "{tmp}/tok", "--data", "{tmp}/outputs.jsonl", "--forget-ids", "1", "--output_dir", "{tmp}/u", "--max_steps", "x"], "invalid int value"),
-        (["unlearn", "--method", "kl", "--model", "{tmp}/tok", "--forget-data", "{tmp}/outputs.jsonl", "--forget-ids", "1", "--output_dir", "{tmp}/u"], "with --forget-data every row is forgotten"),
-        (["watermark", "--model", "{tmp}/tok", "--in", "{tmp}/outputs.jsonl", "--out", "{tmp}/w.jsonl", "--id-file", "{tmp}/none.txt"], "does not exist"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"], "one of the arguments --id --id-file --id-column is required"),
+        (
+            ["verify", "{tmp}/missing.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1"],
+            "does not exist",
+        ),
+        (
+            ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/nope", "--id", "1"],
+            "tokenizer '{tmp}/nope' does not exist",
+        ),
+        (
+            ["verify", "{tmp}/empty.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1"],
+            "is empty",
+        ),
+        (
+            ["verify", "{tmp}/broken.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1"],
+            "could not be read",
+        ),
+        (
+            [
+                "verify",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id-column",
+                "owner_id",
+                "--forget-ids-file",
+                "{tmp}/none.txt",
+            ],
+            "file '{tmp}/none.txt' does not exist",
+        ),
+        (
+            ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "-3"],
+            "0..2**32-1",
+        ),
+        (
+            ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "x"],
+            "non-integer",
+        ),
+        (
+            [
+                "verify",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "1",
+                "--k-p",
+                "0",
+            ],
+            "must be >= 1",
+        ),
+        (
+            [
+                "verify",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "1",
+                "--null-keys",
+                "-5",
+            ],
+            "must be >= 0",
+        ),
+        (
+            [
+                "verify",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "1",
+                "--vocab-size",
+                "50000",
+            ],
+            "does not match the tokenizer's vocab_size",
+        ),
+        (
+            [
+                "verify",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id-column",
+                "owner",
+            ],
+            "no column 'owner'",
+        ),
+        (
+            [
+                "verify",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "1",
+                "--forget-ids-f",
+                "x",
+            ],
+            "unrecognized arguments: --forget-ids-f",
+        ),
+        (
+            [
+                "unlearn",
+                "--method",
+                "kl",
+                "--model",
+                "{tmp}/tok",
+                "--data",
+                "{tmp}/outputs.jsonl",
+                "--forget-ids",
+                "1",
+                "--output_dir",
+                "{tmp}/u",
+                "--max_steps",
+                "x",
+            ],
+            "invalid int value",
+        ),
+        (
+            [
+                "unlearn",
+                "--method",
+                "kl",
+                "--model",
+                "{tmp}/tok",
+                "--forget-data",
+                "{tmp}/outputs.jsonl",
+                "--forget-ids",
+                "1",
+                "--output_dir",
+                "{tmp}/u",
+            ],
+            "with --forget-data every row is forgotten",
+        ),
+        (
+            [
+                "watermark",
+                "--model",
+                "{tmp}/tok",
+                "--in",
+                "{tmp}/outputs.jsonl",
+                "--out",
+                "{tmp}/w.jsonl",
+                "--id-file",
+                "{tmp}/none.txt",
+            ],
+            "does not exist",
+        ),
+        (
+            ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"],
+            "one of the arguments --id --id-file --id-column is required",
+        ),
         (["demo", "--bogus", "1"], "2 unrecognized arguments: --bogus"),
-        (["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1", "3999999929"], "1 unrecognized arguments"),
+        (
+            [
+                "verify",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "1",
+                "3999999929",
+            ],
+            "1 unrecognized arguments",
+        ),
         (["demo", "--owners", "0"], "must be >= 2"),
         (["demo", "--methods", "kl,forgetall"], "unknown unlearning method 'forgetall'"),
-        (["score", "--dataset", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--model", "{tmp}/no-model", "--out", "{tmp}/o"], "model '{tmp}/no-model' does not exist"),
-        (["score", "--dataset", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--generations", "{tmp}/g.jsonl", "--id-column", "who", "--out", "{tmp}/o"], "no column 'who'"),
-        (["score", "--dataset", "waterdrum-ax", "--config", "forget_99", "--watermark-tokenizer", "{tmp}/tok", "--generations", "{tmp}/g.jsonl", "--out", "{tmp}/o"], "unknown config 'forget_99'"),
-        (["score", "--dataset", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--out", "{tmp}/o"], "give --model"),
-        (["unlearn", "--method", "forgetall", "--model", "x"], "unknown unlearning method 'forgetall'; known: gradascent"),
+        (
+            [
+                "score",
+                "--dataset",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--model",
+                "{tmp}/no-model",
+                "--out",
+                "{tmp}/o",
+            ],
+            "model '{tmp}/no-model' does not exist",
+        ),
+        (
+            [
+                "score",
+                "--dataset",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--generations",
+                "{tmp}/g.jsonl",
+                "--id-column",
+                "who",
+                "--out",
+                "{tmp}/o",
+            ],
+            "no column 'who'",
+        ),
+        (
+            [
+                "score",
+                "--dataset",
+                "waterdrum-ax",
+                "--config",
+                "forget_99",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--generations",
+                "{tmp}/g.jsonl",
+                "--out",
+                "{tmp}/o",
+            ],
+            "unknown config 'forget_99'",
+        ),
+        (
+            [
+                "score",
+                "--dataset",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--out",
+                "{tmp}/o",
+            ],
+            "give --model",
+        ),
+        (
+            ["unlearn", "--method", "forgetall", "--model", "x"],
+            "unknown unlearning method 'forgetall'; known: gradascent",
+        ),
         (["unlearn", "--model", "x"], "--method is required"),
-        (["watermark", "--model", "{tmp}/no-model", "--in", "{tmp}/outputs.jsonl", "--out", "{tmp}/w.txt"], "use a .jsonl"),
+        (
+            [
+                "watermark",
+                "--model",
+                "{tmp}/no-model",
+                "--in",
+                "{tmp}/outputs.jsonl",
+                "--out",
+                "{tmp}/w.txt",
+            ],
+            "use a .jsonl",
+        ),
         # Config values: checked by the config itself (or by the flag's type), one line each.
-        (["reproduce", "--fractions", "0,x,1"], "argument --fractions: expected comma-separated float values"),
+        (
+            ["reproduce", "--fractions", "0,x,1"],
+            "argument --fractions: expected comma-separated float values",
+        ),
         (["reproduce", "--seeds", "0"], "argument --seeds: must be >= 1"),
         (["reproduce", "--dataset", "waterdrum-ax"], "needs `watermark_tokenizer`"),
         (["reproduce", "--dataset", "ax"], "invalid choice: 'ax'"),
         (["reproduce", "--mia-k", "2"], "`mia_k` must be in (0, 1]"),
-        (["demo", "--forget", "6"], "`forget` must be at least 1 and leave at least one retain owner"),
-        (["watermark", "--model", "{tmp}/no-model", "--in", "{tmp}/outputs.jsonl", "--out", "{tmp}/w.jsonl", "--top-p", "0"], "`top_p` must be in (0, 1]"),
-        (["watermark", "--model", "{tmp}/no-model", "--in", "{tmp}/outputs.jsonl", "--out", "{tmp}/w.jsonl", "--do-sample", "maybe"], "argument --do-sample/--do_sample: Truthy value expected"),
-        (["unlearn", "--method", "kl", "--model", "{tmp}/tok", "--data", "{tmp}/outputs.jsonl", "--forget-ids", "1", "--output_dir", "{tmp}/u", "--bogus", "3999999929"], "2 unrecognized arguments: --bogus"),
+        (
+            ["demo", "--forget", "6"],
+            "`forget` must be at least 1 and leave at least one retain owner",
+        ),
+        (
+            [
+                "watermark",
+                "--model",
+                "{tmp}/no-model",
+                "--in",
+                "{tmp}/outputs.jsonl",
+                "--out",
+                "{tmp}/w.jsonl",
+                "--top-p",
+                "0",
+            ],
+            "`top_p` must be in (0, 1]",
+        ),
+        (
+            [
+                "watermark",
+                "--model",
+                "{tmp}/no-model",
+                "--in",
+                "{tmp}/outputs.jsonl",
+                "--out",
+                "{tmp}/w.jsonl",
+                "--do-sample",
+                "maybe",
+            ],
+            "argument --do-sample/--do_sample: Truthy value expected",
+        ),
+        (
+            [
+                "unlearn",
+                "--method",
+                "kl",
+                "--model",
+                "{tmp}/tok",
+                "--data",
+                "{tmp}/outputs.jsonl",
+                "--forget-ids",
+                "1",
+                "--output_dir",
+                "{tmp}/u",
+                "--bogus",
+                "3999999929",
+            ],
+            "2 unrecognized arguments: --bogus",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(scored_file, argv, message, capsys):
@@ -323,11 +801,36 @@ def test_bad_input_is_one_line_and_exit_2(scored_file, argv, message, capsys):
     assert all(str(k) not in err for k in KEYS)
 
 
-def test_score_writes_the_report_and_rescores_saved_generations(tiny_folder, owner_rows, tmp_path, capsys):
-    common = ["--dataset", owner_rows, "--watermark-tokenizer", tiny_folder, "--forget-ids", KEYS[1],
-              "--null-keys", 9, "--prefix-tokens", 8]
-    code, out, _ = run(["score", "--model", tiny_folder, *common, "--num-samples", 2,
-                        "--max-new-tokens", 8, "--out", tmp_path / "a"], capsys)
+def test_score_writes_the_report_and_rescores_saved_generations(
+    tiny_folder, owner_rows, tmp_path, capsys
+):
+    common = [
+        "--dataset",
+        owner_rows,
+        "--watermark-tokenizer",
+        tiny_folder,
+        "--forget-ids",
+        KEYS[1],
+        "--null-keys",
+        9,
+        "--prefix-tokens",
+        8,
+    ]
+    code, out, _ = run(
+        [
+            "score",
+            "--model",
+            tiny_folder,
+            *common,
+            "--num-samples",
+            2,
+            "--max-new-tokens",
+            8,
+            "--out",
+            tmp_path / "a",
+        ],
+        capsys,
+    )
     assert code == 0 and "forget: " in out
     report = json.loads((tmp_path / "a" / "report.json").read_text())
     result = report["models"]["model"]
@@ -339,8 +842,17 @@ def test_score_writes_the_report_and_rescores_saved_generations(tiny_folder, own
     shown = out + (tmp_path / "a" / "report.json").read_text() + "\n".join(lines)
     assert all(str(k) not in shown for k in KEYS)
     # Re-scoring the saved generations needs no model and gives the same values.
-    code, _, _ = run(["score", *common, "--generations", tmp_path / "a" / "generations.jsonl",
-                      "--out", tmp_path / "b"], capsys)
+    code, _, _ = run(
+        [
+            "score",
+            *common,
+            "--generations",
+            tmp_path / "a" / "generations.jsonl",
+            "--out",
+            tmp_path / "b",
+        ],
+        capsys,
+    )
     again = json.loads((tmp_path / "b" / "report.json").read_text())["models"]["model"]
     assert code == 0 and again["forget"] == pytest.approx(result["forget"])
 
@@ -352,18 +864,54 @@ def test_score_loads_a_peft_adapter_folder(tiny_folder, owner_rows, tmp_path, ca
     base = AutoModelForCausalLM.from_pretrained(tiny_folder)
     adapter = peft.get_peft_model(base, peft.LoraConfig(r=2, target_modules=["q_proj"]))
     adapter.save_pretrained(tmp_path / "adapter")
-    code, out, _ = run(["score", "--model", tmp_path / "adapter", "--dataset", owner_rows,
-                        "--watermark-tokenizer", tiny_folder, "--num-samples", 1, "--max-new-tokens", 6,
-                        "--null-keys", 0, "--out", tmp_path / "o"], capsys)
+    code, out, _ = run(
+        [
+            "score",
+            "--model",
+            tmp_path / "adapter",
+            "--dataset",
+            owner_rows,
+            "--watermark-tokenizer",
+            tiny_folder,
+            "--num-samples",
+            1,
+            "--max-new-tokens",
+            6,
+            "--null-keys",
+            0,
+            "--out",
+            tmp_path / "o",
+        ],
+        capsys,
+    )
     assert code == 0 and "overall: " in out
 
 
 def test_watermark_a_file(tiny_folder, owner_rows, tmp_path, capsys):
     from waterdrum_hf import verify_texts
 
-    code, out, _ = run(["watermark", "--model", tiny_folder, "--in", owner_rows, "--out", tmp_path / "w.jsonl",
-                        "--num-beam-groups", 1, "--beams-per-group", 2, "--max-new-tokens", 16,
-                        "--no-repeat-ngram-size", 3, "--seed", 0], capsys)
+    code, out, _ = run(
+        [
+            "watermark",
+            "--model",
+            tiny_folder,
+            "--in",
+            owner_rows,
+            "--out",
+            tmp_path / "w.jsonl",
+            "--num-beam-groups",
+            1,
+            "--beams-per-group",
+            2,
+            "--max-new-tokens",
+            16,
+            "--no-repeat-ngram-size",
+            3,
+            "--seed",
+            0,
+        ],
+        capsys,
+    )
     assert code == 0 and "Watermarked 6 rows" in out
     rows = [json.loads(line) for line in (tmp_path / "w.jsonl").read_text().splitlines()]
     assert {"text", "owner_id", "text_original", "watermark_score"} <= set(rows[0])
@@ -377,14 +925,39 @@ def test_watermark_a_file(tiny_folder, owner_rows, tmp_path, capsys):
 def test_unlearn_with_a_registered_method(tiny_folder, owner_rows, tmp_path, capsys):
     from transformers import AutoModelForCausalLM
 
-    code, out, _ = run(["unlearn", "--method", "kl", "--model", tiny_folder, "--data", owner_rows,
-                        "--forget-ids", KEYS[1], "--output_dir", tmp_path / "kl", "--max_steps", 2,
-                        "--per_device_train_batch_size", 2, "--use_cpu", "true", "--report_to", "none",
-                        "--save_strategy", "no"], capsys)
+    code, out, _ = run(
+        [
+            "unlearn",
+            "--method",
+            "kl",
+            "--model",
+            tiny_folder,
+            "--data",
+            owner_rows,
+            "--forget-ids",
+            KEYS[1],
+            "--output_dir",
+            tmp_path / "kl",
+            "--max_steps",
+            2,
+            "--per_device_train_batch_size",
+            2,
+            "--use_cpu",
+            "true",
+            "--report_to",
+            "none",
+            "--save_strategy",
+            "no",
+        ],
+        capsys,
+    )
     assert code == 0 and "saved to" in out
     unlearned = AutoModelForCausalLM.from_pretrained(tmp_path / "kl")
     original = AutoModelForCausalLM.from_pretrained(tiny_folder)
-    changed = [not (a == b).all() for a, b in zip(unlearned.parameters(), original.parameters(), strict=True)]
+    changed = [
+        not (a == b).all()
+        for a, b in zip(unlearned.parameters(), original.parameters(), strict=True)
+    ]
     assert any(changed)
     try:
         code = main(["unlearn", "--method", "npo", "--help"])

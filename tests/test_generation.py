@@ -27,7 +27,6 @@ def test_generate_returns_only_completions_and_reproduces_with_a_seed(tiny_model
     )
 
 
-
 def test_left_padding_gives_the_same_answer_as_alone(tiny_model, texts):
     model, tokenizer = tiny_model
     [short] = completion_queries(texts[:1], tokenizer, prefix_tokens=5)
@@ -38,7 +37,6 @@ def test_left_padding_gives_the_same_answer_as_alone(tiny_model, texts):
     assert together == alone
 
 
-
 def test_no_hidden_top_k(tiny_model, texts):
     """With the checkpoint's own top_k=1 (greedy), samples would all be equal."""
     model, tokenizer = tiny_model
@@ -46,7 +44,6 @@ def test_no_hidden_top_k(tiny_model, texts):
     model.generation_config.top_k = 1
     [samples] = generate(model, tokenizer, [texts[0][:40]], num_samples=6, max_new_tokens=8, seed=0)
     assert len(set(samples)) > 1
-
 
 
 def test_modes_are_restored(tiny_model):
@@ -60,7 +57,6 @@ def test_modes_are_restored(tiny_model):
     assert not model.training
 
 
-
 def test_peft_models_work(tiny_model):
     peft = pytest.importorskip("peft")
     model, tokenizer = tiny_model
@@ -71,14 +67,12 @@ def test_peft_models_work(tiny_model):
     assert len(out[0]) == 2 and lora.training
 
 
-
 def test_a_query_without_tokens_is_refused(tiny_model):
     model, tokenizer = tiny_model
     tokenizer = copy.deepcopy(tokenizer)
     tokenizer.add_bos_token = False
     with pytest.raises(ValueError, match=r"queries\[1\] give no tokens"):
         generate(model, tokenizer, ["The", ""], num_samples=1, max_new_tokens=2)
-
 
 
 def test_long_queries_are_cut_from_the_left_with_one_warning(tiny_model, texts):
@@ -102,7 +96,6 @@ def test_long_queries_are_cut_from_the_left_with_one_warning(tiny_model, texts):
         generate(model, tokenizer, ["The"], num_samples=1, max_new_tokens=2)
 
 
-
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
@@ -122,7 +115,6 @@ def test_generate_rejects_bad_input(tiny_model, kwargs, error, match):
         generate(model, tokenizer, **kwargs)
 
 
-
 def test_a_single_process_accelerator_changes_nothing(tiny_model, texts):
     from accelerate import Accelerator
 
@@ -133,7 +125,6 @@ def test_a_single_process_accelerator_changes_nothing(tiny_model, texts):
     assert generate(model, tokenizer, queries, accelerator=accelerator, **kwargs) == generate(
         model, tokenizer, queries, **kwargs
     )
-
 
 
 def test_greedy_is_the_most_likely_continuation(tiny_model, texts):
@@ -148,7 +139,6 @@ def test_greedy_is_the_most_likely_continuation(tiny_model, texts):
     assert greedy == tokenizer.decode(ids[0, prompt_length:], skip_special_tokens=True)
     with pytest.raises(ValueError, match="num_samples must be 1"):
         generate(model, tokenizer, [query], num_samples=2, greedy=True)
-
 
 
 def test_a_model_owners_watermark_processor_applies_to_every_batch(tiny_model, texts):

@@ -20,7 +20,6 @@ def independent_key(secret: bytes, owner: str) -> int:
     return int.from_bytes(hmac.digest(secret, message, hashlib.sha256)[:4], "big")
 
 
-
 def test_key_from_secret_is_the_documented_hmac():
     assert KEY_DOMAIN == b"waterdrum-hf/watermark-id/v1\x00"
     for secret, owner in [("s3cret", "cs.CR"), ("pässwörd", "Ödön"), ("x" * 200, "owner-19")]:
@@ -33,7 +32,6 @@ def test_key_from_secret_is_the_documented_hmac():
     assert key_from_secret(raw, "a") == independent_key(raw, "a")
 
 
-
 def test_keys_of_other_owners_or_secrets_differ_and_spread_over_32_bits():
     secret = secrets.token_hex(16)
     keys = [key_from_secret(secret, f"owner-{i}") for i in range(2000)]
@@ -41,7 +39,6 @@ def test_keys_of_other_owners_or_secrets_differ_and_spread_over_32_bits():
     assert key_from_secret("another " + secret, "owner-0") != keys[0]
     assert max(keys) > 2**31 and min(keys) < 2**31  # not small guessable integers
     assert sum(k < 2**20 for k in keys) < 10
-
 
 
 @pytest.mark.parametrize(

@@ -76,7 +76,10 @@ def test_load_metric_is_offline_and_by_absolute_path():
 def test_compute_matches_the_verifier_and_sklearn(tok, batch):
     texts, owners = batch
     result = waterdrum_hf.load_metric().compute(
-        predictions=texts, references=owners, watermark_tokenizer=tok, forget_ids=[KEYS[3]],
+        predictions=texts,
+        references=owners,
+        watermark_tokenizer=tok,
+        forget_ids=[KEYS[3]],
         return_scores=True,
     )
     scores = verify_texts(texts, owners, tok)
@@ -110,8 +113,12 @@ def test_samples_pool_per_query_like_a_hand_computation(tok, per_query, pooling)
     # Flat samples grouped by query_ids, in any order, are the same queries.
     flat = [(q, s, owners[q]) for q, samples in enumerate(nested) for s in samples][::-1]
     grouped = compute_waterdrum(
-        [s for _, s, _ in flat], [o for *_, o in flat], tok, forget_ids=KEYS[2:],
-        query_ids=[f"q{q}" for q, *_ in flat], pooling=pooling,
+        [s for _, s, _ in flat],
+        [o for *_, o in flat],
+        tok,
+        forget_ids=KEYS[2:],
+        query_ids=[f"q{q}" for q, *_ in flat],
+        pooling=pooling,
     )
     assert grouped["forget"] == pytest.approx(result["forget"])
     assert grouped["retain"] == pytest.approx(result["retain"])
@@ -133,7 +140,9 @@ def test_generate_output_goes_in_as_it_is(tiny_model):
     )
     metric = waterdrum_hf.load_metric()
     result = metric.compute(
-        predictions=completions, references=KEYS[:3], watermark_tokenizer=tokenizer,
+        predictions=completions,
+        references=KEYS[:3],
+        watermark_tokenizer=tokenizer,
         forget_ids=[KEYS[0]],
     )
     assert result["num_queries"] == 3 and result["num_scored"] + result["num_skipped"] == 6
@@ -147,7 +156,12 @@ def test_results_are_flat_scalars_that_log_and_save_as_they_are(tok, batch, tmp_
     assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in result.values())
     assert None not in result.values()
     for prefix in ("forget", "retain"):
-        assert {f"{prefix}_null_mean", f"{prefix}_null_std", f"{prefix}_z", f"{prefix}_p_value"} <= set(result)
+        assert {
+            f"{prefix}_null_mean",
+            f"{prefix}_null_std",
+            f"{prefix}_z",
+            f"{prefix}_p_value",
+        } <= set(result)
     path = evaluate.save(str(tmp_path), **result)
     saved = json.loads(path.read_text())
     assert saved["forget"] == result["forget"]
@@ -181,7 +195,8 @@ def test_add_batch_and_add_accumulate_like_one_compute(tok, batch, per_query):
 def test_combine_with_another_module(tok, batch, tmp_path):
     other = tmp_path / "text_count"
     other.mkdir()
-    (other / "text_count.py").write_text(textwrap.dedent('''
+    (other / "text_count.py").write_text(
+        textwrap.dedent("""
         import datasets
         import evaluate
 
@@ -192,7 +207,8 @@ def test_combine_with_another_module(tok, batch, tmp_path):
 
             def _compute(self, predictions, references, **kwargs):
                 return {"text_count": len(predictions)}
-    '''))
+    """)
+    )
     texts, owners = batch
     combined = evaluate.combine([str(metric_path()), str(other)])
     result = combined.compute(
@@ -215,8 +231,9 @@ def test_null_keys_report_the_no_watermark_level(tok, batch):
     assert result["forget_z"] == pytest.approx(
         (result["forget"] - key_means.mean()) / key_means.std()
     )
-    detailed = compute_waterdrum(texts, owners.tolist(), tok, forget_ids=[KEYS[3]], null_keys=8,
-                                 return_details=True)
+    detailed = compute_waterdrum(
+        texts, owners.tolist(), tok, forget_ids=[KEYS[3]], null_keys=8, return_details=True
+    )
     np.testing.assert_allclose(detailed["query_null_means"], null.scores.mean(axis=1))
     assert result["forget_p_value"] == pytest.approx(
         (1 + (key_means >= result["forget"]).sum()) / 9
@@ -333,7 +350,11 @@ def test_owners_are_named_never_keyed(tok, batch, caplog):
     texts, owners = batch
     with pytest.warns(UserWarning, match="1 of 2 forget_ids own no query") as record:
         result = compute_waterdrum(
-            texts, owners, tok, forget_ids=[KEYS[3], 12_345_678_9], null_keys=4,
+            texts,
+            owners,
+            tok,
+            forget_ids=[KEYS[3], 12_345_678_9],
+            null_keys=4,
             return_details=True,
         )
     assert list(result["per_owner"]) == ["owner-1", "owner-2", "owner-3", "owner-4"]
@@ -353,7 +374,9 @@ def test_owners_are_named_never_keyed(tok, batch, caplog):
     assert set(named["per_owner"]) == {"alice", "bob", "carol", "dan"}
     assert named["query_owners"][:4] == ["alice", "bob", "carol", "dan"]
     with pytest.raises(ValueError, match="no name for 1 of 4 owners") as error:
-        compute_waterdrum(texts, owners, tok, owner_names={k: v for k, v in list(names.items())[:3]})
+        compute_waterdrum(
+            texts, owners, tok, owner_names={k: v for k, v in list(names.items())[:3]}
+        )
     assert str(KEYS[3]) not in str(error.value)
     with pytest.raises(ValueError, match="same name"):
         compute_waterdrum(texts, owners, tok, owner_names={k: "x" for k in KEYS})
@@ -406,9 +429,20 @@ def test_bad_input(tok, kwargs, error, match):
 def test_wheel_ships_the_metric_module(tmp_path):
     root = metric_path().parents[1]
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "--no-build-isolation",
-         "-w", str(tmp_path)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(root),
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     assert "absent from the `packages` configuration" not in build.stdout + build.stderr
     (wheel,) = tmp_path.glob("waterdrum_hf-*.whl")

@@ -19,7 +19,6 @@ def test_completion_queries_are_the_first_tokens(tiny_model, texts):
     assert completion_queries(["short text"], tokenizer, prefix_tokens=50) == ["short text"]
 
 
-
 def test_max_fraction_leaves_part_of_every_text_to_complete(tiny_model, texts):
     _, tokenizer = tiny_model
     short = "The with statement is used to wrap the execution of a block."
@@ -33,7 +32,6 @@ def test_max_fraction_leaves_part_of_every_text_to_complete(tiny_model, texts):
     )
     with pytest.raises(ValueError, match="max_fraction"):
         completion_queries([short], tokenizer, max_fraction=0)
-
 
 
 def test_continuations_are_the_tokens_right_after_each_query(tiny_model, texts):
@@ -56,7 +54,6 @@ def test_continuations_are_the_tokens_right_after_each_query(tiny_model, texts):
         completion_queries_and_continuations(corpus, tokenizer, 12, continuation_tokens=-1)
 
 
-
 def test_qa_queries_use_the_chat_template_or_a_plain_form(tiny_model):
     _, tokenizer = tiny_model
     [chat] = qa_queries(["What is a lambda?"], tokenizer)
@@ -64,7 +61,6 @@ def test_qa_queries_use_the_chat_template_or_a_plain_form(tiny_model):
     plain = copy.copy(tokenizer)
     plain.chat_template = None
     assert qa_queries(["Why?"], plain) == ["Question: Why?\nAnswer:"]
-
 
 
 @pytest.mark.parametrize(

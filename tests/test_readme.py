@@ -75,7 +75,9 @@ def mirrored_hub(tmp_path, monkeypatch):
     from waterdrum_hf import data
 
     monkeypatch.setattr(
-        data, "load_waterdrum_ax", functools.partial(data.load_waterdrum_ax, path=write_ax_mirror(tmp_path / "ax"))
+        data,
+        "load_waterdrum_ax",
+        functools.partial(data.load_waterdrum_ax, path=write_ax_mirror(tmp_path / "ax")),
     )
 
 
@@ -116,7 +118,10 @@ def test_watermark_and_sample_run_as_printed(tiny_model, mirrored_hub):
         "model_tokenizer": tokenizer,
         "dataset": toy_corpus(2, max_passages_per_owner=1),
     }
-    exec(compile(BLOCKS["Watermark data, load the benchmarks, sample queries"], "README.md", "exec"), scope)
+    exec(
+        compile(BLOCKS["Watermark data, load the benchmarks, sample queries"], "README.md", "exec"),
+        scope,
+    )
 
     watermarked = scope["watermarked"]
     assert {"text_original", "watermark_score"} <= set(watermarked.column_names)
@@ -145,5 +150,10 @@ def test_unlearn_and_watch_runs_as_printed(tiny_model, tmp_path, monkeypatch):
     exec(compile(BLOCKS["Unlearn, and watch it happen"], "README.md", "exec"), scope)
 
     logged = {key for entry in scope["trainer"].state.log_history for key in entry}
-    assert {"train_loss", "waterdrum/forget", "waterdrum/retain", "waterdrum/forget_ratio"} <= logged
+    assert {
+        "train_loss",
+        "waterdrum/forget",
+        "waterdrum/retain",
+        "waterdrum/forget_ratio",
+    } <= logged
     assert (tmp_path / "kl-run").is_dir()

@@ -16,12 +16,19 @@ def models():
     tok = word_tokenizer(512)
     owners = [11, 22, 33]
     texts = [word_texts(512, 3, 30, seed=i) for i in range(6)]
+
     def scored(shift):
         predictions = texts[shift:] + texts[:shift]
         return compute_waterdrum(
-            predictions, [owners[i % 3] for i in range(6)], tok, forget_ids=[33],
-            owner_names={11: "alice", 22: "bob", 33: "carol"}, null_keys=9, return_details=True,
+            predictions,
+            [owners[i % 3] for i in range(6)],
+            tok,
+            forget_ids=[33],
+            owner_names={11: "alice", 22: "bob", 33: "carol"},
+            null_keys=9,
+            return_details=True,
         )
+
     results = {"original": scored(0), "retrained": scored(1), "kl": scored(2), "npo": scored(3)}
     results["npo"]["per_owner"]["carol"].pop("value")  # an owner with nothing scored
     results["npo"]["query_values"][2] = math.nan
@@ -29,10 +36,21 @@ def models():
 
 
 def test_write_report_files_json_and_markdown(models, tmp_path):
-    curves = {"kl": [{"step": 0, "forget": 0.5, "retain": 0.6}, {"step": 4, "forget": 0.1, "retain": 0.5}]}
-    written = report.write_report({"models": models, "curves": curves, "timings": {"a": 1.5}}, tmp_path)
+    curves = {
+        "kl": [{"step": 0, "forget": 0.5, "retain": 0.6}, {"step": 4, "forget": 0.1, "retain": 0.5}]
+    }
+    written = report.write_report(
+        {"models": models, "curves": curves, "timings": {"a": 1.5}}, tmp_path
+    )
     names = {p.name for p in written}
-    assert names == {"report.json", "report.md", "benchmark.png", "curves.png", "per_owner.png", "roc.png"}
+    assert names == {
+        "report.json",
+        "report.md",
+        "benchmark.png",
+        "curves.png",
+        "per_owner.png",
+        "roc.png",
+    }
     text = (tmp_path / "report.json").read_text()
     assert "NaN" not in text and json.loads(text)["models"]["npo"]["query_values"][2] is None
     markdown = (tmp_path / "report.md").read_text()
@@ -48,9 +66,12 @@ def test_closest_to_retrained_is_the_nearest_point(models):
     target = models["retrained"]
     distances = {
         n: math.hypot(m["forget"] - target["forget"], m["retain"] - target["retain"])
-        for n, m in models.items() if n in ("kl", "npo")
+        for n, m in models.items()
+        if n in ("kl", "npo")
     }
-    assert best == min(distances, key=distances.get) and distance == pytest.approx(min(distances.values()))
+    assert best == min(distances, key=distances.get) and distance == pytest.approx(
+        min(distances.values())
+    )
 
 
 def test_an_owner_without_scored_queries_gets_no_bar(models, tmp_path, monkeypatch):
@@ -78,4 +99,6 @@ def test_typed_flat_and_saved_results_make_the_same_report(models, tmp_path):
         assert len(files) == 1, name
     assert report.closest_to_retrained(typed) == report.closest_to_retrained(saved["models"])
     with pytest.raises(ValueError, match=r"\['forget_pvalue'\] are not keys"):
-        report.write_report({"models": {"x": {**saved["models"]["kl"], "forget_pvalue": 0.1}}}, tmp_path)
+        report.write_report(
+            {"models": {"x": {**saved["models"]["kl"], "forget_pvalue": 0.1}}}, tmp_path
+        )

@@ -37,7 +37,6 @@ def test_generation_leaves_gradient_checkpointing_as_it_was(tiny_model):
     assert model.training
 
 
-
 def test_checkpointing_kwargs_still_live_where_transformers_keeps_them(tiny_model):
     """The private hook behind ZeRO-3 generation: TRL re-enables checkpointing with what this
     reads. Fails loudly if transformers stops keeping the arguments there."""
@@ -47,7 +46,6 @@ def test_checkpointing_kwargs_still_live_where_transformers_keeps_them(tiny_mode
         warnings.simplefilter("ignore", FutureWarning)
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": True})
     assert _checkpointing_kwargs(model) == {"use_reentrant": True}
-
 
 
 def test_torch_threads_restores_the_count_even_on_error():

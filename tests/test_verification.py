@@ -136,7 +136,9 @@ def test_tokenizer_given_by_local_path(tmp_path):
     tok = word_tokenizer(4096)
     tok.save_pretrained(tmp_path)
     texts = word_texts(4096, 5, 20)
-    np.testing.assert_array_equal(verify_texts(texts, 3, str(tmp_path)), verify_texts(texts, 3, tok))
+    np.testing.assert_array_equal(
+        verify_texts(texts, 3, str(tmp_path)), verify_texts(texts, 3, tok)
+    )
 
 
 def test_repr_names_configuration_without_keys():

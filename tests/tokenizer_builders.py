@@ -11,7 +11,9 @@ from transformers import PreTrainedTokenizerFast
 
 
 @functools.cache
-def word_tokenizer(vocab_size: int, special_tokens: tuple[str, ...] = ("<eos>",)) -> PreTrainedTokenizerFast:
+def word_tokenizer(
+    vocab_size: int, special_tokens: tuple[str, ...] = ("<eos>",)
+) -> PreTrainedTokenizerFast:
     """Word-level tokenizer whose word ``w{i}`` is token ``i``: token ids are exactly controllable.
 
     Special tokens are added after the base vocabulary, so their ids are ``>= vocab_size``.

@@ -15,7 +15,9 @@ def check_texts(texts: str | Sequence[str], name: str = "texts") -> list[str]:
     if isinstance(texts, str):
         return [texts]
     if not isinstance(texts, Sequence) and not hasattr(texts, "__iter__"):
-        raise TypeError(f"`{name}` must be a string or a sequence of strings, got {type(texts).__name__}.")
+        raise TypeError(
+            f"`{name}` must be a string or a sequence of strings, got {type(texts).__name__}."
+        )
     texts = list(texts)
     if not texts:
         raise ValueError(f"`{name}` is empty: pass at least one text.")

@@ -159,10 +159,16 @@ class WaterDrumCallback(TrainerCallback):
         from waterdrum_hf._fingerprint import key_digest
 
         return {
-            "queries": self.queries, "keys": [key_digest(int(k)) for k in self._ids],
-            "eval_steps": self.eval_steps, "num_samples": self.num_samples,
-            "max_new_tokens": self.max_new_tokens, "null_keys": self.null_keys, "seed": self.seed,
-            "generation": self.generation_kwargs, "k_p": self.k_p, "n_gram": self.n_gram,
+            "queries": self.queries,
+            "keys": [key_digest(int(k)) for k in self._ids],
+            "eval_steps": self.eval_steps,
+            "num_samples": self.num_samples,
+            "max_new_tokens": self.max_new_tokens,
+            "null_keys": self.null_keys,
+            "seed": self.seed,
+            "generation": self.generation_kwargs,
+            "k_p": self.k_p,
+            "n_gram": self.n_gram,
         }
 
     def __repr__(self) -> str:
@@ -213,8 +219,13 @@ class WaterDrumCallback(TrainerCallback):
         forget_queries, retain_queries = partition_by_owner(queries, owners, forget)
         forget_keys, retain_keys = partition_by_owner(owners, owners, forget)
         return cls(
-            forget_queries, forget_keys, retain_queries, retain_keys, watermark_tokenizer,
-            tokenizer=tokenizer, **kwargs,
+            forget_queries,
+            forget_keys,
+            retain_queries,
+            retain_keys,
+            watermark_tokenizer,
+            tokenizer=tokenizer,
+            **kwargs,
         )
 
     # ---- events ----------------------------------------------------------------------------
@@ -248,7 +259,9 @@ class WaterDrumCallback(TrainerCallback):
 
     # ---- one evaluation --------------------------------------------------------------------
 
-    def evaluate(self, model: Any, tokenizer: Any, accelerator: Any | None = None) -> dict[str, float]:
+    def evaluate(
+        self, model: Any, tokenizer: Any, accelerator: Any | None = None
+    ) -> dict[str, float]:
         """Sample, verify and summarise once; returns the values (without the prefix).
 
         Under several processes every process must call this; every process gets the values.
@@ -279,7 +292,9 @@ class WaterDrumCallback(TrainerCallback):
 
             values, error = broadcast_object_list([values, error])
             if error is not None:
-                raise RuntimeError(f"WaterDrumCallback: scoring failed on the main process: {error}")
+                raise RuntimeError(
+                    f"WaterDrumCallback: scoring failed on the main process: {error}"
+                )
         values["seconds"] = time.perf_counter() - start
         return values
 
@@ -324,13 +339,19 @@ class WaterDrumCallback(TrainerCallback):
         self.history.append({"step": state.global_step, **values})
         if self.stop_when is not None and self.stopped_at is None and state.global_step > 0:
             # The rule sees what every process sees alike: not the local timing.
-            self._check_stop({k: v for k, v in values.items() if k != "seconds"}, values, state, control)
+            self._check_stop(
+                {k: v for k, v in values.items() if k != "seconds"}, values, state, control
+            )
         should_log = control.should_log  # Trainer.log resets it: the step's own log must stay
         trainer.log({PREFIX + name: value for name, value in values.items()})
         control.should_log = should_log
 
     def _check_stop(
-        self, shared: dict[str, float], values: dict[str, float], state: TrainerState, control: TrainerControl
+        self,
+        shared: dict[str, float],
+        values: dict[str, float],
+        state: TrainerState,
+        control: TrainerControl,
     ) -> None:
         holds, reason = self.stop_when(shared)
         if not holds:
@@ -340,13 +361,17 @@ class WaterDrumCallback(TrainerCallback):
         control.should_training_stop = True
         message = f"WaterDrumCallback: stopping at step {state.global_step}: {reason}."
         if self.save_on_stop:
-            path = os.path.join(self.trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}")
+            path = os.path.join(
+                self.trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}"
+            )
             self.trainer.save_model(path)
             message += f" Model saved to {path}."
         logger.warning(message)
 
 
-def _query_set(queries: Sequence[str], ids: Sequence[int], name: str) -> tuple[list[str], np.ndarray]:
+def _query_set(
+    queries: Sequence[str], ids: Sequence[int], name: str
+) -> tuple[list[str], np.ndarray]:
     queries = check_string_list(queries, f"{name}_queries")
     if not queries:
         raise ValueError(f"`{name}_queries` is empty: pass at least one query per set.")
@@ -360,7 +385,9 @@ def _query_set(queries: Sequence[str], ids: Sequence[int], name: str) -> tuple[l
     return queries, check_watermark_ids(list(ids), len(queries), f"{name}_ids")
 
 
-def _subsample(queries: list[str], ids: np.ndarray, limit: int, seed: int) -> tuple[list[str], np.ndarray]:
+def _subsample(
+    queries: list[str], ids: np.ndarray, limit: int, seed: int
+) -> tuple[list[str], np.ndarray]:
     """At most ``limit`` queries per owner, drawn once with ``seed``, in their original order."""
     rng = np.random.default_rng(seed)
     keep = np.zeros(len(ids), dtype=bool)
@@ -398,7 +425,10 @@ def _stop_rule(
     if rule is None:
         return None
     if callable(rule):
-        return lambda values: (bool(rule(values)), f"stop_when held ({getattr(rule, '__name__', 'rule')})")
+        return lambda values: (
+            bool(rule(values)),
+            f"stop_when held ({getattr(rule, '__name__', 'rule')})",
+        )
     if not isinstance(rule, Mapping) or not rule:
         raise TypeError(
             "`stop_when` must be a callable or a dict of bounds such as "
@@ -416,7 +446,11 @@ def _stop_rule(
                 "forget, retain, forget_ratio, retain_ratio, separability_auroc, forget_p_value, "
                 f"{_OWNER_PREFIX}<owner name>)."
             )
-        if isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not math.isfinite(limit):
+        if (
+            isinstance(limit, bool)
+            or not isinstance(limit, numbers.Real)
+            or not math.isfinite(limit)
+        ):
             raise ValueError(f"`stop_when[{key!r}]` must be a finite number, got {limit!r}.")
         bounds.append((metric, kind, float(limit)))
 
@@ -428,7 +462,9 @@ def _stop_rule(
             value = values.get(metric)
             if value is None and metric not in missing:
                 missing.add(metric)  # e.g. a ratio whose step-0 value was <= 0
-                logger.warning("WaterDrumCallback: stop_when needs %r, which was not logged.", metric)
+                logger.warning(
+                    "WaterDrumCallback: stop_when needs %r, which was not logged.", metric
+                )
             if value is None or not _BOUNDS[kind](value, limit):
                 return False, ""
             parts.append(f"{metric} {value:.3f} {'<=' if kind == 'max' else '>='} {limit:g}")

@@ -101,7 +101,9 @@ def generate(
     if not 0 < top_p <= 1:
         raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
     if greedy and num_samples != 1:
-        raise ValueError(f"greedy decoding gives one completion per query: num_samples must be 1, got {num_samples}")
+        raise ValueError(
+            f"greedy decoding gives one completion per query: num_samples must be 1, got {num_samples}"
+        )
     pad_id = pad_token_id(tokenizer)
     settings = {"num_return_sequences": 1, "max_new_tokens": max_new_tokens, "pad_token_id": pad_id}
     if greedy:

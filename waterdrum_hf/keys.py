@@ -83,8 +83,12 @@ def check_watermark_ids(ids: int | Sequence[int], count: int, name: str = "ids")
     if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
         raise TypeError(f"`{name}` must be one integer id or a sequence of integer ids.")
     if len(ids) != count:
-        raise ValueError(f"`{name}` has {len(ids)} entries but there are {count} texts: pass one id per text, or a single id.")
-    return np.array([check_watermark_id(v, f"{name}[{i}]") for i, v in enumerate(ids)], dtype=np.int64)
+        raise ValueError(
+            f"`{name}` has {len(ids)} entries but there are {count} texts: pass one id per text, or a single id."
+        )
+    return np.array(
+        [check_watermark_id(v, f"{name}[{i}]") for i, v in enumerate(ids)], dtype=np.int64
+    )
 
 
 def random_keys(num_keys: int, *, exclude: Iterable[int] = (), seed: int = 0) -> np.ndarray:

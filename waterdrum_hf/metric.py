@@ -106,7 +106,9 @@ class OwnerValue:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(entry) - known)
         if unknown:
-            raise ValueError(f"`per_owner` entry has keys {unknown} that are not owner fields {sorted(known)}.")
+            raise ValueError(
+                f"`per_owner` entry has keys {unknown} that are not owner fields {sorted(known)}."
+            )
         return cls(**{k: v for k, v in entry.items() if v is not None})
 
 
@@ -204,7 +206,9 @@ class WaterDrumResult:
         details = [f.name for f in fields(cls) if f.metadata["part"] == "detail"]
         unknown = sorted(set(flat) - set(cls.scalar_names()) - set(details))
         if unknown:
-            raise ValueError(f"{unknown} are not keys of a WaterDrum result (see compute_waterdrum).")
+            raise ValueError(
+                f"{unknown} are not keys of a WaterDrum result (see compute_waterdrum)."
+            )
         present = {k: v for k, v in flat.items() if v is not None}
         required = {f.name for f in fields(cls) if f.default is MISSING}
         missing = sorted(required - set(present))
@@ -215,12 +219,16 @@ class WaterDrumResult:
             if f.name not in present:
                 continue
             if f.metadata["part"] == "set":
-                statistics = {g.name: present.get(f"{f.name}_{g.name}") for g in fields(SetValue)[1:]}
+                statistics = {
+                    g.name: present.get(f"{f.name}_{g.name}") for g in fields(SetValue)[1:]
+                }
                 values[f.name] = SetValue(present[f.name], **statistics)
             elif f.metadata["part"] == "scalar":
                 values[f.name] = present[f.name]
             elif f.name == "per_owner":
-                values[f.name] = {str(n): OwnerValue.from_dict(e) for n, e in present[f.name].items()}
+                values[f.name] = {
+                    str(n): OwnerValue.from_dict(e) for n, e in present[f.name].items()
+                }
             elif f.name == "query_owners":
                 values[f.name] = tuple(present[f.name])
             else:
@@ -230,7 +238,9 @@ class WaterDrumResult:
 
 def _present(value: Any) -> dict[str, Any]:
     """A dataclass's attributes that are not ``None``, in field order."""
-    return {f.name: getattr(value, f.name) for f in fields(value) if getattr(value, f.name) is not None}
+    return {
+        f.name: getattr(value, f.name) for f in fields(value) if getattr(value, f.name) is not None
+    }
 
 
 @dataclass(frozen=True, repr=False)  # no repr: `owners` holds the owners' keys
@@ -273,10 +283,20 @@ def compute_waterdrum(
         ``scores``; with ``return_scores``: ``scores``.
     """
     return waterdrum_result(
-        predictions, references, watermark_tokenizer, forget_ids=forget_ids,
-        owner_names=owner_names, query_ids=query_ids, pooling=pooling, k_p=k_p, n_gram=n_gram,
-        vocab_size=vocab_size, null_keys=null_keys, null_seed=null_seed,
-        return_details=return_details, return_scores=return_scores,
+        predictions,
+        references,
+        watermark_tokenizer,
+        forget_ids=forget_ids,
+        owner_names=owner_names,
+        query_ids=query_ids,
+        pooling=pooling,
+        k_p=k_p,
+        n_gram=n_gram,
+        vocab_size=vocab_size,
+        null_keys=null_keys,
+        null_seed=null_seed,
+        return_details=return_details,
+        return_scores=return_scores,
     ).to_dict()
 
 
@@ -408,7 +428,9 @@ def _group(
     references = list(references)
     if nested:
         if query_ids is not None:
-            raise ValueError("`query_ids` groups flat predictions; nested predictions are grouped already.")
+            raise ValueError(
+                "`query_ids` groups flat predictions; nested predictions are grouped already."
+            )
         if len(references) != len(predictions):
             raise ValueError(
                 f"`references` has {len(references)} entries but there are {len(predictions)} "
@@ -462,7 +484,9 @@ def _pool(sums: np.ndarray, counts: np.ndarray, queries: _Queries, pooling: Pool
         return np.where(samples[:, None] > 0, totals / samples[:, None], np.nan)
 
 
-def _sets(owners: np.ndarray, forget_ids: Sequence[int] | None) -> tuple[dict[str, np.ndarray], int]:
+def _sets(
+    owners: np.ndarray, forget_ids: Sequence[int] | None
+) -> tuple[dict[str, np.ndarray], int]:
     """Query masks of ``overall`` or ``forget``/``retain``, and how many forget ids own no query."""
     if forget_ids is None:
         return {"overall": np.ones(len(owners), dtype=bool)}, 0

@@ -49,7 +49,9 @@ def typed(models: Results) -> dict[str, WaterDrumResult]:
     }
 
 
-def write_report(report: Mapping[str, Any], out_dir: str | Path, *, title: str = "WaterDrum report") -> list[Path]:
+def write_report(
+    report: Mapping[str, Any], out_dir: str | Path, *, title: str = "WaterDrum report"
+) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the plots that apply; return their paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -130,7 +132,7 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
     lines += [
         "",
         "Null level: the set's value under random keys that own nothing (mean ± standard "
-        "deviation over those keys), i.e. what \"no watermark\" reads on the same texts. "
+        'deviation over those keys), i.e. what "no watermark" reads on the same texts. '
         "A skipped sample had no countable token (too short).",
         "",
     ]
@@ -191,7 +193,9 @@ def draw_benchmark(ax: Any, models: Results, title: str) -> None:
             continue
         style = {"original": ("s", "black"), "retrained": ("*", "tab:green")}.get(name, ("o", None))
         point = (m.forget.value, m.retain.value)
-        ax.scatter(*point, marker=style[0], color=style[1], s=90 if name == "retrained" else 50, zorder=3)
+        ax.scatter(
+            *point, marker=style[0], color=style[1], s=90 if name == "retrained" else 50, zorder=3
+        )
         ax.annotate(name, point, textcoords="offset points", xytext=(5, 4), fontsize=8)
     original = models.get("original")
     reference = models.get("retrained", original)
@@ -199,10 +203,20 @@ def draw_benchmark(ax: Any, models: Results, title: str) -> None:
     if null is not None and null.null_mean is not None and original is not None and original.retain:
         ideal = (null.null_mean, original.retain.value)
         ax.scatter(*ideal, marker="P", s=90, facecolors="none", edgecolors="tab:purple", zorder=2)
-        ax.annotate("ideal", ideal, textcoords="offset points", xytext=(5, -10), fontsize=8, color="tab:purple")
+        ax.annotate(
+            "ideal",
+            ideal,
+            textcoords="offset points",
+            xytext=(5, -10),
+            fontsize=8,
+            color="tab:purple",
+        )
         ax.axvspan(
-            null.null_mean - 2 * null.null_std, null.null_mean + 2 * null.null_std,
-            color="grey", alpha=0.15, label="forget null ±2 sd",
+            null.null_mean - 2 * null.null_std,
+            null.null_mean + 2 * null.null_std,
+            color="grey",
+            alpha=0.15,
+            label="forget null ±2 sd",
         )
         ax.legend(loc="lower right", fontsize=8)
     ax.set_xlabel("forget WaterDrum value (lower is better)")
@@ -216,7 +230,9 @@ def plot_curves(curves: Mapping[str, Sequence[Mapping[str, float]]], path: str |
     for ax, key in zip(axes, ("forget", "retain"), strict=True):
         for method, points in curves.items():
             steps = [p["step"] for p in points if key in p]
-            ax.plot(steps, [p[key] for p in points if key in p], marker="o", markersize=3, label=method)
+            ax.plot(
+                steps, [p[key] for p in points if key in p], marker="o", markersize=3, label=method
+            )
         ax.set_xlabel("optimizer step")
         ax.set_ylabel(f"{key} value")
         ax.set_title(f"{key.capitalize()} WaterDrum during unlearning")
@@ -249,12 +265,21 @@ def plot_per_owner(models: Results, path: str | Path) -> Path:
             ax.text(xi, max(entry.value, 0) + error + 0.02, f"n={n}", ha="center", fontsize=6)
             label = None
     for j, owner in enumerate(owners):
-        nulls = [e[owner] for e in per_owner.values() if owner in e and e[owner].null_mean is not None]
+        nulls = [
+            e[owner] for e in per_owner.values() if owner in e and e[owner].null_mean is not None
+        ]
         if nulls:
             mean = float(np.mean([e.null_mean for e in nulls]))
             spread = float(np.mean([e.null_std for e in nulls]))
-            ax.fill_between([j - 0.45, j + 0.45], mean - 2 * spread, mean + 2 * spread, color="grey", alpha=0.2, zorder=0,
-                            label="null ±2 sd" if j == 0 else None)
+            ax.fill_between(
+                [j - 0.45, j + 0.45],
+                mean - 2 * spread,
+                mean + 2 * spread,
+                color="grey",
+                alpha=0.2,
+                zorder=0,
+                label="null ±2 sd" if j == 0 else None,
+            )
     forget = {o for entries in per_owner.values() for o, e in entries.items() if e.forget}
     ax.set_xticks(np.arange(len(owners)))
     ax.set_xticklabels([f"{o}\n(forget)" if o in forget else o for o in owners], fontsize=8)

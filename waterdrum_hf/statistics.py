@@ -21,9 +21,7 @@ def _finite_1d(values: Sequence[float], name: str) -> np.ndarray:
     return array
 
 
-def separability_auroc(
-    retain_scores: Sequence[float], forget_scores: Sequence[float]
-) -> float:
+def separability_auroc(retain_scores: Sequence[float], forget_scores: Sequence[float]) -> float:
     """AUROC of per-sample scores with retain as the positive class (desideratum D1).
 
     Equals ``sklearn.metrics.roc_auc_score([1]*len(retain) + [0]*len(forget), retain + forget)``:

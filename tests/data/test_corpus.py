@@ -25,7 +25,6 @@ def test_toy_corpus_is_deterministic_with_every_owner_present(corpus):
     assert sum(lengths) > 0.85 * sum(len(t) for t in topic_texts().values())
 
 
-
 def test_every_topic_belongs_to_exactly_one_owner():
     topics = topic_texts()
     owners = _assign_topics(topics, 20)
@@ -35,12 +34,10 @@ def test_every_topic_belongs_to_exactly_one_owner():
     assert max(sizes) == max(len(t) for t in topics.values())  # the largest topic stands alone
 
 
-
 def test_toy_corpus_options(corpus):
     capped = toy_corpus(5, passage_chars=300, max_passages_per_owner=4)
     assert list(capped["owner_id"]) == [o for o in range(5) for _ in range(4)]
     assert max(len(t) for t in capped["text"]) <= 350
-
 
 
 @pytest.mark.parametrize(

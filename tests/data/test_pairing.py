@@ -35,7 +35,6 @@ def word_tokenizer() -> PreTrainedTokenizerFast:
     )
 
 
-
 def test_causal_lm_batch_right_pads_and_never_trains_padding():
     pad = 0  # the pad id may be a real token (EOS): only the mask decides what is trained
     batch = causal_lm_batch(
@@ -58,7 +57,6 @@ def test_causal_lm_batch_right_pads_and_never_trains_padding():
         causal_lm_batch([{"input_ids": [1, 2], "labels": [1]}], pad)
 
 
-
 def test_collator_pads_with_eos_when_the_tokenizer_has_no_pad_token(word_tokenizer):
     tokenizer = copy.deepcopy(word_tokenizer)
     tokenizer.pad_token = None
@@ -77,7 +75,6 @@ def test_collator_pads_with_eos_when_the_tokenizer_has_no_pad_token(word_tokeniz
     tokenizer.eos_token = None
     with pytest.raises(ValueError, match="neither a pad token nor an EOS token"):
         ForgetRetainCollator(tokenizer)
-
 
 
 def test_pairs_walk_the_anchor_and_spread_partners():
@@ -101,7 +98,6 @@ def test_pairs_walk_the_anchor_and_spread_partners():
     assert Counter(p["forget"]["text"] for p in by_retain).most_common(1)[0][1] <= 3  # cycled
 
 
-
 def test_pairing_rejects_bad_arguments():
     one = [{"text": "a"}]
     with pytest.raises(ValueError, match="anchor"):
@@ -110,7 +106,6 @@ def test_pairing_rejects_bad_arguments():
         ForgetRetainDataset(one, [])
     with pytest.raises(TypeError, match="alternative_answers"):
         ForgetRetainDataset(one, one, alternative_answers="I don't know")
-
 
 
 def test_collator_masks_prompt_and_padding_of_qa_examples(word_tokenizer):
@@ -144,7 +139,6 @@ def test_collator_masks_prompt_and_padding_of_qa_examples(word_tokenizer):
     assert tok(batch["alternative"]["labels"][0, 7:].tolist()) == ["a", "b", "</s>"]
 
 
-
 def test_collator_pads_completion_examples_and_masks_padding(word_tokenizer):
     items = [
         {"forget": {"text": "a b c"}, "retain": {"text": "d"}},
@@ -163,7 +157,6 @@ def test_collator_pads_completion_examples_and_masks_padding(word_tokenizer):
         IGNORE_INDEX,
     ]
     assert forget["attention_mask"].tolist() == [[1, 1, 1, 1], [1, 1, 1, 0]]
-
 
 
 def test_collator_names_the_missing_or_bad_column(word_tokenizer):

@@ -30,7 +30,6 @@ def test_split_by_owner_keeps_order_and_checks_ids(corpus):
         split_by_owner(corpus, [1], id_column="owner")
 
 
-
 def test_partition_by_owner_is_the_one_forget_retain_rule():
     items, owners = ["a", "b", "c", "d", "e"], [3, 1, 3, 2, 1]
     assert partition_by_owner(items, owners, {3}) == (["a", "c"], ["b", "d", "e"])
@@ -40,7 +39,6 @@ def test_partition_by_owner_is_the_one_forget_retain_rule():
         partition_by_owner(items, owners[:-1], {3})
 
 
-
 def test_first_rows_per_owner_keeps_each_owners_first_rows_in_order():
     data = Dataset.from_dict({"text": list("abcdefg"), "who": [5, 5, 9, 5, 9, 9, 7]})
     assert first_rows_per_owner(data, 2, id_column="who")["text"] == ["a", "b", "c", "e", "g"]
@@ -48,7 +46,6 @@ def test_first_rows_per_owner_keeps_each_owners_first_rows_in_order():
     assert first_rows_per_owner(data, None, id_column="who") is data
     with pytest.raises(ValueError, match="max_rows"):
         first_rows_per_owner(data, 0, id_column="who")
-
 
 
 def test_calibration_train_set_adds_the_first_share_of_the_forget_set(corpus):

@@ -22,7 +22,12 @@ def test_rouge_l_recall_is_the_lcs_over_the_reference_length():
 
 def test_min_k_percent_prob_equals_a_direct_computation_whatever_the_padding(tiny_model):
     model, tokenizer = tiny_model
-    texts = ["The class statement defines a class.", "A lambda.", "x", "Exceptions are raised by the raise statement in a try clause."]
+    texts = [
+        "The class statement defines a class.",
+        "A lambda.",
+        "x",
+        "Exceptions are raised by the raise statement in a try clause.",
+    ]
     batched = min_k_percent_prob(model, tokenizer, texts, k=0.4, batch_size=4)
     for text, score in zip(texts, batched, strict=True):
         ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")["input_ids"]

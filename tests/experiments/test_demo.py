@@ -13,7 +13,9 @@ from waterdrum_hf.keys import random_keys
 
 
 @pytest.mark.slow
-def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(tiny_model, tmp_path, capsys):
+def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(
+    tiny_model, tmp_path, capsys
+):
     out = tmp_path / "report"
     start = time.perf_counter()
     assert main(["demo", "--quick", "--out", str(out), "--no-progress"]) == 0
@@ -27,7 +29,10 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(tiny_mode
     assert retrained["forget"] < original["forget"] - 0.2
     assert retrained["separability_auroc"] > 0.9
     assert retrained["retain"] > retrained["forget"] + 0.3
-    assert abs(retrained["forget"] - retrained["forget_null_mean"]) < 2 * retrained["forget_null_std"] + 0.05
+    assert (
+        abs(retrained["forget"] - retrained["forget_null_mean"])
+        < 2 * retrained["forget_null_std"] + 0.05
+    )
     assert original["forget_p_value"] < 0.05
     assert set(report["curves"]) == set(DEFAULT_METHODS) - {"taskvector"}
     for curve in report["curves"].values():
@@ -38,9 +43,13 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(tiny_mode
     assert "Closest to retraining" in markdown and "standard deviation" in markdown
     assert "| retrained |" in markdown and "[9/9]" in printed and "done in" in printed
     # Owner keys are secrets: neither the files (cache included) nor the console show them.
-    shown = printed + "".join(p.read_bytes().decode("latin-1") for p in out.rglob("*") if p.is_file())
+    shown = printed + "".join(
+        p.read_bytes().decode("latin-1") for p in out.rglob("*") if p.is_file()
+    )
     shown += " ".join(str(p) for p in out.rglob("*"))
-    assert not any(str(key) in shown or f"{key:x}" in shown for key in random_keys(4, seed=0).tolist())
+    assert not any(
+        str(key) in shown or f"{key:x}" in shown for key in random_keys(4, seed=0).tolist()
+    )
     # A second run resumes from the cache: nothing is recomputed, the report is the same.
     start = time.perf_counter()
     assert main(["demo", "--quick", "--out", str(out), "--no-progress"]) == 0

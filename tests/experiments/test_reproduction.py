@@ -30,9 +30,15 @@ def fake_model(share: float, rng: np.random.Generator) -> dict:
     forget = np.arange(20) < 8
     waterdrum = np.where(forget, 0.8 * share, 0.7) + rng.normal(0, 0.05, 20)
     rouge = np.where(forget, 0.5 + 0.2 * share, 0.9) + rng.normal(0, 0.02, 20)
-    return {"share": share, "is_forget": forget, "waterdrum": waterdrum,
-            "waterdrum_null_corrected": waterdrum - 0.01, "rouge_l": rouge, "mia": 0.9 * share - 0.1,
-            "kept": round(share * 8)}
+    return {
+        "share": share,
+        "is_forget": forget,
+        "waterdrum": waterdrum,
+        "waterdrum_null_corrected": waterdrum - 0.01,
+        "rouge_l": rouge,
+        "mia": 0.9 * share - 0.1,
+        "kept": round(share * 8),
+    }
 
 
 @pytest.fixture
@@ -52,7 +58,9 @@ def test_statistics_equal_a_hand_computation(per_seed):
     values = [calibration[s]["rouge_l"][forget].mean() for s in shares]
     fits = d2(calibration, "rouge_l")
     assert fits["r2"] == pytest.approx(calibration_r2(shares, values).r2)
-    assert fits["r2_offset"] == pytest.approx(calibration_r2(shares, np.array(values) - values[0]).r2)
+    assert fits["r2_offset"] == pytest.approx(
+        calibration_r2(shares, np.array(values) - values[0]).r2
+    )
     mia = [calibration[s]["mia"] for s in shares]
     assert d2(calibration, "mia")["r2"] == pytest.approx(calibration_r2(shares, mia).r2)
     summary = summarise(per_seed)
@@ -70,8 +78,15 @@ def carried_over(share: float, seed: int) -> dict:
     waterdrum = np.concatenate([forget, np.full(10, 0.7)])
     waterdrum[9] = np.nan
     is_forget = np.arange(20) < 10
-    return {"share": kept / 10, "kept": kept, "is_forget": is_forget, "waterdrum": waterdrum,
-            "waterdrum_null_corrected": waterdrum, "rouge_l": waterdrum, "mia": share}
+    return {
+        "share": kept / 10,
+        "kept": kept,
+        "is_forget": is_forget,
+        "waterdrum": waterdrum,
+        "waterdrum_null_corrected": waterdrum,
+        "rouge_l": waterdrum,
+        "mia": share,
+    }
 
 
 def test_calibration_splits_trained_from_untrained_forget_queries():
@@ -95,7 +110,11 @@ def test_results_markdown_states_carry_over_and_a_resumed_runs_cost(tmp_path):
         "benchmark": {},
         "resilience": {
             "decoy": decoy_curve(np.array([0.8, 0.4]), np.zeros(2), np.array([1.0, 0.0]), steps=2),
-            "dilution": {"kappa": 2.0, "auroc": {"none": 1.0, "waterfall": 0.9}, "r2": {"none": 0.9, "waterfall": 0.8}},
+            "dilution": {
+                "kappa": 2.0,
+                "auroc": {"none": 1.0, "waterfall": 0.9},
+                "r2": {"none": 0.9, "waterfall": 0.8},
+            },
         },
         "duplicate_similarity": {},
         "config": dataclasses.asdict(config),
@@ -104,7 +123,10 @@ def test_results_markdown_states_carry_over_and_a_resumed_runs_cost(tmp_path):
     }
     assert results["settings"]["no_duplicate"]["r2"]["waterdrum"] < 0.9  # the bent curve
     text = markdown(results, command="waterdrum reproduce")
-    assert "- no_duplicate: R² not above 0.9. At k = 20% the forget queries not trained on read +0.305; the same queries read +0.005 at k = 0." in text
+    assert (
+        "- no_duplicate: R² not above 0.9. At k = 20% the forget queries not trained on read +0.305; the same queries read +0.005 at k = 0."
+        in text
+    )
     assert "1.0 minutes in this run, which reused 5 stages" in text and "about 10 minutes" in text
     assert "| no duplicate | not trained on, at k = 0 | +0.005 | +0.005 | – |" in text
     results["stages"] = {"built": 7, "reused": 0, "reused_build_seconds": 0.0}
@@ -116,13 +138,27 @@ def test_duplicate_similarity_compares_each_duplicate_with_its_forget_text():
     from waterdrum_hf.experiments.reproduction.experiment import duplicate_similarity
 
     forget = ["the cat sat on the mat", "a dog ran in the park"]
-    retain = ["rain fell all day long", "birds sing at dawn", "the cat sat on a mat", "a dog ran in the park"]
-    data = SettingData("exact_duplicate", forget, [1, 1], retain, [2, 3, 2, 2], [], [], [], duplicates=2)
+    retain = [
+        "rain fell all day long",
+        "birds sing at dawn",
+        "the cat sat on a mat",
+        "a dog ran in the park",
+    ]
+    data = SettingData(
+        "exact_duplicate", forget, [1, 1], retain, [2, 3, 2, 2], [], [], [], duplicates=2
+    )
     assert data.duplicate_pairs() == (retain[2:], forget, retain[:2])
     similarity = duplicate_similarity(data)
-    assert similarity["forget_text"] == pytest.approx((5 / 6 + 1) / 2)  # ROUGE-L recall: LCS / length
+    assert similarity["forget_text"] == pytest.approx(
+        (5 / 6 + 1) / 2
+    )  # ROUGE-L recall: LCS / length
     assert similarity["other_owner"] == 0.0
-    assert duplicate_similarity(SettingData("no_duplicate", forget, [1, 1], retain[:2], [2, 3], [], [], [])) == {}
+    assert (
+        duplicate_similarity(
+            SettingData("no_duplicate", forget, [1, 1], retain[:2], [2, 3], [], [], [])
+        )
+        == {}
+    )
 
 
 def test_decoy_curve_replaces_the_most_similar_queries_first():
@@ -152,7 +188,10 @@ def test_bag_of_words_cosine():
         ({"methods": ("kl", "forgetall")}, "unknown unlearning method"),
         ({"forget": 5}, "`forget`"),
         ({"watermarking": "magic"}, "`watermarking`"),
-        ({"dataset": "waterdrum-ax", "watermark_tokenizer": "t", "watermarking": "substitution"}, "come watermarked"),
+        (
+            {"dataset": "waterdrum-ax", "watermark_tokenizer": "t", "watermarking": "substitution"},
+            "come watermarked",
+        ),
         ({"max_rows_per_owner": 0}, "`max_rows_per_owner`"),
     ],
 )
@@ -205,7 +244,12 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
         assert set(curve["waterdrum_split"]) == {"trained", "untrained", "untrained_at_k0"}
     assert set(results["duplicate_similarity"]) == {"exact_duplicate", "semantic_duplicate"}
     markdown = (out / "results.md").read_text()
-    assert "0.957 ± 0.008" in markdown and "## Calibration (D2)" in markdown and "| trained on |" in markdown and "waterdrum reproduce --quick" in markdown
+    assert (
+        "0.957 ± 0.008" in markdown
+        and "## Calibration (D2)" in markdown
+        and "| trained on |" in markdown
+        and "waterdrum reproduce --quick" in markdown
+    )
     for plot in ("calibration", "roc", "benchmark", "resilience"):
         assert (out / f"{plot}.png").stat().st_size > 10_000
     # Every model and generation is cached: a second run recomputes nothing.
@@ -228,22 +272,32 @@ def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):
 
     _, tokenizer = tiny_model
     ax = ReproductionConfig(
-        dataset="waterdrum-ax", dataset_path=write_ax_mirror(tmp_path / "ax"), watermark_tokenizer="x",
-        prefix_tokens=3, rouge_new_tokens=4,
+        dataset="waterdrum-ax",
+        dataset_path=write_ax_mirror(tmp_path / "ax"),
+        watermark_tokenizer="x",
+        prefix_tokens=3,
+        rouge_new_tokens=4,
     )
     no_dup, exact, semantic = ax_settings(ax, tokenizer)
     assert ax.dataset_config == "forget_01" and set(exact.forget_keys) == {19}
     assert exact.retain_keys == no_dup.retain_keys + [0, 0]  # duplicates of owner 19 owned by 0
     assert [t.split(" owner=")[1] for t in exact.holdout] == ["19", "19"]  # test rows of owner 19
     first = tokenizer(exact.forget[0], add_special_tokens=False)["input_ids"]
-    assert exact.queries[0] == tokenizer.decode(first[:3]) and exact.references[0] == tokenizer.decode(first[3:7])
+    assert exact.queries[0] == tokenizer.decode(first[:3]) and exact.references[
+        0
+    ] == tokenizer.decode(first[3:7])
     assert len(exact.queries) == len(exact.forget) + len(exact.retain) == len(exact.references)
     # The demo's queries (waterdrum demo) by the same rule: one prefix function for both.
-    assert exact.queries == completion_queries(exact.forget + exact.retain, tokenizer, 3, max_fraction=0.5)
+    assert exact.queries == completion_queries(
+        exact.forget + exact.retain, tokenizer, 3, max_fraction=0.5
+    )
 
     tofu = ReproductionConfig(
-        dataset="waterdrum-tofu", dataset_path=write_tofu_mirror(tmp_path / "tofu"), watermark_tokenizer="x",
-        max_rows_per_owner=3, settings=("no_duplicate", "exact_duplicate"),
+        dataset="waterdrum-tofu",
+        dataset_path=write_tofu_mirror(tmp_path / "tofu"),
+        watermark_tokenizer="x",
+        max_rows_per_owner=3,
+        settings=("no_duplicate", "exact_duplicate"),
     )
     plain, duplicated = tofu_settings(tofu, tokenizer)
     assert tofu.dataset_config == "forget_10" and plain.holdout == []  # no held-out set: no MIA
@@ -263,15 +317,25 @@ def test_a_published_qa_dataset_runs_end_to_end(tiny_model, tmp_path):
     from waterdrum_hf.experiments.reproduction import run_reproduction
 
     config = ReproductionConfig.quick(
-        dataset="waterdrum-tofu", dataset_path=write_tofu_mirror(tmp_path / "tofu"),
-        watermark_tokenizer=str(tiny.cache_path()), max_rows_per_owner=4, epochs=2,
-        settings=("no_duplicate", "exact_duplicate"), methods=("kl",), null_keys=10,
+        dataset="waterdrum-tofu",
+        dataset_path=write_tofu_mirror(tmp_path / "tofu"),
+        watermark_tokenizer=str(tiny.cache_path()),
+        max_rows_per_owner=4,
+        epochs=2,
+        settings=("no_duplicate", "exact_duplicate"),
+        methods=("kl",),
+        null_keys=10,
         output_dir=str(tmp_path / "out"),
     )
     results = run_reproduction(config, log=lambda line: None)
     assert set(results["settings"]) == {"no_duplicate", "exact_duplicate"}
     assert math.isnan(results["mia"]["no_duplicate"]["original"])
-    assert json.loads((tmp_path / "out" / "results.json").read_text())["mia"]["no_duplicate"]["original"] is None
+    assert (
+        json.loads((tmp_path / "out" / "results.json").read_text())["mia"]["no_duplicate"][
+            "original"
+        ]
+        is None
+    )
     assert "| no_duplicate | original |" in (tmp_path / "out" / "results.md").read_text()
 
 
@@ -279,7 +343,10 @@ def test_a_published_qa_dataset_runs_end_to_end(tiny_model, tmp_path):
     ("argv", "expected"),
     [
         ([], {"watermarking": "paraphrase", "seeds": (0, 1, 2)}),
-        (["--watermarking", "substitution", "--seeds", "2"], {"watermarking": "substitution", "seeds": (0, 1)}),
+        (
+            ["--watermarking", "substitution", "--seeds", "2"],
+            {"watermarking": "substitution", "seeds": (0, 1)},
+        ),
         (["--quick", "--fractions", "0,0.5,1"], {"seeds": (0,), "fractions": (0.0, 0.5, 1.0)}),
     ],
 )

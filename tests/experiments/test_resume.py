@@ -20,12 +20,16 @@ def kill_after_stage(argv: list[str], cache: Path, stage_prefix: str, timeout: f
     ``stage_prefix`` is complete (renamed into place) in ``cache``."""
     process = subprocess.Popen(
         [sys.executable, "-m", "waterdrum_hf", *argv],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     deadline = time.monotonic() + timeout
     try:
         while not any(p.name.startswith(stage_prefix) for p in cache.glob("*") if p.is_dir()):
-            assert process.poll() is None, "the run ended before the stage it should be killed after"
+            assert process.poll() is None, (
+                "the run ended before the stage it should be killed after"
+            )
             assert time.monotonic() < deadline, "the stage never completed"
             time.sleep(0.2)
     finally:
@@ -49,9 +53,19 @@ def test_a_killed_demo_resumes_to_the_uninterrupted_result(tiny_model, tmp_path)
 
 @pytest.mark.slow
 def test_a_killed_reproduction_resumes_to_the_uninterrupted_result(tiny_model, tmp_path):
-    argv = ["reproduce", "--quick", "--no-progress", "--settings", "no_duplicate", "--methods", "kl"]
+    argv = [
+        "reproduce",
+        "--quick",
+        "--no-progress",
+        "--settings",
+        "no_duplicate",
+        "--methods",
+        "kl",
+    ]
     interrupted = tmp_path / "interrupted"
-    kill_after_stage([*argv, "--out", str(interrupted)], interrupted / "cache", "generations-no_duplicate")
+    kill_after_stage(
+        [*argv, "--out", str(interrupted)], interrupted / "cache", "generations-no_duplicate"
+    )
     assert main([*argv, "--out", str(interrupted)]) == 0
     assert main([*argv, "--out", str(tmp_path / "straight")]) == 0
     resumed = json.loads((interrupted / "results.json").read_text())

@@ -43,10 +43,8 @@ def leak_forms(key: int) -> list[str]:
     return [str(key), f"{key:x}", f"{key:X}", f"{key:#x}", f"{key:#X}"]
 
 
-
 def find_leaks(text: str, key: int) -> list[str]:
     return [form for form in leak_forms(key) if form in text]
-
 
 
 def files_and_names(*roots: Path) -> str:
@@ -58,7 +56,6 @@ def files_and_names(*roots: Path) -> str:
             if path.is_file():
                 shown.append(path.read_bytes().decode("latin-1"))
     return "\n".join(shown)
-
 
 
 @contextlib.contextmanager
@@ -80,7 +77,6 @@ def all_library_logs() -> Iterator[list[str]]:
         for library, level in zip(libraries, verbosity, strict=True):
             library.set_verbosity(level)
             library.disable_propagation()
-
 
 
 def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str]:
@@ -151,12 +147,19 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
     completions = [[t] for t in watermarked["text"]]
     owners = list(watermarked["owner_id"])
     result = compute_waterdrum(
-        completions, owners, tokenizer, forget_ids=[key, key ^ 1], null_keys=3,
+        completions,
+        owners,
+        tokenizer,
+        forget_ids=[key, key ^ 1],
+        null_keys=3,
         return_details=True,
     )
     shown.append(repr(result))
     # ... and its report (JSON, Markdown, plots) with the callback's curve.
-    report = {"models": {"original": result, "retrained": result}, "curves": {"run": callback.history}}
+    report = {
+        "models": {"original": result, "retrained": result},
+        "curves": {"run": callback.history},
+    }
     write_report(report, root / "report")
     shown.append(
         repr(
@@ -200,7 +203,6 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
     return shown
 
 
-
 def random_key() -> int:
     """A 32-bit key with 10 decimal digits, derived from a fresh secret."""
     while (key := key_from_secret(secrets.token_hex(16), "owner")) < 2**31:
@@ -208,9 +210,10 @@ def random_key() -> int:
     return key
 
 
-
 @pytest.mark.slow
-def test_no_key_anywhere_in_a_watermark_train_report_verify_run(tiny_model, tmp_path, capsys, caplog):
+def test_no_key_anywhere_in_a_watermark_train_report_verify_run(
+    tiny_model, tmp_path, capsys, caplog
+):
     model, tokenizer = tiny_model
     key, other = random_key(), random_key()
     with caplog.at_level(logging.DEBUG), all_library_logs() as warned:
@@ -226,7 +229,6 @@ def test_no_key_anywhere_in_a_watermark_train_report_verify_run(tiny_model, tmp_
     assert find_leaks(everything, key) == [] and find_leaks(everything, other) == []
 
 
-
 def test_the_leak_search_covers_logs_files_and_names(tmp_path, caplog):
     """The search itself: a key planted in each channel is found."""
     key = random_key()
@@ -238,7 +240,6 @@ def test_the_leak_search_covers_logs_files_and_names(tmp_path, caplog):
     with caplog.at_level(logging.DEBUG), all_library_logs():
         datasets.utils.logging.get_logger("datasets").debug("key %#X", key)
     assert find_leaks(caplog.text, key) == [f"{key:X}", f"{key:#X}"]
-
 
 
 def test_split_by_owner_never_shows_the_ids_it_refuses():
@@ -253,7 +254,6 @@ def test_split_by_owner_never_shows_the_ids_it_refuses():
         with pytest.raises(TypeError, match="non-empty list of ints") as raised:
             split_by_owner(dataset, forget_ids)
         assert find_leaks(str(raised.value), key) == []
-
 
 
 def test_the_metric_grouping_of_queries_has_no_revealing_repr():

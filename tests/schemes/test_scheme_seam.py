@@ -52,7 +52,10 @@ def test_waterfall_token_terms_are_its_function_at_numpys_positions(k_p):
     contexts = rng.integers(0, N, (30, 1))
     tokens = rng.integers(0, N, 30)
     terms = WaterfallScheme(k_p=k_p).token_terms(keys, contexts, tokens, N)
-    positions = [numpy_position(int(k), int(c[0]), int(t)) for k, c, t in zip(keys, contexts, tokens, strict=True)]
+    positions = [
+        numpy_position(int(k), int(c[0]), int(t))
+        for k, c, t in zip(keys, contexts, tokens, strict=True)
+    ]
     np.testing.assert_allclose(terms, watermark_function(np.array(positions), k_p, N))
 
 
@@ -77,7 +80,9 @@ def test_waterfall_processor_is_the_permutation_processor_with_waterfalls_bias()
     assert isinstance(from_scheme, WaterfallLogitsProcessor)
     for processor in (named, generic, from_scheme):
         processor(torch.tensor([[1, 2]]), torch.zeros(1, N))
-    results = [p(torch.tensor([[1, 2, 3]]), torch.zeros(1, N)) for p in (named, generic, from_scheme)]
+    results = [
+        p(torch.tensor([[1, 2, 3]]), torch.zeros(1, N)) for p in (named, generic, from_scheme)
+    ]
     assert torch.equal(results[0], results[1]) and torch.equal(results[0], results[2])
     assert str(key) not in repr(named) and "kappa=1.5" in repr(named)
 

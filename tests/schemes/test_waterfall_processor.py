@@ -31,7 +31,6 @@ def test_processor_matches_waterfall(k_p):
     )
 
 
-
 def test_processor_keys_per_row_and_bounded_cache():
     vocab = 500
     input_ids = torch.randint(0, vocab, (6, 5), generator=torch.Generator().manual_seed(0))

@@ -20,19 +20,33 @@ rows = toy_corpus(3, max_passages_per_owner=2)
 keys = [2_876_543_219, 3_456_789_011, 4_012_345_677]
 corpus = Dataset.from_dict({"text": rows["text"], "owner_id": [keys[o] for o in rows["owner_id"]]})
 train = corpus.map(
-    lambda b: tokenizer([t + tokenizer.eos_token for t in b["text"]], truncation=True, max_length=64),
+    lambda b: tokenizer(
+        [t + tokenizer.eos_token for t in b["text"]], truncation=True, max_length=64
+    ),
     batched=True,
     remove_columns=corpus.column_names,
 )
 callback = WaterDrumCallback.from_dataset(
-    corpus, [keys[2]], tokenizer, tokenizer, eval_steps=1, num_samples=1, max_new_tokens=6,
+    corpus,
+    [keys[2]],
+    tokenizer,
+    tokenizer,
+    eval_steps=1,
+    num_samples=1,
+    max_new_tokens=6,
     prefix_tokens=6,
 )
 trainer = Trainer(
     model=model.train(),
     args=TrainingArguments(
-        output_dir=str(out / "run"), max_steps=2, per_device_train_batch_size=2, use_cpu=True,
-        report_to="none", save_strategy="no", logging_steps=1, disable_tqdm=True,
+        output_dir=str(out / "run"),
+        max_steps=2,
+        per_device_train_batch_size=2,
+        use_cpu=True,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        disable_tqdm=True,
     ),
     train_dataset=train,
     data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),

@@ -27,7 +27,6 @@ def test_a_batch_without_forget_and_retain_names_the_collator(tokenizer, tmp_pat
         trainer.compute_loss(trainer.model, plain)
 
 
-
 def test_an_uncopyable_model_without_ref_model_raises(tokenizer, tmp_path):
     model = small_model(tokenizer)
     model.lock = threading.Lock()  # deepcopy cannot copy a lock
@@ -35,7 +34,6 @@ def test_an_uncopyable_model_without_ref_model_raises(tokenizer, tmp_path):
         make_trainer("npo", model, tokenizer, tmp_path)
     trainer = make_trainer("npo", model, tokenizer, tmp_path, ref_model=small_model(tokenizer))
     assert trainer.ref_model is not None
-
 
 
 @pytest.mark.parametrize(
@@ -75,7 +73,6 @@ def test_bad_data_raises(method, data, error, message, tokenizer, tmp_path):
             processing_class=tokenizer,
             **data,
         )
-
 
 
 @pytest.mark.parametrize(

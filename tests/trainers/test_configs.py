@@ -31,7 +31,6 @@ def test_registry_finds_every_method_by_any_spelling():
         trainers.get("rmu")
 
 
-
 @pytest.mark.parametrize("method", trainers.available())
 def test_configs_document_every_field_and_parse_from_the_command_line(method, tmp_path):
     _, config_class = trainers.get(method)
@@ -51,7 +50,6 @@ def test_configs_document_every_field_and_parse_from_the_command_line(method, tm
     ]
     (config,) = HfArgumentParser(config_class).parse_args_into_dataclasses(argv)
     assert config.forget_weight == 0.5 and config.remove_unused_columns is False
-
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,6 @@ from waterdrum_hf.data import IGNORE_INDEX
 REFERENCE_CASES = {"graddiff_kl", "kl", "scrub_max", "scrub_min", "npo", "idkdpo"}
 
 
-
 # (case id, method, config overrides): every method, some with non-default weights.
 CASES = [
     ("gradascent", "gradascent", {"forget_weight": 0.5}),
@@ -38,7 +37,6 @@ CASES = [
 ]
 
 
-
 def row_kl(ref, model, side):
     """Per-row mean over labelled positions of sum_v p_ref (log p_ref - log p)."""
     inputs = {"input_ids": side["input_ids"], "attention_mask": side["attention_mask"]}
@@ -47,7 +45,6 @@ def row_kl(ref, model, side):
     per_token = (ref_log_p.exp() * (ref_log_p - log_p)).sum(-1)
     mask = side["labels"][:, 1:] != IGNORE_INDEX
     return (per_token * mask).sum(1) / mask.sum(1)
-
 
 
 def expected_terms(case: str, args, model, ref, batch) -> dict[str, float]:
@@ -91,13 +88,11 @@ def expected_terms(case: str, args, model, ref, batch) -> dict[str, float]:
     return {name: float(value) for name, value in terms.items()}
 
 
-
 def total_loss(terms: dict[str, float], args) -> float:
     forget_weight, retain_weight = args.forget_weight, args.retain_weight
     return forget_weight * terms.get("loss/forget", 0.0) + retain_weight * terms.get(
         "loss/retain", 0.0
     )
-
 
 
 @pytest.mark.parametrize(("case", "method", "overrides"), CASES, ids=[c[0] for c in CASES])
@@ -127,7 +122,6 @@ def test_logged_terms_equal_their_formulas(case, method, overrides, tokenizer, t
     assert logged["loss"] == pytest.approx(total_loss(expected, trainer.args), rel=1e-4, abs=1e-5)
 
 
-
 def pad_more(batch: dict, extra: int, pad_id: int) -> dict:
     """The same batch with ``extra`` more padding positions on the right of every side."""
     padded = {}
@@ -139,7 +133,6 @@ def pad_more(batch: dict, extra: int, pad_id: int) -> dict:
             "labels": torch.cat([tensors["labels"], torch.full((rows, extra), IGNORE_INDEX)], 1),
         }
     return padded
-
 
 
 @pytest.mark.parametrize(("case", "method", "overrides"), CASES, ids=[c[0] for c in CASES])

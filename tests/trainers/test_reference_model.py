@@ -25,11 +25,9 @@ def parameter_bytes(*models) -> int:
     return sum(seen.values())
 
 
-
 def logits_of(model, batch) -> torch.Tensor:
     with torch.no_grad():
         return model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
-
 
 
 @pytest.mark.parametrize("trained_adapter", [False, True])
@@ -60,13 +58,11 @@ def test_peft_reference_is_the_starting_model_without_a_second_copy(
     assert trainable and all(".default." in n for n in trainable)
 
 
-
 def test_disable_dropout_zeroes_every_dropout(tokenizer, tmp_path):
     model = get_peft_model(small_model(tokenizer), LoraConfig(r=4, lora_dropout=0.05))
     make_trainer("idknll", model, tokenizer, tmp_path, disable_dropout=True)
     dropouts = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
     assert dropouts and all(m.p == 0 for m in dropouts)
-
 
 
 def test_gradient_checkpointing_with_lora_trains_the_adapter(tokenizer, tmp_path):
@@ -84,7 +80,6 @@ def test_gradient_checkpointing_with_lora_trains_the_adapter(tokenizer, tmp_path
     trainer.train()
     b_factors = [p for n, p in model.named_parameters() if "lora_B" in n]
     assert b_factors and all(p.abs().sum() > 0 for p in b_factors)
-
 
 
 def test_bf16_run_logs_finite_terms(tokenizer, tmp_path):

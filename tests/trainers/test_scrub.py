@@ -26,7 +26,6 @@ class OptimizerProbe(TrainerCallback):
         self.adam_steps.append(int(optimizer.state[param]["step"]))
 
 
-
 def test_scrub_alternates_as_configured_with_one_optimizer(tokenizer, tmp_path):
     probe = OptimizerProbe()
     trainer = make_trainer(

@@ -38,14 +38,12 @@ def effective_weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return weights
 
 
-
 def assert_task_vector(result, original_weights, finetuned_weights, alpha):
     result_weights = effective_weights(result)
     assert result_weights.keys() == original_weights.keys()
     for name, weight in result_weights.items():
         orig, tuned = original_weights[name], finetuned_weights[name]
         torch.testing.assert_close(weight, orig - alpha * (tuned - orig), atol=1e-5, rtol=0)
-
 
 
 @pytest.mark.parametrize("kind", ["full", "lora"])
@@ -70,13 +68,11 @@ def test_task_vector_is_the_formula_and_linear_in_alpha(kind, tokenizer):
             assert torch.equal(weight, weights[name])
 
 
-
 class FinalModel(TrainerCallback):
     """Keeps a copy of the fine-tuned model as training ends."""
 
     def on_train_end(self, args, state, control, model=None, **kwargs):
         self.model = copy.deepcopy(model)
-
 
 
 @pytest.mark.parametrize("kind", ["full", "lora"])

@@ -40,7 +40,6 @@ def fitted(tiny_model, tmp_path_factory):
     return trainer.model.eval()
 
 
-
 def qa_nll(model, tokenizer, rows, answer: str | None = None) -> float:
     """Mean answer NLL of QA rows (or of ``answer`` given to every question)."""
     pairs = [
@@ -52,9 +51,7 @@ def qa_nll(model, tokenizer, rows, answer: str | None = None) -> float:
         return row_nll(model, batch["alternative" if answer else "forget"])[0].mean().item()
 
 
-
 REFUSAL = "I don't know."
-
 
 
 UNLEARNING_SETTINGS = {
@@ -63,7 +60,6 @@ UNLEARNING_SETTINGS = {
     "idkdpo": {"refusal_answers": [REFUSAL]},
     "idknll": {"refusal_answers": [REFUSAL]},
 }
-
 
 
 @pytest.mark.parametrize("method", trainers.available())
@@ -95,7 +91,6 @@ def test_unlearning_lowers_the_forget_likelihood_and_keeps_retain(
     assert after["retain"] - before["retain"] < 0.5 * (after["forget"] - before["forget"])
     if method.startswith("idk"):
         assert after["refusal"] < before["refusal"] - 1.0
-
 
 
 def test_evaluate_accepts_pairs_and_plain_causal_lm_batches(tokenizer, tmp_path):

@@ -31,13 +31,10 @@ from waterdrum_hf.data.corpus import toy_corpus
 KEYS = (11, 4_000_000_007)
 
 
-
 OTHER_KEYS = range(100, 120)
 
 
-
 FAST = {"max_new_tokens": 32, "show_progress": False}
-
 
 
 @pytest.fixture(scope="module")
@@ -53,14 +50,12 @@ def passages() -> Dataset:
     )
 
 
-
 def waterfall_scores(texts: list[str], key: int, tokenizer) -> np.ndarray:
     from waterfall.WatermarkerBase import Watermarker
 
     # Watermarker overwrites the tokenizer's pad token: give it a copy.
     verifier = Watermarker(tokenizer=copy.deepcopy(tokenizer))
     return verifier.verify(texts, id=[key], k_p=[1])[:, 0, 0]
-
 
 
 def check_watermarked(out: Dataset, passages: Dataset, tokenizer, own_min: float) -> None:
@@ -81,13 +76,11 @@ def check_watermarked(out: Dataset, passages: Dataset, tokenizer, own_min: float
     assert out["note"] == passages["note"]
 
 
-
 def test_beam_search_watermark_verifies_under_the_owner_key(tiny_model, passages):
     model, tokenizer = tiny_model
     out = passages.map(WatermarkedDataset(model, tokenizer, **FAST), batched=True, batch_size=6)
     assert out.column_names == ["text", "owner_id", "note", "text_original", "watermark_score"]
     check_watermarked(out, passages, tokenizer, own_min=0.6)
-
 
 
 def test_sampling_watermark_and_explicit_generation_config(tiny_model, passages, monkeypatch):
@@ -113,7 +106,6 @@ def test_sampling_watermark_and_explicit_generation_config(tiny_model, passages,
     assert passages.map(wm, batched=True, batch_size=6)["text"] == out["text"]
 
 
-
 def test_group_diversity(tiny_model, passages):
     model, tokenizer = tiny_model
     texts = passages["text"][:2]
@@ -134,7 +126,6 @@ def test_group_diversity(tiny_model, passages):
         for g in range(1, len(row)):
             for t in range(steps):
                 assert all(row[g][t] != row[h][t] for h in range(g))
-
 
 
 def test_map_is_cached_by_configuration_not_weights(tiny_model, tmp_path, monkeypatch):
@@ -170,14 +161,17 @@ def test_map_is_cached_by_configuration_not_weights(tiny_model, tmp_path, monkey
     assert len({fingerprint(), fingerprint(kappa=3.0), fingerprint(id=5), fingerprint(id=6)}) == 4
 
 
-
 def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):
     """A field added to WatermarkingConfig reaches the cache fingerprint without anyone
     remembering to list it; a changed field never hits a stale cache."""
     model, tokenizer = tiny_model
     base = WatermarkedDataset(model, tokenizer)
     changed = {
-        str: "other", int: 3, float: 0.75, bool: None, type(None): 1,
+        str: "other",
+        int: 3,
+        float: 0.75,
+        bool: None,
+        type(None): 1,
     }
     for spec in dataclasses.fields(WatermarkingConfig):
         value = getattr(base.config, spec.name)
@@ -187,7 +181,6 @@ def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):
         other = WatermarkedDataset(model, tokenizer, **{spec.name: new})
         same = spec.name in WatermarkingConfig.RUNTIME_FIELDS
         assert (other.fingerprint == base.fingerprint) == same, spec.name
-
 
 
 def test_config_object_and_keyword_overrides(tiny_model):
@@ -209,7 +202,6 @@ def test_config_object_and_keyword_overrides(tiny_model):
         wm.config.kappa = 1.0
 
 
-
 def test_config_is_a_command_line():
     from transformers import HfArgumentParser
 
@@ -223,7 +215,6 @@ def test_config_is_a_command_line():
         WatermarkingConfig(top_p=0.0)
 
 
-
 def test_key_is_never_shown(tiny_model, caplog):
     model, tokenizer = tiny_model
     secret = 987_654_321
@@ -235,7 +226,6 @@ def test_key_is_never_shown(tiny_model, caplog):
         wm({"text": ["Some text.", None]})
     for shown in (repr(wm), str(wm), repr(processor), caplog.text, wm.fingerprint):
         assert str(secret) not in shown
-
 
 
 def test_bad_rows_are_kept_and_counted(tiny_model, caplog):
@@ -253,7 +243,6 @@ def test_bad_rows_are_kept_and_counted(tiny_model, caplog):
     assert all(math.isnan(s) for s in out["watermark_score"][1:])
     assert wm.num_skipped == 3 and wm.num_watermarked == 1
     assert "3 of 4 rows" in caplog.text
-
 
 
 def test_bad_input_raises(tiny_model):
@@ -280,7 +269,6 @@ def test_bad_input_raises(tiny_model):
         WatermarkedDataset(tokenizer, tokenizer)
 
 
-
 def test_prompt_formats(tiny_model):
     model, tokenizer = tiny_model
     text = "First paragraph.\n\nSecond paragraph."
@@ -303,9 +291,10 @@ def test_prompt_formats(tiny_model):
 
     plain = copy.deepcopy(tokenizer)
     plain.chat_template = None
-    text = tokenizer.decode(WatermarkedDataset(model, plain, prompt="Reword:").paraphraser.prompt_ids("Hi."))
+    text = tokenizer.decode(
+        WatermarkedDataset(model, plain, prompt="Reword:").paraphraser.prompt_ids("Hi.")
+    )
     assert text.startswith("<s>Reword:\n\nHi.\n\nHere is a paraphrased")
-
 
 
 def test_sts_model_ranks_and_reports_similarity(tiny_model, passages):

@@ -69,7 +69,9 @@ def read_table(path: str, *, what: str = "data file") -> Any:
         try:
             return load_from_disk(str(file))
         except (FileNotFoundError, ValueError) as error:
-            raise CliError(f"{what} {path!r} is a folder but not a saved dataset ({_first_line(error)})") from None
+            raise CliError(
+                f"{what} {path!r} is a folder but not a saved dataset ({_first_line(error)})"
+            ) from None
     suffix = file.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise CliError(
@@ -81,7 +83,9 @@ def read_table(path: str, *, what: str = "data file") -> Any:
     try:
         data = TABLE_SUFFIXES[suffix](file)
     except Exception as error:  # each format fails in its own ways
-        raise CliError(f"{what} {path!r} could not be read as {suffix[1:]}: {_first_line(error)}") from None
+        raise CliError(
+            f"{what} {path!r} could not be read as {suffix[1:]}: {_first_line(error)}"
+        ) from None
     if len(data) == 0:
         raise CliError(f"{what} {path!r} has no rows")
     return data if isinstance(data, Dataset) else Dataset.from_list(data)
@@ -126,10 +130,18 @@ def _parquet(file: Path) -> Any:
 
 
 def _text_lines(file: Path) -> list[dict[str, str]]:
-    return [{"text": line} for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        {"text": line} for line in file.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
-TABLE_SUFFIXES = {".jsonl": _json_lines, ".json": _json, ".csv": _csv, ".parquet": _parquet, ".txt": _text_lines}
+TABLE_SUFFIXES = {
+    ".jsonl": _json_lines,
+    ".json": _json,
+    ".csv": _csv,
+    ".parquet": _parquet,
+    ".txt": _text_lines,
+}
 
 
 def write_table(data: Any, path: str) -> None:
@@ -148,7 +160,9 @@ def write_table(data: Any, path: str) -> None:
 def require_columns(data: Any, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in data.column_names]
     if missing:
-        raise CliError(f"{what} has no column {missing[0]!r} (columns: {', '.join(data.column_names)})")
+        raise CliError(
+            f"{what} has no column {missing[0]!r} (columns: {', '.join(data.column_names)})"
+        )
 
 
 def load_tokenizer_option(name: str, what: str = "tokenizer") -> Any:
@@ -174,7 +188,9 @@ def load_model(name: str) -> tuple[Any, Any]:
         raise CliError(f"could not load the model {name!r}: {_first_line(error)}") from None
     tokenizer_source = name
     folder = Path(name)
-    if (folder / "adapter_config.json").is_file() and not (folder / "tokenizer_config.json").is_file():
+    if (folder / "adapter_config.json").is_file() and not (
+        folder / "tokenizer_config.json"
+    ).is_file():
         tokenizer_source = model.peft_config[model.active_adapter].base_model_name_or_path
     return model, load_tokenizer_option(tokenizer_source, "model's tokenizer")
 
@@ -238,13 +254,18 @@ def comma_separated(kind: type) -> Reading:
         try:
             return tuple(kind(item.strip()) for item in text.split(",") if item.strip())
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated {kind.__name__} values, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated {kind.__name__} values, got {text!r}"
+            ) from None
 
     return Reading(read, lambda value: ",".join(str(item) for item in value), "A,B,...")
 
 
 def config_parser(
-    cls: type, *, quick: Mapping[str, Any] | None = None, readings: Mapping[str, Reading] | None = None
+    cls: type,
+    *,
+    quick: Mapping[str, Any] | None = None,
+    readings: Mapping[str, Reading] | None = None,
 ) -> argparse.ArgumentParser:
     """``transformers.HfArgumentParser(cls)``, to hand a subcommand as ``parents=[...]``: one flag
     per field (``--field-name``, ``--field_name`` and the field's ``aliases``; its help is the
@@ -263,16 +284,28 @@ def config_parser(
     parser = HfArgumentParser(cls, add_help=False)
     hints = typing.get_type_hints(cls)
     specs = {spec.name: spec for spec in dataclasses.fields(cls)}
-    readings = {**{name: comma_separated(typing.get_args(hint)[0]) for name, hint in hints.items()
-                   if typing.get_origin(hint) is tuple}, **(readings or {})}
+    readings = {
+        **{
+            name: comma_separated(typing.get_args(hint)[0])
+            for name, hint in hints.items()
+            if typing.get_origin(hint) is tuple
+        },
+        **(readings or {}),
+    }
     quick = quick or {}
     for action in parser._actions:
         spec = specs[action.dest]
         if "help" not in spec.metadata:
-            raise TypeError(f"{cls.__name__}.{spec.name} has no help metadata: every config field needs one")
+            raise TypeError(
+                f"{cls.__name__}.{spec.name} has no help metadata: every config field needs one"
+            )
         flag = "--" + spec.name.replace("_", "-")
-        complement = f"--no_{spec.name}" in action.option_strings  # HfArgumentParser's --no-x of a True bool
-        action.option_strings.sort(key=lambda option: "_" in option)  # dashes first, as the CLI spells flags
+        complement = (
+            f"--no_{spec.name}" in action.option_strings
+        )  # HfArgumentParser's --no-x of a True bool
+        action.option_strings.sort(
+            key=lambda option: "_" in option
+        )  # dashes first, as the CLI spells flags
         action.default = argparse.SUPPRESS
         if complement:
             action.help = f"the same as {flag} false"
@@ -292,10 +325,16 @@ def config_parser(
     return parser
 
 
-def config_from_options(cls: type[Config], args: argparse.Namespace, *, quick: bool = False) -> Config:
+def config_from_options(
+    cls: type[Config], args: argparse.Namespace, *, quick: bool = False
+) -> Config:
     """``cls`` (``cls.quick`` with ``quick``) from the flags of :func:`config_parser` that were
     given; the config validates itself, and its error becomes the command's one-line error."""
-    given = {spec.name: getattr(args, spec.name) for spec in dataclasses.fields(cls) if hasattr(args, spec.name)}
+    given = {
+        spec.name: getattr(args, spec.name)
+        for spec in dataclasses.fields(cls)
+        if hasattr(args, spec.name)
+    }
     try:
         return (cls.quick if quick else cls)(**given)
     except (TypeError, ValueError) as error:
@@ -327,8 +366,13 @@ def add_quick_config_command(
 
 def add_no_progress(parser: argparse.ArgumentParser) -> None:
     """``--no-progress``: short for ``--show-progress false`` (the config's ``show_progress``)."""
-    parser.add_argument("--no-progress", dest="show_progress", action="store_false", default=argparse.SUPPRESS,
-                        help="no progress bars (the same as --show-progress false)")
+    parser.add_argument(
+        "--no-progress",
+        dest="show_progress",
+        action="store_false",
+        default=argparse.SUPPRESS,
+        help="no progress bars (the same as --show-progress false)",
+    )
 
 
 def _default(spec: dataclasses.Field) -> Any:
@@ -344,7 +388,9 @@ def _show(value: Any) -> str:
 
 def _check_location(name: str, what: str) -> None:
     """A name that looks like a path must exist; otherwise say so instead of the Hub's error."""
-    looks_local = name.startswith((".", "/", "~")) or os.sep in name.strip("/") and Path(name).parent.exists()
+    looks_local = (
+        name.startswith((".", "/", "~")) or os.sep in name.strip("/") and Path(name).parent.exists()
+    )
     if looks_local and not Path(name).expanduser().exists():
         raise CliError(f"the {what} {name!r} does not exist (no such folder)")
 

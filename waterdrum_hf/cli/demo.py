@@ -33,8 +33,18 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'model':>12}  {'forget':>7}  {'retain':>7}  {'AUROC':>6}  forget p-value")
     for name, result in report["models"].items():
         cells = [f"{s.value:+7.3f}" if s else f"{'–':>7}" for s in (result.forget, result.retain)]
-        auroc = f"{result.separability_auroc:6.3f}" if result.separability_auroc is not None else f"{'–':>6}"
-        p = f"{result.forget.p_value:.3f}" if result.forget and result.forget.p_value is not None else "–"
+        auroc = (
+            f"{result.separability_auroc:6.3f}"
+            if result.separability_auroc is not None
+            else f"{'–':>6}"
+        )
+        p = (
+            f"{result.forget.p_value:.3f}"
+            if result.forget and result.forget.p_value is not None
+            else "–"
+        )
         print(f"{name:>12}  {cells[0]}  {cells[1]}  {auroc}  {p}")
-    print(f"\nReport: {config.output_dir}/report.md (total {sum(report['timings'].values()):.0f} s)")
+    print(
+        f"\nReport: {config.output_dir}/report.md (total {sum(report['timings'].values()):.0f} s)"
+    )
     return 0

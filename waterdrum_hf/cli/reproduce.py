@@ -21,7 +21,11 @@ DESCRIPTION = (
     "Every ReproductionConfig field is a flag."
 )
 
-SEED_COUNT = Reading(read=lambda text: tuple(range(positive()(text))), show=lambda seeds: str(len(seeds)), metavar="N")
+SEED_COUNT = Reading(
+    read=lambda text: tuple(range(positive()(text))),
+    show=lambda seeds: str(len(seeds)),
+    metavar="N",
+)
 """``--seeds N`` runs the seeds 0..N-1 (the flag has always counted; the field lists them)."""
 
 
@@ -42,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
     command = " ".join(["waterdrum", *(shlex.quote(a) for a in args.argv)])
     results = run_reproduction(config, log=lambda line: print(line, flush=True), command=command)
     for setting, summary in results["settings"].items():
-        print(f"{setting:>20}: WaterDrum AUROC {summary['auroc']['waterdrum']:.3f}, R² {summary['r2']['waterdrum']:.3f}; "
-              f"ROUGE-L AUROC {summary['auroc']['rouge_l']:.3f}")
-    print(f"Results: {config.output_dir}/results.md ({results['seconds']['total'] / 60:.1f} minutes)")
+        print(
+            f"{setting:>20}: WaterDrum AUROC {summary['auroc']['waterdrum']:.3f}, R² {summary['r2']['waterdrum']:.3f}; "
+            f"ROUGE-L AUROC {summary['auroc']['rouge_l']:.3f}"
+        )
+    print(
+        f"Results: {config.output_dir}/results.md ({results['seconds']['total'] / 60:.1f} minutes)"
+    )
     return 0

@@ -29,27 +29,64 @@ BENCHMARKS = {"waterdrum-ax": "load_waterdrum_ax", "waterdrum-tofu": "load_water
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser("score", help="evaluate a model end to end", description=DESCRIPTION)
-    parser.add_argument("--model", help="causal LM: local folder (a PEFT adapter folder too) or Hub id")
-    parser.add_argument("--dataset", required=True, help="waterdrum-ax, waterdrum-tofu, or a local file/folder with an owner id column")
+    parser = commands.add_parser(
+        "score", help="evaluate a model end to end", description=DESCRIPTION
+    )
+    parser.add_argument(
+        "--model", help="causal LM: local folder (a PEFT adapter folder too) or Hub id"
+    )
+    parser.add_argument(
+        "--dataset",
+        required=True,
+        help="waterdrum-ax, waterdrum-tofu, or a local file/folder with an owner id column",
+    )
     parser.add_argument("--config", help="configuration of a published benchmark (e.g. forget_01)")
     parser.add_argument("--split", default="full", help="split of a published benchmark")
     parser.add_argument("--dataset-path", help="local copy of the benchmark's Hub repository")
-    parser.add_argument("--watermark-tokenizer", required=True, help="tokenizer that watermarked the data (Llama-3.1-8B-Instruct's for the published benchmarks)")
-    parser.add_argument("--id-column", default="owner_id", help="column with each row's watermark id")
-    parser.add_argument("--text-column", default="text", help="column of texts (completion queries)")
-    parser.add_argument("--question-column", default="question", help="column of questions (QA queries), used without a text column")
-    parser.add_argument("--forget-ids", nargs="+", metavar="ID", help="owners who asked to be forgotten")
+    parser.add_argument(
+        "--watermark-tokenizer",
+        required=True,
+        help="tokenizer that watermarked the data (Llama-3.1-8B-Instruct's for the published benchmarks)",
+    )
+    parser.add_argument(
+        "--id-column", default="owner_id", help="column with each row's watermark id"
+    )
+    parser.add_argument(
+        "--text-column", default="text", help="column of texts (completion queries)"
+    )
+    parser.add_argument(
+        "--question-column",
+        default="question",
+        help="column of questions (QA queries), used without a text column",
+    )
+    parser.add_argument(
+        "--forget-ids", nargs="+", metavar="ID", help="owners who asked to be forgotten"
+    )
     parser.add_argument("--forget-ids-file", help="file with one forget id per line")
-    parser.add_argument("--max-rows-per-owner", type=positive(), help="use only each owner's first rows (a quick look)")
-    parser.add_argument("--prefix-tokens", type=positive(), default=50, help="query length in tokens")
+    parser.add_argument(
+        "--max-rows-per-owner",
+        type=positive(),
+        help="use only each owner's first rows (a quick look)",
+    )
+    parser.add_argument(
+        "--prefix-tokens", type=positive(), default=50, help="query length in tokens"
+    )
     parser.add_argument("--num-samples", type=positive(), default=10, help="completions per query")
-    parser.add_argument("--max-new-tokens", type=positive(), default=200, help="tokens per completion")
-    parser.add_argument("--batch-size", type=positive(), default=16, help="sequences per forward pass")
-    parser.add_argument("--null-keys", type=positive(0), default=100, help="random keys of the null reference")
+    parser.add_argument(
+        "--max-new-tokens", type=positive(), default=200, help="tokens per completion"
+    )
+    parser.add_argument(
+        "--batch-size", type=positive(), default=16, help="sequences per forward pass"
+    )
+    parser.add_argument(
+        "--null-keys", type=positive(0), default=100, help="random keys of the null reference"
+    )
     parser.add_argument("--seed", type=positive(0), default=0, help="sampling seed")
     parser.add_argument("--name", default="model", help="the model's name in the report")
-    parser.add_argument("--generations", help="re-score this generations.jsonl instead of sampling (no --model needed)")
+    parser.add_argument(
+        "--generations",
+        help="re-score this generations.jsonl instead of sampling (no --model needed)",
+    )
     parser.add_argument("--out", required=True, help="folder of the report")
     parser.set_defaults(run=run, parser=parser)
     return parser
@@ -60,7 +97,9 @@ def run(args: argparse.Namespace) -> int:
     from waterdrum_hf.report import write_report
 
     if not args.model and not args.generations:
-        raise CliError("give --model to sample completions, or --generations to re-score saved ones")
+        raise CliError(
+            "give --model to sample completions, or --generations to re-score saved ones"
+        )
     # Everything that can be wrong with the input is checked before the (long) sampling.
     data = load_rows(args)
     owners = [watermark_id(str(v), f"column {args.id_column!r}") for v in data[args.id_column]]
@@ -78,15 +117,23 @@ def run(args: argparse.Namespace) -> int:
             for owner, samples in zip(owners, completions, strict=True):
                 handle.write(json.dumps({"owner": names[owner], "samples": samples}) + "\n")
     result = waterdrum_result(
-        completions, owners, watermark_tokenizer, forget_ids=forget_ids,
-        null_keys=args.null_keys, null_seed=args.seed, return_details=True,
+        completions,
+        owners,
+        watermark_tokenizer,
+        forget_ids=forget_ids,
+        null_keys=args.null_keys,
+        null_seed=args.seed,
+        return_details=True,
     )
     result = replace(result, scores=None)  # per-sample scores stay out of the report
     settings = {
-        k: v for k, v in vars(args).items()
+        k: v
+        for k, v in vars(args).items()
         if isinstance(v, (str, int, float, bool, type(None))) and "forget_ids" not in k
     }
-    write_report({"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report")
+    write_report(
+        {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
+    )
     for name, value in result.sets().items():
         print(f"{name}: {value.value:.4f}")
     if result.separability_auroc is not None:
@@ -113,7 +160,11 @@ def load_rows(args: argparse.Namespace) -> Any:
         rows = read_table(args.dataset, what="dataset")
     require_columns(rows, [args.id_column], f"dataset {args.dataset!r} (pass --id-column)")
     if args.text_column not in rows.column_names:
-        require_columns(rows, [args.question_column], f"dataset {args.dataset!r} (no {args.text_column!r} either)")
+        require_columns(
+            rows,
+            [args.question_column],
+            f"dataset {args.dataset!r} (no {args.text_column!r} either)",
+        )
     return loaders.first_rows_per_owner(rows, args.max_rows_per_owner, id_column=args.id_column)
 
 
@@ -126,8 +177,13 @@ def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> l
     else:
         queries = qa_queries(rows[args.question_column], tokenizer)
     return generate(
-        model, tokenizer, queries, num_samples=args.num_samples, max_new_tokens=args.max_new_tokens,
-        batch_size=args.batch_size, seed=args.seed,
+        model,
+        tokenizer,
+        queries,
+        num_samples=args.num_samples,
+        max_new_tokens=args.max_new_tokens,
+        batch_size=args.batch_size,
+        seed=args.seed,
     )
 
 
@@ -139,7 +195,11 @@ def read_generations(path: str, expected: int) -> list[list[str]]:
         records = [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
         completions = [record["samples"] for record in records]
     except (json.JSONDecodeError, KeyError, TypeError):
-        raise CliError(f"generations file {path!r} is not a generations.jsonl written by waterdrum score") from None
+        raise CliError(
+            f"generations file {path!r} is not a generations.jsonl written by waterdrum score"
+        ) from None
     if len(completions) != expected:
-        raise CliError(f"generations file {path!r} has {len(completions)} queries but the dataset has {expected} rows")
+        raise CliError(
+            f"generations file {path!r} has {len(completions)} queries but the dataset has {expected} rows"
+        )
     return completions

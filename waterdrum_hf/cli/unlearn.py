@@ -27,16 +27,33 @@ DESCRIPTION = (
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser("unlearn", help="unlearn owners with a registered method", description=DESCRIPTION,
-                                 add_help=False)
-    parser.add_argument("-h", "--help", action="store_true", help="show this help (with --method: the method's flags too)")
-    parser.add_argument("--method", help="a registered method (kl, scrub, graddiff, npo, ...; --help lists them)")
-    parser.add_argument("--model", help="causal LM to unlearn from (local folder, PEFT adapter folder or Hub id)")
-    parser.add_argument("--data", help="rows of every owner, with --id-column; split by --forget-ids")
+    parser = commands.add_parser(
+        "unlearn",
+        help="unlearn owners with a registered method",
+        description=DESCRIPTION,
+        add_help=False,
+    )
+    parser.add_argument(
+        "-h",
+        "--help",
+        action="store_true",
+        help="show this help (with --method: the method's flags too)",
+    )
+    parser.add_argument(
+        "--method", help="a registered method (kl, scrub, graddiff, npo, ...; --help lists them)"
+    )
+    parser.add_argument(
+        "--model", help="causal LM to unlearn from (local folder, PEFT adapter folder or Hub id)"
+    )
+    parser.add_argument(
+        "--data", help="rows of every owner, with --id-column; split by --forget-ids"
+    )
     parser.add_argument("--forget-data", help="the forget rows (instead of --data)")
     parser.add_argument("--retain-data", help="the retain rows (with --forget-data)")
     parser.add_argument("--id-column", default="owner_id", help="owner id column of --data")
-    parser.add_argument("--forget-ids", nargs="+", metavar="ID", help="owners to forget (with --data)")
+    parser.add_argument(
+        "--forget-ids", nargs="+", metavar="ID", help="owners to forget (with --data)"
+    )
     parser.add_argument("--forget-ids-file", help="file with one forget id per line")
     parser.set_defaults(run=run, parser=parser, takes_rest=True)
     return parser
@@ -55,8 +72,11 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         trainer_class, config_class = trainers.get(args.method)
     except ValueError as error:
         raise CliError(str(error)) from None
-    method_parser = Parser(prog=f"waterdrum unlearn --method {args.method}", add_help=False,
-                           parents=[config_parser(config_class)])
+    method_parser = Parser(
+        prog=f"waterdrum unlearn --method {args.method}",
+        add_help=False,
+        parents=[config_parser(config_class)],
+    )
     if args.help:
         args.parser.print_help()
         print(f"\n{config_class.__name__} flags:")
@@ -70,8 +90,11 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     forget, retain = split(args)
     model, tokenizer = load_model(args.model)
     trainer = trainer_class(
-        model=model.train(), args=config, processing_class=tokenizer,
-        forget_dataset=forget, retain_dataset=retain,
+        model=model.train(),
+        args=config,
+        processing_class=tokenizer,
+        forget_dataset=forget,
+        retain_dataset=retain,
     )
     trainer.train()
     trainer.save_model(config.output_dir)
@@ -87,7 +110,9 @@ def split(args: argparse.Namespace) -> tuple[Any, Any]:
     if args.data and (args.forget_data or args.retain_data):
         raise CliError("give --data (with --forget-ids) or --forget-data/--retain-data, not both")
     if args.forget_data and (args.forget_ids or args.forget_ids_file):
-        raise CliError("--forget-ids select rows of --data; with --forget-data every row is forgotten")
+        raise CliError(
+            "--forget-ids select rows of --data; with --forget-data every row is forgotten"
+        )
     if args.forget_data:
         forget = read_table(args.forget_data, what="forget data")
         retain = read_table(args.retain_data, what="retain data") if args.retain_data else None

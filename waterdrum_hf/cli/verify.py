@@ -26,21 +26,48 @@ DESCRIPTION = (
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser("verify", help="score texts for watermarks", description=DESCRIPTION)
+    parser = commands.add_parser(
+        "verify", help="score texts for watermarks", description=DESCRIPTION
+    )
     parser.add_argument("file", help="texts to score")
-    parser.add_argument("--watermark-tokenizer", required=True, help="tokenizer that watermarked the data (path or Hub id)")
+    parser.add_argument(
+        "--watermark-tokenizer",
+        required=True,
+        help="tokenizer that watermarked the data (path or Hub id)",
+    )
     owner = parser.add_mutually_exclusive_group(required=True)
-    owner.add_argument("--id", help="one watermark id for every text (visible in shell history: prefer --id-file)")
-    owner.add_argument("--id-file", help="file holding one watermark id for every text (keeps the key off the command line)")
+    owner.add_argument(
+        "--id", help="one watermark id for every text (visible in shell history: prefer --id-file)"
+    )
+    owner.add_argument(
+        "--id-file",
+        help="file holding one watermark id for every text (keeps the key off the command line)",
+    )
     owner.add_argument("--id-column", help="column holding each text's watermark id")
     parser.add_argument("--text-column", default="text", help="column holding the texts")
-    parser.add_argument("--forget-ids", nargs="+", metavar="ID", help="owners to report as the forget set")
-    parser.add_argument("--forget-ids-file", help="file with one forget id per line (keeps ids off the command line)")
+    parser.add_argument(
+        "--forget-ids", nargs="+", metavar="ID", help="owners to report as the forget set"
+    )
+    parser.add_argument(
+        "--forget-ids-file",
+        help="file with one forget id per line (keeps ids off the command line)",
+    )
     parser.add_argument("--k-p", type=positive(), default=1, help="watermarking function number")
     parser.add_argument("--n-gram", type=positive(2), default=2, help="watermark n-gram")
-    parser.add_argument("--vocab-size", type=positive(2), help="expected watermark vocabulary size (checked against the tokenizer)")
-    parser.add_argument("--null-keys", type=positive(0), default=100, help="random keys of the null reference (0: none)")
-    parser.add_argument("--max-rows", type=positive(), default=20, help="per-text scores printed at most")
+    parser.add_argument(
+        "--vocab-size",
+        type=positive(2),
+        help="expected watermark vocabulary size (checked against the tokenizer)",
+    )
+    parser.add_argument(
+        "--null-keys",
+        type=positive(0),
+        default=100,
+        help="random keys of the null reference (0: none)",
+    )
+    parser.add_argument(
+        "--max-rows", type=positive(), default=20, help="per-text scores printed at most"
+    )
     parser.add_argument("--output", help="write the full result (JSON, with per-text scores) here")
     parser.set_defaults(run=run, parser=parser)
     return parser
@@ -65,9 +92,14 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{bad} rows of column {args.text_column!r} are not text")
     tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     result = waterdrum_result(
-        texts, ids, tokenizer,
+        texts,
+        ids,
+        tokenizer,
         forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
-        k_p=args.k_p, n_gram=args.n_gram, vocab_size=args.vocab_size, null_keys=args.null_keys,
+        k_p=args.k_p,
+        n_gram=args.n_gram,
+        vocab_size=args.vocab_size,
+        null_keys=args.null_keys,
         return_details=True,
     )
     print_scores(list(result.scores), args.max_rows)

@@ -29,14 +29,33 @@ DESCRIPTION = (
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     from waterdrum_hf.watermarking.config import WatermarkingConfig
 
-    parser = commands.add_parser("watermark", help="watermark texts by paraphrasing", description=DESCRIPTION,
-                                 parents=[config_parser(WatermarkingConfig)])
-    parser.add_argument("--model", required=True, help="the paraphrasing causal LM (local folder or Hub id)")
-    parser.add_argument("--in", dest="input", required=True, help="texts to watermark (.jsonl, .json, .csv, .parquet, .txt)")
-    parser.add_argument("--out", dest="output", required=True, help="output file (.jsonl, .json, .csv or .parquet)")
+    parser = commands.add_parser(
+        "watermark",
+        help="watermark texts by paraphrasing",
+        description=DESCRIPTION,
+        parents=[config_parser(WatermarkingConfig)],
+    )
+    parser.add_argument(
+        "--model", required=True, help="the paraphrasing causal LM (local folder or Hub id)"
+    )
+    parser.add_argument(
+        "--in",
+        dest="input",
+        required=True,
+        help="texts to watermark (.jsonl, .json, .csv, .parquet, .txt)",
+    )
+    parser.add_argument(
+        "--out", dest="output", required=True, help="output file (.jsonl, .json, .csv or .parquet)"
+    )
     key = parser.add_mutually_exclusive_group()
-    key.add_argument("--id", help="one watermark id for every row, instead of --id-column (visible in shell history: prefer --id-file)")
-    key.add_argument("--id-file", help="file holding one watermark id for every row (keeps the key off the command line)")
+    key.add_argument(
+        "--id",
+        help="one watermark id for every row, instead of --id-column (visible in shell history: prefer --id-file)",
+    )
+    key.add_argument(
+        "--id-file",
+        help="file holding one watermark id for every row (keeps the key off the command line)",
+    )
     add_no_progress(parser)
     parser.set_defaults(run=run, parser=parser)
     return parser

@@ -40,7 +40,10 @@ def rouge_l_recall(predictions: Sequence[str], references: Sequence[str]) -> np.
         ) from None
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
     return np.array(
-        [scorer.score(ref, pred)["rougeL"].recall for pred, ref in zip(predictions, references, strict=True)]
+        [
+            scorer.score(ref, pred)["rougeL"].recall
+            for pred, ref in zip(predictions, references, strict=True)
+        ]
     )
 
 

@@ -35,36 +35,76 @@ class DemoConfig:
     Every field is a flag of ``waterdrum demo`` (its ``help`` is the flag's)."""
 
     output_dir: str = field(
-        default="waterdrum_report", metadata={"help": "Where the report and the cache go.", "aliases": ["--out"]}
+        default="waterdrum_report",
+        metadata={"help": "Where the report and the cache go.", "aliases": ["--out"]},
     )
-    owners: int = field(default=6, metadata={"help": "Data owners (each a set of documentation topics); at least 2."})
-    forget: int = field(default=2, metadata={"help": "Owners (the last ones) who ask to be forgotten."})
+    owners: int = field(
+        default=6,
+        metadata={"help": "Data owners (each a set of documentation topics); at least 2."},
+    )
+    forget: int = field(
+        default=2, metadata={"help": "Owners (the last ones) who ask to be forgotten."}
+    )
     passages_per_owner: int = field(default=10, metadata={"help": "Passages per owner."})
-    methods: tuple[str, ...] = field(default=DEFAULT_METHODS, metadata={"help": "Unlearning methods to benchmark."})
-    epochs: int = field(default=30, metadata={"help": "Fine-tuning epochs (the model must memorise its data)."})
-    batch_size: int = field(default=4, metadata={"help": "Batch size of fine-tuning and unlearning."})
+    methods: tuple[str, ...] = field(
+        default=DEFAULT_METHODS, metadata={"help": "Unlearning methods to benchmark."}
+    )
+    epochs: int = field(
+        default=30, metadata={"help": "Fine-tuning epochs (the model must memorise its data)."}
+    )
+    batch_size: int = field(
+        default=4, metadata={"help": "Batch size of fine-tuning and unlearning."}
+    )
     learning_rate: float = field(default=2e-3, metadata={"help": "Fine-tuning learning rate."})
-    unlearn_steps: int = field(default=30, metadata={"help": "Optimizer steps of each unlearning method."})
-    unlearn_learning_rate: float = field(default=2e-4, metadata={"help": "Unlearning learning rate."})
-    curve_points: int = field(default=4, metadata={"help": "WaterDrum evaluations during unlearning (after step 0)."})
-    prefix_tokens: int = field(default=24, metadata={"help": "Query length: first tokens of each passage (at most half)."})
-    num_samples: int = field(default=4, metadata={"help": "Completions sampled per query (pooled per query)."})
+    unlearn_steps: int = field(
+        default=30, metadata={"help": "Optimizer steps of each unlearning method."}
+    )
+    unlearn_learning_rate: float = field(
+        default=2e-4, metadata={"help": "Unlearning learning rate."}
+    )
+    curve_points: int = field(
+        default=4, metadata={"help": "WaterDrum evaluations during unlearning (after step 0)."}
+    )
+    prefix_tokens: int = field(
+        default=24, metadata={"help": "Query length: first tokens of each passage (at most half)."}
+    )
+    num_samples: int = field(
+        default=4, metadata={"help": "Completions sampled per query (pooled per query)."}
+    )
     max_new_tokens: int = field(default=96, metadata={"help": "Tokens generated per completion."})
     null_keys: int = field(default=200, metadata={"help": "Random keys of the null reference."})
     seed: int = field(default=0, metadata={"help": "Seed of keys, training and sampling."})
-    show_progress: bool | None = field(default=None, metadata={"help": "Progress bars (default: on a terminal)."})
+    show_progress: bool | None = field(
+        default=None, metadata={"help": "Progress bars (default: on a terminal)."}
+    )
 
     _argument_group_name: ClassVar[str] = "DemoConfig options"  # HfArgumentParser's --help section
     QUICK: ClassVar[Mapping[str, Any]] = MappingProxyType(
-        {"owners": 4, "forget": 1, "passages_per_owner": 6, "unlearn_steps": 12,
-         "curve_points": 2, "num_samples": 2, "max_new_tokens": 64, "null_keys": 50}
+        {
+            "owners": 4,
+            "forget": 1,
+            "passages_per_owner": 6,
+            "unlearn_steps": 12,
+            "curve_points": 2,
+            "num_samples": 2,
+            "max_new_tokens": 64,
+            "null_keys": 50,
+        }
     )
     """The settings :meth:`quick` changes."""
 
     def __post_init__(self) -> None:
         check_positive_int(self.owners, "owners", minimum=2)  # a forget and a retain owner
-        for name in ("passages_per_owner", "epochs", "batch_size", "unlearn_steps",
-                     "curve_points", "prefix_tokens", "num_samples", "max_new_tokens"):
+        for name in (
+            "passages_per_owner",
+            "epochs",
+            "batch_size",
+            "unlearn_steps",
+            "curve_points",
+            "prefix_tokens",
+            "num_samples",
+            "max_new_tokens",
+        ):
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.null_keys, "null_keys", minimum=0)
         check_positive_int(self.seed, "seed", minimum=0)
@@ -84,7 +124,9 @@ class DemoConfig:
         return cls(**{**cls.QUICK, **overrides})
 
 
-def run_demo(config: DemoConfig | None = None, *, log: Callable[[str], None] = print) -> dict[str, Any]:
+def run_demo(
+    config: DemoConfig | None = None, *, log: Callable[[str], None] = print
+) -> dict[str, Any]:
     """Run the demo, write the report into ``config.output_dir``; return the report dict.
 
     torch runs on one thread meanwhile (restored after): the tiny model's matrices are too
@@ -117,56 +159,97 @@ class _Demo:
         from waterdrum_hf.report import write_report
 
         config = self.config
-        with self.step("load", "Loading the built-in small model (built on first use, about a minute)"):
+        with self.step(
+            "load", "Loading the built-in small model (built on first use, about a minute)"
+        ):
             model, tokenizer = tiny.load(show_progress=config.show_progress)
-        pipeline = CachedPipeline(model, tokenizer, self.out / "cache", show_progress=config.show_progress)
+        pipeline = CachedPipeline(
+            model, tokenizer, self.out / "cache", show_progress=config.show_progress
+        )
         keys = random_keys(config.owners, seed=config.seed).tolist()  # secret: never shown
         names = {key: f"owner-{i + 1}" for i, key in enumerate(keys)}
         forget_owners = set(range(config.owners - config.forget, config.owners))
 
         corpus = toy_corpus(config.owners, max_passages_per_owner=config.passages_per_owner)
         owners = list(corpus["owner_id"])
-        with self.step("watermark", f"Watermarking {len(corpus)} passages of {config.owners} owners, each under its own key (about {math.ceil(1.2 * len(corpus))} s unless cached)"):
+        with self.step(
+            "watermark",
+            f"Watermarking {len(corpus)} passages of {config.owners} owners, each under its own key (about {math.ceil(1.2 * len(corpus))} s unless cached)",
+        ):
             # No n-gram repeats: the tiny paraphraser falls into loops without that.
             texts, scores = pipeline.watermark(
-                "corpus", list(corpus["text"]), [keys[o] for o in owners], seed=config.seed,
+                "corpus",
+                list(corpus["text"]),
+                [keys[o] for o in owners],
+                seed=config.seed,
                 no_repeat_ngram_size=3,
             )
         forget, retain = partition_by_owner(texts, owners, forget_owners)
-        training = {"epochs": config.epochs, "batch_size": config.batch_size,
-                    "learning_rate": config.learning_rate, "seed": config.seed}
+        training = {
+            "epochs": config.epochs,
+            "batch_size": config.batch_size,
+            "learning_rate": config.learning_rate,
+            "seed": config.seed,
+        }
         models = {}
-        with self.step("finetune", f"Fine-tuning the original model ({config.epochs} epochs) and retraining without the forget owners"):
+        with self.step(
+            "finetune",
+            f"Fine-tuning the original model ({config.epochs} epochs) and retraining without the forget owners",
+        ):
             models["original"] = pipeline.finetune("original", texts, **training)
             models["retrained"] = pipeline.finetune("retrained", retain, **training)
 
-        queries = completion_queries(texts, tokenizer, prefix_tokens=config.prefix_tokens, max_fraction=0.5)
+        queries = completion_queries(
+            texts, tokenizer, prefix_tokens=config.prefix_tokens, max_fraction=0.5
+        )
         references = [keys[o] for o in owners]
         curves = {}
         for method in config.methods:
-            with self.step(f"unlearn/{method}", f"Unlearning with {method} ({config.unlearn_steps} steps)"):
-                callback = None if method.lower() == "taskvector" else self.callback(
-                    queries, references, forget_owners, owners, names, tokenizer
+            with self.step(
+                f"unlearn/{method}", f"Unlearning with {method} ({config.unlearn_steps} steps)"
+            ):
+                callback = (
+                    None
+                    if method.lower() == "taskvector"
+                    else self.callback(queries, references, forget_owners, owners, names, tokenizer)
                 )  # TaskVector trains a copy towards the forget set: its curve would mislead
                 models[method.lower()], curve = pipeline.unlearn(
-                    method, models["original"], forget, retain, steps=config.unlearn_steps,
-                    learning_rate=config.unlearn_learning_rate, batch_size=config.batch_size,
-                    seed=config.seed, callback=callback,
+                    method,
+                    models["original"],
+                    forget,
+                    retain,
+                    steps=config.unlearn_steps,
+                    learning_rate=config.unlearn_learning_rate,
+                    batch_size=config.batch_size,
+                    seed=config.seed,
+                    callback=callback,
                     callback_settings=callback.settings() if callback else None,
                 )
                 if curve:
                     curves[method.lower()] = curve
 
         results = {}
-        with self.step("sample_and_verify", f"Sampling {config.num_samples} x {config.max_new_tokens} tokens per query from {len(models)} models and verifying"):
+        with self.step(
+            "sample_and_verify",
+            f"Sampling {config.num_samples} x {config.max_new_tokens} tokens per query from {len(models)} models and verifying",
+        ):
             for name, stage in models.items():
                 completions = pipeline.completions(
-                    name, stage, queries, num_samples=config.num_samples,
-                    max_new_tokens=config.max_new_tokens, seed=config.seed,
+                    name,
+                    stage,
+                    queries,
+                    num_samples=config.num_samples,
+                    max_new_tokens=config.max_new_tokens,
+                    seed=config.seed,
                 )
                 result = waterdrum_result(
-                    completions, references, tokenizer, forget_ids=[keys[o] for o in sorted(forget_owners)],
-                    owner_names=names, null_keys=config.null_keys, null_seed=config.seed,
+                    completions,
+                    references,
+                    tokenizer,
+                    forget_ids=[keys[o] for o in sorted(forget_owners)],
+                    owner_names=names,
+                    null_keys=config.null_keys,
+                    null_seed=config.seed,
                     return_details=True,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
@@ -193,12 +276,23 @@ class _Demo:
         forget_queries, retain_queries = partition_by_owner(queries, owners, forget_owners)
         forget_keys, retain_keys = partition_by_owner(references, owners, forget_owners)
         return WaterDrumCallback(
-            forget_queries, forget_keys, retain_queries, retain_keys, tokenizer, tokenizer=tokenizer, owner_names=names,
-            eval_steps=max(1, config.unlearn_steps // config.curve_points), num_samples=1,
-            max_new_tokens=min(48, config.max_new_tokens), max_queries_per_owner=3, seed=config.seed,
+            forget_queries,
+            forget_keys,
+            retain_queries,
+            retain_keys,
+            tokenizer,
+            tokenizer=tokenizer,
+            owner_names=names,
+            eval_steps=max(1, config.unlearn_steps // config.curve_points),
+            num_samples=1,
+            max_new_tokens=min(48, config.max_new_tokens),
+            max_queries_per_owner=3,
+            seed=config.seed,
         )
 
     def step(self, key: str, title: str) -> Any:
         """A numbered, timed stage (its seconds go into the report)."""
         self.stage_index += 1
-        return logged_stage(self.log, self.timings, key, f"[{self.stage_index}/{self.stage_count}] {title}")
+        return logged_stage(
+            self.log, self.timings, key, f"[{self.stage_index}/{self.stage_count}] {title}"
+        )

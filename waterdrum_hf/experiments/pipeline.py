@@ -34,7 +34,14 @@ class CachedPipeline:
         show_progress: progress bars (``None``: on a terminal).
     """
 
-    def __init__(self, model: Any, tokenizer: Any, cache_dir: str | Path, *, show_progress: bool | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        cache_dir: str | Path,
+        *,
+        show_progress: bool | None = None,
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.cache = StageCache(cache_dir)
@@ -51,12 +58,19 @@ class CachedPipeline:
         from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
         watermarker = WatermarkedDataset(
-            self.model, self.tokenizer, id_column="key", show_progress=self.show_progress, **overrides
+            self.model,
+            self.tokenizer,
+            id_column="key",
+            show_progress=self.show_progress,
+            **overrides,
         )
         stage = self.cache.stage(
             f"watermarked-{name}",
-            {"texts": list(texts), "keys": [key_digest(int(k)) for k in keys],
-             "watermarker": watermarker.fingerprint},
+            {
+                "texts": list(texts),
+                "keys": [key_digest(int(k)) for k in keys],
+                "watermarker": watermarker.fingerprint,
+            },
         )
 
         def compute() -> dict[str, list[Any]]:
@@ -71,24 +85,47 @@ class CachedPipeline:
     def cached(self, stage: Stage, compute: Callable[[], Any]) -> Any:
         """``compute()`` (anything JSON can hold), computed once per stage."""
         return self.cache.load_or_build(
-            stage, lambda folder: _write_json(folder / "result.json", compute()),
+            stage,
+            lambda folder: _write_json(folder / "result.json", compute()),
             lambda folder: _read_json(folder / "result.json"),
         )
 
     def finetune(
-        self, name: str, texts: Sequence[str], *, epochs: int, batch_size: int, learning_rate: float, seed: int
+        self,
+        name: str,
+        texts: Sequence[str],
+        *,
+        epochs: int,
+        batch_size: int,
+        learning_rate: float,
+        seed: int,
     ) -> Stage:
         """The base model fine-tuned on ``texts`` (cached, saved with ``save_pretrained``)."""
         stage = self.cache.stage(
             f"model-{name}",
-            {"texts": list(texts), "epochs": epochs, "batch_size": batch_size,
-             "learning_rate": learning_rate, "seed": seed},
+            {
+                "texts": list(texts),
+                "epochs": epochs,
+                "batch_size": batch_size,
+                "learning_rate": learning_rate,
+                "seed": seed,
+            },
             self.base,
         )
-        self.cache.build(stage, lambda folder: finetune(
-            self.model, self.tokenizer, list(texts), folder, epochs=epochs, batch_size=batch_size,
-            learning_rate=learning_rate, seed=seed, show_progress=self.show_progress,
-        ).save_pretrained(folder))
+        self.cache.build(
+            stage,
+            lambda folder: finetune(
+                self.model,
+                self.tokenizer,
+                list(texts),
+                folder,
+                epochs=epochs,
+                batch_size=batch_size,
+                learning_rate=learning_rate,
+                seed=seed,
+                show_progress=self.show_progress,
+            ).save_pretrained(folder),
+        )
         return stage
 
     def unlearn(
@@ -109,21 +146,39 @@ class CachedPipeline:
         (``callback_settings`` describe the callback in the stage's digest)."""
         stage = self.cache.stage(
             f"model-{method.lower()}",
-            {"method": method, "forget": list(forget), "retain": list(retain), "steps": steps,
-             "learning_rate": learning_rate, "batch_size": batch_size, "seed": seed,
-             "callback": dict(callback_settings or {})},
+            {
+                "method": method,
+                "forget": list(forget),
+                "retain": list(retain),
+                "steps": steps,
+                "learning_rate": learning_rate,
+                "batch_size": batch_size,
+                "seed": seed,
+                "callback": dict(callback_settings or {}),
+            },
             original,
         )
 
         def build(folder: Path) -> None:
             model = unlearn(
-                method, self.load(original), self.tokenizer, forget, retain, folder, steps=steps,
-                learning_rate=learning_rate, batch_size=batch_size, seed=seed,
-                callbacks=[callback] if callback is not None else [], show_progress=self.show_progress,
+                method,
+                self.load(original),
+                self.tokenizer,
+                forget,
+                retain,
+                folder,
+                steps=steps,
+                learning_rate=learning_rate,
+                batch_size=batch_size,
+                seed=seed,
+                callbacks=[callback] if callback is not None else [],
+                show_progress=self.show_progress,
             )
             model.save_pretrained(folder)
             history = callback.history if callback is not None else []
-            curve = [{k: v for k, v in h.items() if k in ("step", "forget", "retain")} for h in history]
+            curve = [
+                {k: v for k, v in h.items() if k in ("step", "forget", "retain")} for h in history
+            ]
             _write_json(folder / "curve.json", curve)
 
         return stage, self.cache.load_or_build(stage, build, lambda f: _read_json(f / "curve.json"))
@@ -146,16 +201,32 @@ class CachedPipeline:
 
         stage = self.cache.stage(
             f"generations-{name}",
-            {"queries": list(queries), "num_samples": num_samples, "max_new_tokens": max_new_tokens,
-             "seed": seed, "greedy": greedy, "processor": dict(processor_settings or {})},
+            {
+                "queries": list(queries),
+                "num_samples": num_samples,
+                "max_new_tokens": max_new_tokens,
+                "seed": seed,
+                "greedy": greedy,
+                "processor": dict(processor_settings or {}),
+            },
             model_stage,
         )
 
-        return self.cached(stage, lambda: generate(
-            self.load(model_stage), self.tokenizer, list(queries), num_samples=num_samples,
-            max_new_tokens=max_new_tokens, seed=seed, batch_size=64, greedy=greedy,
-            logits_processor=logits_processor, show_progress=self.show_progress,
-        ))
+        return self.cached(
+            stage,
+            lambda: generate(
+                self.load(model_stage),
+                self.tokenizer,
+                list(queries),
+                num_samples=num_samples,
+                max_new_tokens=max_new_tokens,
+                seed=seed,
+                batch_size=64,
+                greedy=greedy,
+                logits_processor=logits_processor,
+                show_progress=self.show_progress,
+            ),
+        )
 
     def base_stage(self) -> Stage:
         """The base model itself as a model stage (saved once), e.g. to sample from it."""
@@ -192,7 +263,9 @@ def finetune(
     from waterdrum_hf.prompting import prompt_token_ids
 
     if tokenizer.eos_token_id is None:
-        raise ValueError("the tokenizer has no EOS token: set one, so that the model learns to stop")
+        raise ValueError(
+            "the tokenizer has no EOS token: set one, so that the model learns to stop"
+        )
     model = copy.deepcopy(model).train()
     encoded = [prompt_token_ids(tokenizer, t)[:255] + [tokenizer.eos_token_id] for t in texts]
     dataset = Dataset.from_dict({"input_ids": encoded})
@@ -242,14 +315,23 @@ def unlearn(
 
     trainer_class, config_class = trainers.get(method)
     args = config_class(
-        output_dir=str(Path(output_dir) / "run"), max_steps=steps,
-        per_device_train_batch_size=batch_size, learning_rate=learning_rate,
-        lr_scheduler_type="constant", logging_steps=max(1, steps // 4), save_strategy="no",
-        report_to="none", use_cpu=not _has_gpu(), seed=seed,
+        output_dir=str(Path(output_dir) / "run"),
+        max_steps=steps,
+        per_device_train_batch_size=batch_size,
+        learning_rate=learning_rate,
+        lr_scheduler_type="constant",
+        logging_steps=max(1, steps // 4),
+        save_strategy="no",
+        report_to="none",
+        use_cpu=not _has_gpu(),
+        seed=seed,
         disable_tqdm=not progress_enabled(show_progress),
     )
     trainer = trainer_class(
-        model=model.train(), args=args, processing_class=tokenizer, callbacks=list(callbacks),
+        model=model.train(),
+        args=args,
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
         forget_dataset=Dataset.from_dict({"text": list(forget)}),
         retain_dataset=Dataset.from_dict({"text": list(retain)}),
     )

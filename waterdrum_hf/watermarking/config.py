@@ -22,28 +22,44 @@ from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 class WatermarkingConfig:
     """Settings of Waterfall watermarking by paraphrase (defaults: the paper's)."""
 
-    text_column: str = field(default="text", metadata={"help": "Column with the texts to watermark."})
+    text_column: str = field(
+        default="text", metadata={"help": "Column with the texts to watermark."}
+    )
     id_column: str = field(
         default="owner_id",
-        metadata={"help": "Column with each row's watermark id (0..2**32-1); unused with a fixed `id`."},
+        metadata={
+            "help": "Column with each row's watermark id (0..2**32-1); unused with a fixed `id`."
+        },
     )
-    kappa: float = field(default=2.0, metadata={"help": "Perturbation strength (the paper uses 2)."})
-    k_p: int = field(default=1, metadata={"help": "Watermarking function number (the paper uses 1)."})
-    n_gram: int = field(default=2, metadata={"help": "Watermark context length plus one (2 in the paper)."})
-    num_beam_groups: int = field(default=4, metadata={"help": "Groups of diverse beam search (4 in the paper)."})
+    kappa: float = field(
+        default=2.0, metadata={"help": "Perturbation strength (the paper uses 2)."}
+    )
+    k_p: int = field(
+        default=1, metadata={"help": "Watermarking function number (the paper uses 1)."}
+    )
+    n_gram: int = field(
+        default=2, metadata={"help": "Watermark context length plus one (2 in the paper)."}
+    )
+    num_beam_groups: int = field(
+        default=4, metadata={"help": "Groups of diverse beam search (4 in the paper)."}
+    )
     beams_per_group: int = field(default=2, metadata={"help": "Beams per group (2 in the paper)."})
     diversity_penalty: float = field(
-        default=0.5, metadata={"help": "Hamming diversity penalty between groups (0.5 in the paper)."}
+        default=0.5,
+        metadata={"help": "Hamming diversity penalty between groups (0.5 in the paper)."},
     )
     do_sample: bool = field(
         default=False,
-        metadata={"help": "Sample num_beam_groups * beams_per_group candidates instead of beam search."},
+        metadata={
+            "help": "Sample num_beam_groups * beams_per_group candidates instead of beam search."
+        },
     )
     temperature: float = field(
         default=1.0, metadata={"help": "Sampling temperature, applied before the perturbation."}
     )
     top_p: float = field(
-        default=1.0, metadata={"help": "Nucleus sampling threshold, applied before the perturbation."}
+        default=1.0,
+        metadata={"help": "Nucleus sampling threshold, applied before the perturbation."},
     )
     repetition_penalty: float | None = field(
         default=None,
@@ -62,23 +78,34 @@ class WatermarkingConfig:
     )
     max_new_tokens: int | None = field(
         default=None,
-        metadata={"help": "Generation budget; None gives 1.5x the longest text of each batch, plus 16."},
+        metadata={
+            "help": "Generation budget; None gives 1.5x the longest text of each batch, plus 16."
+        },
     )
     sts_weight: float = field(
-        default=2.0, metadata={"help": "Weight of semantic similarity when ranking candidates (with an STS model)."}
+        default=2.0,
+        metadata={
+            "help": "Weight of semantic similarity when ranking candidates (with an STS model)."
+        },
     )
-    prompt: str = field(default=PARAPHRASE_PROMPT, metadata={"help": "The paraphrasing instruction."})
+    prompt: str = field(
+        default=PARAPHRASE_PROMPT, metadata={"help": "The paraphrasing instruction."}
+    )
     response_prefix: str | None = field(
         default=PARAPHRASE_PREFILL,
         metadata={"help": "Text the answer starts with (not part of the output); None for none."},
     )
     stop_at_double_newline: bool = field(
         default=True,
-        metadata={"help": "End a candidate at its first blank line; blank lines in the input become spaces."},
+        metadata={
+            "help": "End a candidate at its first blank line; blank lines in the input become spaces."
+        },
     )
     seed: int | None = field(
         default=None,
-        metadata={"help": "Seeds sampling per batch (from the seed and the batch's texts); None: torch's global RNG."},
+        metadata={
+            "help": "Seeds sampling per batch (from the seed and the batch's texts); None: torch's global RNG."
+        },
     )
     batch_size: int = field(default=8, metadata={"help": "Texts generated together."})
     show_progress: bool | None = field(
@@ -86,7 +113,9 @@ class WatermarkingConfig:
         metadata={"help": "Progress bar over batches; None shows it on a terminal."},
     )
 
-    _argument_group_name: ClassVar[str] = "WatermarkingConfig options"  # HfArgumentParser's --help section
+    _argument_group_name: ClassVar[str] = (
+        "WatermarkingConfig options"  # HfArgumentParser's --help section
+    )
 
     RUNTIME_FIELDS: ClassVar[frozenset[str]] = frozenset({"show_progress"})
     """Fields that do not change the output, left out of the fingerprint. A field missing here

@@ -135,7 +135,9 @@ class WatermarkedDataset:
         name = getattr(self.model, "name_or_path", "") or type(self.model).__name__
         key = "id=<secret>" if self.id is not None else f"id_column={self.config.id_column!r}"
         sts = type(self.sts_model).__name__ if self.sts_model is not None else None
-        return f"{type(self).__name__}(model={name!r}, {key}, sts_model={sts}, config={self.config})"
+        return (
+            f"{type(self).__name__}(model={name!r}, {key}, sts_model={sts}, config={self.config})"
+        )
 
     @property
     def original_column(self) -> str:
@@ -224,7 +226,9 @@ class WatermarkedDataset:
         verifier = Verifier(
             self.tokenizer, k_p=self.config.k_p, n_gram=self.config.n_gram, show_progress=False
         )
-        bar = progress_bar(chunks, desc="Watermarking", unit="batch", enabled=self.config.show_progress)
+        bar = progress_bar(
+            chunks, desc="Watermarking", unit="batch", enabled=self.config.show_progress
+        )
         with inference_mode(self.model):
             for chunk in bar:
                 candidates = self.paraphraser.candidates(

@@ -83,7 +83,9 @@ class WatermarkedParaphraser:
         length = input_ids.shape[1]
         budget = config.max_new_tokens
         if budget is None:
-            longest = max(map(len, self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]))
+            longest = max(
+                map(len, self.tokenizer(list(texts), add_special_tokens=False)["input_ids"])
+            )
             budget = math.ceil(1.5 * longest) + 16
         processor = self._processor
         if config.do_sample:

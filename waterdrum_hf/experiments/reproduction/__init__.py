@@ -19,7 +19,10 @@ __all__ = ["SETTINGS", "TEXT_METHODS", "ReproductionConfig", "run_reproduction"]
 
 
 def run_reproduction(
-    config: ReproductionConfig, *, log: Callable[[str], None] = print, command: str = "waterdrum reproduce"
+    config: ReproductionConfig,
+    *,
+    log: Callable[[str], None] = print,
+    command: str = "waterdrum reproduce",
 ) -> dict[str, Any]:
     """Run every experiment, write ``results.json``, ``results.md`` and the plots into
     ``config.output_dir``; return the results. torch runs on one thread meanwhile (the small

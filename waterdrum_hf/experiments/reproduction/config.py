@@ -26,68 +26,156 @@ class ReproductionConfig:
     ``waterdrum reproduce`` (its ``help`` is the flag's)."""
 
     output_dir: str = field(
-        default="reproduction", metadata={"help": "Where results and the cache go.", "aliases": ["--out"]}
+        default="reproduction",
+        metadata={"help": "Where results and the cache go.", "aliases": ["--out"]},
     )
-    dataset: Dataset = field(default="toy", metadata={"help": "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."})
-    dataset_config: str | None = field(default=None, metadata={"help": "Configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)."})
-    dataset_path: str | None = field(default=None, metadata={"help": "Local copy of the dataset's Hub repository."})
-    model: str | None = field(default=None, metadata={"help": "Base model to fine-tune (default: the built-in small model)."})
-    watermark_tokenizer: str | None = field(default=None, metadata={"help": "Tokenizer that watermarked a published dataset."})
+    dataset: Dataset = field(
+        default="toy",
+        metadata={
+            "help": "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."
+        },
+    )
+    dataset_config: str | None = field(
+        default=None,
+        metadata={
+            "help": "Configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)."
+        },
+    )
+    dataset_path: str | None = field(
+        default=None, metadata={"help": "Local copy of the dataset's Hub repository."}
+    )
+    model: str | None = field(
+        default=None,
+        metadata={"help": "Base model to fine-tune (default: the built-in small model)."},
+    )
+    watermark_tokenizer: str | None = field(
+        default=None, metadata={"help": "Tokenizer that watermarked a published dataset."}
+    )
     owners: int = field(default=5, metadata={"help": "Data owners of the toy corpus."})
-    forget: int = field(default=1, metadata={"help": "Owners (the last ones) to forget, toy corpus."})
-    passages_per_owner: int = field(default=10, metadata={"help": "Training passages per owner, toy corpus."})
-    holdout_per_owner: int = field(default=10, metadata={"help": "Held-out passages per forget owner (MIA)."})
-    max_rows_per_owner: int | None = field(default=None, metadata={"help": "Subsample a published dataset per owner."})
-    settings: tuple[str, ...] = field(default=SETTINGS, metadata={"help": "Similarity settings to run."})
+    forget: int = field(
+        default=1, metadata={"help": "Owners (the last ones) to forget, toy corpus."}
+    )
+    passages_per_owner: int = field(
+        default=10, metadata={"help": "Training passages per owner, toy corpus."}
+    )
+    holdout_per_owner: int = field(
+        default=10, metadata={"help": "Held-out passages per forget owner (MIA)."}
+    )
+    max_rows_per_owner: int | None = field(
+        default=None, metadata={"help": "Subsample a published dataset per owner."}
+    )
+    settings: tuple[str, ...] = field(
+        default=SETTINGS, metadata={"help": "Similarity settings to run."}
+    )
     watermarking: Literal["paraphrase", "substitution"] = field(
         default="paraphrase",
-        metadata={"help": "Toy corpus: 'substitution' (few tokens changed, a faithful-paraphraser stand-in) or 'paraphrase' (the small model's Waterfall paraphrase)."},
+        metadata={
+            "help": "Toy corpus: 'substitution' (few tokens changed, a faithful-paraphraser stand-in) or 'paraphrase' (the small model's Waterfall paraphrase)."
+        },
     )
-    kappa: float = field(default=2.0, metadata={"help": "Watermark strength of the toy corpus (the paper's 2)."})
-    copy_bias: float = field(default=8.0, metadata={"help": "Substitution watermarking: preference for the source token."})
+    kappa: float = field(
+        default=2.0, metadata={"help": "Watermark strength of the toy corpus (the paper's 2)."}
+    )
+    copy_bias: float = field(
+        default=8.0,
+        metadata={"help": "Substitution watermarking: preference for the source token."},
+    )
     fractions: tuple[float, ...] = field(
-        default=tuple(i / 10 for i in range(11)), metadata={"help": "Shares k/|D_F| of the forget set retrained on (D2)."}
+        default=tuple(i / 10 for i in range(11)),
+        metadata={"help": "Shares k/|D_F| of the forget set retrained on (D2)."},
     )
     seeds: tuple[int, ...] = field(
-        default=(0, 1, 2), metadata={"help": "Training and sampling seeds; on the command line their number N, for seeds 0..N-1."}
+        default=(0, 1, 2),
+        metadata={
+            "help": "Training and sampling seeds; on the command line their number N, for seeds 0..N-1."
+        },
     )
-    epochs: int = field(default=30, metadata={"help": "Fine-tuning epochs (the model must memorise)."})
-    batch_size: int = field(default=4, metadata={"help": "Batch size of fine-tuning and unlearning."})
+    epochs: int = field(
+        default=30, metadata={"help": "Fine-tuning epochs (the model must memorise)."}
+    )
+    batch_size: int = field(
+        default=4, metadata={"help": "Batch size of fine-tuning and unlearning."}
+    )
     learning_rate: float = field(default=2e-3, metadata={"help": "Fine-tuning learning rate."})
-    prefix_tokens: int = field(default=24, metadata={"help": "Query length in tokens (at most half a text)."})
+    prefix_tokens: int = field(
+        default=24, metadata={"help": "Query length in tokens (at most half a text)."}
+    )
     num_samples: int = field(default=2, metadata={"help": "Completions sampled per query."})
     max_new_tokens: int = field(default=64, metadata={"help": "Tokens per sampled completion."})
-    rouge_new_tokens: int = field(default=32, metadata={"help": "Tokens of the greedy continuation scored by ROUGE-L."})
-    null_keys: int = field(default=100, metadata={"help": "Random keys for the null-corrected WaterDrum."})
-    methods: tuple[str, ...] = field(default=TEXT_METHODS, metadata={"help": "Unlearning methods benchmarked."})
-    unlearn_steps: int = field(default=20, metadata={"help": "Optimizer steps of each unlearning method."})
-    unlearn_learning_rate: float = field(default=2e-4, metadata={"help": "Unlearning learning rate."})
-    dilution_kappa: float = field(default=2.0, metadata={"help": "Strength of the model owner's own watermark."})
-    mia_k: float = field(default=0.4, metadata={"help": "Share of least likely tokens in Min-k% Prob."})
-    show_progress: bool | None = field(default=None, metadata={"help": "Progress bars (default: on a terminal)."})
+    rouge_new_tokens: int = field(
+        default=32, metadata={"help": "Tokens of the greedy continuation scored by ROUGE-L."}
+    )
+    null_keys: int = field(
+        default=100, metadata={"help": "Random keys for the null-corrected WaterDrum."}
+    )
+    methods: tuple[str, ...] = field(
+        default=TEXT_METHODS, metadata={"help": "Unlearning methods benchmarked."}
+    )
+    unlearn_steps: int = field(
+        default=20, metadata={"help": "Optimizer steps of each unlearning method."}
+    )
+    unlearn_learning_rate: float = field(
+        default=2e-4, metadata={"help": "Unlearning learning rate."}
+    )
+    dilution_kappa: float = field(
+        default=2.0, metadata={"help": "Strength of the model owner's own watermark."}
+    )
+    mia_k: float = field(
+        default=0.4, metadata={"help": "Share of least likely tokens in Min-k% Prob."}
+    )
+    show_progress: bool | None = field(
+        default=None, metadata={"help": "Progress bars (default: on a terminal)."}
+    )
 
-    _argument_group_name: ClassVar[str] = "ReproductionConfig options"  # HfArgumentParser's --help section
+    _argument_group_name: ClassVar[str] = (
+        "ReproductionConfig options"  # HfArgumentParser's --help section
+    )
     QUICK: ClassVar[Mapping[str, Any]] = MappingProxyType(
-        {"owners": 4, "passages_per_owner": 6, "holdout_per_owner": 6, "seeds": (0,),
-         "fractions": (0.0, 0.5, 1.0), "methods": ("graddiff", "kl", "npo", "taskvector"),
-         "unlearn_steps": 10, "null_keys": 50}
+        {
+            "owners": 4,
+            "passages_per_owner": 6,
+            "holdout_per_owner": 6,
+            "seeds": (0,),
+            "fractions": (0.0, 0.5, 1.0),
+            "methods": ("graddiff", "kl", "npo", "taskvector"),
+            "unlearn_steps": 10,
+            "null_keys": 50,
+        }
     )
     """The settings :meth:`quick` changes."""
 
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
-            raise ValueError(f"`dataset` must be one of {', '.join(DATASETS)}, got {self.dataset!r}.")
+            raise ValueError(
+                f"`dataset` must be one of {', '.join(DATASETS)}, got {self.dataset!r}."
+            )
         if self.watermarking not in ("substitution", "paraphrase"):
-            raise ValueError(f"`watermarking` must be 'substitution' or 'paraphrase', got {self.watermarking!r}.")
+            raise ValueError(
+                f"`watermarking` must be 'substitution' or 'paraphrase', got {self.watermarking!r}."
+            )
         if self.dataset != "toy" and self.watermarking != "paraphrase":
-            raise ValueError("`watermarking` applies to the built-in corpus: published datasets come watermarked.")
+            raise ValueError(
+                "`watermarking` applies to the built-in corpus: published datasets come watermarked."
+            )
         if self.dataset != "toy" and not self.watermark_tokenizer:
-            raise ValueError("A published dataset needs `watermark_tokenizer` (Llama-3.1-8B-Instruct's).")
+            raise ValueError(
+                "A published dataset needs `watermark_tokenizer` (Llama-3.1-8B-Instruct's)."
+            )
         if self.dataset_config is None and self.dataset != "toy":
             default = "forget_01" if self.dataset == "waterdrum-ax" else "forget_10"
             object.__setattr__(self, "dataset_config", default)
-        for name in ("owners", "passages_per_owner", "holdout_per_owner", "epochs", "batch_size",
-                     "prefix_tokens", "num_samples", "max_new_tokens", "rouge_new_tokens", "unlearn_steps"):
+        for name in (
+            "owners",
+            "passages_per_owner",
+            "holdout_per_owner",
+            "epochs",
+            "batch_size",
+            "prefix_tokens",
+            "num_samples",
+            "max_new_tokens",
+            "rouge_new_tokens",
+            "unlearn_steps",
+        ):
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.null_keys, "null_keys")
         if self.max_rows_per_owner is not None:
@@ -96,11 +184,18 @@ class ReproductionConfig:
             raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
         unknown = sorted(set(self.settings) - set(SETTINGS))
         if unknown or not self.settings:
-            raise ValueError(f"`settings` must be a non-empty subset of {', '.join(SETTINGS)}, got {unknown or 'none'}.")
+            raise ValueError(
+                f"`settings` must be a non-empty subset of {', '.join(SETTINGS)}, got {unknown or 'none'}."
+            )
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
             raise ValueError("`seeds` must be distinct, and at least one.")
         fractions = sorted(set(self.fractions))
-        if fractions != list(self.fractions) or fractions[0] != 0 or fractions[-1] != 1 or len(fractions) < 3:
+        if (
+            fractions != list(self.fractions)
+            or fractions[0] != 0
+            or fractions[-1] != 1
+            or len(fractions) < 3
+        ):
             raise ValueError("`fractions` must rise from 0 to 1 with at least one point between.")
         from waterdrum_hf import trainers
 

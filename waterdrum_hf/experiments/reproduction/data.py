@@ -68,8 +68,14 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
     for text, owner in zip(corpus["text"], corpus["owner_id"], strict=True):
         originals.setdefault(owner, []).append(text)
     forget_owners = range(config.owners - config.forget, config.owners)
-    training = [(t, o) for o in range(config.owners) for t in originals[o][: config.passages_per_owner]]
-    held = [(t, o) for o in forget_owners for t in originals[o][config.passages_per_owner:][: config.holdout_per_owner]]
+    training = [
+        (t, o) for o in range(config.owners) for t in originals[o][: config.passages_per_owner]
+    ]
+    held = [
+        (t, o)
+        for o in forget_owners
+        for t in originals[o][config.passages_per_owner :][: config.holdout_per_owner]
+    ]
     watermark = functools.partial(_watermark, config, pipeline)
     texts = watermark("corpus", [t for t, _ in training], [keys[o] for _, o in training])
     holdout = watermark("holdout", [t for t, _ in held], [keys[o] for _, o in held])
@@ -90,9 +96,14 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
         duplicates["semantic_duplicate"] = watermark("semantic-duplicate", paraphrased, next_keys)
     return [
         text_setting(
-            config, pipeline.tokenizer, name, forget,
-            retain + (list(zip(duplicates[name], next_keys, strict=True)) if name in duplicates else []),
-            holdout, duplicates=len(duplicates.get(name, [])),
+            config,
+            pipeline.tokenizer,
+            name,
+            forget,
+            retain
+            + (list(zip(duplicates[name], next_keys, strict=True)) if name in duplicates else []),
+            holdout,
+            duplicates=len(duplicates.get(name, [])),
         )
         for name in config.settings
     ]
@@ -112,12 +123,21 @@ def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]
     retain = rows(config.dataset_config, "retain")
     forget_owners = {o for _, o in forget}
     holdout = [t for t, o in rows("test", "full") if o in forget_owners]
-    duplicates = {name: rows(config.dataset_config, name) for name in config.settings if name != "no_duplicate"}
+    duplicates = {
+        name: rows(config.dataset_config, name)
+        for name in config.settings
+        if name != "no_duplicate"
+    }
     for extra in duplicates.values():
         _check_duplicate_owners(list(forget_owners), [o for _, o in extra], config)
     return [
         text_setting(
-            config, tokenizer, name, forget, retain + duplicates.get(name, []), holdout,
+            config,
+            tokenizer,
+            name,
+            forget,
+            retain + duplicates.get(name, []),
+            holdout,
             duplicates=len(duplicates.get(name, [])),
         )
         for name in config.settings
@@ -142,9 +162,15 @@ def tofu_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingDat
     def setting(name: str, forget: list, retain: list, duplicates: int) -> SettingData:
         texts = [f"{prompt}{answer}" for prompt, answer, _ in forget + retain]
         return SettingData(
-            name, texts[: len(forget)], [o for *_, o in forget], texts[len(forget):],
-            [o for *_, o in retain], [], [p for p, _, _ in forget + retain],
-            [a for _, a, _ in forget + retain], duplicates,
+            name,
+            texts[: len(forget)],
+            [o for *_, o in forget],
+            texts[len(forget) :],
+            [o for *_, o in retain],
+            [],
+            [p for p, _, _ in forget + retain],
+            [a for _, a, _ in forget + retain],
+            duplicates,
         )
 
     forget, retain = rows("forget"), rows("retain")
@@ -173,12 +199,22 @@ def text_setting(
     from waterdrum_hf.prompting import completion_queries_and_continuations
 
     queries, references = completion_queries_and_continuations(
-        [t for t, _ in forget + retain], tokenizer, config.prefix_tokens, max_fraction=0.5,
+        [t for t, _ in forget + retain],
+        tokenizer,
+        config.prefix_tokens,
+        max_fraction=0.5,
         continuation_tokens=config.rouge_new_tokens,
     )
     return SettingData(
-        name, [t for t, _ in forget], [k for _, k in forget], [t for t, _ in retain],
-        [k for _, k in retain], holdout, queries, references, duplicates,
+        name,
+        [t for t, _ in forget],
+        [k for _, k in forget],
+        [t for t, _ in retain],
+        [k for _, k in retain],
+        holdout,
+        queries,
+        references,
+        duplicates,
     )
 
 
@@ -191,7 +227,9 @@ def _next_retain_owner(owner: int, config: ReproductionConfig) -> int:
     return following
 
 
-def _check_duplicate_owners(forget_keys: list[int], duplicate_keys: list[int], config: ReproductionConfig) -> None:
+def _check_duplicate_owners(
+    forget_keys: list[int], duplicate_keys: list[int], config: ReproductionConfig
+) -> None:
     """Refuse a published configuration whose duplicates are owned by forget owners (Ax
     ``forget_03``/``forget_05``: the duplicate of owner f belongs to f + 1, itself forgotten),
     where "the forget set" would mean two things at once."""
@@ -207,7 +245,9 @@ def _path(config: ReproductionConfig) -> dict[str, str]:
     return {"path": config.dataset_path} if config.dataset_path else {}
 
 
-def _watermark(config: ReproductionConfig, pipeline: Any, name: str, texts: list[str], keys: list[int]) -> list[str]:
+def _watermark(
+    config: ReproductionConfig, pipeline: Any, name: str, texts: list[str], keys: list[int]
+) -> list[str]:
     """Toy texts watermarked as ``config.watermarking`` says (cached)."""
     from waterdrum_hf._fingerprint import key_digest
     from waterdrum_hf.experiments.reproduction.substitution import substitution_watermark
@@ -219,10 +259,22 @@ def _watermark(config: ReproductionConfig, pipeline: Any, name: str, texts: list
         return watermarked
     stage = pipeline.cache.stage(
         f"substituted-{name}",
-        {"texts": texts, "keys": [key_digest(k) for k in keys], "kappa": config.kappa,
-         "copy_bias": config.copy_bias},
+        {
+            "texts": texts,
+            "keys": [key_digest(k) for k in keys],
+            "kappa": config.kappa,
+            "copy_bias": config.copy_bias,
+        },
         pipeline.base,
     )
-    return pipeline.cached(stage, lambda: substitution_watermark(
-        pipeline.model, pipeline.tokenizer, texts, keys, kappa=config.kappa, copy_bias=config.copy_bias
-    ))
+    return pipeline.cached(
+        stage,
+        lambda: substitution_watermark(
+            pipeline.model,
+            pipeline.tokenizer,
+            texts,
+            keys,
+            kappa=config.kappa,
+            copy_bias=config.copy_bias,
+        ),
+    )

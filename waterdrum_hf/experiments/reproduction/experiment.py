@@ -54,7 +54,10 @@ class Reproduction:
         start = time.perf_counter()
         self.model, self.tokenizer, self.watermark_tokenizer = self._models()
         self.pipeline = CachedPipeline(
-            self.model, self.tokenizer, Path(config.output_dir) / "cache", show_progress=config.show_progress
+            self.model,
+            self.tokenizer,
+            Path(config.output_dir) / "cache",
+            show_progress=config.show_progress,
         )
         with self._timed("data", "Watermarking the owners' data and its duplicates"):
             if config.dataset == "toy":
@@ -67,22 +70,40 @@ class Reproduction:
         results: dict[str, Any] = {"settings": {}, "benchmark": {}, "mia": {}}
         measured = {}
         for data in settings:
-            with self._timed(f"calibration/{data.name}", f"{data.name}: retraining {len(config.fractions)} models x {len(config.seeds)} seeds and measuring them"):
-                measured[data.name] = {seed: self._calibration_models(data, seed) for seed in config.seeds}
+            with self._timed(
+                f"calibration/{data.name}",
+                f"{data.name}: retraining {len(config.fractions)} models x {len(config.seeds)} seeds and measuring them",
+            ):
+                measured[data.name] = {
+                    seed: self._calibration_models(data, seed) for seed in config.seeds
+                }
             results["settings"][data.name] = summarise(measured[data.name])
             results["mia"][data.name] = mia_summary(measured[data.name])
-            with self._timed(f"benchmark/{data.name}", f"{data.name}: unlearning with {', '.join(config.methods)}"):
-                results["benchmark"][data.name] = self._benchmark(data, measured[data.name][config.seeds[0]])
+            with self._timed(
+                f"benchmark/{data.name}",
+                f"{data.name}: unlearning with {', '.join(config.methods)}",
+            ):
+                results["benchmark"][data.name] = self._benchmark(
+                    data, measured[data.name][config.seeds[0]]
+                )
         resilient = next((d for d in settings if d.name == "no_duplicate"), settings[0])
-        with self._timed("resilience", f"Resilience ({resilient.name}): decoy model and diluting watermark"):
-            results["resilience"] = self._resilience(resilient, measured[resilient.name][config.seeds[0]])
+        with self._timed(
+            "resilience", f"Resilience ({resilient.name}): decoy model and diluting watermark"
+        ):
+            results["resilience"] = self._resilience(
+                resilient, measured[resilient.name][config.seeds[0]]
+            )
         results["config"] = asdict(config)
         results["seconds"] = {**self.seconds, "total": round(time.perf_counter() - start, 1)}
         cache = self.pipeline.cache
         results["stages"] = {
-            "built": cache.built, "reused": cache.reused, "reused_build_seconds": round(cache.reused_seconds, 1)
+            "built": cache.built,
+            "reused": cache.reused,
+            "reused_build_seconds": round(cache.reused_seconds, 1),
         }
-        results["duplicate_similarity"] = {d.name: duplicate_similarity(d) for d in settings if d.duplicates}
+        results["duplicate_similarity"] = {
+            d.name: duplicate_similarity(d) for d in settings if d.duplicates
+        }
         results["curves"] = {
             name: calibration_curves(measured[name], config.fractions) for name in measured
         }
@@ -124,18 +145,29 @@ class Reproduction:
             stage = self.pipeline.finetune(
                 f"{data.name}-{kept}of{len(data.forget)}-seed{seed}",
                 data.retain + data.forget[:kept],
-                epochs=config.epochs, batch_size=config.batch_size,
-                learning_rate=config.learning_rate, seed=seed,
+                epochs=config.epochs,
+                batch_size=config.batch_size,
+                learning_rate=config.learning_rate,
+                seed=seed,
             )
             measured[fraction] = {
-                "stage": stage, "share": kept / len(data.forget), "kept": kept, **self.measure(stage, data, seed)
+                "stage": stage,
+                "share": kept / len(data.forget),
+                "kept": kept,
+                **self.measure(stage, data, seed),
             }
         return measured
 
     # ---- one model -------------------------------------------------------------------------
 
     def measure(
-        self, stage: Any, data: SettingData, seed: int, *, dilution: Any = None, baselines: bool = True
+        self,
+        stage: Any,
+        data: SettingData,
+        seed: int,
+        *,
+        dilution: Any = None,
+        baselines: bool = True,
     ) -> dict[str, Any]:
         """WaterDrum (raw and null-corrected) and, with ``baselines``, ROUGE-L and MIA of one
         model; per query, forget queries first. ``dilution``: the model owner's own logits
@@ -150,13 +182,23 @@ class Reproduction:
         if dilution is not None:
             processor_settings = dilution.settings()
         completions = self.pipeline.completions(
-            f"{data.name}-{stage.path.name}", stage, queries, num_samples=config.num_samples,
-            max_new_tokens=config.max_new_tokens, seed=seed, logits_processor=[dilution] if dilution else None,
+            f"{data.name}-{stage.path.name}",
+            stage,
+            queries,
+            num_samples=config.num_samples,
+            max_new_tokens=config.max_new_tokens,
+            seed=seed,
+            logits_processor=[dilution] if dilution else None,
             processor_settings=processor_settings,
         )
         result = waterdrum_result(
-            completions, keys, self.watermark_tokenizer, forget_ids=sorted(set(data.forget_keys)),
-            null_keys=config.null_keys, null_seed=seed, return_details=True,
+            completions,
+            keys,
+            self.watermark_tokenizer,
+            forget_ids=sorted(set(data.forget_keys)),
+            null_keys=config.null_keys,
+            null_seed=seed,
+            return_details=True,
         )
         values = np.array(result.query_values, dtype=float)
         measured = {
@@ -169,8 +211,13 @@ class Reproduction:
         if not baselines:
             return measured
         greedy = self.pipeline.completions(
-            f"{data.name}-{stage.path.name}-greedy", stage, queries, num_samples=1,
-            max_new_tokens=config.rouge_new_tokens, seed=seed, greedy=True,
+            f"{data.name}-{stage.path.name}-greedy",
+            stage,
+            queries,
+            num_samples=1,
+            max_new_tokens=config.rouge_new_tokens,
+            seed=seed,
+            greedy=True,
         )
         measured["rouge_l"] = rouge_l_recall([g[0] for g in greedy], references)
         measured["mia"] = math.nan  # no held-out set (WaterDrum-TOFU): no MIA
@@ -183,20 +230,30 @@ class Reproduction:
 
     # ---- benchmark and resilience ----------------------------------------------------------
 
-    def _benchmark(self, data: SettingData, calibration: dict[float, dict[str, Any]]) -> dict[str, Any]:
+    def _benchmark(
+        self, data: SettingData, calibration: dict[float, dict[str, Any]]
+    ) -> dict[str, Any]:
         """Every configured method unlearning the forget set from the original model."""
         config = self.config
         seed = config.seeds[0]
         models = {"original": calibration[1.0]["summary"], "retrained": calibration[0.0]["summary"]}
         for method in config.methods:
             stage, _ = self.pipeline.unlearn(
-                method, calibration[1.0]["stage"], data.forget, data.retain, steps=config.unlearn_steps,
-                learning_rate=config.unlearn_learning_rate, batch_size=config.batch_size, seed=seed,
+                method,
+                calibration[1.0]["stage"],
+                data.forget,
+                data.retain,
+                steps=config.unlearn_steps,
+                learning_rate=config.unlearn_learning_rate,
+                batch_size=config.batch_size,
+                seed=seed,
             )
             models[method] = self.measure(stage, data, seed, baselines=False)["summary"]
         return models
 
-    def _resilience(self, data: SettingData, calibration: dict[float, dict[str, Any]]) -> dict[str, Any]:
+    def _resilience(
+        self, data: SettingData, calibration: dict[float, dict[str, Any]]
+    ) -> dict[str, Any]:
         """(a) a decoy model answering the most forget-like queries with unwatermarked text;
         (b) the model owner's own Waterfall watermark diluting the owners' watermarks."""
         from waterdrum_hf.keys import random_keys
@@ -209,20 +266,31 @@ class Reproduction:
         forget = original["is_forget"]
         forget_queries = data.queries[: len(data.forget)]
         base = self.pipeline.completions(
-            f"{data.name}-base", self.pipeline.base_stage(), forget_queries,
-            num_samples=config.num_samples, max_new_tokens=config.max_new_tokens, seed=seed,
+            f"{data.name}-base",
+            self.pipeline.base_stage(),
+            forget_queries,
+            num_samples=config.num_samples,
+            max_new_tokens=config.max_new_tokens,
+            seed=seed,
         )
-        replacement = np.array(waterdrum_result(
-            base, data.forget_keys, self.watermark_tokenizer, return_details=True
-        ).query_values, dtype=float)
+        replacement = np.array(
+            waterdrum_result(
+                base, data.forget_keys, self.watermark_tokenizer, return_details=True
+            ).query_values,
+            dtype=float,
+        )
         similarity = [
             max(bag_of_words_cosine(" ".join(samples), text) for text in data.forget)
             for samples in original["completions"][: len(data.forget)]
         ]
         decoy = decoy_curve(original["waterdrum"][forget], replacement, np.array(similarity))
 
-        owner_key = int(random_keys(1, exclude=data.forget_keys + data.retain_keys, seed=10_000 + seed)[0])
-        processor = WaterfallLogitsProcessor(self.tokenizer.vocab_size, owner_key, kappa=config.dilution_kappa)
+        owner_key = int(
+            random_keys(1, exclude=data.forget_keys + data.retain_keys, seed=10_000 + seed)[0]
+        )
+        processor = WaterfallLogitsProcessor(
+            self.tokenizer.vocab_size, owner_key, kappa=config.dilution_kappa
+        )
         diluted = {
             f: self.measure(m["stage"], data, seed, dilution=processor, baselines=False)
             for f, m in calibration.items()
@@ -233,8 +301,14 @@ class Reproduction:
             "decoy": decoy,
             "dilution": {
                 "kappa": config.dilution_kappa,
-                "auroc": {"none": d1(calibration[0.0], "waterdrum"), "waterfall": d1(diluted[0.0], "waterdrum")},
-                "r2": {"none": d2(calibration, "waterdrum").get("r2"), "waterfall": d2(diluted, "waterdrum").get("r2")},
+                "auroc": {
+                    "none": d1(calibration[0.0], "waterdrum"),
+                    "waterfall": d1(diluted[0.0], "waterdrum"),
+                },
+                "r2": {
+                    "none": d2(calibration, "waterdrum").get("r2"),
+                    "waterfall": d2(diluted, "waterdrum").get("r2"),
+                },
             },
         }
 
@@ -291,15 +365,23 @@ def summarise(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, Any
     return summary
 
 
-def calibration_curves(per_seed: dict[int, dict[float, dict[str, Any]]], fractions: Sequence[float]) -> dict[str, Any]:
+def calibration_curves(
+    per_seed: dict[int, dict[float, dict[str, Any]]], fractions: Sequence[float]
+) -> dict[str, Any]:
     """Forget value per share trained on: mean and spread over seeds, per metric."""
-    curves: dict[str, Any] = {"share": [float(np.mean([c[f]["share"] for c in per_seed.values()])) for f in fractions]}
+    curves: dict[str, Any] = {
+        "share": [float(np.mean([c[f]["share"] for c in per_seed.values()])) for f in fractions]
+    }
     for metric in (*METRICS, "mia"):
-        values = np.array([[forget_value(c[f], metric) for f in fractions] for c in per_seed.values()])
+        values = np.array(
+            [[forget_value(c[f], metric) for f in fractions] for c in per_seed.values()]
+        )
         curves[metric] = {"mean": values.mean(axis=0).tolist(), "std": values.std(axis=0).tolist()}
     with warnings.catch_warnings():  # no trained (k = 0) or untrained (k = 100 %) query: NaN
         warnings.simplefilter("ignore", RuntimeWarning)
-        split = np.array([[trained_split(c[f], c[0.0]) for f in fractions] for c in per_seed.values()])
+        split = np.array(
+            [[trained_split(c[f], c[0.0]) for f in fractions] for c in per_seed.values()]
+        )
         curves["waterdrum_split"] = {
             side: np.nanmean(split[..., i], axis=0).tolist()
             for i, side in enumerate(("trained", "untrained", "untrained_at_k0"))
@@ -322,7 +404,9 @@ def duplicate_similarity(data: SettingData) -> dict[str, float]:
     }
 
 
-def trained_split(measured: dict[str, Any], retrained: dict[str, Any]) -> tuple[float, float, float]:
+def trained_split(
+    measured: dict[str, Any], retrained: dict[str, Any]
+) -> tuple[float, float, float]:
     """WaterDrum's forget value over the forget queries whose passage the model was trained on
     (the first ``kept``), over the rest, and over the rest on the model retrained without the
     forget set (k = 0); NaN for an empty side. The rest reading above its k = 0 value means the
@@ -342,12 +426,16 @@ def mia_summary(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, f
     original = [c[1.0]["mia"] for c in per_seed.values()]
     retrained = [c[0.0]["mia"] for c in per_seed.values()]
     return {
-        "original": float(np.mean(original)), "original_std": float(np.std(original)),
-        "retrained": float(np.mean(retrained)), "retrained_std": float(np.std(retrained)),
+        "original": float(np.mean(original)),
+        "original_std": float(np.std(original)),
+        "retrained": float(np.mean(retrained)),
+        "retrained_std": float(np.std(retrained)),
     }
 
 
-def decoy_curve(values: np.ndarray, replacement: np.ndarray, similarity: np.ndarray, steps: int = 10) -> dict[str, list[float]]:
+def decoy_curve(
+    values: np.ndarray, replacement: np.ndarray, similarity: np.ndarray, steps: int = 10
+) -> dict[str, list[float]]:
     """Aggregate forget value when the ``p`` most forget-like queries are answered with
     unwatermarked text, for p = 0, 1/steps, ..., 1; scaled to 1 at p = 0."""
     order = np.argsort(-similarity, kind="stable")

@@ -88,11 +88,18 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "",
         "Without referencing the retrained model (the paper's main table):",
         "",
-        *_table(results, "r2", settings, ("waterdrum", "waterdrum_null_corrected", "rouge_l", "mia")),
+        *_table(
+            results, "r2", settings, ("waterdrum", "waterdrum_null_corrected", "rouge_l", "mia")
+        ),
         "",
         "With the paper's offset relaxation (the retrained model's value subtracted first):",
         "",
-        *_table(results, "r2_offset", settings, ("waterdrum", "waterdrum_null_corrected", "rouge_l", "mia")),
+        *_table(
+            results,
+            "r2_offset",
+            settings,
+            ("waterdrum", "waterdrum_null_corrected", "rouge_l", "mia"),
+        ),
         "",
         "![calibration curves](calibration.png)",
         "",
@@ -135,7 +142,9 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
     return "\n".join(lines)
 
 
-def _table(results: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]) -> list[str]:
+def _table(
+    results: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]
+) -> list[str]:
     header = ["setting", *(f"{LABELS[m]} (ours)" for m in metrics)]
     paper_metrics = [m for m in metrics if any(m in PAPER[name].get(s, {}) for s in settings)]
     header += [f"{LABELS[m]} (paper)" for m in paper_metrics]
@@ -144,7 +153,10 @@ def _table(results: Mapping[str, Any], name: str, settings: list[str], metrics: 
         ours = results["settings"][setting]
         cells = [setting.replace("_", " ")]
         for metric in metrics:
-            value, spread = ours[name].get(metric, math.nan), ours[f"{name}_std"].get(metric, math.nan)
+            value, spread = (
+                ours[name].get(metric, math.nan),
+                ours[f"{name}_std"].get(metric, math.nan),
+            )
             cells.append(f"{value:.3f} ± {spread:.3f}" if math.isfinite(value) else "undefined")
         cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
         rows.append("| " + " | ".join(cells) + " |")
@@ -170,10 +182,16 @@ def _split_table(curves: Mapping[str, Any]) -> list[str]:
         "| setting | forget queries | " + " | ".join(f"k = {s:.0%}" for s in shares) + " |",
         "|" + " --- |" * (len(shares) + 2),
     ]
-    sides = {"trained": "trained on", "untrained": "not trained on", "untrained_at_k0": "not trained on, at k = 0"}
+    sides = {
+        "trained": "trained on",
+        "untrained": "not trained on",
+        "untrained_at_k0": "not trained on, at k = 0",
+    }
     for setting, curve in curves.items():
         for side, label in sides.items():
-            cells = [f"{v:+.3f}" if math.isfinite(v) else "–" for v in curve["waterdrum_split"][side]]
+            cells = [
+                f"{v:+.3f}" if math.isfinite(v) else "–" for v in curve["waterdrum_split"][side]
+            ]
             rows.append(f"| {setting.replace('_', ' ')} | {label} | " + " | ".join(cells) + " |")
     return rows
 
@@ -181,7 +199,8 @@ def _split_table(curves: Mapping[str, Any]) -> list[str]:
 def _duplicate_table(similarity: Mapping[str, Mapping[str, float]]) -> list[str]:
     rows = [
         f"| {setting.replace('_', ' ')} | {v['forget_text']:.3f} | {v['other_owner']:.3f} |"
-        for setting, v in similarity.items() if v
+        for setting, v in similarity.items()
+        if v
     ]
     if not rows:
         return []
@@ -197,10 +216,16 @@ def _duplicate_table(similarity: Mapping[str, Mapping[str, float]]) -> list[str]
 
 
 def _benchmark_table(benchmark: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    rows = ["| setting | model | forget | retain | forget p-value |", "| --- | --- | --- | --- | --- |"]
+    rows = [
+        "| setting | model | forget | retain | forget p-value |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for setting, models in benchmark.items():
         for name, m in typed(models).items():
-            forget, retain = (m.forget.value if m.forget else math.nan), (m.retain.value if m.retain else math.nan)
+            forget, retain = (
+                (m.forget.value if m.forget else math.nan),
+                (m.retain.value if m.retain else math.nan),
+            )
             p = f"{m.forget.p_value:.3f}" if m.forget and m.forget.p_value is not None else "–"
             rows.append(f"| {setting} | {name} | {forget:+.3f} | {retain:+.3f} | {p} |")
     return rows
@@ -257,7 +282,9 @@ def _carry_over(results: Mapping[str, Any]) -> list[str]:
             continue
         curve = results["curves"][setting]
         split = curve["waterdrum_split"]
-        for share, now, before in zip(curve["share"], split["untrained"], split["untrained_at_k0"], strict=True):
+        for share, now, before in zip(
+            curve["share"], split["untrained"], split["untrained_at_k0"], strict=True
+        ):
             if 0 < share < 1 and math.isfinite(now) and math.isfinite(before):
                 lines.append(
                     f"- {setting}: R² not above 0.9. At k = {share:.0%} the forget queries not trained "
@@ -275,7 +302,15 @@ def plot_calibration(curves: Mapping[str, Any], path: Path) -> Path:
         share = np.array(curve["share"])
         for i, metric in enumerate(LABELS):
             mean, spread = np.array(curve[metric]["mean"]), np.array(curve[metric]["std"])
-            ax.errorbar(share, mean, yerr=spread, marker="o", markersize=3, color=f"C{i}", label=LABELS[metric])
+            ax.errorbar(
+                share,
+                mean,
+                yerr=spread,
+                marker="o",
+                markersize=3,
+                color=f"C{i}",
+                label=LABELS[metric],
+            )
             slope = float(share @ mean / (share @ share))
             ax.plot([0, 1], [0, slope], color=f"C{i}", linestyle=":", linewidth=1)
         ax.axhline(0, color="black", linewidth=0.5)
@@ -318,7 +353,11 @@ def plot_decoy(decoy: Mapping[str, list[float]], path: Path) -> Path:
 
 def _data(config: Mapping[str, Any]) -> str:
     if config["dataset"] == "toy":
-        how = "paraphrasing with" if config["watermarking"] == "paraphrase" else "token substitutions chosen by"
+        how = (
+            "paraphrasing with"
+            if config["watermarking"] == "paraphrase"
+            else "token substitutions chosen by"
+        )
         return (
             f"the built-in corpus, {config['owners']} owners x {config['passages_per_owner']} "
             f"passages, the last {config['forget']} forgotten, {config['holdout_per_owner']} held-out "

@@ -51,7 +51,9 @@ def substitution_watermark(
                 watermarked.append(text)
                 continue
             ids = torch.tensor([bos + source], device=device)
-            log_probs = torch.log_softmax(model(input_ids=ids).logits[0, len(bos) - 1 : -1].float(), -1)
+            log_probs = torch.log_softmax(
+                model(input_ids=ids).logits[0, len(bos) - 1 : -1].float(), -1
+            )
             top = log_probs.topk(alternatives, dim=-1)
             output = [source[0]]
             for j in range(1, len(source)):
