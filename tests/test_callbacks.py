@@ -262,7 +262,7 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         ({"stop_when": {"max_forget": "low"}}, ValueError, "finite number"),
         ({"stop_when": 0.05}, TypeError, "callable or a dict"),
         ({"generation_kwargs": {"top_k": 50}}, ValueError, r"\['top_k'\] are not supported"),
-        ({"owner_names": {KEYS[0]: "a"}}, ValueError, "no name for 1 of 2 owners"),
+        ({"owner_names": {KEYS[0]: "a", KEYS[2]: "a"}}, ValueError, "same name"),
         ({"max_queries_per_owner": 0}, ValueError, "`max_queries_per_owner`"),
     ],
 )

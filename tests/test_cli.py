@@ -964,3 +964,18 @@ def test_unlearn_with_a_registered_method(tiny_folder, owner_rows, tmp_path, cap
     except SystemExit as exit_:
         code = exit_.code
     assert code == 0 and "--beta" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("value", "expected"), [("0.5", 0.5), ("1", 1.0), ("none", None), ("None", None)])
+def test_score_max_fraction_reads_a_share_or_none(value, expected):
+    from waterdrum_hf.cli.score import fraction_or_none
+
+    assert fraction_or_none(value) == expected
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "half"])
+def test_score_refuses_a_max_fraction_outside_0_1(value, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["score", "--generations", "x.jsonl", "--max-fraction", value])
+    assert exit_.value.code == 2
+    assert "expected a number in (0, 1] or 'none'" in capsys.readouterr().err

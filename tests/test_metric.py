@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import subprocess
 import sys
@@ -373,10 +374,13 @@ def test_owners_are_named_never_keyed(tok, batch, caplog):
     named = compute_waterdrum(texts, owners, tok, owner_names=names, return_details=True)
     assert set(named["per_owner"]) == {"alice", "bob", "carol", "dan"}
     assert named["query_owners"][:4] == ["alice", "bob", "carol", "dan"]
-    with pytest.raises(ValueError, match="no name for 1 of 4 owners") as error:
-        compute_waterdrum(
-            texts, owners, tok, owner_names={k: v for k, v in list(names.items())[:3]}
-        )
+    # Owners without a given name get the default names, skipping those already taken.
+    partial = compute_waterdrum(
+        texts, owners, tok, owner_names={KEYS[1]: "owner-1", KEYS[3]: "dan"}, return_details=True
+    )
+    assert partial["query_owners"][:4] == ["owner-2", "owner-1", "owner-3", "dan"]
+    with pytest.raises(TypeError, match="non-empty strings") as error:
+        compute_waterdrum(texts, owners, tok, owner_names={KEYS[3]: ""})
     assert str(KEYS[3]) not in str(error.value)
     with pytest.raises(ValueError, match="same name"):
         compute_waterdrum(texts, owners, tok, owner_names={k: "x" for k in KEYS})
@@ -450,3 +454,12 @@ def test_wheel_ships_the_metric_module(tmp_path):
     for required in ("waterdrum.py", "README.md", "app.py", "requirements.txt"):
         assert f"waterdrum_hf/metrics/waterdrum/{required}" in names
     assert "waterdrum_hf/trainers/__init__.py" in names
+
+
+def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric"):
+        result = compute_waterdrum([["", "w1 w2 w3"], ["w4", "w5 w6"]], [1, 2], tok)
+    assert result["num_skipped"] == 2
+    message = caplog.text
+    assert "2 of 4 samples" in message and "1 are empty" in message and "max_fraction" in message
+    assert "1 have fewer than n_gram=2" in message

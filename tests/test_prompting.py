@@ -16,7 +16,8 @@ def test_completion_queries_are_the_first_tokens(tiny_model, texts):
     for query, text in zip(queries, texts, strict=True):
         assert text.startswith(query)
         assert len(tokenizer(query, add_special_tokens=False)["input_ids"]) == 12
-    assert completion_queries(["short text"], tokenizer, prefix_tokens=50) == ["short text"]
+    # The paper's rule (max_fraction=None) uses a short text whole; the default takes half.
+    assert completion_queries(["short text"], tokenizer, 50, max_fraction=None) == ["short text"]
 
 
 def test_max_fraction_leaves_part_of_every_text_to_complete(tiny_model, texts):
@@ -26,6 +27,7 @@ def test_max_fraction_leaves_part_of_every_text_to_complete(tiny_model, texts):
     [query] = completion_queries([short], tokenizer, prefix_tokens=50, max_fraction=0.5)
     assert short.startswith(query)
     assert len(tokenizer(query, add_special_tokens=False)["input_ids"]) == length // 2
+    assert completion_queries([short], tokenizer, prefix_tokens=50) == [query]  # the default
     # Long texts keep their prefix_tokens; the cap only bites below 2 * prefix_tokens.
     assert completion_queries(texts, tokenizer, 12, max_fraction=0.5) == completion_queries(
         texts, tokenizer, 12

@@ -14,6 +14,7 @@ which are secret keys.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import warnings
@@ -374,12 +375,7 @@ def waterdrum_result(
     sets, missing = _sets(queries.owners, forget_ids)
     num_skipped = int((counts == 0).sum())
     if num_skipped:
-        logger.warning(
-            "%d of %d samples have no countable token (too short in the watermarking "
-            "vocabulary); they are left out and counted in num_skipped.",
-            num_skipped,
-            len(counts),
-        )
+        _warn_skipped(queries.samples, counts, n_gram)
 
     null_values = None
     if null_keys:
@@ -466,6 +462,24 @@ def _group(
     return _Queries(samples, sample_query, owners)
 
 
+def _warn_skipped(samples: Sequence[str], counts: np.ndarray, n_gram: int) -> None:
+    """Say how many samples could not be scored, why, and what to do about it."""
+    skipped = np.flatnonzero(counts == 0)
+    empty = sum(not samples[i].strip() for i in skipped)
+    logger.warning(
+        "%d of %d samples have no countable token and are left out (counted in num_skipped): "
+        "%d are empty, which usually means the query was the whole text and the model had "
+        "nothing left to write (build queries with completion_queries(..., max_fraction=0.5), "
+        "the default, or `waterdrum score --max-fraction 0.5`); %d have fewer than n_gram=%d "
+        "tokens of the watermarking vocabulary (raise max_new_tokens).",
+        len(skipped),
+        len(counts),
+        empty,
+        len(skipped) - empty,
+        n_gram,
+    )
+
+
 def _pool(sums: np.ndarray, counts: np.ndarray, queries: _Queries, pooling: Pooling) -> np.ndarray:
     """Per-query values ``(num_queries, K)`` from per-sample token sums ``(num_samples, K)``."""
     num_queries = len(queries.owners)
@@ -520,25 +534,25 @@ def _set_value(values: np.ndarray, null_values: np.ndarray | None, rows: np.ndar
 def owner_display_names(
     owners: Sequence[int] | np.ndarray, owner_names: Mapping[int, str] | None
 ) -> dict[int, str]:
-    """Display name of every owner present; default ``owner-<n>`` by first appearance.
+    """Display name of every owner present: its name in ``owner_names`` if given, else
+    ``owner-<n>`` by first appearance (skipping any ``owner-<n>`` that ``owner_names`` uses).
 
-    Raises (with counts, never ids) when ``owner_names`` misses an owner or repeats a name.
+    Raises (with counts, never ids) when ``owner_names`` is not a mapping of ids to non-empty
+    strings or gives two owners the same name.
     """
     present = list(dict.fromkeys(np.asarray(owners).tolist()))
     if owner_names is None:
-        return {owner: f"owner-{n}" for n, owner in enumerate(present, start=1)}
+        owner_names = {}
     if not isinstance(owner_names, Mapping):
-        raise TypeError("`owner_names` must map each watermark id to a display name (a dict).")
+        raise TypeError("`owner_names` must map watermark ids to display names (a dict).")
     names = {check_watermark_id(k, "owner_names key"): v for k, v in owner_names.items()}
-    unnamed = sum(owner not in names for owner in present)
-    if unnamed:
-        raise ValueError(f"`owner_names` has no name for {unnamed} of {len(present)} owners.")
-    chosen = [names[owner] for owner in present]
-    if not all(isinstance(name, str) and name for name in chosen):
+    if not all(isinstance(name, str) and name for name in names.values()):
         raise TypeError("`owner_names` values must be non-empty strings.")
+    chosen = [names[owner] for owner in present if owner in names]
     if len(set(chosen)) != len(chosen):
         raise ValueError("`owner_names` gives two owners the same name.")
-    return {owner: names[owner] for owner in present}
+    defaults = (f"owner-{n}" for n in itertools.count(1) if f"owner-{n}" not in set(chosen))
+    return {owner: names[owner] if owner in names else next(defaults) for owner in present}
 
 
 def _per_owner(

@@ -33,6 +33,9 @@ PARAPHRASE_PREFILL = (
 PLAIN_QA_FORMAT = "Question: {question}\nAnswer:"
 """QA prompt for a tokenizer without a chat template."""
 
+DEFAULT_MAX_FRACTION = 0.5
+"""Largest share of a text a completion query takes by default (see :func:`completion_queries`)."""
+
 BLANK_LINES = re.compile(r"\n\s*\n")
 """A blank line (possibly with spaces): where a paraphrase is cut and what prompts flatten."""
 
@@ -54,14 +57,17 @@ def completion_queries(
     tokenizer: PreTrainedTokenizerBase,
     prefix_tokens: int = 50,
     *,
-    max_fraction: float | None = None,
+    max_fraction: float | None = DEFAULT_MAX_FRACTION,
 ) -> list[str]:
     """Return the first ``prefix_tokens`` tokens of each text, decoded back to a string.
 
-    A text shorter than ``prefix_tokens`` tokens is used whole (the paper's protocol), unless
-    ``max_fraction`` caps the query at that share of the text's tokens (at least one token),
-    so that a model that memorised a short text still has something left to complete.
-    Special tokens are neither added nor kept, so the query is plain text ready for
+    ``max_fraction`` caps a query at that share of its text's tokens (at least one token), so
+    that every text leaves something to complete: a query that takes a whole text leaves a
+    model that memorised it nothing to write, and its empty completions cannot be scored.
+    With the default (half), a text of ``2 * prefix_tokens`` tokens or more gets the paper's
+    full prefix, as the published benchmarks' texts (about 200 tokens) do; a shorter text gets
+    its first half. ``max_fraction=None`` is the paper's rule exactly: a short text is used
+    whole. Special tokens are neither added nor kept, so the query is plain text ready for
     :func:`waterdrum_hf.generate`.
     """
     queries, _ = completion_queries_and_continuations(
@@ -75,7 +81,7 @@ def completion_queries_and_continuations(
     tokenizer: PreTrainedTokenizerBase,
     prefix_tokens: int = 50,
     *,
-    max_fraction: float | None = None,
+    max_fraction: float | None = DEFAULT_MAX_FRACTION,
     continuation_tokens: int = 0,
 ) -> tuple[list[str], list[str]]:
     """Each text's completion query (exactly :func:`completion_queries`) and the next

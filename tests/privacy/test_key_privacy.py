@@ -186,7 +186,7 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
     # 5. Errors where a key is at hand.
     for call in (
         lambda: verify_texts(["a b c"], [key, key], tokenizer),
-        lambda: compute_waterdrum(["a b"], [key], tokenizer, owner_names={other: "x"}),
+        lambda: compute_waterdrum(["a b"], [key], tokenizer, owner_names={key: ""}),
         lambda: fixed({"body": ["x"]}),
         lambda: WaterDrumCallback(["q"], [key], ["r"], [key], tokenizer),
         lambda: verify_dataset(

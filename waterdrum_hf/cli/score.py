@@ -18,6 +18,7 @@ from waterdrum_hf.cli.common import (
     watermark_id,
     watermark_ids,
 )
+from waterdrum_hf.prompting import DEFAULT_MAX_FRACTION
 
 DESCRIPTION = (
     "Query a model with prompts made from each owner's data (the first --prefix-tokens tokens "
@@ -26,6 +27,21 @@ DESCRIPTION = (
     "plots) and the generations (generations.jsonl, re-scorable with --generations)."
 )
 BENCHMARKS = {"waterdrum-ax": "load_waterdrum_ax", "waterdrum-tofu": "load_waterdrum_tofu"}
+
+
+def fraction_or_none(text: str) -> float | None:
+    """``--max-fraction``'s value: a number in (0, 1], or ``none``."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number in (0, 1] or 'none', got {text!r}"
+        ) from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1] or 'none', got {text!r}")
+    return value
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -70,6 +86,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--prefix-tokens", type=positive(), default=50, help="query length in tokens"
+    )
+    parser.add_argument(
+        "--max-fraction",
+        type=fraction_or_none,
+        default=DEFAULT_MAX_FRACTION,
+        help="largest share of a text a query takes, so every text leaves something to complete "
+        "(texts of 2 x --prefix-tokens tokens or more get the full prefix); 'none': the paper's "
+        "rule, a short text is used whole",
     )
     parser.add_argument("--num-samples", type=positive(), default=10, help="completions per query")
     parser.add_argument(
@@ -173,7 +197,9 @@ def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> l
     from waterdrum_hf.prompting import completion_queries, qa_queries
 
     if args.text_column in rows.column_names:
-        queries = completion_queries(rows[args.text_column], tokenizer, args.prefix_tokens)
+        queries = completion_queries(
+            rows[args.text_column], tokenizer, args.prefix_tokens, max_fraction=args.max_fraction
+        )
     else:
         queries = qa_queries(rows[args.question_column], tokenizer)
     return generate(
