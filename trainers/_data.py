@@ -20,14 +20,23 @@ def build_pairs(
     seed: int,
     retain_needed: bool,
     alternative_answers: Sequence[str] | None = None,
+    text_column: str = "text",
     question_column: str = "question",
+    answer_column: str = "answer",
 ) -> Any:
     """The training dataset: ``train_dataset`` as given, or the forget/retain sets paired.
 
     Without a retain term (``retain_needed=False``) the retain set may be left out; the pairs then
     repeat the forget set on their (unused) retain side. With ``alternative_answers`` (refusals
-    for the IDK methods) the forget set must be QA-style and every pair gets one.
+    for the IDK methods) the forget set must be QA-style and every pair gets one. Rows the
+    collator could not read (no text, no question and answer; a train_dataset that is not pairs)
+    are refused here, not at the first batch.
     """
+    columns = {
+        "text_column": text_column,
+        "question_column": question_column,
+        "answer_column": answer_column,
+    }
     if train_dataset is not None:
         if forget_dataset is not None or retain_dataset is not None:
             raise TypeError(
@@ -44,6 +53,10 @@ def build_pairs(
                 "ForgetRetainDataset(forget, retain, alternative_answers=REFUSAL_ANSWERS), or pass "
                 "forget_dataset= and retain_dataset= and let the trainer pair them"
             )
+        _check_pairs(train_dataset)
+        if isinstance(train_dataset, ForgetRetainDataset):
+            check_rows(train_dataset.forget, "forget", qa_answers=alternative_answers, **columns)
+            check_rows(train_dataset.retain, "retain", **columns)
         return train_dataset
     if forget_dataset is None:
         raise ValueError(
@@ -63,6 +76,9 @@ def build_pairs(
             f"{question_column!r} column (columns: {sorted(_first_row(forget_dataset))}); give "
             "QA-style forget data (question and answer columns) or set question_column"
         )
+    check_rows(forget_dataset, "forget", qa_answers=alternative_answers, **columns)
+    if retain_dataset is not forget_dataset:
+        check_rows(retain_dataset, "retain", **columns)
     return ForgetRetainDataset(
         forget_dataset, retain_dataset, seed=seed, alternative_answers=alternative_answers
     )
@@ -104,6 +120,63 @@ def _check_labelled(side: str, labels: torch.Tensor, max_length: int) -> None:
             f"{len(empty)} {side} example(s) in this batch have no labelled token left after "
             f"cutting to max_length={max_length} (the prompt fills it); raise max_length or "
             "shorten those prompts"
+        )
+
+
+def check_rows(
+    dataset: Any,
+    side: str,
+    *,
+    text_column: str,
+    question_column: str,
+    answer_column: str,
+    qa_answers: Sequence[str] | None = None,
+) -> None:
+    """Raise a ``ValueError`` naming ``side`` and the fix if a row of ``dataset`` holds neither
+    ``text_column`` nor ``question_column`` and ``answer_column`` (the answer may come from
+    ``qa_answers``). A ``datasets.Dataset`` is checked by its columns, a list row by row, any
+    other dataset by its first row."""
+    for row_columns in _row_columns(dataset):
+        if text_column in row_columns or (
+            question_column in row_columns and (qa_answers or answer_column in row_columns)
+        ):
+            continue
+        raise ValueError(
+            f"{side}_dataset: a row has neither a {text_column!r} column (plain text) nor "
+            f"{question_column!r} and {answer_column!r} columns (QA); its columns are "
+            f"{sorted(row_columns)}. Rename the columns, or set text_column= (or "
+            "question_column= and answer_column=) in the config"
+        )
+
+
+def _row_columns(dataset: Any) -> list[set[str]]:
+    """The column names of every row, as far as they can be known without reading the data."""
+    names = getattr(dataset, "column_names", None)
+    if isinstance(names, list):
+        return [set(names)]
+    if isinstance(dataset, Sequence):
+        return [set(row) if isinstance(row, Mapping) else set() for row in dataset]
+    try:
+        first = _first_row(dataset)
+    except (TypeError, NotImplementedError):  # iterable only: checked at the first batch
+        return []
+    return [set(first)] if isinstance(first, Mapping) else [set()]
+
+
+def _check_pairs(train_dataset: Any) -> None:
+    """``train_dataset``'s rows must be forget/retain pairs (as ForgetRetainDataset yields)."""
+    try:
+        if len(train_dataset) == 0:
+            return  # the Trainer says so
+        first = train_dataset[0]
+    except (TypeError, NotImplementedError):  # iterable only: checked at the first batch
+        return
+    if not (isinstance(first, Mapping) and "forget" in first and "retain" in first):
+        keys = sorted(first) if isinstance(first, Mapping) else type(first).__name__
+        raise ValueError(
+            f"train_dataset must hold forget/retain pairs, but its rows are {keys}: pass "
+            "forget_dataset= (and retain_dataset=) and let the trainer pair them, or "
+            "train_dataset=ForgetRetainDataset(forget, retain)"
         )
 
 

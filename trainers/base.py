@@ -72,6 +72,8 @@ class UnlearningConfig(TrainingArguments):
     def __post_init__(self) -> None:
         self.remove_unused_columns = False
         super().__post_init__()
+        if self.dataloader_pin_memory and (self.use_cpu or not _has_accelerator()):
+            self.dataloader_pin_memory = False  # pinning without an accelerator only warns
         check_fields(self, non_negative=("forget_weight", "retain_weight"))
         if self.forget_weight == 0 and self.retain_weight == 0:
             raise ValueError(
@@ -150,7 +152,9 @@ class UnlearningTrainer(Trainer):
             seed=args.seed if args.data_seed is None else args.data_seed,
             retain_needed=args.retain_weight > 0,
             alternative_answers=self.alternative_answers(args),
+            text_column=args.text_column,
             question_column=args.question_column,
+            answer_column=args.answer_column,
         )
         if data_collator is None:
             if processing_class is None:
@@ -382,6 +386,15 @@ class UnlearningTrainer(Trainer):
         if self.is_fsdp_enabled:
             return prepare_fsdp(reference, self.accelerator), None
         return self.accelerator.prepare_model(reference.eval(), evaluation_mode=True), None
+
+
+def _has_accelerator() -> bool:
+    """Whether torch sees a device that pinned memory serves (``torch.accelerator``, torch >=
+    2.6; CUDA before)."""
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and hasattr(accelerator, "is_available"):
+        return accelerator.is_available()
+    return torch.cuda.is_available()
 
 
 def _is_paired(inputs: Mapping[str, Any]) -> bool:

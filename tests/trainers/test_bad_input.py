@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from datasets import Dataset
 from trainer_setup import (
     FORGET_QA,
     RETAIN_QA,
@@ -62,6 +63,41 @@ def test_an_uncopyable_model_without_ref_model_raises(tokenizer, tmp_path):
             TypeError,
             "either",
         ),
+        # Rows the collator cannot read are refused here, not at the first batch of train().
+        (
+            "kl",
+            {"forget_dataset": [{"content": "no text column"}], "retain_dataset": RETAIN_TEXT},
+            ValueError,
+            r"forget_dataset: a row has neither a 'text' column .*\['content'\].*text_column=",
+        ),
+        (
+            "graddiff",
+            {"forget_dataset": FORGET_QA, "retain_dataset": [*RETAIN_TEXT, {"txt": "typo"}]},
+            ValueError,
+            r"retain_dataset: .*\['txt'\]",
+        ),
+        (
+            "npo",
+            {
+                "forget_dataset": Dataset.from_dict({"question": ["Who?"]}),
+                "retain_dataset": RETAIN_TEXT,
+            },
+            ValueError,
+            r"forget_dataset: .*'question' and 'answer' columns",
+        ),
+        (
+            "kl",
+            {"train_dataset": ForgetRetainDataset(FORGET_QA, [{"body": "x"}])},
+            ValueError,
+            r"retain_dataset: .*\['body'\]",
+        ),
+        (
+            "taskvector",
+            {"train_dataset": Dataset.from_dict({"text": ["a forget text"]})},
+            ValueError,
+            r"train_dataset must hold forget/retain pairs, but its rows are \['text'\]: pass "
+            "forget_dataset=",
+        ),
     ],
 )
 def test_bad_data_raises(method, data, error, message, tokenizer, tmp_path):
@@ -73,6 +109,20 @@ def test_bad_data_raises(method, data, error, message, tokenizer, tmp_path):
             processing_class=tokenizer,
             **data,
         )
+
+
+def test_rows_in_the_configured_columns_are_accepted(tokenizer, tmp_path):
+    forget = Dataset.from_dict({"body": ["The north tower is red.", "Marta keeps the key."]})
+    retain = [{"body": "A list is mutable."}, {"body": "len counts items."}]
+    trainer = trainers.KLTrainer(
+        model=small_model(tokenizer),
+        args=make_config("kl", tmp_path, text_column="body"),
+        processing_class=tokenizer,
+        forget_dataset=forget,
+        retain_dataset=retain,
+    )
+    batch = full_batch(trainer)
+    assert batch["forget"]["input_ids"].shape[0] == 2
 
 
 @pytest.mark.parametrize(

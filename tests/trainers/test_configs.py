@@ -72,3 +72,13 @@ def test_configs_document_every_field_and_parse_from_the_command_line(method, tm
 def test_bad_settings_raise_naming_the_field(method, overrides, field, tmp_path):
     with pytest.raises(ValueError, match=field):
         make_config(method, tmp_path, **overrides)
+
+
+def test_pin_memory_is_off_without_an_accelerator(tmp_path):
+    """Pinning without an accelerator only prints torch's warning at every data loader."""
+    import torch
+
+    on_cpu = make_config("kl", tmp_path)  # use_cpu=True
+    assert on_cpu.dataloader_pin_memory is False
+    default = make_config("kl", tmp_path, use_cpu=False)
+    assert default.dataloader_pin_memory is torch.accelerator.is_available()
