@@ -88,7 +88,7 @@ def test_score_a_model_runs_as_printed(tiny_model, mirrored_hub):
     scores = np.array([0.1, 0.2, 0.8, 0.9])
     scope |= {
         "texts": ["A text to score.", "Another text, a little longer than the first one."],
-        "ids": [11, 12],
+        "watermark_ids": [11, 12],
         "tokenizer": tokenizer,
         "retain_scores": scores[2:],
         "forget_scores": scores[:2],

@@ -154,8 +154,8 @@ def test_repr_names_configuration_without_keys():
         (lambda tok: verify_texts(["w1 w2"], -1, tok), ValueError, "0..2\\*\\*32-1"),
         (lambda tok: verify_texts(["w1 w2"], 2**32, tok), ValueError, "0..2\\*\\*32-1"),
         (lambda tok: verify_texts(["w1 w2"], [1, 2], tok), ValueError, "one id per text"),
-        (lambda tok: verify_texts(["w1 w2"], 1.5, tok), TypeError, "`ids`"),
-        (lambda tok: verify_texts(["w1 w2"], [True], tok), TypeError, r"`ids\[0\]`"),
+        (lambda tok: verify_texts(["w1 w2"], 1.5, tok), TypeError, "`watermark_ids`"),
+        (lambda tok: verify_texts(["w1 w2"], [True], tok), TypeError, r"`watermark_ids\[0\]`"),
         (lambda tok: verify_texts(["w1 w2"], 1, tok, k_p=0), ValueError, "`k_p`"),
         (lambda tok: verify_texts(["w1 w2"], 1, tok, k_p=4095), ValueError, "1..4094"),
         (lambda tok: verify_texts(["w1 w2"], 1, tok, n_gram=1), ValueError, "`n_gram`"),
@@ -179,3 +179,15 @@ def test_errors_never_contain_the_key():
 def test_public_api_is_exported():
     for name in ("Verifier", "verify_texts", "null_reference", "NullReference"):
         assert name in waterdrum_hf.__all__ and getattr(waterdrum_hf, name) is not None
+
+
+def test_old_keyword_names_still_work_with_a_warning():
+    tok = word_tokenizer(64)
+    texts = word_texts(64, 3, 20)
+    expected = verify_texts(texts, 7, tok)
+    with pytest.warns(FutureWarning, match="`ids=` is now called `watermark_ids=`"):
+        np.testing.assert_array_equal(verify_texts(texts, ids=7, tokenizer=tok), expected)
+    with pytest.warns(FutureWarning):
+        np.testing.assert_array_equal(Verifier(tok).verify(texts, ids=7), expected)
+    with pytest.raises(TypeError, match="pass `watermark_ids=` only"):
+        verify_texts(texts, tokenizer=tok, ids=7, watermark_ids=7)

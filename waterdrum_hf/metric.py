@@ -244,13 +244,13 @@ def _present(value: Any) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, repr=False)  # no repr: `owners` holds the owners' keys
+@dataclass(frozen=True, repr=False)  # no repr: `watermark_ids` holds the owners' secret keys
 class _Queries:
     """Samples grouped into queries: the text of each sample, its query, each query's owner."""
 
     samples: list[str]
     sample_query: np.ndarray
-    owners: np.ndarray
+    watermark_ids: np.ndarray
 
 
 def compute_waterdrum(
@@ -365,14 +365,14 @@ def waterdrum_result(
         raise ValueError(f"`pooling` must be 'tokens' or 'mean', got {pooling!r}.")
     check_positive_int(null_keys, "null_keys", minimum=0)
     queries = _group(predictions, references, query_ids)
-    names = owner_display_names(queries.owners, owner_names)
+    names = owner_display_names(queries.watermark_ids, owner_names)
     verifier = Verifier(watermark_tokenizer, k_p=k_p, n_gram=n_gram, vocab_size=vocab_size)
     token_ids = verifier.token_ids(queries.samples) if queries.samples else []
-    sample_keys = queries.owners[queries.sample_query]
-    sums, counts = verifier.token_sums(token_ids, sample_keys[:, None])
+    sample_ids = queries.watermark_ids[queries.sample_query]
+    sums, counts = verifier.token_sums(token_ids, sample_ids[:, None])
     values = _pool(sums, counts, queries, pooling)[:, 0]
     scored = ~np.isnan(values)
-    sets, missing = _sets(queries.owners, forget_ids)
+    sets, missing = _sets(queries.watermark_ids, forget_ids)
     num_skipped = int((counts == 0).sum())
     if num_skipped:
         _warn_skipped(queries.samples, counts, n_gram)
@@ -380,7 +380,7 @@ def waterdrum_result(
     null_values = None
     if null_keys:
         null = verifier.null_reference_of_token_ids(
-            token_ids, null_keys, exclude_ids=np.unique(queries.owners).tolist(), seed=null_seed
+            token_ids, null_keys, exclude_ids=np.unique(queries.watermark_ids).tolist(), seed=null_seed
         )
         null_values = _pool(null.sums, null.counts, queries, pooling)
     set_values = {
@@ -393,9 +393,9 @@ def waterdrum_result(
         auroc = separability_auroc(values[sets["retain"] & scored], values[sets["forget"] & scored])
     details: dict[str, Any] = {}
     if return_details:
-        details["per_owner"] = _per_owner(values, queries.owners, names, sets, null_values)
+        details["per_owner"] = _per_owner(values, queries.watermark_ids, names, sets, null_values)
         details["query_values"] = tuple(values.tolist())
-        details["query_owners"] = tuple(names[int(owner)] for owner in queries.owners)
+        details["query_owners"] = tuple(names[int(owner)] for owner in queries.watermark_ids)
         if null_values is not None:
             details["query_null_means"] = tuple(null_values.mean(axis=1).tolist())
     if return_details or return_scores:
@@ -403,7 +403,7 @@ def waterdrum_result(
     return WaterDrumResult(
         **set_values,
         separability_auroc=auroc,
-        num_queries=len(queries.owners),
+        num_queries=len(queries.watermark_ids),
         num_scored=int((counts > 0).sum()),
         num_skipped=num_skipped,
         num_missing_forget_ids=missing,
@@ -441,13 +441,13 @@ def _group(
                 )
             samples += check_texts(per_query, f"predictions[{i}]") if per_query else []
             sample_query += [i] * len(per_query)
-        owners = check_watermark_ids(references, len(predictions), "references")
-        return _Queries(samples, np.array(sample_query, dtype=np.int64), owners)
+        watermark_ids = check_watermark_ids(references, len(predictions), "references")
+        return _Queries(samples, np.array(sample_query, dtype=np.int64), watermark_ids)
 
     samples = check_texts(predictions, "predictions")
-    sample_owners = check_watermark_ids(references, len(samples), "references")
+    sample_ids = check_watermark_ids(references, len(samples), "references")
     if query_ids is None:
-        return _Queries(samples, np.arange(len(samples)), sample_owners)
+        return _Queries(samples, np.arange(len(samples)), sample_ids)
     query_ids = list(query_ids)
     if len(query_ids) != len(samples):
         raise ValueError(
@@ -455,11 +455,11 @@ def _group(
         )
     index: dict[Hashable, int] = {}
     sample_query = np.array([index.setdefault(q, len(index)) for q in query_ids], dtype=np.int64)
-    owners = np.full(len(index), -1, dtype=np.int64)
-    owners[sample_query] = sample_owners
-    if (owners[sample_query] != sample_owners).any():
+    watermark_ids = np.full(len(index), -1, dtype=np.int64)
+    watermark_ids[sample_query] = sample_ids
+    if (watermark_ids[sample_query] != sample_ids).any():
         raise ValueError("`query_ids` puts samples of different owners into one query.")
-    return _Queries(samples, sample_query, owners)
+    return _Queries(samples, sample_query, watermark_ids)
 
 
 def _warn_skipped(samples: Sequence[str], counts: np.ndarray, n_gram: int) -> None:
@@ -482,7 +482,7 @@ def _warn_skipped(samples: Sequence[str], counts: np.ndarray, n_gram: int) -> No
 
 def _pool(sums: np.ndarray, counts: np.ndarray, queries: _Queries, pooling: Pooling) -> np.ndarray:
     """Per-query values ``(num_queries, K)`` from per-sample token sums ``(num_samples, K)``."""
-    num_queries = len(queries.owners)
+    num_queries = len(queries.watermark_ids)
     index = queries.sample_query
     with np.errstate(invalid="ignore", divide="ignore"):
         if pooling == "tokens":
@@ -499,15 +499,15 @@ def _pool(sums: np.ndarray, counts: np.ndarray, queries: _Queries, pooling: Pool
 
 
 def _sets(
-    owners: np.ndarray, forget_ids: Sequence[int] | None
+    watermark_ids: np.ndarray, forget_ids: Sequence[int] | None
 ) -> tuple[dict[str, np.ndarray], int]:
     """Query masks of ``overall`` or ``forget``/``retain``, and how many forget ids own no query."""
     if forget_ids is None:
-        return {"overall": np.ones(len(owners), dtype=bool)}, 0
+        return {"overall": np.ones(len(watermark_ids), dtype=bool)}, 0
     if isinstance(forget_ids, (str, bytes)) or not hasattr(forget_ids, "__len__"):
         raise TypeError("`forget_ids` must be a list of watermark ids.")
     forget = np.unique(check_watermark_ids(list(forget_ids), len(forget_ids), "forget_ids"))
-    missing = int((~np.isin(forget, owners)).sum())
+    missing = int((~np.isin(forget, watermark_ids)).sum())
     if missing:
         # Ids are secret keys: say how many, never which.
         warnings.warn(
@@ -515,7 +515,7 @@ def _sets(
             "contribute nothing (counted in `num_missing_forget_ids`).",
             stacklevel=3,
         )
-    in_forget = np.isin(owners, forget)
+    in_forget = np.isin(watermark_ids, forget)
     return {"forget": in_forget, "retain": ~in_forget}, missing
 
 
@@ -532,7 +532,7 @@ def _set_value(values: np.ndarray, null_values: np.ndarray | None, rows: np.ndar
 
 
 def owner_display_names(
-    owners: Sequence[int] | np.ndarray, owner_names: Mapping[int, str] | None
+    watermark_ids: Sequence[int] | np.ndarray, owner_names: Mapping[int, str] | None
 ) -> dict[int, str]:
     """Display name of every owner present: its name in ``owner_names`` if given, else
     ``owner-<n>`` by first appearance (skipping any ``owner-<n>`` that ``owner_names`` uses).
@@ -540,7 +540,7 @@ def owner_display_names(
     Raises (with counts, never ids) when ``owner_names`` is not a mapping of ids to non-empty
     strings or gives two owners the same name.
     """
-    present = list(dict.fromkeys(np.asarray(owners).tolist()))
+    present = list(dict.fromkeys(np.asarray(watermark_ids).tolist()))
     if owner_names is None:
         owner_names = {}
     if not isinstance(owner_names, Mapping):
@@ -557,7 +557,7 @@ def owner_display_names(
 
 def _per_owner(
     values: np.ndarray,
-    owners: np.ndarray,
+    watermark_ids: np.ndarray,
     names: dict[int, str],
     sets: dict[str, np.ndarray],
     null_values: np.ndarray | None,
@@ -566,7 +566,7 @@ def _per_owner(
     query values (with two or more), counts, set and verdict, by name."""
     details = {}
     for owner, name in names.items():
-        mine = owners == owner
+        mine = watermark_ids == owner
         scored = mine & ~np.isnan(values)
         counts = {"num_queries": int(mine.sum()), "num_scored_queries": int(scored.sum())}
         forget = bool(sets["forget"][mine][0]) if "forget" in sets else None

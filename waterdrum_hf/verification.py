@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._validation import check_positive_int, check_texts
 from waterdrum_hf.keys import check_watermark_ids, random_keys
@@ -110,17 +111,20 @@ class Verifier:
         encoded = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
         return [np.asarray(ids, dtype=np.int64) for ids in encoded]
 
-    def verify(self, texts: str | Sequence[str], ids: int | Sequence[int]) -> np.ndarray:
-        """Score each text under its owner's key; returns float64 scores (NaN: nothing to count)."""
+    @renamed_keywords(ids="watermark_ids")
+    def verify(self, texts: str | Sequence[str], watermark_ids: int | Sequence[int]) -> np.ndarray:
+        """Score each text under its owner's watermark id (one for all texts or one per text);
+        returns float64 scores (NaN: nothing to count)."""
         texts = check_texts(texts)
-        return self.score_token_ids(self.token_ids(texts), ids)
+        return self.score_token_ids(self.token_ids(texts), watermark_ids)
 
+    @renamed_keywords(ids="watermark_ids")
     def score_token_ids(
-        self, token_ids: Sequence[Sequence[int]], ids: int | Sequence[int]
+        self, token_ids: Sequence[Sequence[int]], watermark_ids: int | Sequence[int]
     ) -> np.ndarray:
         """Like :meth:`verify` for already tokenised text (ids of the watermarking tokenizer)."""
-        keys = check_watermark_ids(ids, len(token_ids))
-        sums, counts = self.token_sums(token_ids, keys[:, None])
+        checked = check_watermark_ids(watermark_ids, len(token_ids), "watermark_ids")
+        sums, counts = self.token_sums(token_ids, checked[:, None])
         scores = scores_from_sums(sums, counts)[:, 0]
         self._report_unscored(scores)
         return scores
@@ -160,11 +164,12 @@ class Verifier:
         return NullReference(keys=keys, sums=sums, counts=counts)
 
     def token_sums(
-        self, token_ids: Sequence[Sequence[int]], keys: np.ndarray
+        self, token_ids: Sequence[Sequence[int]], watermark_ids: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Sum of the watermark function over each text's countable tokens, per key.
+        """Sum of the scheme's token terms over each text's countable tokens, per watermark id.
 
-        ``keys`` is ``(num_texts, K)``: column ``k`` scores text ``i`` under ``keys[i, k]``.
+        ``watermark_ids`` is ``(num_texts, K)``: column ``k`` scores text ``i`` under
+        ``watermark_ids[i, k]``.
         Returns ``sums`` ``(num_texts, K)`` and the countable-token ``counts`` ``(num_texts,)``;
         ``sums / counts`` is the score. Sums pool several texts token-weighted (the paper's
         per-query value over its samples).
@@ -173,10 +178,10 @@ class Verifier:
         a time, so every distinct (key, context) is expanded once per chunk and, for per-text
         keys, a key's texts share chunks.
         """
-        num_texts, num_keys = keys.shape
-        order = np.argsort(keys[:, 0], kind="stable")
+        num_texts, num_keys = watermark_ids.shape
+        order = np.argsort(watermark_ids[:, 0], kind="stable")
         token_ids = [token_ids[i] for i in order]
-        keys = keys[order]
+        watermark_ids = watermark_ids[order]
         sums = np.zeros((num_texts, num_keys))
         counts = np.zeros(num_texts, dtype=np.int64)
         chunks = self._chunks(token_ids)
@@ -192,7 +197,7 @@ class Verifier:
             if len(tokens) == 0:
                 continue
             values = self.scheme.token_terms(
-                keys[start:stop, k][owner], contexts, tokens, self.vocab_size
+                watermark_ids[start:stop, k][owner], contexts, tokens, self.vocab_size
             )
             sums[start:stop, k] = np.bincount(owner, weights=values, minlength=stop - start)
         restore = np.argsort(order, kind="stable")
@@ -293,9 +298,10 @@ def scores_from_sums(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
         return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
 
 
+@renamed_keywords(ids="watermark_ids")
 def verify_texts(
     texts: str | Sequence[str],
-    ids: int | Sequence[int],
+    watermark_ids: int | Sequence[int],
     tokenizer: Any,
     *,
     k_p: int = 1,
@@ -308,12 +314,13 @@ def verify_texts(
 
     Args:
         texts: generated (or watermarked) text.
-        ids: the owner's watermark id, one for all texts or one per text (0..2**32-1).
+        watermark_ids: the owner's watermark id, one for all texts or one per text
+            (0..2**32-1); the old keyword ``ids=`` still works.
         tokenizer: the watermarking model's tokenizer, or a name/path for ``AutoTokenizer``.
         k_p: the watermarking function used when watermarking.
         n_gram: the watermark's n-gram (2 in the paper).
     """
-    return Verifier(tokenizer, k_p=k_p, n_gram=n_gram).verify(texts, ids)
+    return Verifier(tokenizer, k_p=k_p, n_gram=n_gram).verify(texts, watermark_ids)
 
 
 def null_reference(

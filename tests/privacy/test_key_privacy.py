@@ -94,7 +94,7 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
     # 1. Watermark: keys from the id column, and one fixed secret id; progress bars on.
     by_column = WatermarkedDataset(model, tokenizer, show_progress=True, **fast)
     watermarked = corpus.map(by_column, batched=True, batch_size=2)
-    fixed = WatermarkedDataset(model, tokenizer, id=key, show_progress=True, **fast)
+    fixed = WatermarkedDataset(model, tokenizer, watermark_id=key, show_progress=True, **fast)
     corpus.select_columns(["text"]).map(fixed, batched=True, batch_size=4)
     processor = WaterfallLogitsProcessor(tokenizer.vocab_size, [key, other])
     shown += [repr(by_column), repr(fixed), str(fixed), repr(processor), fixed.fingerprint]
@@ -263,5 +263,5 @@ def test_the_metric_grouping_of_queries_has_no_revealing_repr():
 
     key = random_key()
     queries = _group([["w1 w2"], ["w3"]], [key, key], None)
-    assert queries.owners.tolist() == [key, key]
+    assert queries.watermark_ids.tolist() == [key, key]
     assert find_leaks(repr(queries), key) == [] and find_leaks(str(queries), key) == []

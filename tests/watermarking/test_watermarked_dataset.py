@@ -158,7 +158,19 @@ def test_map_is_cached_by_configuration_not_weights(tiny_model, tmp_path, monkey
     def fingerprint(**changes) -> str:
         return Hasher.hash(WatermarkedDataset(model, tokenizer, **{**config, **changes}))
 
-    assert len({fingerprint(), fingerprint(kappa=3.0), fingerprint(id=5), fingerprint(id=6)}) == 4
+    assert (
+        len(
+            {
+                fingerprint(),
+                fingerprint(kappa=3.0),
+                fingerprint(watermark_id=5),
+                fingerprint(watermark_id=6),
+            }
+        )
+        == 4
+    )
+    with pytest.warns(FutureWarning, match="`id=` is now called `watermark_id=`"):
+        assert fingerprint(id=5) == fingerprint(watermark_id=5)  # the old keyword still works
 
 
 def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):
@@ -219,7 +231,12 @@ def test_key_is_never_shown(tiny_model, caplog):
     model, tokenizer = tiny_model
     secret = 987_654_321
     wm = WatermarkedDataset(
-        model, tokenizer, id=secret, num_beam_groups=1, beams_per_group=1, max_new_tokens=4
+        model,
+        tokenizer,
+        watermark_id=secret,
+        num_beam_groups=1,
+        beams_per_group=1,
+        max_new_tokens=4,
     )
     processor = WaterfallLogitsProcessor(tokenizer.vocab_size, [secret, 5])
     with caplog.at_level(logging.DEBUG):
@@ -256,7 +273,7 @@ def test_bad_input_raises(tiny_model):
         with pytest.raises(ValueError, match="0..2\\*\\*32-1"):
             wm({"text": ["x"], "owner_id": [bad]})
         with pytest.raises(ValueError, match="0..2\\*\\*32-1"):
-            WatermarkedDataset(model, tokenizer, id=bad)
+            WatermarkedDataset(model, tokenizer, watermark_id=bad)
     with pytest.raises(TypeError, match="batched=True"):
         wm({"text": "x", "owner_id": 1})
     with pytest.raises(ValueError, match="already has a column 'text_original'"):

@@ -6,8 +6,11 @@ import argparse
 from typing import Any
 
 from waterdrum_hf.cli.common import (
+    TABLE_OUTPUT_SUFFIXES,
     CliError,
     add_no_progress,
+    check_n_gram,
+    check_output_file,
     config_from_options,
     config_parser,
     load_model,
@@ -47,6 +50,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--out", dest="output", required=True, help="output file (.jsonl, .json, .csv or .parquet)"
     )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     key = parser.add_mutually_exclusive_group()
     key.add_argument(
         "--id",
@@ -66,6 +70,14 @@ def run(args: argparse.Namespace) -> int:
     from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
     config = config_from_options(WatermarkingConfig, args)
+    if not args.output.lower().endswith(TABLE_OUTPUT_SUFFIXES):
+        raise CliError(f"output {args.output!r}: use a .jsonl, .json, .csv or .parquet file name")
+    check_output_file(args.output, "--out", overwrite=args.overwrite)
+    if config.max_new_tokens is not None and config.n_gram > config.max_new_tokens:
+        raise CliError(
+            f"--n-gram {config.n_gram} is longer than --max-new-tokens {config.max_new_tokens}: "
+            "no paraphrase could hold a watermarked n-gram; keep --n-gram small (default 2)"
+        )
     data = read_table(args.input, what="input")
     require_columns(data, [config.text_column], args.input)
     key = None
@@ -78,10 +90,9 @@ def run(args: argparse.Namespace) -> int:
         key = keys[0]
     else:
         require_columns(data, [config.id_column], f"{args.input} (pass --id-column or --id)")
-    if not args.output.lower().endswith((".jsonl", ".json", ".csv", ".parquet")):
-        raise CliError(f"output {args.output!r}: use a .jsonl, .json, .csv or .parquet file name")
     model, tokenizer = load_model(args.model)
-    watermarker = WatermarkedDataset(model, tokenizer, config, id=key)
+    check_n_gram(config.n_gram, data[config.text_column], tokenizer)  # paraphrases: as long
+    watermarker = WatermarkedDataset(model, tokenizer, config, watermark_id=key)
     watermarked = data.map(watermarker, batched=True, batch_size=4 * config.batch_size)
     write_table(watermarked, args.output)
     print(

@@ -43,19 +43,26 @@ class WatermarkScheme(ABC):
 
     @abstractmethod
     def token_terms(
-        self, keys: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int
+        self, watermark_ids: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int
     ) -> np.ndarray:
-        """Score term (float64) of each token ``tokens[i]`` after ``contexts[i]`` under ``keys[i]``.
+        """Score term (float64) of each token ``tokens[i]`` after ``contexts[i]`` under
+        ``watermark_ids[i]``.
 
-        ``keys`` ``(M,)``, ``contexts`` ``(M, n_gram - 1)`` and ``tokens`` ``(M,)`` hold ids of
-        the watermarking vocabulary, all below ``vocab_size``.
+        ``watermark_ids`` is ``(M,)``; ``contexts`` ``(M, n_gram - 1)`` and ``tokens`` ``(M,)``
+        hold ids of the watermarking vocabulary, all below ``vocab_size``.
         """
 
     @abstractmethod
     def logits_processor(
-        self, vocab_size: int, ids: int | Sequence[int], *, n_gram: int = 2, **kwargs: Any
+        self,
+        vocab_size: int,
+        watermark_ids: int | Sequence[int],
+        *,
+        n_gram: int = 2,
+        **kwargs: Any,
     ) -> Any:
-        """A ``transformers`` logits processor that watermarks generation under ``ids``."""
+        """A ``transformers`` logits processor that watermarks generation under ``watermark_ids``
+        (one for all rows or one per input row)."""
 
     @abstractmethod
     def settings(self) -> dict[str, Any]:
@@ -76,7 +83,12 @@ class PermutationScheme(WatermarkScheme):
         """The writer's ``(N,)`` logit bias at each permuted position."""
 
     def logits_processor(
-        self, vocab_size: int, ids: int | Sequence[int], *, n_gram: int = 2, **kwargs: Any
+        self,
+        vocab_size: int,
+        watermark_ids: int | Sequence[int],
+        *,
+        n_gram: int = 2,
+        **kwargs: Any,
     ) -> Any:
         """A :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor` adding
         :meth:`position_bias` (``kwargs`` other than ``cache_size`` are writer settings)."""
@@ -84,10 +96,13 @@ class PermutationScheme(WatermarkScheme):
 
         cache_size = kwargs.pop("cache_size", None)
         bias = self.position_bias(vocab_size, **kwargs)
-        return PermutationLogitsProcessor(vocab_size, ids, bias, n_gram, cache_size=cache_size)
+        return PermutationLogitsProcessor(
+            vocab_size, watermark_ids, bias, n_gram, cache_size=cache_size
+        )
 
     def token_terms(
-        self, keys: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int
+        self, watermark_ids: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int
     ) -> np.ndarray:
-        seeds = np.concatenate([np.asarray(keys, dtype=np.int64)[:, None], contexts], axis=1)
+        ids = np.asarray(watermark_ids, dtype=np.int64)
+        seeds = np.concatenate([ids[:, None], contexts], axis=1)
         return self.position_terms(permuted_positions(seeds, tokens, vocab_size), vocab_size)

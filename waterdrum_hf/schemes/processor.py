@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor
 
+from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.schemes.permutation import full_permutations
@@ -30,8 +31,8 @@ class PermutationLogitsProcessor(LogitsProcessor):
     """Adds ``bias[perm[t]]`` to each token's logit, with one key per batch row.
 
     Pass it to ``model.generate(..., logits_processor=[processor])``. The rows of
-    ``input_ids`` are split into ``len(ids)`` equal, contiguous blocks, block ``i`` using
-    ``ids[i]``: that is how ``generate`` lays out the beams or returned sequences of each
+    ``input_ids`` are split into ``len(watermark_ids)`` equal, contiguous blocks, block ``i`` using
+    ``watermark_ids[i]``: that is how ``generate`` lays out the beams or returned sequences of each
     input row, so beams of a row share its key. As in Waterfall:
 
     * nothing is added until ``n_gram - 1`` tokens have been generated after the prompt (the
@@ -47,16 +48,18 @@ class PermutationLogitsProcessor(LogitsProcessor):
     Args:
         vocab_size: the permutation length N, ``tokenizer.vocab_size`` of the watermarking
             tokenizer (added tokens excluded), as verification uses.
-        ids: one watermark id for all rows, or one per input row (each ``0..2**32-1``).
+        watermark_ids: one watermark id for all rows, or one per input row (each
+            ``0..2**32-1``); the old keyword ``ids=`` still works.
         bias: ``(N,)`` float values added at each permuted position; all zero disables it.
         n_gram: context length plus one (Waterfall's default 2: one previous token).
         cache_size: most permutations kept; defaults to what fits in 256 MiB.
     """
 
+    @renamed_keywords(ids="watermark_ids")
     def __init__(
         self,
         vocab_size: int,
-        ids: int | Sequence[int],
+        watermark_ids: int | Sequence[int],
         bias: np.ndarray,
         n_gram: int = 2,
         *,
@@ -73,7 +76,7 @@ class PermutationLogitsProcessor(LogitsProcessor):
             cache_size = max(1, DEFAULT_CACHE_BYTES // (4 * self.vocab_size))
         self.cache_size = check_positive_int(cache_size, "cache_size")
         self._cache: OrderedDict[tuple[int, ...], torch.Tensor] = OrderedDict()
-        self._ids = _as_ids(ids)
+        self._watermark_ids = _checked(watermark_ids)
         self._prompt_length: int | None = None
 
     def scheme_settings(self) -> dict[str, object]:
@@ -83,7 +86,7 @@ class PermutationLogitsProcessor(LogitsProcessor):
     def __repr__(self) -> str:
         # Never show the ids: they are the owners' secret keys.
         return (
-            f"{type(self).__name__}(vocab_size={self.vocab_size}, num_ids={len(self._ids)}, "
+            f"{type(self).__name__}(vocab_size={self.vocab_size}, num_ids={len(self._watermark_ids)}, "
             + "".join(f"{k}={v}, " for k, v in self.scheme_settings().items())
             + f"n_gram={self.n_gram})"
         )
@@ -93,21 +96,25 @@ class PermutationLogitsProcessor(LogitsProcessor):
         from waterdrum_hf._fingerprint import key_digest
 
         return {
-            "vocab_size": self.vocab_size, "keys": [key_digest(int(i)) for i in self._ids],
+            "vocab_size": self.vocab_size, "keys": [key_digest(int(i)) for i in self._watermark_ids],
             **self.scheme_settings(), "n_gram": self.n_gram,
         }  # fmt: skip
 
+    @renamed_keywords(ids="watermark_ids")
     def reset(
-        self, ids: int | Sequence[int] | None = None, *, prompt_length: int | None = None
+        self,
+        watermark_ids: int | Sequence[int] | None = None,
+        *,
+        prompt_length: int | None = None,
     ) -> None:
         """Prepare for a new ``generate`` call, optionally with new ids; keeps the cache.
 
         Args:
-            ids: new id(s), as in the constructor; ``None`` keeps the current ones.
+            watermark_ids: new id(s), as in the constructor; ``None`` keeps the current ones.
             prompt_length: length of the (padded) prompt; ``None`` takes it from the next call.
         """
-        if ids is not None:
-            self._ids = _as_ids(ids)
+        if watermark_ids is not None:
+            self._watermark_ids = _checked(watermark_ids)
         self._prompt_length = prompt_length
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
@@ -115,14 +122,14 @@ class PermutationLogitsProcessor(LogitsProcessor):
         if self._prompt_length is None:
             self._prompt_length = length
         rows = input_ids.shape[0]
-        if rows % len(self._ids):
+        if rows % len(self._watermark_ids):
             raise ValueError(
-                f"{rows} sequences cannot be split among {len(self._ids)} ids: pass one id per "
+                f"{rows} sequences cannot be split among {len(self._watermark_ids)} ids: pass one id per "
                 "input row of `generate` (or a single id)."
             )
         if not self._active or length < self._prompt_length + self.n_gram - 1:
             return scores
-        keys = np.repeat(self._ids, rows // len(self._ids))
+        keys = np.repeat(self._watermark_ids, rows // len(self._watermark_ids))
         contexts = input_ids[:, length - self.n_gram + 1 :].cpu().numpy()
         permutations = self._permutations(keys, contexts, scores.device)
         bias = self._bias.to(device=scores.device, dtype=scores.dtype)
@@ -159,9 +166,9 @@ class PermutationLogitsProcessor(LogitsProcessor):
         return torch.stack([found[seed] for seed in seeds])
 
 
-def _as_ids(ids: int | Sequence[int]) -> np.ndarray:
+def _checked(watermark_ids: int | Sequence[int]) -> np.ndarray:
     """Check one id or a non-empty sequence of ids; returns an int64 array."""
-    count = 1 if isinstance(ids, (int, np.integer)) else len(ids)
+    count = 1 if isinstance(watermark_ids, (int, np.integer)) else len(watermark_ids)
     if count == 0:
-        raise ValueError("`ids` is empty: pass one watermark id, or one per input row.")
-    return check_watermark_ids(ids, count)
+        raise ValueError("`watermark_ids` is empty: pass one watermark id, or one per input row.")
+    return check_watermark_ids(watermark_ids, count, "watermark_ids")

@@ -28,7 +28,7 @@ class WatermarkingConfig:
     id_column: str = field(
         default="owner_id",
         metadata={
-            "help": "Column with each row's watermark id (0..2**32-1); unused with a fixed `id`."
+            "help": "Column with each row's watermark id (0..2**32-1); unused with a fixed `watermark_id`."
         },
     )
     kappa: float = field(

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._fingerprint import (
     json_digest,
     key_digest,
@@ -52,7 +53,7 @@ class WatermarkedDataset:
         watermarked = dataset.map(wm, batched=True, batch_size=64)
 
     Every text is paraphrased by ``model`` under the key of its row (``config.id_column``, or
-    the fixed ``id``); :class:`~waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser` makes the
+    the fixed ``watermark_id``); :class:`~waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser` makes the
     candidates, by diverse beam search (the paper's setting) or by sampling
     (``do_sample=True``). The chosen candidate maximises ``sts_weight * STS + q`` with an STS
     model, ``q`` without, where ``q`` is its watermark score under the row's key.
@@ -66,9 +67,9 @@ class WatermarkedDataset:
 
     Caching: ``datasets`` fingerprints this callable from its configuration (``asdict``), the
     model's ``name_or_path``/commit/dtype (a hash of the weights when the model has no name),
-    the tokenizer's content, the package version and a slow one-way hash of ``id``, never from
+    the tokenizer's content, the package version and a slow one-way hash of ``watermark_id``, never from
     pickled weights. A model changed in memory after loading keeps its name: pass
-    ``new_fingerprint`` to ``map`` then. The ``id`` is never printed or logged.
+    ``new_fingerprint`` to ``map`` then. The ``watermark_id`` is never printed or logged.
 
     Args:
         model: causal LM that paraphrases (an instruction-tuned one in practice); it stays on
@@ -76,19 +77,21 @@ class WatermarkedDataset:
         tokenizer: the model's tokenizer. Its ``vocab_size`` is the watermark's N and
             verification must use the same tokenizer.
         config: a :class:`WatermarkingConfig`; ``None`` for the defaults (the paper's).
-        id: one watermark id for every row, instead of ``config.id_column``.
+        watermark_id: one watermark id for every row, instead of ``config.id_column`` (the
+            old keyword ``id=`` still works).
         sts_model: a ``sentence_transformers.SentenceTransformer`` (anything with ``encode``)
             to rank candidates by semantic similarity; ``None`` ranks by ``q`` alone.
         **overrides: fields of :class:`WatermarkingConfig` to change (``kappa=3.0``, ...).
     """
 
+    @renamed_keywords(id="watermark_id")
     def __init__(
         self,
         model: Any,
         tokenizer: Any,
         config: WatermarkingConfig | None = None,
         *,
-        id: int | None = None,
+        watermark_id: int | None = None,
         sts_model: Any | None = None,
         **overrides: Any,
     ) -> None:
@@ -118,7 +121,9 @@ class WatermarkedDataset:
         watermark_function_terms(self.config.k_p, self.vocab_size)  # k_p fits this vocabulary
         self.model = model
         self.tokenizer = tokenizer
-        self.id = None if id is None else check_watermark_id(id, "id")
+        self.watermark_id = (
+            None if watermark_id is None else check_watermark_id(watermark_id, "watermark_id")
+        )
         self.sts_model = sts_model
         self.num_skipped = 0
         """Rows left unwatermarked (text missing, not a string or blank) by calls in this process."""
@@ -133,7 +138,11 @@ class WatermarkedDataset:
 
     def __repr__(self) -> str:
         name = getattr(self.model, "name_or_path", "") or type(self.model).__name__
-        key = "id=<secret>" if self.id is not None else f"id_column={self.config.id_column!r}"
+        key = (
+            "watermark_id=<secret>"
+            if self.watermark_id is not None
+            else f"id_column={self.config.id_column!r}"
+        )
         sts = type(self.sts_model).__name__ if self.sts_model is not None else None
         return (
             f"{type(self).__name__}(model={name!r}, {key}, sts_model={sts}, config={self.config})"
@@ -157,7 +166,7 @@ class WatermarkedDataset:
             "class": type(self).__qualname__,
             "version": library_version(),
             "config": self.config.fingerprint_fields(),
-            "key": None if self.id is None else key_digest(self.id),
+            "key": None if self.watermark_id is None else key_digest(self.watermark_id),
             **self._identity,
         }
         return json_digest(payload)
@@ -177,14 +186,14 @@ class WatermarkedDataset:
                     f"The dataset already has a column {name!r} (watermarked before?): remove or "
                     "rename it first, e.g. `dataset.rename_column(...)`, so nothing is overwritten."
                 )
-        if self.id is None:
+        if self.watermark_id is None:
             raw_ids = self._column(batch, config.id_column, "id_column")
             ids = [
                 check_watermark_id(value, f"{config.id_column} (batch row {i})")
                 for i, value in enumerate(raw_ids)
             ]
         else:
-            ids = [self.id] * len(texts)
+            ids = [self.watermark_id] * len(texts)
 
         rows = [i for i, text in enumerate(texts) if isinstance(text, str) and text.strip()]
         output = list(texts)
@@ -278,7 +287,7 @@ class WatermarkedDataset:
         if name not in batch:
             raise ValueError(
                 f"Column {name!r} not found; the dataset has {sorted(batch.keys())}. Pass "
-                f"`{argument}=` (or a fixed `id=` for the key)."
+                f"`{argument}=` (or a fixed `watermark_id=` for the key)."
             )
         return batch[name]
 

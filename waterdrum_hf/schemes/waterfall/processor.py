@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
 from waterdrum_hf.schemes.waterfall.scheme import WaterfallScheme
@@ -22,17 +23,18 @@ class WaterfallLogitsProcessor(PermutationLogitsProcessor):
     """Adds Waterfall's watermark perturbation, with one key per batch row.
 
     :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor` (whose docstring
-    describes ``vocab_size``, ``ids``, ``n_gram`` and ``cache_size``) with Waterfall's bias:
+    describes ``vocab_size``, ``watermark_ids``, ``n_gram`` and ``cache_size``) with Waterfall's bias:
 
     Args:
         kappa: perturbation strength (Waterfall's kappa; the paper uses 2). 0 disables it.
         k_p: which watermarking function (Waterfall's ``k_p``; the paper uses 1).
     """
 
+    @renamed_keywords(ids="watermark_ids")
     def __init__(
         self,
         vocab_size: int,
-        ids: int | Sequence[int],
+        watermark_ids: int | Sequence[int],
         kappa: float = 2.0,
         k_p: int = 1,
         n_gram: int = 2,
@@ -45,7 +47,7 @@ class WaterfallLogitsProcessor(PermutationLogitsProcessor):
         self.k_p = k_p
         vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
         bias = WaterfallScheme(k_p=self.k_p).position_bias(vocab_size, kappa=self.kappa)
-        super().__init__(vocab_size, ids, bias, n_gram, cache_size=cache_size)
+        super().__init__(vocab_size, watermark_ids, bias, n_gram, cache_size=cache_size)
 
     def scheme_settings(self) -> dict[str, object]:
         return {"kappa": self.kappa, "k_p": self.k_p}

@@ -44,7 +44,7 @@ class WaterfallScheme(PermutationScheme):
     def logits_processor(
         self,
         vocab_size: int,
-        ids: int | Sequence[int],
+        watermark_ids: int | Sequence[int],
         *,
         n_gram: int = 2,
         kappa: float = 2.0,
@@ -53,7 +53,7 @@ class WaterfallScheme(PermutationScheme):
         from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
 
         return WaterfallLogitsProcessor(
-            vocab_size, ids, kappa=kappa, k_p=self.k_p, n_gram=n_gram, **kwargs
+            vocab_size, watermark_ids, kappa=kappa, k_p=self.k_p, n_gram=n_gram, **kwargs
         )
 
     def settings(self) -> dict[str, Any]:
