@@ -147,9 +147,10 @@ def read_waterdrum(model, tokenizer, forget: Dataset, retain: Dataset, script, s
     )
 
 
-def main() -> None:
-    logging.basicConfig(level=logging.WARNING)
-    script, config = parse_args()
+def run(script: ScriptArguments, config: trainers.UnlearningConfig) -> dict:
+    """Unlearn, save the unlearned model (with ``--lora``, the adapter merged into the model
+    it was trained on, so the saved folder is the model that was scored) and its tokenizer to
+    ``config.output_dir``; returns WaterDrum before and after, and the forget/retain data."""
     trainer_class, _ = trainers.get(script.method)
     model, tokenizer = load_model(script.model)
     if script.dataset is None:
@@ -161,10 +162,7 @@ def main() -> None:
     before = read_waterdrum(model, tokenizer, forget, retain, script, config.seed)
 
     if script.lora:
-        from peft import LoraConfig, get_peft_model
-
-        lora = LoraConfig(r=8, lora_alpha=32, lora_dropout=0.05, target_modules="all-linear")
-        model = get_peft_model(model, lora)
+        model = with_lora(model)
     trainer = trainer_class(
         model=model,
         args=config,
@@ -173,10 +171,32 @@ def main() -> None:
         processing_class=tokenizer,
     )
     trainer.train()
-    trainer.save_model()
+    unlearned = trainer.model
+    if script.lora:  # the adapter's base is the model fitted above, not the one on disk
+        unlearned = unlearned.merge_and_unload()
+    unlearned.save_pretrained(config.output_dir)
     tokenizer.save_pretrained(config.output_dir)
-    after = read_waterdrum(trainer.model, tokenizer, forget, retain, script, config.seed)
+    after = read_waterdrum(unlearned, tokenizer, forget, retain, script, config.seed)
+    return {"before": before, "after": after, "forget": forget, "retain": retain}
 
+
+def with_lora(model):
+    """``model`` with a LoRA adapter (r 8, alpha 32, every linear layer) to train."""
+    import warnings
+
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(r=8, lora_alpha=32, lora_dropout=0.05, target_modules="all-linear")
+    with warnings.catch_warnings():  # peft reads transformers' deprecated checkpointing flag
+        warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated")
+        return get_peft_model(model, lora)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING)
+    script, config = parse_args()
+    outcome = run(script, config)
+    before, after = outcome["before"], outcome["after"]
     print(f"\n{'WaterDrum':24s} {'forget':>7s} {'retain':>7s} {'AUROC':>7s}")
     for name, result in (("original", before), (f"unlearned ({script.method})", after)):
         values = [result.get(key, float("nan")) for key in ("forget", "retain")]

@@ -979,3 +979,27 @@ def test_score_refuses_a_max_fraction_outside_0_1(value, capsys):
         main(["score", "--generations", "x.jsonl", "--max-fraction", value])
     assert exit_.value.code == 2
     assert "expected a number in (0, 1] or 'none'" in capsys.readouterr().err
+
+
+def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model_folder(
+    tiny_model, owner_rows, tmp_path, capsys
+):
+    model, _ = tiny_model
+    model.save_pretrained(tmp_path / "bare")  # a model folder without its tokenizer
+    common = [
+        "--dataset", owner_rows, "--watermark-tokenizer", "tiny", "--num-samples", 1,
+        "--max-new-tokens", 6, "--null-keys", 0, "--prefix-tokens", 8,
+    ]  # fmt: skip
+    code, _, err = run(["score", "--model", tmp_path / "bare", *common, "--out", tmp_path], capsys)
+    assert code == 2 and "has no tokenizer" in err and "--tokenizer" in err
+    assert len(err.strip().splitlines()) == 1
+    for model_options in (
+        ["--model", tmp_path / "bare", "--tokenizer", "tiny"],
+        ["--model", "tiny"],
+    ):
+        code, out, err = run(["score", *model_options, *common, "--out", tmp_path / "a"], capsys)
+        assert code == 0 and "retain: " in out, err
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--tokenizer" in help_text and "tiny" in help_text.split("--watermark-tokenizer")[1]

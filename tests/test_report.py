@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from pathlib import Path
 
 import pytest
+from matplotlib.colors import to_hex
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox
 from tokenizer_builders import word_texts, word_tokenizer
 
-from waterdrum_hf import WaterDrumResult, compute_waterdrum, report
+from waterdrum_hf import WaterDrumResult, compute_waterdrum, report, trainers
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +107,181 @@ def test_typed_flat_and_saved_results_make_the_same_report(models, tmp_path):
         report.write_report(
             {"models": {"x": {**saved["models"]["kl"], "forget_pvalue": 0.1}}}, tmp_path
         )
+
+
+# A demo-like benchmark: (forget, retain, forget p-value, forget z) per model. original/scrub and
+# kl/npo nearly coincide (their names used to overprint), the ideal point sits next to retrained.
+NULL_KEYS = 200
+FLOOR = 1 / (1 + NULL_KEYS)  # the smallest p-value 200 null keys can give
+BENCHMARK = {
+    "original": (0.642, 0.695, FLOOR, 9.1),
+    "retrained": (0.033, 0.685, 0.4, 0.7),
+    "kl": (0.236, 0.509, FLOOR, 3.1),
+    "scrub": (0.663, 0.699, FLOOR, 7.0),
+    "graddiff": (0.297, 0.637, FLOOR, 4.3),
+    "npo": (0.247, 0.505, FLOOR, 2.8),
+    "taskvector": (0.093, 0.239, 0.3, 1.5),
+}
+
+
+def moved(models, points=BENCHMARK):
+    """The fixture's results (owners alice, bob and carol, carol forgotten) moved to ``points``;
+    the null levels stay the fixture's."""
+    base = report.typed(models)
+    out = {}
+    for name, (forget, retain, p, z) in points.items():
+        m = base.get(name, base["kl"])
+        out[name] = dataclasses.replace(
+            m,
+            forget=dataclasses.replace(m.forget, value=forget, p_value=p, z=z),
+            retain=dataclasses.replace(m.retain, value=retain),
+        )
+    return out
+
+
+CURVE = [{"step": 0, "forget": 0.8, "retain": 0.7}, {"step": 30, "forget": 0.3, "retain": 0.6}]
+
+
+def demo_like_report(models, **points):
+    return {
+        "models": moved(models, {**BENCHMARK, **points}),
+        "curves": {m: CURVE for m in ("kl", "scrub", "graddiff", "npo")},
+        "curve_sampling": {
+            "queries": 18,
+            "num_samples": 1,
+            "max_new_tokens": 48,
+            "no_curve": {"taskvector": "it edits the weights once, at the end"},
+        },
+        "methods": {m: trainers.DESCRIPTIONS[m] for m in BENCHMARK if m in trainers.available()},
+        "settings": {"null_keys": NULL_KEYS, "num_samples": 4, "max_new_tokens": 96},
+        "setting_help": {"null_keys": "Random keys of the null reference."},
+    }
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """Every figure the report saves (saved for real: the layout is the final one)."""
+    saved = {}
+    save = report.save_figure
+
+    def keep(fig, path):
+        saved[Path(path).stem] = fig
+        return save(fig, path)
+
+    monkeypatch.setattr(report, "save_figure", keep)
+    return saved
+
+
+def test_each_model_has_one_colour_in_every_plot(models, tmp_path, figures):
+    report.write_report(demo_like_report(models), tmp_path)
+    assert set(figures) == {"benchmark", "curves", "per_owner", "roc"}
+    seen = {}  # (plot, model) -> colour
+    (benchmark,) = figures["benchmark"].axes
+    for artist in benchmark.collections:
+        if artist.get_label() in BENCHMARK or artist.get_label() == "ideal":
+            colors = artist.get_facecolor() if len(artist.get_facecolor()) else None
+            if artist.get_label() == "ideal":  # hollow: its colour is the edge's
+                colors = artist.get_edgecolor()
+            seen["benchmark", artist.get_label()] = to_hex(colors[0])
+    for ax in figures["curves"].axes:
+        for line in ax.get_lines():
+            if line.get_label() in BENCHMARK:
+                seen["curves " + ax.get_title(), line.get_label()] = to_hex(line.get_color())
+    (per_owner,) = figures["per_owner"].axes
+    for container in per_owner.containers:
+        if container.get_label() in BENCHMARK:
+            seen["per_owner", container.get_label()] = to_hex(container.patches[0].get_facecolor())
+    (roc,) = figures["roc"].axes
+    seen["roc", "retrained"] = to_hex(roc.get_lines()[0].get_color())
+
+    assert {name for _, name in seen} == {*BENCHMARK, "ideal"}
+    for (plot, name), color in seen.items():
+        expected = report.IDEAL_COLOR if name == "ideal" else report.model_color(name)
+        assert color == to_hex(expected), (plot, name)
+    assert len({to_hex(report.model_color(n)) for n in trainers.available()}) == len(
+        trainers.available()
+    )  # every method its own colour ...
+    assert to_hex(report.IDEAL_COLOR) not in {
+        to_hex(report.model_color(n)) for n in [*trainers.available(), "original", "retrained"]
+    }  # ... and the ideal point none of theirs
+    assert report.model_color("Grad_Diff") == report.model_color("graddiff")
+    assert report.model_color("my-method") == report.model_color("my-method")  # stable
+    legend = {t.get_text() for t in benchmark.get_legend().get_texts()}
+    assert legend >= {*BENCHMARK, "ideal"}
+
+
+def test_benchmark_names_do_not_overprint(models, tmp_path, figures):
+    report.plot_benchmark(moved(models), tmp_path / "b.png")
+    fig = figures["b"]
+    (ax,) = fig.axes
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    for text in ax.texts:
+        text.get_window_extent(renderer)  # places each name for the current dpi
+    names = {t.get_text(): Text.get_window_extent(t, renderer) for t in ax.texts}  # names alone
+    assert set(names) == {*BENCHMARK, "ideal"}  # this layout has room for every name
+    boxes = list(names.items())
+    for i, (a, box) in enumerate(boxes):
+        assert frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1), a
+        for b, other in boxes[i + 1 :]:
+            assert not box.overlaps(other), (a, b)
+    markers = [
+        ax.transData.transform(point)
+        for artist in ax.collections
+        if artist.get_label() in names
+        for point in artist.get_offsets()
+    ]
+    assert len(markers) == len(names)
+    for name, box in names.items():
+        for x, y in markers:
+            assert not box.overlaps(Bbox.from_extents(x - 3, y - 3, x + 3, y + 3)), name
+
+
+def test_report_explains_itself_to_a_newcomer(models, tmp_path):
+    report.write_report(demo_like_report(models), tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    # The first paragraph says what was done, in words; the maths comes later.
+    first = text.split("\n\n")[1]
+    assert "secret key" in first and "carol asked to be forgotten" in first
+    assert "q(" not in first and "cos" not in first
+    assert text.index(first) < text.index(report.Q_DEFINITION)
+    assert "z = (value - null mean) / null standard deviation" in text
+    assert "z: how many standard deviations of the null level" in text
+    # The p-value floor, and who sits on it (original, kl, scrub, graddiff, npo).
+    assert (
+        "p = 0.005 is the smallest p-value 200 null keys can give, 1 / (1 + 200): 5 models sit "
+        "on it, so p cannot rank them; z can." in text
+    )
+    assert text.count("p = 0.005*") == 5
+    for method, description in trainers.DESCRIPTIONS.items():
+        assert "\n" not in description and len(description) < 200
+        assert (f"- `{method}`: {description}" in text) == (method in BENCHMARK)
+    assert set(trainers.DESCRIPTIONS) == set(trainers.available())
+    assert "| null_keys | 200 | Random keys of the null reference. |" in text
+    assert (
+        "18 queries x 1 sample x 48 tokens (the table: 6 queries x 4 samples x 96 tokens)" in text
+    )
+    assert "at step 0 (the original model) forget reads 0.80 here and 0.642 in the table" in text
+    assert "taskvector has no curve: it edits the weights once, at the end." in text
+
+
+@pytest.mark.parametrize("closest_p", [FLOOR, 0.3])
+def test_verdict_agrees_with_the_numbers(models, tmp_path, closest_p):
+    """graddiff is closest to retraining; whether it is close enough depends on its p-value."""
+    graddiff = (*BENCHMARK["graddiff"][:2], closest_p, BENCHMARK["graddiff"][3])
+    report.write_report(demo_like_report(models, graddiff=graddiff), tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    (closest,) = [line for line in text.splitlines() if line.startswith("**Closest to retraining")]
+    assert "`graddiff`" in closest
+    if closest_p <= report.DETECTION_LEVEL:
+        assert "Closest is not close enough" in closest and "**still detected**" in closest
+        assert "where the retrained model's is not (forget +0.033, p = 0.400)" in closest
+        assert "In short, no method matched retraining here" in text
+    else:
+        assert "no longer show the forgotten owners' watermark (p = 0.300)" in closest
+        assert "In short" not in text
+    assert "no longer detected in `taskvector`'s answers (p = 0.300); it kept 34% of the " in text
+    points = {**BENCHMARK, "graddiff": graddiff}
+    for name, (_, _, p, _) in points.items():
+        (line,) = [line for line in text.splitlines() if line.startswith(f"- `{name}`: the")]
+        assert ("**still detected**" in line) == (p <= report.DETECTION_LEVEL), line

@@ -15,6 +15,9 @@ name, so a script can pick the method from the command line::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from waterdrum_hf.trainers import losses
 from waterdrum_hf.trainers.base import UnlearningConfig, UnlearningTrainer
 from waterdrum_hf.trainers.grad_ascent import GradAscentConfig, GradAscentTrainer
@@ -40,24 +43,54 @@ _METHODS: dict[str, type[UnlearningTrainer]] = {
     "taskvector": TaskVectorTrainer,
 }
 
+DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "gradascent": "Gradient ascent: raises the loss on the forget set, pushing the model "
+        "away from that text.",
+        "graddiff": "Gradient difference: gradient ascent on the forget set plus ordinary "
+        "training on the retain set, to keep what should stay.",
+        "kl": "Gradient ascent on the forget set while keeping the predictions on the retain set "
+        "close (KL divergence) to the original model's.",
+        "scrub": "SCRUB: alternates steps that push the predictions on the forget set away from "
+        "the original model's with steps that keep them close on the retain set.",
+        "npo": "Negative preference optimisation: a bounded gradient ascent that lowers the "
+        "forget text's likelihood relative to the original model, plus training on the retain set.",
+        "simnpo": "SimNPO: NPO without the original model as reference (length-normalised "
+        "likelihood and a margin), plus training on the retain set.",
+        "idkdpo": 'Preference optimisation (DPO) of refusals such as "I don\'t know" over the '
+        "forget answers, plus training on the retain set.",
+        "idknll": "Trains the model to answer forget questions with a refusal such as \"I don't "
+        'know", plus training on the retain set.',
+        "taskvector": "Task vector: fine-tunes a copy further on the forget set, then subtracts "
+        "that change from the original model's weights.",
+    }
+)
+"""A one-line, plain-words description of each method of :func:`available` (for reports)."""
+
 
 def available() -> list[str]:
     """The canonical method names :func:`get` knows."""
     return list(_METHODS)
 
 
-def get(name: str) -> tuple[type[UnlearningTrainer], type[UnlearningConfig]]:
-    """``(TrainerClass, ConfigClass)`` of a method; any case, ``_`` and ``-`` ignored."""
+def canonical_name(name: str) -> str:
+    """The name of :func:`available` that ``name`` means; any case, ``_`` and ``-`` ignored."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, got {type(name).__name__}")
     key = name.lower().replace("_", "").replace("-", "")
     if key not in _METHODS:
         raise ValueError(f"unknown unlearning method {name!r}; known: {', '.join(_METHODS)}")
-    trainer = _METHODS[key]
+    return key
+
+
+def get(name: str) -> tuple[type[UnlearningTrainer], type[UnlearningConfig]]:
+    """``(TrainerClass, ConfigClass)`` of a method; any case, ``_`` and ``-`` ignored."""
+    trainer = _METHODS[canonical_name(name)]
     return trainer, trainer.config_class
 
 
 __all__ = [
+    "DESCRIPTIONS",
     "REFUSAL_ANSWERS",
     "GradAscentConfig",
     "GradAscentTrainer",
@@ -81,6 +114,7 @@ __all__ = [
     "UnlearningTrainer",
     "apply_task_vector",
     "available",
+    "canonical_name",
     "get",
     "losses",
     "scrub_phase",

@@ -40,3 +40,27 @@ def logged_stage(
     seconds = time.perf_counter() - start
     timings[key] = round(seconds, 1)
     log(f"    done in {seconds:.1f} s")
+
+
+@contextmanager
+def library_progress(show_progress: bool | None) -> Iterator[None]:
+    """The progress bars of ``datasets`` (``map``) and ``transformers`` (loading and saving a
+    model) switched off for a block unless :func:`progress_enabled`; as they were after. A
+    pipeline that loads and saves many small models would otherwise print two bars for each."""
+    import datasets
+    from transformers.utils import logging as transformers_logging
+
+    if progress_enabled(show_progress):
+        yield
+        return
+    datasets_on = datasets.is_progress_bar_enabled()
+    transformers_on = transformers_logging.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if datasets_on:
+            datasets.enable_progress_bars()
+        if transformers_on:
+            transformers_logging.enable_progress_bar()

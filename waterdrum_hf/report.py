@@ -5,27 +5,35 @@ reproduction. A report is a dict::
 
     {"models": {name: <waterdrum_result(..., return_details=True)>, ...},
      "curves": {method: [{"step": ..., "forget": ..., "retain": ...}, ...]},   # optional
-     "timings": {stage: seconds}, "settings": {...}}
+     "timings": {stage: seconds}, "settings": {...},
+     # optional, for readers who never read the paper:
+     "methods": {method: one-line description},
+     "setting_help": {setting: what it means},
+     "curve_sampling": {"queries": n, "num_samples": n, "max_new_tokens": n,
+                        "no_curve": {method: why it has no curve}}}
 
 A model's result may also be its flat dict (``compute_waterdrum``'s, or one read back from
 ``report.json``): every function here takes either and reads a
 :class:`~waterdrum_hf.metric.WaterDrumResult`; ``report.json`` holds the flat dicts.
 
-Models named ``original`` and ``retrained`` are marked in the plots; owners appear by name
-only. Plots use matplotlib's object API (no pyplot state, no display needed).
+Models named ``original`` and ``retrained`` are marked in the plots; every model keeps one
+colour in every plot (:func:`model_color`); owners appear by name only. Plots use matplotlib's
+object API (no pyplot state, no display needed).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.metric import WaterDrumResult
+from waterdrum_hf.metric import OwnerValue, SetValue, WaterDrumResult
 
 Results = Mapping[str, WaterDrumResult | Mapping[str, Any]]
 """Each model's result by model name, typed or as its flat dict."""
@@ -34,11 +42,61 @@ Q_DEFINITION = (
     "q(g, key) is Waterfall's verification score of a generated text g under an owner's key: "
     "the mean, over the text's counted tokens, of Waterfall's function k_p at pi_j, the "
     "token's position in the key- and context-dependent permutation of the N-token vocabulary "
-    "(cos(2*pi*k_p*pi_j/N) for the paper's k_p = 1; a sine beyond N/2 - 1). It lies in [-1, 1]; text without the owner's watermark reads about 0 (see the "
-    "null level), watermarked text close to 1."
+    "(cos(2*pi*k_p*pi_j/N) for the paper's k_p = 1; a sine beyond N/2 - 1). It lies in [-1, 1]; "
+    "text without the owner's watermark reads about 0 (see the null level), watermarked text "
+    "close to 1."
 )
 
-SET_COLORS = {"forget": "tab:red", "retain": "tab:blue"}
+DETECTION_LEVEL = 0.05
+"""A watermark counts as detected when its p-value is at most this."""
+
+MODEL_COLORS: Mapping[str, str] = MappingProxyType(
+    {
+        "original": "#333333",
+        "retrained": "tab:green",
+        "kl": "tab:blue",
+        "scrub": "tab:orange",
+        "graddiff": "tab:red",
+        "npo": "tab:purple",
+        "taskvector": "tab:brown",
+        "gradascent": "tab:pink",
+        "simnpo": "tab:olive",
+        "idkdpo": "tab:cyan",
+        "idknll": "tab:gray",
+    }
+)
+"""The fixed colour of each model the demo and the reproduction name (by canonical name)."""
+
+OTHER_COLORS = ("navy", "teal", "goldenrod", "maroon", "darkkhaki", "slateblue", "sienna")
+"""Colours of other model names, picked by a hash of the name (stable from run to run)."""
+
+IDEAL_COLOR = "black"
+"""The benchmark plot's ideal point: a hollow marker in a colour no model has."""
+
+LABEL_OFFSETS = tuple(
+    (round(r * dx), round(r * dy))
+    for r in (8,)
+    for dx, dy in (
+        (1, 0),
+        (-1, 0),
+        (0.8, 0.8),
+        (-0.8, 0.8),
+        (0.8, -0.8),
+        (-0.8, -0.8),
+        (0, 1),
+        (0, -1),
+    )
+)
+"""Where :func:`label_points` tries a name, in points from its marker: nearest first."""
+
+
+def model_color(name: str) -> str:
+    """The colour of a model (or unlearning method) in every plot: fixed for the names of
+    :data:`MODEL_COLORS` (any case, ``_`` and ``-`` ignored), stable for any other name."""
+    key = name.lower().replace("_", "").replace("-", "")
+    if key in MODEL_COLORS:
+        return MODEL_COLORS[key]
+    return OTHER_COLORS[zlib.crc32(key.encode()) % len(OTHER_COLORS)]
 
 
 def typed(models: Results) -> dict[str, WaterDrumResult]:
@@ -47,6 +105,14 @@ def typed(models: Results) -> dict[str, WaterDrumResult]:
         name: m if isinstance(m, WaterDrumResult) else WaterDrumResult.from_dict(m)
         for name, m in models.items()
     }
+
+
+def read_report(path: str | Path) -> dict[str, Any]:
+    """A ``report.json`` (or the folder holding it) read back, its models typed: what
+    :func:`write_report` takes to render the report again."""
+    path = Path(path)
+    saved = json.loads((path / "report.json" if path.is_dir() else path).read_text())
+    return {**saved, "models": typed(saved["models"])}
 
 
 def write_report(
@@ -59,17 +125,18 @@ def write_report(
     written = [out / "report.json"]
     flat = {name: m.to_dict() for name, m in models.items()}
     written[0].write_text(json_text({**report, "models": flat}))
+    report = {**report, "models": models}
     plots: dict[str, Path] = {}
     if any(m.forget and m.retain for m in models.values()):
         plots["benchmark"] = plot_benchmark(models, out / "benchmark.png")
     if report.get("curves"):
-        plots["curves"] = plot_curves(report["curves"], out / "curves.png")
+        plots["curves"] = plot_curves(report["curves"], out / "curves.png", note=curve_note(report))
     if any(m.per_owner for m in models.values()):
         plots["per_owner"] = plot_per_owner(models, out / "per_owner.png")
     roc_model = "retrained" if "retrained" in models else next(iter(models))
     if models[roc_model].separability_auroc is not None and models[roc_model].query_values:
         plots["roc"] = plot_roc(models[roc_model], out / "roc.png", label=roc_model)
-    (out / "report.md").write_text(markdown({**report, "models": models}, plots, title=title))
+    (out / "report.md").write_text(markdown(report, plots, title=title))
     return [*written, out / "report.md", *plots.values()]
 
 
@@ -90,31 +157,274 @@ def closest_to_retrained(models: Results) -> tuple[str, float] | None:
     return best, distances[best]
 
 
-def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str) -> str:
-    """The readable summary: what the numbers mean, the table, the verdicts, the plots."""
+def detected(value: SetValue | OwnerValue | None) -> bool | None:
+    """Whether a watermark is still detected (p-value at most :data:`DETECTION_LEVEL`);
+    ``None`` without a p-value (no null keys)."""
+    if value is None or value.p_value is None:
+        return None
+    return value.p_value <= DETECTION_LEVEL
+
+
+def forgotten_owners(models: Results) -> list[str]:
+    """The display names of the owners marked forget in any model's per-owner values."""
+    return list(
+        dict.fromkeys(
+            owner
+            for m in typed(models).values()
+            for owner, entry in (m.per_owner or {}).items()
+            if entry.forget
+        )
+    )
+
+
+def p_value_floor(settings: Mapping[str, Any]) -> float | None:
+    """The smallest p-value ``settings["null_keys"]`` random keys can give, ``1 / (1 + K)``."""
+    null_keys = settings.get("null_keys")
+    return 1 / (1 + null_keys) if isinstance(null_keys, int) and null_keys > 0 else None
+
+
+def curve_note(report: Mapping[str, Any]) -> str | None:
+    """What the curves are computed on (a subsample, so their values differ from the table's)
+    and why a method has no curve; ``None`` when the report does not say."""
+    sampling = report.get("curve_sampling")
+    if not sampling:
+        return None
+    settings = report.get("settings") or {}
     models = typed(report["models"])
+    note = (
+        f"Each point scores a subsample: {sampling['queries']} queries x "
+        f"{_count(sampling['num_samples'], 'sample')} x {sampling['max_new_tokens']} tokens"
+    )
+    if "num_samples" in settings and "max_new_tokens" in settings and models:
+        queries = max(m.num_queries for m in models.values())
+        note += (
+            f" (the table: {queries} queries x {_count(settings['num_samples'], 'sample')} x "
+            f"{settings['max_new_tokens']} tokens)"
+        )
+    note += ", so its values differ from the table's"
+    start = next(
+        (p for points in report.get("curves", {}).values() for p in points if p["step"] == 0),
+        None,
+    )
+    original = models.get("original")
+    if start is not None and original is not None and original.forget and "forget" in start:
+        note += (
+            f": at step 0 (the original model) forget reads {start['forget']:.2f} here and "
+            f"{original.forget.value:.3f} in the table"
+        )
+    note += "."
+    for method, why in (sampling.get("no_curve") or {}).items():
+        note += f" {method} has no curve: {why}."
+    return note
+
+
+def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str) -> str:
+    """The readable summary: what was done in words, the verdict, the table, what the numbers
+    mean, the methods and settings, the plots."""
+    models = typed(report["models"])
+    settings = report.get("settings") or {}
+    lines = [f"# {title}", "", *_summary(models, settings), ""]
+    verdict = _verdict(models, settings)
+    if verdict:
+        lines += ["## Verdict", "", *verdict, ""]
+    lines += ["## Results", "", *_table(models), ""]
+    lines += [
+        "## How the numbers are made",
+        "",
+        Q_DEFINITION,
+        "",
+        "A query is a prompt made from one owner's data; its value pools the q of its samples "
+        "(token-weighted). A set's value is the mean over its queries. Null level: the set's "
+        "value under random keys that own nothing (mean ± standard deviation over those keys), "
+        'i.e. what "no watermark" reads on the same texts. z = (value - null mean) / null '
+        "standard deviation. AUROC: how well per-query values separate retain (positive) from "
+        "forget queries (1 = perfectly, 0.5 = not at all). A skipped sample had no countable "
+        "token (too short).",
+        "",
+    ]
+    methods = {name: text for name, text in (report.get("methods") or {}).items() if name in models}
+    if methods:
+        lines += ["## Methods", ""]
+        lines += [f"- `{name}`: {text}" for name, text in methods.items()]
+        lines += [""]
+    if settings:
+        lines += ["## Settings", "", *_settings(settings, report.get("setting_help") or {}), ""]
+    captions = {
+        "benchmark": "Forget vs retain value per model (the paper's benchmark plot). The ideal "
+        "unlearned model sits at the forget null level with the original's retain value.",
+        "curves": "Forget and retain values during unlearning, logged by WaterDrumCallback. "
+        + (curve_note(report) or ""),
+        "per_owner": "Each owner's value per model (mean ± standard error over its queries, n "
+        "= scored queries), with that owner's null band (mean ± 2 sd over random keys).",
+        "roc": "ROC of per-query values, retain positive, forget negative.",
+    }
+    if plots:
+        lines += ["## Plots", ""]
+    for key, path in plots.items():
+        lines += [f"![{key}]({path.name})", "", captions[key].strip(), ""]
+    if report.get("timings"):
+        total = sum(report["timings"].values())
+        parts = ", ".join(f"{k} {v:.0f} s" for k, v in report["timings"].items())
+        lines += [f"Time: {total:.0f} s ({parts}).", ""]
+    return "\n".join(lines)
+
+
+def _summary(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any]) -> list[str]:
+    """The opening paragraphs, in words: what was done and what forget and retain mean."""
+    text = (
+        "Each data owner's text was reworded under the owner's own secret key: a watermark "
+        "that a reader does not notice, but that text written by a model which learned from it "
+        "still carries, detectably with the key. To see whose data a model still holds, the "
+        "model continues short prompts cut from each owner's passages and the continuations "
+        "are checked for that owner's watermark."
+    )
+    forget = forgotten_owners(models) or list(settings.get("forget_owners") or [])
+    if forget:
+        text += (
+            f" {_names(forget)} asked to be forgotten. The *forget* value says how strongly "
+            f"{'their' if len(forget) > 1 else 'its'} watermark still shows: after good "
+            "unlearning it falls to about 0, what text without the watermark reads, as on a "
+            "model retrained without that data. The *retain* value says the same of the other "
+            "owners and should stay where it was: the model should keep what it was not asked "
+            "to forget."
+        )
+    else:
+        text += (
+            " A value of about 0 means the owner's watermark does not show at all; close to 1, "
+            "strongly."
+        )
+    lines = [text]
+    if "original" in models and "retrained" in models:
+        lines += [
+            "",
+            "`original` was trained on every owner's data; `retrained` on the other owners' "
+            "data only (the gold standard of unlearning, too costly to do for every request); "
+            "every other model is `original` after an unlearning method (see Methods).",
+        ]
+    return lines
+
+
+def _verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any]) -> list[str]:
+    """Which method came closest to retraining, whether that is close enough, and whether the
+    forgotten owners' watermark is still detected in each model."""
+    lines = []
+    original = models.get("original")
+    retrained = models.get("retrained")
+    best = closest_to_retrained(models)
+    if best is not None:
+        name, distance = best
+        m = models[name]
+        line = (
+            f"**Closest to retraining:** `{name}` (distance {distance:.3f} to the retrained "
+            "model in the (forget, retain) plane)."
+        )
+        if detected(m.forget):
+            line += (
+                " Closest is not close enough: the forgotten owners' watermark is **still "
+                f"detected** in its answers (forget {m.forget.value:+.3f} against a null level "
+                f"of {m.forget.null_mean:+.3f} ± {m.forget.null_std:.3f}, z = {_z(m.forget)})"
+            )
+            if detected(retrained.forget) is False:
+                line += (
+                    f", where the retrained model's is not (forget {retrained.forget.value:+.3f}, "
+                    f"p = {retrained.forget.p_value:.3f})"
+                )
+            line += "."
+        elif detected(m.forget) is False:
+            line += (
+                " Like the retrained model's, its answers no longer show the forgotten owners' "
+                f"watermark (p = {m.forget.p_value:.3f})."
+            )
+        lines += [line, ""]
+    methods = {
+        name: m
+        for name, m in models.items()
+        if name not in ("original", "retrained") and detected(m.forget) is not None
+    }
+    if methods and original is not None and retrained is not None:  # a benchmark
+        gone = [name for name, m in methods.items() if not detected(m.forget)]
+        if not gone:
+            lines += [
+                "No unlearning method removed the forgotten owners' watermark at these "
+                "settings: it is still detected in every unlearned model.",
+                "",
+            ]
+        for name in gone:
+            line = (
+                f"The forgotten owners' watermark is no longer detected in `{name}`'s answers "
+                f"(p = {methods[name].forget.p_value:.3f})"
+            )
+            kept = _kept(methods[name], original)
+            if kept is not None:
+                line += f"; it kept {kept:.0%} of the original's retain value"
+                if retrained is not None and _kept(retrained, original) is not None:
+                    line += f" (retrained: {_kept(retrained, original):.0%})"
+            lines += [line + ".", ""]
+        if best is not None and detected(models[best[0]].forget):
+            lines += [
+                "In short, no method matched retraining here: even the closest one still shows "
+                "the forgotten owners' watermark.",
+                "",
+            ]
+    floor = p_value_floor(settings)
+    on_floor = [
+        name
+        for name, m in models.items()
+        if floor is not None
+        and m.forget is not None
+        and m.forget.p_value is not None
+        and math.isclose(m.forget.p_value, floor)
+    ]
+    for name, m in models.items():
+        if detected(m.forget) is None:
+            continue
+        line = (
+            f"- `{name}`: the forgotten owners' watermark is "
+            + ("**still detected**" if detected(m.forget) else "not detected")
+            + f" (z = {_z(m.forget)}, p = {m.forget.p_value:.3f}{'*' if name in on_floor else ''})"
+        )
+        owners = {
+            o: e for o, e in (m.per_owner or {}).items() if e.forget and detected(e) is not None
+        }
+        still = [o for o, e in owners.items() if detected(e)]
+        if len(owners) > 1 and still:
+            line += f"; owner by owner: still detected for {_names(still)}"
+            if len(still) < len(owners):
+                line += f", gone for {_names([o for o in owners if o not in still])}"
+        lines.append(line + ".")
+    if lines and lines[-1].startswith("- "):
+        lines += [
+            "",
+            "z: how many standard deviations of the null level (what random keys that own "
+            "nothing read on the same texts) the forget value lies above it. p: the share of "
+            "those random keys reading at least as high, i.e. the chance that a key owning "
+            f"nothing reads this high; detected means p ≤ {DETECTION_LEVEL}.",
+        ]
+    if on_floor:
+        count = len(on_floor)
+        lines += [
+            "",
+            f"\\* p = {floor:.3f} is the smallest p-value {settings['null_keys']} null keys can "
+            f"give, 1 / (1 + {settings['null_keys']}): {_count(count, 'model')} "
+            f"{'sit' if count > 1 else 'sits'} on it"
+            + (", so p cannot rank them; z can." if count > 1 else "."),
+        ]
+    return lines
+
+
+def _table(models: Mapping[str, WaterDrumResult]) -> list[str]:
+    """One row per model: set values, AUROC, null levels, counts."""
     values = {name: m.sets() for name, m in models.items()}
     sets = [s for s in ("forget", "retain", "overall") if any(s in v for v in values.values())]
     with_null = [
         s for s in sets if any(s in v and v[s].null_mean is not None for v in values.values())
     ]
-    lines = [f"# {title}", "", Q_DEFINITION, ""]
-    if "forget" in sets:
-        lines += [
-            "A query is a prompt made from one owner's data; its value pools the q of its "
-            "samples (token-weighted). A set's value is the mean over its queries. The *forget* "
-            "value should fall to the null level after unlearning, as on a model retrained "
-            "without the forget owners' data; the *retain* value should stay where it was. "
-            "AUROC: how well per-query values separate retain (positive) from forget queries "
-            "(1 = perfectly, 0.5 = not at all).",
-            "",
-        ]
     header = ["model", *sets]
     if "forget" in sets:
         header += ["AUROC"]
     header += [f"{s} null (mean ± sd)" for s in with_null]
     header += ["queries", "samples scored / skipped"]
-    lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for name, m in models.items():
         row = [name, *(f"{values[name][s].value:+.3f}" if s in values[name] else "–" for s in sets)]
         if "forget" in sets:
@@ -128,88 +438,104 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
                 else "–"
             )
         row += [str(m.num_queries), f"{m.num_scored} / {m.num_skipped}"]
-        lines.append("| " + " | ".join(row) + " |")
-    lines += [
-        "",
-        "Null level: the set's value under random keys that own nothing (mean ± standard "
-        'deviation over those keys), i.e. what "no watermark" reads on the same texts. '
-        "A skipped sample had no countable token (too short).",
-        "",
-    ]
-    lines += _verdicts(models)
-    best = closest_to_retrained(models)
-    if best is not None:
-        name, distance = best
-        lines += [
-            f"**Closest to retraining:** `{name}` (distance {distance:.3f} to the retrained "
-            "model in the (forget, retain) plane).",
-            "",
-        ]
-    captions = {
-        "benchmark": "Forget vs retain value per model (the paper's benchmark plot). The ideal "
-        "unlearned model sits at the forget null level with the original's retain value.",
-        "curves": "Forget and retain values during unlearning, logged by WaterDrumCallback.",
-        "per_owner": "Each owner's value per model (mean ± standard error over its queries, n "
-        "= scored queries), with that owner's null band (mean ± 2 sd over random keys).",
-        "roc": "ROC of per-query values, retain positive, forget negative.",
-    }
-    for key, path in plots.items():
-        lines += [f"![{key}]({path.name})", "", captions[key], ""]
-    if report.get("timings"):
-        total = sum(report["timings"].values())
-        parts = ", ".join(f"{k} {v:.0f} s" for k, v in report["timings"].items())
-        lines += [f"Time: {total:.0f} s ({parts}).", ""]
-    return "\n".join(lines)
+        rows.append("| " + " | ".join(row) + " |")
+    return rows
 
 
-def _verdicts(models: Mapping[str, WaterDrumResult]) -> list[str]:
-    """One line per model: is the forget owners' watermark still there, at what error rate."""
-    lines = []
-    for name, m in models.items():
-        if m.forget is not None and m.forget.p_value is not None:
-            still = m.forget.p_value <= 0.05
-            z = math.nan if m.forget.z is None else m.forget.z
-            lines.append(
-                f"- `{name}`: the forget owners' watermark is "
-                + ("**still detected**" if still else "not detected")
-                + f" (p = {m.forget.p_value:.3f}, z = {z:+.1f}; "
-                "p is the chance that a key owning nothing reads this high)."
-            )
-    return [*lines, ""] if lines else []
+def _settings(settings: Mapping[str, Any], help_text: Mapping[str, str]) -> list[str]:
+    """The run's settings as a table, with what each means where known."""
+    rows = ["| setting | value | meaning |", "| --- | --- | --- |"]
+    for key, value in settings.items():
+        if value is None:
+            continue
+        if isinstance(value, float):
+            shown = f"{value:.3g}"
+        elif isinstance(value, (list, tuple)):
+            shown = ", ".join(map(str, value))
+        else:
+            shown = str(value)
+        rows.append(f"| {key} | {shown} | {help_text.get(key, '')} |")
+    return rows
+
+
+def _kept(model: WaterDrumResult, original: WaterDrumResult | None) -> float | None:
+    """The share of the original's retain value a model kept."""
+    if original is None or not (original.retain and model.retain) or original.retain.value <= 0:
+        return None
+    return model.retain.value / original.retain.value
+
+
+def _z(value: SetValue) -> str:
+    return "n/a" if value.z is None else f"{value.z:+.1f}"
+
+
+def _names(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def plot_benchmark(models: Results, path: str | Path) -> Path:
     """Forget value (x) vs retain value (y) per model, original and retrained marked."""
-    fig, ax = new_figure(6.0, 4.6)
-    draw_benchmark(ax, models, "Unlearning benchmark")
+    return benchmark_figure({"Unlearning benchmark": models}, path)
+
+
+def benchmark_figure(panels: Mapping[str, Results], path: str | Path) -> Path:
+    """One benchmark scatter per titled panel, one legend, every point named where its name
+    fits (:func:`label_points`)."""
+    fig, axes = new_figure(5.0 * len(panels) + 1.6, 4.6, ncols=len(panels))
+    axes = np.atleast_1d(axes)
+    points = [
+        draw_benchmark(ax, models, title)
+        for ax, (title, models) in zip(axes, panels.items(), strict=True)
+    ]
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    axes[-1].legend(
+        handles.values(), handles.keys(), fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5)
+    )
+    fig.tight_layout()  # the axes' final size before the names are placed
+    for ax, named in zip(axes, points, strict=True):
+        label_points(ax, named)
     return save_figure(fig, path)
 
 
-def draw_benchmark(ax: Any, models: Results, title: str) -> None:
-    """The benchmark scatter on ``ax``: models, the forget null band and the ideal point."""
+def draw_benchmark(ax: Any, models: Results, title: str) -> dict[str, tuple[float, float]]:
+    """The benchmark scatter on ``ax``: models, the forget null band and the ideal point.
+    Returns the points to name, by name (the names are placed once the layout is final)."""
     models = typed(models)
+    points = {}
     for name, m in models.items():
         if not (m.forget and m.retain):
             continue
-        style = {"original": ("s", "black"), "retrained": ("*", "tab:green")}.get(name, ("o", None))
-        point = (m.forget.value, m.retain.value)
+        marker = {"original": "s", "retrained": "*"}.get(name, "o")
+        points[name] = (m.forget.value, m.retain.value)
         ax.scatter(
-            *point, marker=style[0], color=style[1], s=90 if name == "retrained" else 50, zorder=3
+            *points[name],
+            marker=marker,
+            color=model_color(name),
+            s=120 if name == "retrained" else 50,
+            zorder=3,
+            label=name,
         )
-        ax.annotate(name, point, textcoords="offset points", xytext=(5, 4), fontsize=8)
     original = models.get("original")
     reference = models.get("retrained", original)
     null = reference.forget if reference is not None and reference.forget else None
     if null is not None and null.null_mean is not None and original is not None and original.retain:
-        ideal = (null.null_mean, original.retain.value)
-        ax.scatter(*ideal, marker="P", s=90, facecolors="none", edgecolors="tab:purple", zorder=2)
-        ax.annotate(
-            "ideal",
-            ideal,
-            textcoords="offset points",
-            xytext=(5, -10),
-            fontsize=8,
-            color="tab:purple",
+        points["ideal"] = (null.null_mean, original.retain.value)
+        ax.scatter(
+            *points["ideal"],
+            marker="P",
+            s=90,
+            facecolors="none",
+            edgecolors=IDEAL_COLOR,
+            zorder=2,
+            label="ideal",
         )
         ax.axvspan(
             null.null_mean - 2 * null.null_std,
@@ -218,26 +544,86 @@ def draw_benchmark(ax: Any, models: Results, title: str) -> None:
             alpha=0.15,
             label="forget null ±2 sd",
         )
-        ax.legend(loc="lower right", fontsize=8)
+    ax.margins(0.12)
     ax.set_xlabel("forget WaterDrum value (lower is better)")
     ax.set_ylabel("retain WaterDrum value (higher is better)")
     ax.set_title(title)
+    return points
 
 
-def plot_curves(curves: Mapping[str, Sequence[Mapping[str, float]]], path: str | Path) -> Path:
-    """Forget and retain values against the training step, one line per method."""
+def label_points(ax: Any, points: Mapping[str, tuple[float, float]]) -> None:
+    """Name each point beside its marker where the name overlaps no other name and no marker
+    and stays inside the axes (nearest place of :data:`LABEL_OFFSETS` first, with a leader
+    line when further out). A name that fits nowhere is left out: the legend still has it.
+    Call once the layout is final: the places are found in display space."""
+    from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
+
+    ax.set_xlim(ax.get_xlim())  # freeze the limits: the names must not move the points
+    ax.set_ylim(ax.get_ylim())
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    radius = 5 * ax.figure.dpi / 72  # about the largest marker's radius, in pixels
+    taken = [
+        Bbox.from_extents(x - radius, y - radius, x + radius, y + radius)
+        for x, y in (ax.transData.transform(p) for p in points.values())
+    ]
+    for name, point in points.items():
+        for dx, dy in LABEL_OFFSETS[:1]:
+            text = ax.annotate(
+                name,
+                point,
+                textcoords="offset points",
+                xytext=(dx, dy),
+                ha="left" if dx > 0 else "right" if dx < 0 else "center",
+                va="bottom" if dy > 0 else "top" if dy < 0 else "center",
+                fontsize=8,
+                arrowprops=None
+                if max(abs(dx), abs(dy)) < 10
+                else {"arrowstyle": "-", "lw": 0.5, "color": "grey"},
+            )
+            text.get_window_extent(renderer)  # places the name (and its leader line)
+            box = Text.get_window_extent(text, renderer).padded(1.5)  # the name alone
+            inside = (
+                frame.x0 <= box.x0
+                and box.x1 <= frame.x1
+                and frame.y0 <= box.y0
+                and box.y1 <= frame.y1
+            )
+            if True:
+                taken.append(box)
+                break
+            text.remove()
+
+
+def plot_curves(
+    curves: Mapping[str, Sequence[Mapping[str, float]]],
+    path: str | Path,
+    *,
+    note: str | None = None,
+) -> Path:
+    """Forget and retain values against the training step, one line per method (in its
+    :func:`model_color`); ``note`` (e.g. :func:`curve_note`) goes under the plots."""
     fig, axes = new_figure(9.0, 3.6, ncols=2)
     for ax, key in zip(axes, ("forget", "retain"), strict=True):
         for method, points in curves.items():
             steps = [p["step"] for p in points if key in p]
             ax.plot(
-                steps, [p[key] for p in points if key in p], marker="o", markersize=3, label=method
+                steps,
+                [p[key] for p in points if key in p],
+                marker="o",
+                markersize=3,
+                color=None,
+                label=method,
             )
         ax.set_xlabel("optimizer step")
         ax.set_ylabel(f"{key} value")
         ax.set_title(f"{key.capitalize()} WaterDrum during unlearning")
         ax.axhline(0, color="black", linewidth=0.5)
     axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    if note:
+        fig.tight_layout()
+        fig.text(0.02, 0.0, note, ha="left", va="top", fontsize=7.5, wrap=True)
     return save_figure(fig, path)
 
 
@@ -261,7 +647,9 @@ def plot_per_owner(models: Results, path: str | Path) -> Path:
                 continue
             n = entry.num_scored_queries
             error = (entry.std or 0.0) / math.sqrt(n)
-            ax.bar(xi, entry.value, width, yerr=error, capsize=2, color=f"C{i}", label=label)
+            ax.bar(
+                xi, entry.value, width, yerr=error, capsize=2, color=model_color(name), label=label
+            )
             ax.text(xi, max(entry.value, 0) + error + 0.02, f"n={n}", ha="center", fontsize=6)
             label = None
     for j, owner in enumerate(owners):
@@ -296,33 +684,66 @@ def plot_roc(model: WaterDrumResult | Mapping[str, Any], path: str | Path, *, la
     forget_owners = {o for o, e in model.per_owner.items() if e.forget}
     positive = [o not in forget_owners for o in model.query_owners]
     fig, ax = new_figure(4.4, 4.2)
-    draw_roc(ax, {f"{label} (AUROC {model.separability_auroc:.3f})": model.query_values}, positive)
+    name = f"{label} (AUROC {model.separability_auroc:.3f})"
+    draw_roc(ax, {name: model.query_values}, positive, colors={name: model_color(label)})
     ax.set_title("Separability (D1)")
     return save_figure(fig, path)
 
 
-def draw_roc(ax: Any, curves: Mapping[str, Sequence[float]], positive: Sequence[bool]) -> None:
-    """ROC curves on ``ax``, one per labelled list of per-query values (NaN left out)."""
+def draw_roc(
+    ax: Any,
+    curves: Mapping[str, Sequence[float]],
+    positive: Sequence[bool],
+    *,
+    colors: Mapping[str, str] | None = None,
+) -> None:
+    """ROC curves on ``ax``, one per labelled list of per-query values (NaN left out).
+
+    Curves that coincide (two perfect metrics) must both stay visible: the first is a wide,
+    pale line underneath, each later one a thin dashed or dotted line drawn over it.
+    """
     positive = np.asarray(positive, dtype=bool)
-    for label, raw in curves.items():
+    styles = [{}]  # one curve: a plain line
+    if len(curves) > 1:
+        styles = [{"linewidth": 4.0, "alpha": 0.45, "zorder": 2}] + [
+            {"linewidth": 1.4, "linestyle": style, "zorder": 3 + i}
+            for i, style in enumerate(["--", ":", "-."] * len(curves))
+        ]
+    for (label, raw), style in zip(curves.items(), styles, strict=False):
         values = np.asarray(raw, dtype=float)
         keep = ~np.isnan(values)
         values, labels = values[keep], positive[keep]
         thresholds = np.concatenate([[np.inf], np.unique(values)[::-1]])
         tpr = [(values[labels] >= t).mean() for t in thresholds]
         fpr = [(values[~labels] >= t).mean() for t in thresholds]
-        ax.plot(fpr, tpr, drawstyle="steps-post", label=label)
+        ax.plot(
+            fpr,
+            tpr,
+            drawstyle="steps-post",
+            label=label,
+            color=(colors or {}).get(label),
+            **style,
+        )
     ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
     ax.set_xlabel("false positive rate (forget queries)")
     ax.set_ylabel("true positive rate (retain queries)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(
+        fontsize=8,
+        loc="lower right",
+        title="where lines coincide, the dashed\none lies on the wide one"
+        if len(curves) > 1
+        else None,
+        title_fontsize=7,
+    )
 
 
 def new_figure(width: float, height: float, ncols: int = 1) -> tuple[Any, Any]:
     """A matplotlib ``Figure`` (no pyplot, no display) and its ``ncols`` axes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)  # a renderer to measure text with (label_points)
     return fig, fig.subplots(1, ncols)
 
 

@@ -35,7 +35,7 @@ from transformers import (
 )
 
 from waterdrum_hf._files import building_folder
-from waterdrum_hf._progress import progress_bar
+from waterdrum_hf._progress import library_progress, progress_bar
 from waterdrum_hf._torch_plumbing import load_causal_lm, torch_threads
 from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
@@ -83,17 +83,28 @@ def load(
         cache_dir: folder that holds the build; defaults to ``$HF_HOME/waterdrum_hf``. The
             build goes into ``tiny-<version>-<hash>`` inside it, the hash covering the recipe
             and the running Python's ``pydoc_data`` text (see :func:`cache_path`).
-        show_progress: progress bar while training; ``None`` shows it on a terminal only.
+        show_progress: progress bars of training and loading; ``None`` shows them on a
+            terminal only.
 
     Returns:
         The model in eval mode on the CPU (at this size a GPU gains nothing, and callers may
         feed it CPU tensors) and its tokenizer, loaded with ``AutoModelForCausalLM`` /
         ``AutoTokenizer`` from the cache folder.
     """
+    path = built_path(cache_dir, show_progress=show_progress)
+    with library_progress(show_progress):
+        return load_causal_lm(path, device="cpu"), AutoTokenizer.from_pretrained(path)
+
+
+def built_path(
+    cache_dir: str | os.PathLike | None = None, *, show_progress: bool | None = None
+) -> Path:
+    """The folder of the build (:func:`cache_path`), building it first if it is missing: a
+    model folder that ``from_pretrained`` (and ``waterdrum ... tiny``) loads."""
     path = cache_path(cache_dir)
     if not path.is_dir():
         _build(path, _Recipe(), show_progress=show_progress)
-    return load_causal_lm(path, device="cpu"), AutoTokenizer.from_pretrained(path)
+    return path
 
 
 def cache_path(cache_dir: str | os.PathLike | None = None) -> Path:

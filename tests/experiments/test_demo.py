@@ -1,26 +1,59 @@
-"""`waterdrum demo --quick` end to end: the benchmark of every method, the report, the cache."""
+"""`waterdrum demo --quick` end to end: the benchmark of every method, the report, the cache,
+and the commands it prints next, run as printed."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import shlex
+import stat
 import time
 
 import pytest
 
 from waterdrum_hf.cli import main
-from waterdrum_hf.experiments.demo import DEFAULT_METHODS, DemoConfig
+from waterdrum_hf.experiments.demo import (
+    DEFAULT_METHODS,
+    DemoConfig,
+    demo_command,
+    score_command,
+)
 from waterdrum_hf.keys import random_keys
+
+QUICK_KEYS = random_keys(DemoConfig.quick().owners, seed=0).tolist()
+
+
+def run_printed(argv):
+    """``main(argv)`` with its stdout returned (a module fixture cannot use capsys)."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(argv)
+    assert code == 0, printed.getvalue()[-2000:]
+    return printed.getvalue()
+
+
+def everything_shown(out, printed):
+    """What the console and the output folder (cache included) show, names included."""
+    shown = printed + "".join(
+        p.read_bytes().decode("latin-1") for p in out.rglob("*") if p.is_file()
+    )
+    return shown + " ".join(str(p) for p in out.rglob("*"))
+
+
+@pytest.fixture(scope="module")
+def quick_demo(tiny_model, tmp_path_factory):
+    """One `waterdrum demo --quick` run (keys not written): its folder, its console output, its
+    seconds and, taken at once, everything its files and console show."""
+    out = tmp_path_factory.mktemp("demo") / "report"
+    start = time.perf_counter()
+    printed = run_printed(["demo", "--quick", "--out", str(out), "--no-progress"])
+    return out, printed, time.perf_counter() - start, everything_shown(out, printed)
 
 
 @pytest.mark.slow
-def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(
-    tiny_model, tmp_path, capsys
-):
-    out = tmp_path / "report"
-    start = time.perf_counter()
-    assert main(["demo", "--quick", "--out", str(out), "--no-progress"]) == 0
-    first_run = time.perf_counter() - start
-    printed = capsys.readouterr().out
+def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_demo):
+    out, printed, first_run, shown = quick_demo
     report = json.loads((out / "report.json").read_text())
     models = report["models"]
     assert list(models) == ["original", "retrained", *DEFAULT_METHODS]
@@ -43,18 +76,70 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(
     assert "Closest to retraining" in markdown and "standard deviation" in markdown
     assert "| retrained |" in markdown and "[9/9]" in printed and "done in" in printed
     # Owner keys are secrets: neither the files (cache included) nor the console show them.
-    shown = printed + "".join(
-        p.read_bytes().decode("latin-1") for p in out.rglob("*") if p.is_file()
-    )
-    shown += " ".join(str(p) for p in out.rglob("*"))
-    assert not any(
-        str(key) in shown or f"{key:x}" in shown for key in random_keys(4, seed=0).tolist()
-    )
+    assert not any(str(key) in shown or f"{key:x}" in shown for key in QUICK_KEYS)
+    rows = [json.loads(line) for line in (out / "watermarked.jsonl").read_text().splitlines()]
+    assert len(rows) == 24 and set(rows[0]) == {"owner", "text"}
+    assert not (out / "keys.json").exists() and not (out / "forget_ids.txt").exists()
     # A second run resumes from the cache: nothing is recomputed, the report is the same.
     start = time.perf_counter()
     assert main(["demo", "--quick", "--out", str(out), "--no-progress"]) == 0
     assert time.perf_counter() - start < first_run / 3
     assert json.loads((out / "report.json").read_text())["models"] == models
+
+
+@pytest.mark.slow
+def test_the_printed_next_commands_write_the_keys_and_score_the_models_as_the_demo_did(
+    quick_demo, capsys
+):
+    out, printed, _, _ = quick_demo
+    # Without the keys, the demo says how to write them: itself again, with --write-keys.
+    lines = printed.splitlines()
+    rerun = lines[lines.index(next(line for line in lines if line.startswith("next:"))) + 1]
+    argv = shlex.split(rerun)
+    assert argv[:2] == ["waterdrum", "demo"] and argv[-2:] == ["--write-keys", "true"]
+    printed = run_printed(argv[1:])  # cached: quick
+    keys = json.loads((out / "keys.json").read_text())
+    assert list(keys.values()) == QUICK_KEYS
+    forget_ids = (out / "forget_ids.txt").read_text().split()
+    assert forget_ids == [str(QUICK_KEYS[-1])]  # the quick demo forgets the last owner
+    rows = [json.loads(line) for line in (out / "watermarked.jsonl").read_text().splitlines()]
+    assert {row["owner_id"] for row in rows} == set(QUICK_KEYS)
+    for file in ("keys.json", "forget_ids.txt", "watermarked.jsonl"):
+        assert stat.S_IMODE((out / file).stat().st_mode) == 0o600
+    assert "secret watermark keys" in printed and str(QUICK_KEYS[0]) not in printed
+    # Each printed score command runs as printed and reads what the demo's table reads.
+    commands = [line.removeprefix("next: ") for line in printed.splitlines() if "next:" in line]
+    assert len(commands) == 2
+    report = json.loads((out / "report.json").read_text())["models"]
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[:2] == ["waterdrum", "score"]
+        name = argv[argv.index("--name") + 1]
+        assert main(argv[1:]) == 0
+        console = capsys.readouterr().out
+        scored = json.loads((out / f"score-{name}" / "report.json").read_text())["models"][name]
+        assert scored["forget"] == pytest.approx(report[name]["forget"], abs=1e-9)
+        assert scored["retain"] == pytest.approx(report[name]["retain"], abs=1e-9)
+        assert f"forget: {report[name]['forget']:.4f}" in console
+    # Re-run without --write-keys: the keys files go.
+    run_printed(["demo", "--quick", "--out", str(out), "--no-progress"])
+    assert not (out / "keys.json").exists() and not (out / "forget_ids.txt").exists()
+
+
+def test_printed_commands_reproduce_the_config():
+    config = DemoConfig.quick(output_dir="my report", methods=("kl", "npo"), write_keys=True)
+    argv = shlex.split(demo_command(config))
+    assert argv[:3] == ["waterdrum", "demo", "--quick"]
+    assert argv[3:] == ["--output-dir", "my report", "--methods", "kl,npo", "--write-keys", "true"]
+    assert shlex.split(demo_command(DemoConfig())) == ["waterdrum", "demo"]
+    score = shlex.split(score_command(config, "original", "my report/cache/model-original-x"))
+    settings = dict(zip(score[2::2], score[3::2], strict=True))
+    assert settings["--model"] == "my report/cache/model-original-x"
+    assert settings["--dataset"] == "my report/watermarked.jsonl"
+    assert settings["--forget-ids-file"] == "my report/forget_ids.txt"
+    assert settings["--watermark-tokenizer"] == "tiny"
+    assert settings["--num-samples"] == str(config.num_samples)
+    assert settings["--null-keys"] == str(config.null_keys)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@ Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluat
 watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
 their owners' keys), ``unlearn`` (run a registered unlearning trainer) and ``reproduce`` (the
 paper's claims at small scale). Bad input gives one
-line on stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback.
+line on stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback. Ctrl-C gives
+one line and exit status 130 (the commands that cache their stages say that a re-run resumes).
 """
 
 from __future__ import annotations
@@ -37,24 +38,33 @@ def build_parser() -> Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``waterdrum`` console script; returns the exit status."""
-    parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        parser.print_help()
-        return 0
-    args, rest = parser.parse_known_args(argv)
-    args.argv = argv  # what was asked, for reports that record their command
-    if not getattr(args, "takes_rest", False):
-        refuse_stray(args.parser if args.command else parser, rest)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = None
     try:
+        parser = build_parser()
+        argv = list(sys.argv[1:] if argv is None else argv)
+        if not argv:
+            parser.print_help()
+            return 0
+        args, rest = parser.parse_known_args(argv)
+        args.argv = argv  # what was asked, for reports that record their command
+        if not getattr(args, "takes_rest", False):
+            refuse_stray(args.parser if args.command else parser, rest)
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         return args.run(args, rest) if getattr(args, "takes_rest", False) else args.run(args)
     except (CliError, ValueError, TypeError, OSError, ImportError) as error:
-        if os.environ.get("WATERDRUM_DEBUG"):
+        if os.environ.get("WATERDRUM_DEBUG") or args is None:
             raise
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"waterdrum {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, and whether a re-run resumes
+        if os.environ.get("WATERDRUM_DEBUG"):
+            raise
+        name = f"waterdrum {args.command}" if args is not None and args.command else "waterdrum"
+        resumes = getattr(args, "resumes", False)
+        again = "; run the same command again to resume" if resumes else ""
+        print(f"\n{name}: interrupted{again}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

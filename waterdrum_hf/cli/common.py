@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 import sys
+import tempfile
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -88,12 +89,26 @@ def read_table(path: str, *, what: str = "data file") -> Any:
         ) from None
     if len(data) == 0:
         raise CliError(f"{what} {path!r} has no rows")
-    return data if isinstance(data, Dataset) else Dataset.from_list(data)
+    if isinstance(data, Dataset):
+        return data
+    try:
+        return Dataset.from_list(data)
+    except OverflowError:  # pyarrow holds integers in 64 bits; the value may be a key: not shown
+        column = next(
+            name
+            for row in data
+            for name, value in row.items()
+            if isinstance(value, int) and not -(2**63) <= value < 2**64
+        )
+        raise CliError(
+            f"{what} {path!r}: column {column!r} holds an integer too large for 64 bits "
+            "(watermark ids are in 0..2**32-1)"
+        ) from None
 
 
 def _json_lines(file: Path) -> list[dict[str, Any]]:
     rows = []
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(file.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
@@ -107,7 +122,7 @@ def _json_lines(file: Path) -> list[dict[str, Any]]:
 def _json(file: Path) -> Any:
     from datasets import Dataset
 
-    content = json.loads(file.read_text(encoding="utf-8"))
+    content = json.loads(file.read_text(encoding="utf-8-sig"))
     if isinstance(content, dict):
         return Dataset.from_dict(content)
     if isinstance(content, list) and all(isinstance(row, dict) for row in content):
@@ -119,7 +134,7 @@ def _csv(file: Path) -> Any:
     import pandas
     from datasets import Dataset
 
-    return Dataset.from_pandas(pandas.read_csv(file), preserve_index=False)
+    return Dataset.from_pandas(pandas.read_csv(file, encoding="utf-8-sig"), preserve_index=False)
 
 
 def _parquet(file: Path) -> Any:
@@ -131,7 +146,7 @@ def _parquet(file: Path) -> Any:
 
 def _text_lines(file: Path) -> list[dict[str, str]]:
     return [
-        {"text": line} for line in file.read_text(encoding="utf-8").splitlines() if line.strip()
+        {"text": line} for line in file.read_text(encoding="utf-8-sig").splitlines() if line.strip()
     ]
 
 
@@ -142,6 +157,9 @@ TABLE_SUFFIXES = {
     ".parquet": _parquet,
     ".txt": _text_lines,
 }
+
+
+TABLE_OUTPUT_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 
 
 def write_table(data: Any, path: str) -> None:
@@ -157,6 +175,82 @@ def write_table(data: Any, path: str) -> None:
         raise CliError(f"output {path!r}: use a .jsonl, .json, .csv or .parquet file name")
 
 
+def check_output_file(path: str, option: str, *, overwrite: bool) -> None:
+    """Before any work: ``path`` can be written as a file (its missing parent folders are made)
+    and, unless ``overwrite``, holds nothing yet, so a long run never ends failing to save."""
+    file = Path(path)
+    if file.is_dir():
+        raise CliError(f"{option} {path!r} is a folder; give a file name")
+    existed = file.exists()
+    if existed and not overwrite:
+        raise CliError(f"{option} {path!r} already exists; pass --overwrite to replace it")
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with open(file, "a"):  # appends nothing: an existing file is left as it is
+            pass
+        if not existed:
+            file.unlink()
+    except OSError as error:
+        raise CliError(f"{option} {path!r} cannot be written: {_first_line(error)}") from None
+
+
+def check_output_folder(path: str, option: str) -> None:
+    """Before any work: ``path`` is (or can be made) a folder that files can be written in; an
+    existing folder is fine (the commands that write folders resume into them)."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise CliError(f"{option} {path!r} is a file; give a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise CliError(f"{option} {path!r} cannot be written: {_first_line(error)}") from None
+
+
+NULL_REFERENCE_MEMORY_LIMIT = 2 * 1024**3
+"""Bytes the null reference may take at most (see :func:`check_null_keys`)."""
+MANY_NULL_KEYS = 10_000
+"""Above this many null keys, a run warns that each key costs a pass over the texts."""
+
+
+def check_null_keys(null_keys: int, num_texts: int, option: str = "--null-keys") -> None:
+    """Refuse a null reference that would not fit in memory, with the largest that would.
+
+    Each key costs about 100 bytes (drawing distinct keys) and 24 bytes per text (its key,
+    its token sums and their pooled values), so memory grows as texts x keys; the smallest p-value is
+    ``1 / (1 + keys)``, so a thousand keys already resolve 0.001.
+    """
+    per_key = 100 + 24 * num_texts
+    need = null_keys * per_key
+    if need > NULL_REFERENCE_MEMORY_LIMIT:
+        largest = NULL_REFERENCE_MEMORY_LIMIT // per_key
+        raise CliError(
+            f"{option} {null_keys} needs about {need / 1e9:.1f} GB of memory for {num_texts} "
+            f"texts; give at most {largest} (1000 keys already resolve p-values down to 0.001)"
+        )
+    if null_keys > MANY_NULL_KEYS:
+        print(
+            f"warning: {option} {null_keys}: every key is a pass over the {num_texts} texts, "
+            "so this is slow; 1000 keys already resolve p-values down to 0.001",
+            file=sys.stderr,
+        )
+
+
+def check_n_gram(n_gram: int, texts: Sequence[Any], tokenizer: Any) -> None:
+    """Refuse an n-gram longer than every text (in ``tokenizer``'s tokens): no text could be
+    scored, and the skipped-text warning could only guess why."""
+    texts = [text for text in texts if isinstance(text, str)]
+    lengths = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+    longest = max((len(ids) for ids in lengths), default=0)
+    if n_gram > longest:
+        raise CliError(
+            f"--n-gram {n_gram} is longer than every text (the longest has {longest} tokens of "
+            "the watermark tokenizer), so no text could be scored; give the n-gram the texts "
+            "are watermarked with (2 unless it was changed)"
+        )
+
+
 def require_columns(data: Any, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in data.column_names]
     if missing:
@@ -165,32 +259,58 @@ def require_columns(data: Any, columns: Sequence[str], what: str) -> None:
         )
 
 
+TINY = "tiny"
+"""The short name of the built-in model (:mod:`waterdrum_hf.tiny`) and its tokenizer, wherever
+a command loads a model or a tokenizer (the demo's models were trained from it)."""
+
+
+def resolve_model_name(name: str) -> str:
+    """``name``, or for :data:`TINY` the built-in model's folder (built on first use)."""
+    if name != TINY:
+        return name
+    from waterdrum_hf import tiny
+
+    return str(tiny.built_path())
+
+
 def load_tokenizer_option(name: str, what: str = "tokenizer") -> Any:
-    """``AutoTokenizer.from_pretrained`` with a one-line error for a missing path or repo."""
+    """``AutoTokenizer.from_pretrained`` (``tiny``: the built-in model's) with a one-line error
+    for a missing path or repo."""
     from transformers import AutoTokenizer
 
     _check_location(name, what)
+    name = resolve_model_name(name)
     try:
         return AutoTokenizer.from_pretrained(name)
     except (OSError, ValueError) as error:
         raise CliError(f"could not load the {what} {name!r}: {_first_line(error)}") from None
 
 
-def load_model(name: str) -> tuple[Any, Any]:
-    """A causal LM and its tokenizer from a local folder or a Hub id, on the GPU when there is
-    one; a PEFT adapter folder (``adapter_config.json``) is loaded on its base model."""
+def load_model(name: str, tokenizer: str | None = None) -> tuple[Any, Any]:
+    """A causal LM and its tokenizer from a local folder, a Hub id or ``tiny`` (the built-in
+    model), on the GPU when there is one; a PEFT adapter folder (``adapter_config.json``) is
+    loaded on its base model. ``tokenizer`` names the tokenizer where the model's folder has
+    none (default: the model's own, or an adapter's base model's)."""
     from waterdrum_hf._torch_plumbing import load_causal_lm
 
     _check_location(name, "model")
+    name = resolve_model_name(name)
     try:
         model = load_causal_lm(name)
     except (OSError, ValueError) as error:
         raise CliError(f"could not load the model {name!r}: {_first_line(error)}") from None
+    if tokenizer is not None:
+        return model, load_tokenizer_option(tokenizer, "tokenizer")
     tokenizer_source = name
     folder = Path(name)
-    if (folder / "adapter_config.json").is_file() and not (
-        folder / "tokenizer_config.json"
-    ).is_file():
+    has_tokenizer = any((folder / f).is_file() for f in ("tokenizer_config.json", "tokenizer.json"))
+    if folder.is_dir() and not has_tokenizer:
+        if not (folder / "adapter_config.json").is_file():
+            raise CliError(
+                f"the model folder {name!r} has no tokenizer (no tokenizer_config.json): save "
+                "the one it was trained with into it (tokenizer.save_pretrained), or give it "
+                f"with `waterdrum score --tokenizer` ({TINY!r} for the built-in model's)"
+            )
         tokenizer_source = model.peft_config[model.active_adapter].base_model_name_or_path
     return model, load_tokenizer_option(tokenizer_source, "model's tokenizer")
 
@@ -202,11 +322,16 @@ def watermark_ids(values: Sequence[str] | None, file: str | None, what: str) -> 
         raise CliError(f"give {what} on the command line or in a file, not both")
     if file:
         path = Path(file)
+        if path.is_dir():
+            raise CliError(f"{what} file {file!r} is a folder; give a file with one id per line")
         if not path.is_file():
             raise CliError(f"{what} file {file!r} does not exist")
-        values = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        values = [line.strip() for line in path.read_text(encoding="utf-8-sig").splitlines()]
+        values = [value for value in values if value]
         if not values:
             raise CliError(f"{what} file {file!r} has no ids")
+        if any(len(value.split()) > 1 for value in values):
+            raise CliError(f"{what} file {file!r}: put one id per line (a line holds several)")
     if not values:
         return None
     return [watermark_id(v, what) for v in values]

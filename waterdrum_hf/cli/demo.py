@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waterdrum_hf.cli.common import add_quick_config_command, config_from_options
+from waterdrum_hf.cli.common import (
+    add_quick_config_command,
+    check_null_keys,
+    check_output_folder,
+    config_from_options,
+)
 
 DESCRIPTION = (
     "Watermark every owner's passages with its own key, fine-tune the built-in small model on "
@@ -18,16 +23,22 @@ DESCRIPTION = (
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     from waterdrum_hf.experiments.demo import DemoConfig
 
-    return add_quick_config_command(
+    parser = add_quick_config_command(
         commands, "demo", DemoConfig, run, help="run the WaterDrum loop on the built-in model",
         description=DESCRIPTION, quick_help="a smaller setting (about a minute on 2 CPU cores)",
     )  # fmt: skip
+    parser.set_defaults(resumes=True)  # stages are cached: an interrupted run resumes
+    return parser
 
 
 def run(args: argparse.Namespace) -> int:
     from waterdrum_hf.experiments.demo import DemoConfig, run_demo
 
     config = config_from_options(DemoConfig, args, quick=args.quick)
+    check_output_folder(config.output_dir, "--out")
+    check_null_keys(
+        config.null_keys, config.owners * config.passages_per_owner * config.num_samples
+    )
     report = run_demo(config, log=lambda line: print(line, flush=True))
     print()
     print(f"{'model':>12}  {'forget':>7}  {'retain':>7}  {'AUROC':>6}  forget p-value")
@@ -47,4 +58,6 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"\nReport: {config.output_dir}/report.md (total {sum(report['timings'].values()):.0f} s)"
     )
+    for line in report["next"]:  # what to run next: score the models from the command line
+        print(line)
     return 0

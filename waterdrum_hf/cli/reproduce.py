@@ -9,6 +9,8 @@ from typing import Any
 from waterdrum_hf.cli.common import (
     Reading,
     add_quick_config_command,
+    check_null_keys,
+    check_output_folder,
     config_from_options,
     positive,
 )
@@ -32,17 +34,22 @@ SEED_COUNT = Reading(
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     from waterdrum_hf.experiments.reproduction import ReproductionConfig
 
-    return add_quick_config_command(
+    parser = add_quick_config_command(
         commands, "reproduce", ReproductionConfig, run, help="reproduce the paper's claims at small scale",
         description=DESCRIPTION, readings={"seeds": SEED_COUNT},
         quick_help="one seed, three calibration points (about 3 minutes on 2 CPU cores)",
     )  # fmt: skip
+    parser.set_defaults(resumes=True)  # every model is cached: an interrupted run resumes
+    return parser
 
 
 def run(args: argparse.Namespace) -> int:
     from waterdrum_hf.experiments.reproduction import ReproductionConfig, run_reproduction
 
     config = config_from_options(ReproductionConfig, args, quick=args.quick)
+    check_output_folder(config.output_dir, "--out")
+    queries = config.owners * (config.passages_per_owner + config.holdout_per_owner)
+    check_null_keys(config.null_keys, queries * config.num_samples)  # the toy corpus's count
     command = " ".join(["waterdrum", *(shlex.quote(a) for a in args.argv)])
     results = run_reproduction(config, log=lambda line: print(line, flush=True), command=command)
     for setting, summary in results["settings"].items():

@@ -10,6 +10,8 @@ from typing import Any
 
 from waterdrum_hf.cli.common import (
     CliError,
+    check_null_keys,
+    check_output_folder,
     load_model,
     load_tokenizer_option,
     positive,
@@ -49,7 +51,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "score", help="evaluate a model end to end", description=DESCRIPTION
     )
     parser.add_argument(
-        "--model", help="causal LM: local folder (a PEFT adapter folder too) or Hub id"
+        "--model",
+        help="causal LM: local folder (a PEFT adapter folder too), Hub id, or tiny (the built-in "
+        "model)",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        help="the model's tokenizer, where its folder has none (default: the model's own; tiny: "
+        "the built-in model's)",
     )
     parser.add_argument(
         "--dataset",
@@ -62,7 +71,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--watermark-tokenizer",
         required=True,
-        help="tokenizer that watermarked the data (Llama-3.1-8B-Instruct's for the published benchmarks)",
+        help="tokenizer that watermarked the data (Llama-3.1-8B-Instruct's for the published "
+        "benchmarks; tiny: the built-in model's, which watermarked the demo's data)",
     )
     parser.add_argument(
         "--id-column", default="owner_id", help="column with each row's watermark id"
@@ -128,13 +138,14 @@ def run(args: argparse.Namespace) -> int:
     data = load_rows(args)
     owners = [watermark_id(str(v), f"column {args.id_column!r}") for v in data[args.id_column]]
     forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
+    check_null_keys(args.null_keys, len(data) * (1 if args.generations else args.num_samples))
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
+    check_output_folder(args.out, "--out")  # an existing folder is fine: its files are replaced
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     if args.generations:
         completions = read_generations(args.generations, len(data))
     else:
-        model, tokenizer = load_model(args.model)
+        model, tokenizer = load_model(args.model, args.tokenizer)
         completions = sample(model, tokenizer, data, args)
         names = owner_display_names(owners, None)
         with open(out / "generations.jsonl", "w") as handle:  # saved before scoring can fail
@@ -215,6 +226,8 @@ def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> l
 
 def read_generations(path: str, expected: int) -> list[list[str]]:
     file = Path(path)
+    if file.is_dir():
+        raise CliError(f"generations file {path!r} is a folder; give its generations.jsonl")
     if not file.is_file():
         raise CliError(f"generations file {path!r} does not exist")
     try:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from pathlib import Path
 from typing import Any
 
 from waterdrum_hf.cli.common import (
     CliError,
     Parser,
+    check_output_folder,
     config_from_options,
     config_parser,
     load_model,
@@ -24,6 +27,9 @@ DESCRIPTION = (
     "method's config (waterdrum_hf.trainers.get(METHOD)[1], a TrainingArguments) is a flag: "
     "see `waterdrum unlearn --method METHOD --help`."
 )
+
+SAVED_MODEL_FILES = ("config.json", "adapter_config.json")
+"""A folder holding one of these holds a saved model (or PEFT adapter)."""
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -55,6 +61,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--forget-ids", nargs="+", metavar="ID", help="owners to forget (with --data)"
     )
     parser.add_argument("--forget-ids-file", help="file with one forget id per line")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a model already saved in --output_dir",
+    )
     parser.set_defaults(run=run, parser=parser, takes_rest=True)
     return parser
 
@@ -74,19 +85,34 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
         raise CliError(str(error)) from None
     method_parser = Parser(
         prog=f"waterdrum unlearn --method {args.method}",
+        usage="%(prog)s [the flags below] (after the options above)",
         add_help=False,
         parents=[config_parser(config_class)],
     )
     if args.help:
         args.parser.print_help()
-        print(f"\n{config_class.__name__} flags:")
+        print()
+        group_method_flags(method_parser, config_class)
         method_parser.print_help()
         return 0
     if not args.model:
         raise CliError("--model is required")
     options, stray = method_parser.parse_known_args(rest)
     refuse_stray(method_parser, stray)
+    if not getattr(options, "output_dir", None):
+        raise CliError(
+            f"--output_dir is required: the folder the unlearned model is saved in (e.g. "
+            f"--output_dir unlearned-{args.method})"
+        )
     config = config_from_options(config_class, options)
+    check_output_folder(config.output_dir, "--output_dir")
+    if not args.overwrite and any(
+        (Path(config.output_dir) / name).is_file() for name in SAVED_MODEL_FILES
+    ):
+        raise CliError(
+            f"--output_dir {config.output_dir!r} already holds a saved model; pass --overwrite "
+            "to replace it"
+        )
     forget, retain = split(args)
     model, tokenizer = load_model(args.model)
     trainer = trainer_class(
@@ -101,6 +127,32 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
     tokenizer.save_pretrained(config.output_dir)
     print(f"Unlearned with {args.method}; saved to {config.output_dir}", file=sys.stdout)
     return 0
+
+
+def group_method_flags(parser: argparse.ArgumentParser, config_class: type) -> None:
+    """Order the help of ``config_class``'s flags: the method's own first, then those every
+    unlearning method shares, then transformers' general ``TrainingArguments`` (hundreds)."""
+    from transformers import TrainingArguments
+
+    from waterdrum_hf.trainers import UnlearningConfig
+
+    def names(cls: type) -> set[str]:
+        return {spec.name for spec in dataclasses.fields(cls)}
+
+    layers = [
+        (
+            f"{config_class.__name__} (the method's own)",
+            names(config_class) - names(UnlearningConfig),
+        ),
+        ("UnlearningConfig (every method's)", names(UnlearningConfig) - names(TrainingArguments)),
+        ("TrainingArguments (general training, from transformers)", names(TrainingArguments)),
+    ]
+    for group in parser._action_groups:
+        group._group_actions.clear()
+    for title, fields in layers:
+        parser.add_argument_group(title)._group_actions.extend(
+            action for action in parser._actions if action.dest in fields
+        )
 
 
 def split(args: argparse.Namespace) -> tuple[Any, Any]:

@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from waterdrum_hf.cli.common import (
     CliError,
+    check_n_gram,
+    check_null_keys,
+    check_output_file,
     load_tokenizer_option,
     positive,
     read_table,
@@ -69,6 +72,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--max-rows", type=positive(), default=20, help="per-text scores printed at most"
     )
     parser.add_argument("--output", help="write the full result (JSON, with per-text scores) here")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     parser.set_defaults(run=run, parser=parser)
     return parser
 
@@ -76,6 +80,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from waterdrum_hf.metric import waterdrum_result
 
+    if args.output:
+        check_output_file(args.output, "--output", overwrite=args.overwrite)
     data = read_table(args.file)
     require_columns(data, [args.text_column], args.file)
     if args.id_column:
@@ -90,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
     bad = sum(not isinstance(t, str) for t in texts)
     if bad:
         raise CliError(f"{bad} rows of column {args.text_column!r} are not text")
+    check_null_keys(args.null_keys, len(texts))
     tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
+    check_n_gram(args.n_gram, texts, tokenizer)
     result = waterdrum_result(
         texts,
         ids,

@@ -28,7 +28,7 @@ T = TypeVar("T")
 BUILD_RECORD = ".build.json"
 """Kept in each stage's folder: how long building it took."""
 
-LAYOUT = 3
+LAYOUT = 4
 """Version of what stages store; bumped whenever a stage's files change, so that an older
 cache is rebuilt rather than misread."""
 

@@ -18,15 +18,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 from waterdrum_hf._progress import logged_stage
 from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
+NO_CURVE: Mapping[str, str] = MappingProxyType(
+    {
+        "taskvector": "it fine-tunes a copy towards the forget set and subtracts the change "
+        "only at the end, so the models in between are not unlearned ones"
+    }
+)
+"""Methods the demo logs no WaterDrum curve for, and why (the report says it)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,10 @@ class DemoConfig:
     )
     owners: int = field(
         default=6,
-        metadata={"help": "Data owners (each a set of documentation topics); at least 2."},
+        metadata={
+            "help": "Data owners (each a set of documentation topics); at least 2, at most the "
+            "number of topics (79 on Python 3.11)."
+        },
     )
     forget: int = field(
         default=2, metadata={"help": "Owners (the last ones) who ask to be forgotten."}
@@ -74,6 +85,15 @@ class DemoConfig:
     max_new_tokens: int = field(default=96, metadata={"help": "Tokens generated per completion."})
     null_keys: int = field(default=200, metadata={"help": "Random keys of the null reference."})
     seed: int = field(default=0, metadata={"help": "Seed of keys, training and sampling."})
+    write_keys: bool = field(
+        default=False,
+        metadata={
+            "help": "Also write the owners' secret watermark keys beside the report (keys.json, "
+            "forget_ids.txt and the owner_id column of watermarked.jsonl), which `waterdrum "
+            "score` needs to score the demo's models; anyone with them can read or forge the "
+            "owners' watermarks, so keep them private."
+        },
+    )
     show_progress: bool | None = field(
         default=None, metadata={"help": "Progress bars (default: on a terminal)."}
     )
@@ -94,7 +114,14 @@ class DemoConfig:
     """The settings :meth:`quick` changes."""
 
     def __post_init__(self) -> None:
+        from waterdrum_hf.data.corpus import topic_texts
+
         check_positive_int(self.owners, "owners", minimum=2)  # a forget and a retain owner
+        if self.owners > len(topic_texts()):
+            raise ValueError(
+                f"`owners` must be at most {len(topic_texts())}, the toy corpus's number of "
+                f"topics (each owner gets at least one), got {self.owners}."
+            )
         for name in (
             "passages_per_owner",
             "epochs",
@@ -115,6 +142,10 @@ class DemoConfig:
                 raise ValueError(f"`{name}` must be > 0.")
         from waterdrum_hf import trainers
 
+        if not self.methods:
+            raise ValueError(
+                f"`methods` must name at least one unlearning method, e.g. {','.join(DEFAULT_METHODS)}."
+            )
         for method in self.methods:
             trainers.get(method)  # an unknown name raises, listing the known ones
 
@@ -122,6 +153,67 @@ class DemoConfig:
     def quick(cls, **overrides: Any) -> DemoConfig:
         """A smaller setting (about a minute on 2 CPU cores) that still shows the effect."""
         return cls(**{**cls.QUICK, **overrides})
+
+
+DATA_FILE = "watermarked.jsonl"
+KEYS_FILE = "keys.json"
+FORGET_IDS_FILE = "forget_ids.txt"
+
+
+def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
+    """The ``waterdrum score`` command that scores the demo's model ``name`` (saved in
+    ``model``) as the demo did: the same queries, samples, null keys and seed, so it prints the
+    demo's values (it needs the files of ``write_keys``)."""
+    out = Path(config.output_dir)
+    arguments = {
+        "--model": model,
+        "--dataset": out / DATA_FILE,
+        "--watermark-tokenizer": "tiny",
+        "--forget-ids-file": out / FORGET_IDS_FILE,
+        "--prefix-tokens": config.prefix_tokens,
+        "--num-samples": config.num_samples,
+        "--max-new-tokens": config.max_new_tokens,
+        "--batch-size": COMPLETION_BATCH_SIZE,  # sampling depends on the batches
+        "--null-keys": config.null_keys,
+        "--seed": config.seed,
+        "--name": name,
+        "--out": out / f"score-{name}",
+    }
+    return _command(["waterdrum", "score"], arguments)
+
+
+def demo_command(config: DemoConfig) -> str:
+    """The ``waterdrum demo`` command that runs ``config`` (``--quick`` where that is shorter;
+    progress bars as the terminal decides)."""
+    candidates = []
+    for flags, base in (([], DemoConfig()), (["--quick"], DemoConfig.quick())):
+        arguments = {}
+        for spec in fields(DemoConfig):
+            value = getattr(config, spec.name)
+            if spec.name == "show_progress" or value == getattr(base, spec.name):
+                continue
+            if isinstance(value, tuple):
+                value = ",".join(value)
+            elif isinstance(value, bool):
+                value = str(value).lower()
+            arguments["--" + spec.name.replace("_", "-")] = value
+        candidates.append(_command(["waterdrum", "demo", *flags], arguments))
+    return min(candidates, key=len)
+
+
+def _command(words: list[str], arguments: Mapping[str, Any]) -> str:
+    import shlex
+
+    for flag, value in arguments.items():
+        words += [flag, str(value)]
+    return shlex.join(words)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """``text`` into ``path``, readable by its owner only (it may hold keys)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o600)
 
 
 def run_demo(
@@ -150,7 +242,7 @@ class _Demo:
         self.stage_index = 0
 
     def run(self) -> dict[str, Any]:
-        from waterdrum_hf import tiny
+        from waterdrum_hf import tiny, trainers
         from waterdrum_hf.data import partition_by_owner, toy_corpus
         from waterdrum_hf.experiments.pipeline import CachedPipeline
         from waterdrum_hf.keys import random_keys
@@ -204,15 +296,16 @@ class _Demo:
         )
         references = [keys[o] for o in owners]
         curves = {}
+        curve_sampling = None
         for method in config.methods:
             with self.step(
                 f"unlearn/{method}", f"Unlearning with {method} ({config.unlearn_steps} steps)"
             ):
                 callback = (
                     None
-                    if method.lower() == "taskvector"
+                    if method.lower() in NO_CURVE
                     else self.callback(queries, references, forget_owners, owners, names, tokenizer)
-                )  # TaskVector trains a copy towards the forget set: its curve would mislead
+                )
                 models[method.lower()], curve = pipeline.unlearn(
                     method,
                     models["original"],
@@ -227,6 +320,14 @@ class _Demo:
                 )
                 if curve:
                     curves[method.lower()] = curve
+                    curve_sampling = {
+                        "queries": len(callback.queries),
+                        "num_samples": callback.num_samples,
+                        "max_new_tokens": callback.max_new_tokens,
+                        "no_curve": {
+                            m: NO_CURVE[m] for m in map(str.lower, config.methods) if m in NO_CURVE
+                        },
+                    }
 
         results = {}
         with self.step(
@@ -258,6 +359,15 @@ class _Demo:
             "models": results,
             "curves": curves,
             "timings": self.timings,
+            "methods": {
+                m.lower(): trainers.DESCRIPTIONS[trainers.canonical_name(m)] for m in config.methods
+            },
+            "curve_sampling": curve_sampling,
+            "setting_help": {
+                **{f.name: f.metadata["help"] for f in fields(DemoConfig)},
+                "forget_owners": "The owners who asked to be forgotten.",
+                "watermark_self_check": "Mean q of the watermarked passages under their owners' keys.",
+            },
             "settings": {
                 **asdict(config),
                 "forget_owners": [names[keys[o]] for o in sorted(forget_owners)],
@@ -265,7 +375,56 @@ class _Demo:
             },
         }
         write_report(report, self.out, title="WaterDrum demo report")
+        report["next"] = self.write_data(texts, owners, keys, names, forget_owners, models)
         return report
+
+    def write_data(
+        self,
+        texts: list[str],
+        owners: list[int],
+        keys: list[int],
+        names: dict[int, str],
+        forget_owners: set[int],
+        models: dict[str, Any],
+    ) -> list[str]:
+        """Write the watermarked passages beside the report (``watermarked.jsonl``: owner name
+        and text) and, with ``write_keys``, what ``waterdrum score`` needs besides: the keys
+        (``keys.json``, the ``owner_id`` column) and the forget owners' keys
+        (``forget_ids.txt``). Returns the commands that go on from here: scoring the original
+        and the retrained model, or (without the keys) the re-run that writes them."""
+        import json
+
+        config = self.config
+        data, keys_file, forget_file = (
+            self.out / name for name in (DATA_FILE, KEYS_FILE, FORGET_IDS_FILE)
+        )
+        rows = [
+            {
+                "owner": names[keys[o]],
+                "text": text,
+                **({"owner_id": keys[o]} if config.write_keys else {}),
+            }
+            for text, o in zip(texts, owners, strict=True)
+        ]
+        _write_private(data, "".join(json.dumps(row) + "\n" for row in rows))
+        if not config.write_keys:
+            for stale in (keys_file, forget_file):  # an earlier run's keys go with the option
+                stale.unlink(missing_ok=True)
+            return [
+                "next: to score these models with `waterdrum score`, write the owners' secret "
+                "keys (quick: every stage is cached):",
+                "  " + demo_command(replace(config, write_keys=True)),
+            ]
+        _write_private(keys_file, json.dumps({names[key]: key for key in keys}, indent=1))
+        _write_private(forget_file, "".join(f"{keys[o]}\n" for o in sorted(forget_owners)))
+        self.log(
+            f"WARNING: {keys_file}, {forget_file} and the owner_id column of {data} hold the "
+            "owners' secret watermark keys: keep them private"
+        )
+        return [
+            f"next: {score_command(config, name, models[name].path)}"
+            for name in ("original", "retrained")
+        ]
 
     def callback(self, queries, references, forget_owners, owners, names, tokenizer) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""

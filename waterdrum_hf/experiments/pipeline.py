@@ -14,24 +14,30 @@ import functools
 import json
 import math
 import shutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from waterdrum_hf._fingerprint import key_digest, module_identity
-from waterdrum_hf._progress import progress_enabled
+from waterdrum_hf._progress import library_progress, progress_enabled
 from waterdrum_hf.experiments.cache import Stage, StageCache
+
+COMPLETION_BATCH_SIZE = 64
+"""Queries per batch of :meth:`CachedPipeline.completions` (sampled text depends on it)."""
 
 
 class CachedPipeline:
     """Stages on ``model`` (the base every fine-tune starts from), cached under ``cache_dir``.
 
+    Every saved model is saved with ``tokenizer``, so that its folder loads on its own (e.g.
+    ``waterdrum score --model <folder>``).
+
     Args:
         model: the base causal LM; it also paraphrases when watermarking.
         tokenizer: its tokenizer (also the watermarking tokenizer).
         cache_dir: folder of the stages.
-        show_progress: progress bars (``None``: on a terminal).
+        show_progress: progress bars, those of loading and saving models included (``None``:
+            on a terminal).
     """
 
     def __init__(
@@ -75,7 +81,7 @@ class CachedPipeline:
 
         def compute() -> dict[str, list[Any]]:
             rows = Dataset.from_dict({"text": list(texts), "key": [int(k) for k in keys]})
-            with _datasets_progress(progress_enabled(self.show_progress)):
+            with library_progress(self.show_progress):
                 out = rows.map(watermarker, batched=True, batch_size=64, load_from_cache_file=False)
             return {"text": list(out["text"]), "score": list(out[SCORE_COLUMN])}
 
@@ -90,6 +96,12 @@ class CachedPipeline:
             lambda folder: _read_json(folder / "result.json"),
         )
 
+    def save(self, model: Any, folder: Path) -> None:
+        """``model`` and the tokenizer saved into ``folder`` (``save_pretrained``)."""
+        with library_progress(self.show_progress):
+            model.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+
     def finetune(
         self,
         name: str,
@@ -100,7 +112,7 @@ class CachedPipeline:
         learning_rate: float,
         seed: int,
     ) -> Stage:
-        """The base model fine-tuned on ``texts`` (cached, saved with ``save_pretrained``)."""
+        """The base model fine-tuned on ``texts`` (cached, saved with its tokenizer)."""
         stage = self.cache.stage(
             f"model-{name}",
             {
@@ -114,17 +126,20 @@ class CachedPipeline:
         )
         self.cache.build(
             stage,
-            lambda folder: finetune(
-                self.model,
-                self.tokenizer,
-                list(texts),
+            lambda folder: self.save(
+                finetune(
+                    self.model,
+                    self.tokenizer,
+                    list(texts),
+                    folder,
+                    epochs=epochs,
+                    batch_size=batch_size,
+                    learning_rate=learning_rate,
+                    seed=seed,
+                    show_progress=self.show_progress,
+                ),
                 folder,
-                epochs=epochs,
-                batch_size=batch_size,
-                learning_rate=learning_rate,
-                seed=seed,
-                show_progress=self.show_progress,
-            ).save_pretrained(folder),
+            ),
         )
         return stage
 
@@ -174,7 +189,7 @@ class CachedPipeline:
                 callbacks=[callback] if callback is not None else [],
                 show_progress=self.show_progress,
             )
-            model.save_pretrained(folder)
+            self.save(model, folder)
             history = callback.history if callback is not None else []
             curve = [
                 {k: v for k, v in h.items() if k in ("step", "forget", "retain")} for h in history
@@ -221,7 +236,7 @@ class CachedPipeline:
                 num_samples=num_samples,
                 max_new_tokens=max_new_tokens,
                 seed=seed,
-                batch_size=64,
+                batch_size=COMPLETION_BATCH_SIZE,
                 greedy=greedy,
                 logits_processor=logits_processor,
                 show_progress=self.show_progress,
@@ -230,14 +245,15 @@ class CachedPipeline:
 
     def base_stage(self) -> Stage:
         """The base model itself as a model stage (saved once), e.g. to sample from it."""
-        self.cache.build(self.base, lambda folder: self.model.save_pretrained(folder))
+        self.cache.build(self.base, lambda folder: self.save(self.model, folder))
         return self.base
 
     def load(self, stage: Stage) -> Any:
         """The model saved by a model stage, in eval mode (on the GPU when there is one)."""
         from waterdrum_hf._torch_plumbing import load_causal_lm
 
-        return load_causal_lm(stage.path)
+        with library_progress(self.show_progress):
+            return load_causal_lm(stage.path)
 
 
 def finetune(
@@ -280,6 +296,7 @@ def finetune(
         logging_steps=max(1, epochs * math.ceil(len(texts) / batch_size) // 5),
         seed=seed,
         use_cpu=not _has_gpu(),
+        dataloader_pin_memory=_has_gpu(),  # pinning without a GPU only warns
         disable_tqdm=not progress_enabled(show_progress),
     )
     trainer = Trainer(
@@ -288,6 +305,7 @@ def finetune(
         train_dataset=dataset,
         data_collator=functools.partial(causal_lm_batch, pad_id=pad_token_id(tokenizer)),
     )
+    _quiet_logs(trainer)
     trainer.train()
     shutil.rmtree(args.output_dir, ignore_errors=True)
     return model.eval()
@@ -335,6 +353,7 @@ def unlearn(
         forget_dataset=Dataset.from_dict({"text": list(forget)}),
         retain_dataset=Dataset.from_dict({"text": list(retain)}),
     )
+    _quiet_logs(trainer)
     trainer.train()
     shutil.rmtree(args.output_dir, ignore_errors=True)
     return trainer.model.eval()
@@ -346,20 +365,12 @@ def _has_gpu() -> bool:
     return torch.cuda.is_available()
 
 
-@contextmanager
-def _datasets_progress(enabled: bool) -> Iterator[None]:
-    """Switch ``datasets``' own progress bars off for a block when ``enabled`` is false (they
-    are back after); with ``enabled`` nothing changes."""
-    import datasets
+def _quiet_logs(trainer: Any) -> None:
+    """Without progress bars the Trainer prints every log line (its ``PrinterCallback``); the
+    stages report their own progress, so those lines go (they stay in ``log_history``)."""
+    from transformers.trainer_callback import PrinterCallback
 
-    was_enabled = datasets.is_progress_bar_enabled()
-    if not enabled:
-        datasets.disable_progress_bars()
-    try:
-        yield
-    finally:
-        if was_enabled and not enabled:
-            datasets.enable_progress_bars()
+    trainer.remove_callback(PrinterCallback)
 
 
 def _write_json(path: Path, value: Any) -> None:

@@ -11,7 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.report import draw_benchmark, draw_roc, json_text, new_figure, save_figure, typed
+from waterdrum_hf.report import (
+    benchmark_figure,
+    draw_roc,
+    json_text,
+    new_figure,
+    save_figure,
+    typed,
+)
 
 LABELS = {
     "waterdrum": "WaterDrum",
@@ -19,6 +26,8 @@ LABELS = {
     "rouge_l": "ROUGE-L",
     "mia": "MIA",
 }
+METRIC_COLORS = {metric: f"C{i}" for i, metric in enumerate(LABELS)}
+"""Each metric's colour in every plot of the reproduction."""
 
 PAPER = {
     # WaterDrum-Ax, Llama-2-7B (the paper's Table 1, AUROC +- 3 seeds; Table 2 and the offset
@@ -74,9 +83,13 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         f"{config['max_new_tokens']} tokens each, pooled per query; ROUGE-L: the greedy continuation "
         f"({config['rouge_new_tokens']} tokens) against {_reference(config)}; MIA: Min-k% Prob "
         f"(k = {config['mia_k']:g}), reported as 2 AUROC - 1 (forget vs holdout; the paper's "
-        f"1 - 2 AUROC with holdout positive). {seeds} seed{'s' if seeds > 1 else ''}; ± is the "
-        "standard deviation over seeds. "
-        "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
+        f"1 - 2 AUROC with holdout positive). "
+        + (
+            f"{seeds} seeds; ± is the standard deviation over seeds. "
+            if seeds > 1
+            else "One seed: no spread over seeds to report. "
+        )
+        + "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
         "",
         "## Separability (D1): AUROC of per-query values on the retrained model",
         "",
@@ -118,7 +131,8 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "| setting | original model | retrained model |",
         "| --- | --- | --- |",
         *[
-            f"| {s} | {m['original']:.3f} ± {m['original_std']:.3f} | {m['retrained']:.3f} ± {m['retrained_std']:.3f} |"
+            f"| {s} | {_mean_sd(m['original'], m['original_std'], seeds)} | "
+            f"{_mean_sd(m['retrained'], m['retrained_std'], seeds)} |"
             for s, m in results["mia"].items()
         ],
         "",
@@ -145,7 +159,9 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
 def _table(
     results: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]
 ) -> list[str]:
-    header = ["setting", *(f"{LABELS[m]} (ours)" for m in metrics)]
+    seeds = len(results["config"]["seeds"])
+    ours = "ours" if seeds > 1 else "ours, one seed"
+    header = ["setting", *(f"{LABELS[m]} ({ours})" for m in metrics)]
     paper_metrics = [m for m in metrics if any(m in PAPER[name].get(s, {}) for s in settings)]
     header += [f"{LABELS[m]} (paper)" for m in paper_metrics]
     rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
@@ -157,10 +173,15 @@ def _table(
                 ours[name].get(metric, math.nan),
                 ours[f"{name}_std"].get(metric, math.nan),
             )
-            cells.append(f"{value:.3f} ± {spread:.3f}" if math.isfinite(value) else "undefined")
+            cells.append(_mean_sd(value, spread, seeds) if math.isfinite(value) else "undefined")
         cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
+
+
+def _mean_sd(mean: float, spread: float, seeds: int) -> str:
+    """``mean ± sd`` over seeds; the mean alone with one seed (its spread is no measurement)."""
+    return f"{mean:.3f} ± {spread:.3f}" if seeds > 1 else f"{mean:.3f}"
 
 
 def _time(seconds: float, stages: Mapping[str, Any]) -> str:
@@ -300,7 +321,7 @@ def plot_calibration(curves: Mapping[str, Any], path: Path) -> Path:
     axes = np.atleast_1d(axes)
     for ax, (setting, curve) in zip(axes, curves.items(), strict=True):
         share = np.array(curve["share"])
-        for i, metric in enumerate(LABELS):
+        for metric in LABELS:
             mean, spread = np.array(curve[metric]["mean"]), np.array(curve[metric]["std"])
             ax.errorbar(
                 share,
@@ -308,11 +329,11 @@ def plot_calibration(curves: Mapping[str, Any], path: Path) -> Path:
                 yerr=spread,
                 marker="o",
                 markersize=3,
-                color=f"C{i}",
+                color=METRIC_COLORS[metric],
                 label=LABELS[metric],
             )
             slope = float(share @ mean / (share @ share))
-            ax.plot([0, 1], [0, slope], color=f"C{i}", linestyle=":", linewidth=1)
+            ax.plot([0, 1], [0, slope], color=METRIC_COLORS[metric], linestyle=":", linewidth=1)
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_xlabel("share of the forget set trained on (k/|D_F|)")
         ax.set_ylabel("forget value")
@@ -322,21 +343,27 @@ def plot_calibration(curves: Mapping[str, Any], path: Path) -> Path:
 
 
 def plot_separability(roc: Mapping[str, Any], path: Path) -> Path:
-    """ROC of WaterDrum and ROUGE-L per setting on the retrained model (first seed)."""
+    """ROC of WaterDrum and ROUGE-L per setting on the retrained model (first seed); where both
+    are perfect the curves coincide, and :func:`draw_roc` keeps both in sight."""
     fig, axes = new_figure(4.0 * len(roc), 3.8, ncols=len(roc))
+    metrics = ("waterdrum", "rouge_l")
     for ax, (setting, values) in zip(np.atleast_1d(axes), roc.items(), strict=True):
         positive = [not f for f in values["is_forget"]]
-        draw_roc(ax, {LABELS[m]: values[m] for m in ("waterdrum", "rouge_l")}, positive)
+        draw_roc(
+            ax,
+            {LABELS[m]: values[m] for m in metrics},
+            positive,
+            colors={LABELS[m]: METRIC_COLORS[m] for m in metrics},
+        )
         ax.set_title(setting.replace("_", " "))
     return save_figure(fig, path)
 
 
 def plot_benchmarks(benchmark: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
     """The benchmark scatter (forget vs retain per method) for each setting."""
-    fig, axes = new_figure(5.0 * len(benchmark), 4.4, ncols=len(benchmark))
-    for ax, (setting, models) in zip(np.atleast_1d(axes), benchmark.items(), strict=True):
-        draw_benchmark(ax, models, setting.replace("_", " "))
-    return save_figure(fig, path)
+    return benchmark_figure(
+        {setting.replace("_", " "): models for setting, models in benchmark.items()}, path
+    )
 
 
 def plot_decoy(decoy: Mapping[str, list[float]], path: Path) -> Path:
