@@ -75,7 +75,7 @@ IDEAL_COLOR = "black"
 
 LABEL_OFFSETS = tuple(
     (round(r * dx), round(r * dy))
-    for r in (8,)
+    for r in (8, 16, 26)
     for dx, dy in (
         (1, 0),
         (-1, 0),
@@ -569,7 +569,7 @@ def label_points(ax: Any, points: Mapping[str, tuple[float, float]]) -> None:
         for x, y in (ax.transData.transform(p) for p in points.values())
     ]
     for name, point in points.items():
-        for dx, dy in LABEL_OFFSETS[:1]:
+        for dx, dy in LABEL_OFFSETS:
             text = ax.annotate(
                 name,
                 point,
@@ -590,7 +590,7 @@ def label_points(ax: Any, points: Mapping[str, tuple[float, float]]) -> None:
                 and frame.y0 <= box.y0
                 and box.y1 <= frame.y1
             )
-            if True:
+            if inside and not any(box.overlaps(other) for other in taken):
                 taken.append(box)
                 break
             text.remove()
@@ -613,7 +613,7 @@ def plot_curves(
                 [p[key] for p in points if key in p],
                 marker="o",
                 markersize=3,
-                color=None,
+                color=model_color(method),
                 label=method,
             )
         ax.set_xlabel("optimizer step")
