@@ -1,9 +1,11 @@
 """Watermark schemes: what the writer (watermarking) and the reader (verification) share.
 
-Each scheme implements :class:`WatermarkScheme`; Waterfall is the default.
+Each scheme implements :class:`WatermarkScheme`; Waterfall is the default, adapted KGW
+(:class:`KGWScheme`) the second.
 """
 
 from waterdrum_hf.schemes.base import PermutationScheme, WatermarkScheme
+from waterdrum_hf.schemes.kgw import KGWScheme, kgw_z_score
 from waterdrum_hf.schemes.waterfall import WaterfallScheme
 
-__all__ = ["PermutationScheme", "WatermarkScheme", "WaterfallScheme"]
+__all__ = ["KGWScheme", "PermutationScheme", "WatermarkScheme", "WaterfallScheme", "kgw_z_score"]

@@ -1,0 +1,81 @@
+"""Adapted KGW: green lists per (owner key, previous token), checked by hand computation,
+its null on unwatermarked text, and text written by its processor read back per owner."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from tokenizer_builders import word_texts, word_tokenizer
+
+from waterdrum_hf import Verifier
+from waterdrum_hf.schemes import KGWScheme, kgw_z_score
+from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+
+N = 1000
+
+
+def is_green(watermark_id: int, previous: int, token: int, gamma: float) -> bool:
+    """The construction by hand: token's position in the (id, previous)-seeded permutation."""
+    position = np.random.RandomState((watermark_id, previous)).permutation(N)[token]
+    return position < math.floor(gamma * N)
+
+
+@pytest.mark.parametrize("gamma", [0.25, 0.5, 0.9])
+def test_single_owner_z_score_equals_a_hand_computation(gamma):
+    tokenizer = word_tokenizer(N)
+    [text] = word_texts(N, 1, 80, seed=3)
+    ids = [int(word[1:]) for word in text.split()]
+    greens = sum(is_green(77, p, t, gamma) for p, t in zip(ids[:-1], ids[1:], strict=True))
+    count = len(ids) - 1
+    share = math.floor(gamma * N) / N
+    expected = (greens - share * count) / math.sqrt(count * share * (1 - share))
+    score = Verifier(tokenizer, scheme=KGWScheme(gamma=gamma)).verify(text, 77)[0]
+    assert kgw_z_score(score, count) == pytest.approx(expected)
+
+
+def test_null_reads_zero_with_unit_variance_per_token():
+    tokenizer = word_tokenizer(N)
+    texts = word_texts(N, 40, 101, seed=5, zipf=None)  # 100 counted tokens, pairs rarely repeat
+    null = Verifier(tokenizer, scheme=KGWScheme()).null_reference(texts, 300)
+    per_text = null.scores  # (texts, keys)
+    assert abs(per_text.mean()) < 3 * 0.1 / math.sqrt(per_text.size)  # 0 in expectation
+    assert per_text.std() == pytest.approx(1 / math.sqrt(100), rel=0.05)  # var 1 per token
+
+
+def write(watermark_id: int, delta: float, length: int = 120, seed: int = 0) -> str:
+    """Text from a model with flat logits, watermarked by the KGW processor."""
+    processor = KGWScheme().logits_processor(N, watermark_id, delta=delta)
+    assert isinstance(processor, PermutationLogitsProcessor)
+    generator = torch.Generator().manual_seed(seed)
+    tokens = torch.tensor([[1]])
+    processor(tokens, torch.zeros(1, N))  # the prompt is the first token
+    for _ in range(length):
+        scores = processor(tokens, torch.zeros(1, N))
+        token = torch.multinomial(torch.softmax(scores, dim=-1), 1, generator=generator)
+        tokens = torch.cat([tokens, token], dim=1)
+    return " ".join(f"w{t}" for t in tokens[0, 1:].tolist())
+
+
+def test_text_written_under_one_key_reads_under_it_and_not_under_others():
+    verifier = Verifier(word_tokenizer(N), scheme=KGWScheme())
+    text = write(watermark_id=2024, delta=4.0)
+    own, other = verifier.verify([text, text], [2024, 2025])
+    green_share = math.exp(4) / (1 + math.exp(4))  # a flat model's chance of a green token
+    assert own == pytest.approx((green_share - 0.5) / 0.5, abs=0.15)
+    assert abs(other) < 0.3  # about 3 null standard deviations for 119 tokens
+    assert verifier.verify(write(2024, delta=0.0), 2024)[0] == pytest.approx(0, abs=0.3)
+
+
+def test_settings_are_checked():
+    with pytest.raises(ValueError, match="`gamma` must be in"):
+        KGWScheme(gamma=1.0)
+    with pytest.raises(TypeError, match="`gamma` must be a number"):
+        KGWScheme(gamma="0.5")
+    with pytest.raises(ValueError, match="no green or no red token"):
+        Verifier(word_tokenizer(3), scheme=KGWScheme(gamma=0.1))
+    with pytest.raises(ValueError, match="`delta` must be"):
+        KGWScheme().logits_processor(N, 1, delta=-1.0)
+    assert KGWScheme(gamma=0.25).settings() == {"scheme": "kgw", "gamma": 0.25}
