@@ -10,8 +10,10 @@ import time
 
 import numpy as np
 import pytest
+from matplotlib.colors import to_hex
 
 from waterdrum_hf.experiments.reproduction import ReproductionConfig
+from waterdrum_hf.experiments.reproduction import results as results_module
 from waterdrum_hf.experiments.reproduction.experiment import (
     bag_of_words_cosine,
     calibration_curves,
@@ -99,11 +101,14 @@ def test_calibration_splits_trained_from_untrained_forget_queries():
     assert math.isnan(split["trained"][0]) and math.isnan(split["untrained"][2])  # an empty side
 
 
-def test_results_markdown_states_carry_over_and_a_resumed_runs_cost(tmp_path):
+def rendered_results(seeds: tuple[int, ...]) -> dict:
+    """What ``markdown`` renders, from hand-made models (the bent curve of ``carried_over``)."""
     fractions = [0.0, 0.2, 1.0]
-    per_seed = {seed: {f: carried_over(f, seed) for f in fractions} for seed in (0, 1)}
-    config = ReproductionConfig.quick(fractions=tuple(fractions), settings=("no_duplicate",))
-    results = {
+    per_seed = {seed: {f: carried_over(f, seed) for f in fractions} for seed in seeds}
+    config = ReproductionConfig.quick(
+        fractions=tuple(fractions), settings=("no_duplicate",), seeds=seeds
+    )
+    return {
         "settings": {"no_duplicate": summarise(per_seed)},
         "curves": {"no_duplicate": calibration_curves(per_seed, fractions)},
         "mia": {"no_duplicate": mia_summary(per_seed)},
@@ -121,6 +126,10 @@ def test_results_markdown_states_carry_over_and_a_resumed_runs_cost(tmp_path):
         "seconds": {"total": 60.0},
         "stages": {"built": 2, "reused": 5, "reused_build_seconds": 540.0},
     }
+
+
+def test_results_markdown_states_carry_over_and_a_resumed_runs_cost():
+    results = rendered_results(seeds=(0, 1))
     assert results["settings"]["no_duplicate"]["r2"]["waterdrum"] < 0.9  # the bent curve
     text = markdown(results, command="waterdrum reproduce")
     assert (
@@ -131,6 +140,38 @@ def test_results_markdown_states_carry_over_and_a_resumed_runs_cost(tmp_path):
     assert "| no duplicate | not trained on, at k = 0 | +0.005 | +0.005 | – |" in text
     results["stages"] = {"built": 7, "reused": 0, "reused_build_seconds": 0.0}
     assert "Time: 1.0 minutes." in markdown(results, command="waterdrum reproduce")
+
+
+def test_results_markdown_says_one_seed_instead_of_a_zero_spread():
+    one = markdown(rendered_results(seeds=(0,)), command="waterdrum reproduce")
+    assert "One seed: no spread over seeds to report." in one and "± 0.000" not in one
+    assert "| setting | WaterDrum (ours, one seed) |" in one
+    (mia,) = [line for line in one.splitlines() if line.startswith("| no_duplicate |")]
+    assert "±" not in mia
+    two = markdown(rendered_results(seeds=(0, 1)), command="waterdrum reproduce")
+    assert "2 seeds; ± is the standard deviation over seeds." in two and "One seed" not in two
+    assert "| setting | WaterDrum (ours) |" in two
+
+
+def test_roc_plot_keeps_waterdrum_in_sight_under_a_perfect_rouge_l(tmp_path, monkeypatch):
+    """Both metrics perfect: the two ROC curves coincide; WaterDrum is a wide line underneath,
+    ROUGE-L a thin dashed one on top, each in its colour of the calibration plot."""
+    saved = []
+    monkeypatch.setattr(results_module, "save_figure", lambda fig, path: saved.append(fig) or path)
+    perfect = [0.1, 0.2, 0.8, 0.9]
+    roc = {"no_duplicate": {"is_forget": [True, True, False, False]}}
+    roc["no_duplicate"] |= {"waterdrum": perfect, "rouge_l": perfect}
+    results_module.plot_separability(roc, tmp_path / "roc.png")
+    (ax,) = saved[0].axes
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    waterdrum, rouge = lines["WaterDrum"], lines["ROUGE-L"]
+    assert list(waterdrum.get_xdata()) == list(rouge.get_xdata())  # the same curve
+    assert rouge.get_zorder() > waterdrum.get_zorder()
+    assert waterdrum.get_linewidth() > 2 * rouge.get_linewidth()
+    assert waterdrum.get_linestyle() == "-" and rouge.get_linestyle() == "--"
+    assert "dashed" in ax.get_legend().get_title().get_text()
+    for metric, line in (("waterdrum", waterdrum), ("rouge_l", rouge)):
+        assert to_hex(line.get_color()) == to_hex(results_module.METRIC_COLORS[metric])
 
 
 def test_duplicate_similarity_compares_each_duplicate_with_its_forget_text():
