@@ -281,7 +281,8 @@ def _summary(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any])
     forget = forgotten_owners(models) or list(settings.get("forget_owners") or [])
     if forget:
         text += (
-            f" {_names(forget)} asked to be forgotten. The *forget* value says how strongly "
+            f" Owner{'s' if len(forget) > 1 else ''} {_names(forget)} asked to be forgotten. "
+            "The *forget* value says how strongly "
             f"{'their' if len(forget) > 1 else 'its'} watermark still shows: after good "
             "unlearning it falls to about 0, what text without the watermark reads, as on a "
             "model retrained without that data. The *retain* value says the same of the other "
@@ -308,21 +309,59 @@ def _verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any])
     """Which method came closest to retraining, whether that is close enough, and whether the
     forgotten owners' watermark is still detected in each model."""
     lines = []
-    original = models.get("original")
-    retrained = models.get("retrained")
+    if "original" in models and "retrained" in models:  # a benchmark
+        lines += _benchmark_verdict(models)
+    floor = p_value_floor(settings)
+    on_floor = {
+        name
+        for name, m in models.items()
+        if floor is not None
+        and detected(m.forget) is not None
+        and math.isclose(m.forget.p_value, floor)
+    }
+    detection = [
+        _detection_line(name, m, floor_mark="*" if name in on_floor else "")
+        for name, m in models.items()
+        if detected(m.forget) is not None
+    ]
+    if detection:
+        lines += [
+            *detection,
+            "",
+            "z: how many standard deviations of the null level (what random keys that own "
+            "nothing read on the same texts) the forget value lies above it. p = (1 + the number "
+            "of those keys reading at least as high) / (1 + the number of keys): the chance that "
+            f"a key owning nothing reads this high; detected means p ≤ {DETECTION_LEVEL}.",
+        ]
+    if on_floor:
+        count, null_keys = len(on_floor), settings["null_keys"]
+        lines += [
+            "",
+            f"\\* p = {floor:.3f} is the smallest p-value {null_keys} null keys can give, "
+            f"1 / (1 + {null_keys}): {_count(count, 'model')} {'sit' if count > 1 else 'sits'} "
+            "on it" + (", so p cannot rank them; z can." if count > 1 else "."),
+        ]
+    return lines
+
+
+def _benchmark_verdict(models: Mapping[str, WaterDrumResult]) -> list[str]:
+    """The closest method to retraining and whether it is close enough; the methods that hid
+    the forgotten owners' watermark and what they kept of the retain value."""
+    original, retrained = models["original"], models["retrained"]
+    lines = []
     best = closest_to_retrained(models)
     if best is not None:
         name, distance = best
-        m = models[name]
+        forget = models[name].forget
         line = (
             f"**Closest to retraining:** `{name}` (distance {distance:.3f} to the retrained "
             "model in the (forget, retain) plane)."
         )
-        if detected(m.forget):
+        if detected(forget):
             line += (
                 " Closest is not close enough: the forgotten owners' watermark is **still "
-                f"detected** in its answers (forget {m.forget.value:+.3f} against a null level "
-                f"of {m.forget.null_mean:+.3f} ± {m.forget.null_std:.3f}, z = {_z(m.forget)})"
+                f"detected** in its answers (forget {forget.value:+.3f} against a null level "
+                f"of {forget.null_mean:+.3f} ± {forget.null_std:.3f}, z = {_z(forget)})"
             )
             if detected(retrained.forget) is False:
                 line += (
@@ -330,10 +369,10 @@ def _verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any])
                     f"p = {retrained.forget.p_value:.3f})"
                 )
             line += "."
-        elif detected(m.forget) is False:
+        elif detected(forget) is False:
             line += (
                 " Like the retrained model's, its answers no longer show the forgotten owners' "
-                f"watermark (p = {m.forget.p_value:.3f})."
+                f"watermark (p = {forget.p_value:.3f})."
             )
         lines += [line, ""]
     methods = {
@@ -341,75 +380,49 @@ def _verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any])
         for name, m in models.items()
         if name not in ("original", "retrained") and detected(m.forget) is not None
     }
-    if methods and original is not None and retrained is not None:  # a benchmark
-        gone = [name for name, m in methods.items() if not detected(m.forget)]
-        if not gone:
-            lines += [
-                "No unlearning method removed the forgotten owners' watermark at these "
-                "settings: it is still detected in every unlearned model.",
-                "",
-            ]
-        for name in gone:
-            line = (
-                f"The forgotten owners' watermark is no longer detected in `{name}`'s answers "
-                f"(p = {methods[name].forget.p_value:.3f})"
-            )
-            kept = _kept(methods[name], original)
-            if kept is not None:
-                line += f"; it kept {kept:.0%} of the original's retain value"
-                if retrained is not None and _kept(retrained, original) is not None:
-                    line += f" (retrained: {_kept(retrained, original):.0%})"
-            lines += [line + ".", ""]
-        if best is not None and detected(models[best[0]].forget):
-            lines += [
-                "In short, no method matched retraining here: even the closest one still shows "
-                "the forgotten owners' watermark.",
-                "",
-            ]
-    floor = p_value_floor(settings)
-    on_floor = [
-        name
-        for name, m in models.items()
-        if floor is not None
-        and m.forget is not None
-        and m.forget.p_value is not None
-        and math.isclose(m.forget.p_value, floor)
-    ]
-    for name, m in models.items():
-        if detected(m.forget) is None:
-            continue
-        line = (
-            f"- `{name}`: the forgotten owners' watermark is "
-            + ("**still detected**" if detected(m.forget) else "not detected")
-            + f" (z = {_z(m.forget)}, p = {m.forget.p_value:.3f}{'*' if name in on_floor else ''})"
-        )
-        owners = {
-            o: e for o, e in (m.per_owner or {}).items() if e.forget and detected(e) is not None
-        }
-        still = [o for o, e in owners.items() if detected(e)]
-        if len(owners) > 1 and still:
-            line += f"; owner by owner: still detected for {_names(still)}"
-            if len(still) < len(owners):
-                line += f", gone for {_names([o for o in owners if o not in still])}"
-        lines.append(line + ".")
-    if lines and lines[-1].startswith("- "):
+    gone = [name for name, m in methods.items() if not detected(m.forget)]
+    if methods and not gone:
         lines += [
+            "No unlearning method removed the forgotten owners' watermark at these settings: it "
+            "is still detected in every unlearned model.",
             "",
-            "z: how many standard deviations of the null level (what random keys that own "
-            "nothing read on the same texts) the forget value lies above it. p: the share of "
-            "those random keys reading at least as high, i.e. the chance that a key owning "
-            f"nothing reads this high; detected means p ≤ {DETECTION_LEVEL}.",
         ]
-    if on_floor:
-        count = len(on_floor)
+    for name in gone:
+        line = (
+            f"The forgotten owners' watermark is no longer detected in `{name}`'s answers "
+            f"(p = {methods[name].forget.p_value:.3f})"
+        )
+        kept, gold = _kept(methods[name], original), _kept(retrained, original)
+        if kept is not None and gold is not None:
+            line += f"; it kept {kept:.0%} of the original's retain value (retrained: {gold:.0%})"
+        lines += [line + ".", ""]
+    if best is not None and detected(models[best[0]].forget):
         lines += [
+            "In short, no method matched retraining here: even the closest one still shows the "
+            "forgotten owners' watermark.",
             "",
-            f"\\* p = {floor:.3f} is the smallest p-value {settings['null_keys']} null keys can "
-            f"give, 1 / (1 + {settings['null_keys']}): {_count(count, 'model')} "
-            f"{'sit' if count > 1 else 'sits'} on it"
-            + (", so p cannot rank them; z can." if count > 1 else "."),
         ]
     return lines
+
+
+def _detection_line(name: str, model: WaterDrumResult, *, floor_mark: str) -> str:
+    """Whether the forgotten owners' watermark is still detected in a model, and owner by owner
+    where they differ."""
+    forget = model.forget
+    line = (
+        f"- `{name}`: the forgotten owners' watermark is "
+        + ("**still detected**" if detected(forget) else "not detected")
+        + f" (z = {_z(forget)}, p = {forget.p_value:.3f}{floor_mark})"
+    )
+    owners = {
+        o: e for o, e in (model.per_owner or {}).items() if e.forget and detected(e) is not None
+    }
+    still = [o for o, e in owners.items() if detected(e)]
+    if len(owners) > 1 and still:
+        line += f"; owner by owner: still detected for {_names(still)}"
+        if len(still) < len(owners):
+            line += f", gone for {_names([o for o in owners if o not in still])}"
+    return line + "."
 
 
 def _table(models: Mapping[str, WaterDrumResult]) -> list[str]:
@@ -444,7 +457,8 @@ def _table(models: Mapping[str, WaterDrumResult]) -> list[str]:
 
 def _settings(settings: Mapping[str, Any], help_text: Mapping[str, str]) -> list[str]:
     """The run's settings as a table, with what each means where known."""
-    rows = ["| setting | value | meaning |", "| --- | --- | --- |"]
+    columns = ["setting", "value", *(["meaning"] if help_text else [])]
+    rows = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
     for key, value in settings.items():
         if value is None:
             continue
@@ -454,7 +468,8 @@ def _settings(settings: Mapping[str, Any], help_text: Mapping[str, str]) -> list
             shown = ", ".join(map(str, value))
         else:
             shown = str(value)
-        rows.append(f"| {key} | {shown} | {help_text.get(key, '')} |")
+        cells = [key, shown, *([help_text.get(key, "")] if help_text else [])]
+        rows.append("| " + " | ".join(cells) + " |")
     return rows
 
 
