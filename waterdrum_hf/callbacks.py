@@ -34,6 +34,7 @@ from waterdrum_hf._validation import check_positive_int, check_string_list
 from waterdrum_hf.generation import generate
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.metric import WaterDrumResult, owner_display_names, waterdrum_result
+from waterdrum_hf.schemes import WatermarkScheme
 from waterdrum_hf.verification import Verifier, load_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -78,7 +79,9 @@ class WaterDrumCallback(TrainerCallback):
             ``<output_dir>/waterdrum-stop-step-<step>`` (the best checkpoint by the rule).
         seed: sampling seed, the same at every evaluation (so curves move with the model,
             not with the sampling noise); the training RNG is untouched.
-        k_p, n_gram: the watermark's parameters.
+        k_p, n_gram: the watermark's parameters (``k_p`` is Waterfall's; default 1).
+        scheme: the watermark scheme: ``"waterfall"`` (the default), ``"kgw"`` or a scheme
+            object.
         tokenizer: the trained model's tokenizer, for generation; default: the trainer's
             ``processing_class``.
         trainer: the trainer that logs the values. The public way to say which one (e.g.
@@ -106,8 +109,9 @@ class WaterDrumCallback(TrainerCallback):
         stop_when: StopRule | None = None,
         save_on_stop: bool = False,
         seed: int = 0,
-        k_p: int = 1,
+        k_p: int | None = None,
         n_gram: int = 2,
+        scheme: str | WatermarkScheme = "waterfall",
         tokenizer: Any | None = None,
         trainer: Trainer | None = None,
     ) -> None:
@@ -127,8 +131,11 @@ class WaterDrumCallback(TrainerCallback):
                 f"`watermark_tokenizer` could not be loaded ({type(error).__name__}); pass the "
                 "tokenizer of the model that watermarked the data, or a path to it."
             ) from None
-        Verifier(self.watermark_tokenizer, k_p=k_p, n_gram=n_gram)  # k_p and n_gram fit it
-        self.k_p, self.n_gram = k_p, n_gram
+        # The scheme and n_gram fit this vocabulary (checked once, here).
+        self.scheme = Verifier(
+            self.watermark_tokenizer, k_p=k_p, n_gram=n_gram, scheme=scheme
+        ).scheme
+        self.n_gram = n_gram
         forget_keys = np.unique(forget_queries[1])
         if np.isin(forget_keys, retain_queries[1]).any():
             raise ValueError("An owner cannot be in both the forget and the retain query sets.")
@@ -167,7 +174,7 @@ class WaterDrumCallback(TrainerCallback):
             "null_keys": self.null_keys,
             "seed": self.seed,
             "generation": self.generation_kwargs,
-            "k_p": self.k_p,
+            **self.scheme.settings(),
             "n_gram": self.n_gram,
         }
 
@@ -308,8 +315,8 @@ class WaterDrumCallback(TrainerCallback):
             owner_names=self._names,
             null_keys=self.null_keys,
             null_seed=self.seed,
-            k_p=self.k_p,
             n_gram=self.n_gram,
+            scheme=self.scheme,
             return_details=True,
         )
         values = {name: float(value) for name, value in result.scalars().items()}

@@ -6,7 +6,8 @@ to the dataset's own files), a repeated call is served from that cache, ``num_pr
 contiguous shards over processes (each shard is cached on its own, so a killed run resumes from
 the shards it finished), and an ``IterableDataset`` gets the column lazily, as it is iterated.
 
-The cache fingerprint covers the watermarking tokenizer's content, ``k_p``, ``n_gram``, the
+The cache fingerprint covers the watermarking tokenizer's content, the scheme and its settings
+(``k_p``), ``n_gram``, the
 column names and the package version, never a key: keys are only read from the data.
 """
 
@@ -24,6 +25,7 @@ from waterdrum_hf._fingerprint import json_digest, register_with_datasets_hasher
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf._version import library_version
 from waterdrum_hf.keys import check_watermark_id
+from waterdrum_hf.schemes import WatermarkScheme
 from waterdrum_hf.verification import Verifier, scores_from_sums
 
 logger = logging.getLogger(__name__)
@@ -79,7 +81,7 @@ class DatasetScorer:
                 "version": library_version(),
                 "tokenizer": tokenizer_identity(self.verifier.tokenizer),
                 "vocab_size": self.verifier.vocab_size,
-                "k_p": self.verifier.k_p,
+                **self.verifier.scheme.settings(),
                 "n_gram": self.verifier.n_gram,
                 "columns": [self.text_column, self.id_column, self.score_column],
             }
@@ -143,7 +145,8 @@ def verify_dataset(
     text_column: str,
     id_column: str,
     watermark_tokenizer: Any,
-    k_p: int = 1,
+    k_p: int | None = None,
+    scheme: str | WatermarkScheme = "waterfall",
     n_gram: int = 2,
     num_proc: int | None = None,
     batch_size: int = 1000,
@@ -160,7 +163,8 @@ def verify_dataset(
         text_column: the column of texts to verify (generated text, prompt removed).
         id_column: the column of watermark ids (0..2**32-1), one per row.
         watermark_tokenizer: tokenizer of the model that watermarked the data, or a name/path.
-        k_p, n_gram: the watermark's parameters (paper: 1 and 2).
+        k_p, n_gram: the watermark's parameters (paper: 1 and 2; ``k_p`` is Waterfall's).
+        scheme: ``"waterfall"`` (the default), ``"kgw"`` or a scheme object.
         num_proc: processes for ``Dataset.map`` (``None``: this process only).
         batch_size: rows per call of the scorer; larger batches share more permutations.
         score_column: name of the new column; it must not exist yet.
@@ -192,7 +196,7 @@ def verify_dataset(
             )
     _check_columns(dataset.column_names, text_column, id_column, score_column)
     scorer = DatasetScorer(
-        Verifier(watermark_tokenizer, k_p=k_p, n_gram=n_gram, show_progress=False),
+        Verifier(watermark_tokenizer, k_p=k_p, n_gram=n_gram, show_progress=False, scheme=scheme),
         text_column=text_column,
         id_column=id_column,
         score_column=score_column,

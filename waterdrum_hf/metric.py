@@ -28,6 +28,7 @@ import numpy as np
 
 from waterdrum_hf._validation import check_positive_int, check_texts
 from waterdrum_hf.keys import check_watermark_id, check_watermark_ids
+from waterdrum_hf.schemes import WatermarkScheme
 from waterdrum_hf.statistics import null_p_value, separability_auroc
 from waterdrum_hf.verification import Verifier, scores_from_sums
 
@@ -262,8 +263,9 @@ def compute_waterdrum(
     owner_names: Mapping[int, str] | None = None,
     query_ids: Sequence[Hashable] | None = None,
     pooling: Pooling = "tokens",
-    k_p: int = 1,
+    k_p: int | None = None,
     n_gram: int = 2,
+    scheme: str | WatermarkScheme = "waterfall",
     vocab_size: int | None = None,
     null_keys: int = 0,
     null_seed: int = 0,
@@ -293,6 +295,7 @@ def compute_waterdrum(
         pooling=pooling,
         k_p=k_p,
         n_gram=n_gram,
+        scheme=scheme,
         vocab_size=vocab_size,
         null_keys=null_keys,
         null_seed=null_seed,
@@ -310,8 +313,9 @@ def waterdrum_result(
     owner_names: Mapping[int, str] | None = None,
     query_ids: Sequence[Hashable] | None = None,
     pooling: Pooling = "tokens",
-    k_p: int = 1,
+    k_p: int | None = None,
     n_gram: int = 2,
+    scheme: str | WatermarkScheme = "waterfall",
     vocab_size: int | None = None,
     null_keys: int = 0,
     null_seed: int = 0,
@@ -338,7 +342,9 @@ def waterdrum_result(
         query_ids: with flat ``predictions``, the query each sample answers (samples of one
             query must share its owner).
         pooling: ``"tokens"`` or ``"mean"`` (see above).
-        k_p, n_gram: the watermark's parameters (paper: 1 and 2).
+        k_p, n_gram: the watermark's parameters (paper: 1 and 2; ``k_p`` is Waterfall's).
+        scheme: the watermark scheme the data was watermarked with: ``"waterfall"`` (the
+            default), ``"kgw"``, or a :class:`~waterdrum_hf.schemes.WatermarkScheme`.
         vocab_size: the watermark's vocabulary size N, if known (128000 for the published
             datasets); a tokenizer with another ``vocab_size`` raises instead of scoring ~0.
         null_keys: if > 0, also score every query under that many random non-owner keys
@@ -366,7 +372,9 @@ def waterdrum_result(
     check_positive_int(null_keys, "null_keys", minimum=0)
     queries = _group(predictions, references, query_ids)
     names = owner_display_names(queries.watermark_ids, owner_names)
-    verifier = Verifier(watermark_tokenizer, k_p=k_p, n_gram=n_gram, vocab_size=vocab_size)
+    verifier = Verifier(
+        watermark_tokenizer, k_p=k_p, n_gram=n_gram, vocab_size=vocab_size, scheme=scheme
+    )
     token_ids = verifier.token_ids(queries.samples) if queries.samples else []
     sample_ids = queries.watermark_ids[queries.sample_query]
     sums, counts = verifier.token_sums(token_ids, sample_ids[:, None])
@@ -380,7 +388,10 @@ def waterdrum_result(
     null_values = None
     if null_keys:
         null = verifier.null_reference_of_token_ids(
-            token_ids, null_keys, exclude_ids=np.unique(queries.watermark_ids).tolist(), seed=null_seed
+            token_ids,
+            null_keys,
+            exclude_ids=np.unique(queries.watermark_ids).tolist(),
+            seed=null_seed,
         )
         null_values = _pool(null.sums, null.counts, queries, pooling)
     set_values = {

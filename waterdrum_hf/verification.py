@@ -29,7 +29,7 @@ from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._validation import check_positive_int, check_texts
 from waterdrum_hf.keys import check_watermark_ids, random_keys
-from waterdrum_hf.schemes import WaterfallScheme, WatermarkScheme
+from waterdrum_hf.schemes import WatermarkScheme, resolve_scheme
 
 logger = logging.getLogger(__name__)
 
@@ -57,26 +57,26 @@ class Verifier:
     Args:
         tokenizer: the tokenizer of the model that watermarked the data (the paraphraser), or a
             name/path for ``AutoTokenizer``. It need not be the evaluated model's tokenizer.
-        k_p: which watermarking function was used (Waterfall's ``k_p``; the paper uses 1).
+        k_p: which watermarking function was used (Waterfall's ``k_p``; default 1, the paper's).
         n_gram: the n-gram of the watermark context (Waterfall's default 2: one previous token).
         vocab_size: the watermark's permutation length N. Defaults to ``tokenizer.vocab_size``
             (added tokens excluded, as Waterfall does); if given, it must match the tokenizer.
         chunk_pairs: token pairs scored per kernel call; bounds memory on huge inputs.
         show_progress: progress bar over chunks; ``None`` shows it for multi-chunk work on a TTY.
-        scheme: the watermark scheme; by default Waterfall with ``k_p`` (``k_p`` is then
-            ignored).
+        scheme: the watermark scheme: ``"waterfall"`` (the default), ``"kgw"`` or a
+            :class:`~waterdrum_hf.schemes.WatermarkScheme` with its own settings.
     """
 
     def __init__(
         self,
         tokenizer: Any,
         *,
-        k_p: int = 1,
+        k_p: int | None = None,
         n_gram: int = 2,
         vocab_size: int | None = None,
         chunk_pairs: int = DEFAULT_CHUNK_PAIRS,
         show_progress: bool | None = None,
-        scheme: WatermarkScheme | None = None,
+        scheme: str | WatermarkScheme = "waterfall",
     ) -> None:
         self.tokenizer = load_tokenizer(tokenizer)
         tokenizer_vocab = int(self.tokenizer.vocab_size)
@@ -87,22 +87,17 @@ class Verifier:
             )
         self.vocab_size = tokenizer_vocab
         self.n_gram = check_positive_int(n_gram, "n_gram", minimum=2)
-        self.scheme = WaterfallScheme(k_p=k_p) if scheme is None else scheme
-        if not isinstance(self.scheme, WatermarkScheme):
-            raise TypeError(
-                f"`scheme` must be a WatermarkScheme (e.g. WaterfallScheme(k_p=1)), got "
-                f"{type(self.scheme).__name__}."
-            )
+        self.scheme = resolve_scheme(scheme, k_p=k_p)
         self.scheme.check_vocab_size(self.vocab_size)
-        self.k_p = getattr(self.scheme, "k_p", k_p)
         self.chunk_pairs = check_positive_int(chunk_pairs, "chunk_pairs")
         self.show_progress = show_progress
 
     def __repr__(self) -> str:
         name = getattr(self.tokenizer, "name_or_path", type(self.tokenizer).__name__)
         return (
-            f"Verifier(tokenizer={name!r}, vocab_size={self.vocab_size}, k_p={self.k_p}, "
-            f"n_gram={self.n_gram})"
+            f"Verifier(tokenizer={name!r}, vocab_size={self.vocab_size}, "
+            + "".join(f"{key}={value}, " for key, value in self.scheme.settings().items())
+            + f"n_gram={self.n_gram})"
         )
 
     def token_ids(self, texts: str | Sequence[str]) -> list[np.ndarray]:
@@ -304,8 +299,9 @@ def verify_texts(
     watermark_ids: int | Sequence[int],
     tokenizer: Any,
     *,
-    k_p: int = 1,
+    k_p: int | None = None,
     n_gram: int = 2,
+    scheme: str | WatermarkScheme = "waterfall",
 ) -> np.ndarray:
     """Score texts for Waterfall watermarks; one float64 per text.
 
@@ -317,10 +313,12 @@ def verify_texts(
         watermark_ids: the owner's watermark id, one for all texts or one per text
             (0..2**32-1); the old keyword ``ids=`` still works.
         tokenizer: the watermarking model's tokenizer, or a name/path for ``AutoTokenizer``.
-        k_p: the watermarking function used when watermarking.
+        k_p: the watermarking function used when watermarking (Waterfall's; default 1).
         n_gram: the watermark's n-gram (2 in the paper).
+        scheme: ``"waterfall"`` (the default), ``"kgw"`` or a scheme object.
     """
-    return Verifier(tokenizer, k_p=k_p, n_gram=n_gram).verify(texts, watermark_ids)
+    verifier = Verifier(tokenizer, k_p=k_p, n_gram=n_gram, scheme=scheme)
+    return verifier.verify(texts, watermark_ids)
 
 
 def null_reference(
@@ -329,10 +327,11 @@ def null_reference(
     *,
     num_keys: int = 100,
     exclude_ids: Sequence[int] = (),
-    k_p: int = 1,
+    k_p: int | None = None,
     n_gram: int = 2,
     seed: int = 0,
+    scheme: str | WatermarkScheme = "waterfall",
 ) -> NullReference:
     """Score texts under ``num_keys`` random keys (none in ``exclude_ids``) as a null reference."""
-    verifier = Verifier(tokenizer, k_p=k_p, n_gram=n_gram)
+    verifier = Verifier(tokenizer, k_p=k_p, n_gram=n_gram, scheme=scheme)
     return verifier.null_reference(texts, num_keys, exclude_ids=exclude_ids, seed=seed)

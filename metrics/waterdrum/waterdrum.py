@@ -47,6 +47,7 @@ Args:
     pooling (`str`, default "tokens"): how a query pools its samples: "tokens" (token-weighted,
         the paper's) or "mean".
     k_p (`int`, default 1), n_gram (`int`, default 2): the watermark's parameters.
+    scheme (`str`, default "waterfall"): the watermark scheme, "waterfall" or "kgw".
     vocab_size (`int`, optional): the watermark's vocabulary size (128000 for the published
         datasets); a tokenizer with another vocab_size raises.
     null_keys (`int`, default 0): also score every query under this many random non-owner

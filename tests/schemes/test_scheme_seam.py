@@ -109,8 +109,14 @@ def test_scheme_settings_are_checked():
         WaterfallScheme(k_p="1")
     with pytest.raises(ValueError, match="`k_p` must be in 1..96"):
         Verifier(word_tokenizer(N), scheme=WaterfallScheme(k_p=500))
-    with pytest.raises(TypeError, match="WatermarkScheme"):
-        Verifier(word_tokenizer(N), scheme="waterfall")
+    with pytest.raises(ValueError, match=r"`scheme` must be one of \['kgw', 'waterfall'\]"):
+        Verifier(word_tokenizer(N), scheme="kirchenbauer")
+    with pytest.raises(
+        ValueError, match="`k_p` is a setting of the Waterfall scheme, not of 'kgw'"
+    ):
+        Verifier(word_tokenizer(N), scheme="kgw", k_p=2)
+    with pytest.raises(TypeError, match="pass `k_p` inside the scheme"):
+        Verifier(word_tokenizer(N), scheme=WaterfallScheme(), k_p=2)
     with pytest.raises(ValueError, match="`bias` must hold"):
         PermutationLogitsProcessor(N, 1, np.zeros(N - 1))
     assert issubclass(WaterfallScheme, WatermarkScheme)
@@ -118,3 +124,25 @@ def test_scheme_settings_are_checked():
         "scheme": "waterfall",
         "k_p": 1,
     }
+
+
+def test_schemes_by_name_and_every_reader_takes_one():
+    from waterdrum_hf import compute_waterdrum, null_reference, verify_texts
+    from waterdrum_hf.schemes import KGWScheme, resolve_scheme
+
+    assert resolve_scheme() == WaterfallScheme() and resolve_scheme("KGW") == KGWScheme()
+    assert resolve_scheme("waterfall", k_p=3) == WaterfallScheme(k_p=3)
+    tokenizer = word_tokenizer(N)
+    texts = [" ".join(f"w{(7 * i + j) % N}" for j in range(30)) for i in range(6)]
+    owners = [11, 11, 12, 12, 13, 13]
+    kgw = Verifier(tokenizer, scheme="kgw").verify(texts, owners)
+    np.testing.assert_array_equal(verify_texts(texts, owners, tokenizer, scheme="kgw"), kgw)
+    assert not np.allclose(kgw, verify_texts(texts, owners, tokenizer))
+    null = null_reference(texts, tokenizer, num_keys=5, scheme=KGWScheme(gamma=0.25))
+    assert null.scores.shape == (6, 5)
+    waterfall_result = compute_waterdrum(texts, owners, tokenizer, forget_ids=[13], null_keys=4)
+    kgw_result = compute_waterdrum(
+        texts, owners, tokenizer, forget_ids=[13], null_keys=4, scheme="kgw"
+    )
+    assert set(kgw_result) == set(waterfall_result)  # the same keys, whatever the scheme
+    assert kgw_result["forget"] == pytest.approx(kgw[4:].mean())

@@ -6,6 +6,15 @@ Each scheme implements :class:`WatermarkScheme`; Waterfall is the default, adapt
 
 from waterdrum_hf.schemes.base import PermutationScheme, WatermarkScheme
 from waterdrum_hf.schemes.kgw import KGWScheme, kgw_z_score
+from waterdrum_hf.schemes.registry import SCHEMES, resolve_scheme
 from waterdrum_hf.schemes.waterfall import WaterfallScheme
 
-__all__ = ["KGWScheme", "PermutationScheme", "WatermarkScheme", "WaterfallScheme", "kgw_z_score"]
+__all__ = [
+    "SCHEMES",
+    "KGWScheme",
+    "PermutationScheme",
+    "WatermarkScheme",
+    "WaterfallScheme",
+    "kgw_z_score",
+    "resolve_scheme",
+]
