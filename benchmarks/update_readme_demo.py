@@ -52,7 +52,8 @@ def render(report: str, seconds: float | None, measured: str | None) -> str:
     """The README excerpt: plot, table, verdict line, and the run's time and machine (a new
     measurement after a run, else the one the README already had)."""
     lines = report.splitlines()
-    table = [line for line in lines if line.startswith("|")]
+    results = report.split("\n## Results\n", 1)[-1].split("\n## ", 1)[0]  # not the settings'
+    table = [line for line in results.splitlines() if line.startswith("|")]
     best = next((line for line in lines if line.startswith("**Closest to retraining")), "")
     relative = RESULTS.relative_to(ROOT)
     parts = [f"![benchmark plot]({relative}/benchmark.png)", "", *table, "", best]
