@@ -27,6 +27,7 @@ from waterdrum_hf import (
     verify_texts,
 )
 from waterdrum_hf.data.corpus import toy_corpus
+from waterdrum_hf.watermarking.config import SCHEME_SETTINGS
 
 KEYS = (11, 4_000_000_007)
 
@@ -190,7 +191,12 @@ def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):
         new = (not value) if isinstance(value, bool) else changed[type(value)]
         if spec.name == "show_progress":
             new = True
-        other = WatermarkedDataset(model, tokenizer, **{spec.name: new})
+        changes = {spec.name: new}
+        if spec.name == "scheme":
+            changes = {"scheme": "kgw"}
+        elif spec.name in SCHEME_SETTINGS["kgw"]:
+            changes["scheme"] = "kgw"  # a KGW setting changes only with that scheme
+        other = WatermarkedDataset(model, tokenizer, **changes)
         same = spec.name in WatermarkingConfig.RUNTIME_FIELDS
         assert (other.fingerprint == base.fingerprint) == same, spec.name
 
@@ -327,3 +333,33 @@ def test_sts_model_ranks_and_reports_similarity(tiny_model, passages):
     out = passages.select(range(2)).map(wm, batched=True)
     assert np.all(np.abs(out["watermark_sts"]) <= 1 + 1e-6)
     assert np.mean(out["watermark_score"]) > 0.4
+
+
+def test_kgw_watermark_verifies_under_the_owner_key_only(tiny_model, passages):
+    model, tokenizer = tiny_model
+    wm = WatermarkedDataset(model, tokenizer, scheme="kgw", no_repeat_ngram_size=3, **FAST)
+    out = passages.map(wm, batched=True, batch_size=6)
+    texts, owners = out["text"], out["owner_id"]
+    own = verify_texts(texts, owners, tokenizer, scheme="kgw")
+    np.testing.assert_allclose(out["watermark_score"], own, atol=1e-9)  # self-check is KGW's
+    others = np.mean([verify_texts(texts, key, tokenizer, scheme="kgw") for key in OTHER_KEYS])
+    originals = verify_texts(passages["text"], owners, tokenizer, scheme="kgw")
+    assert own.mean() > 0.5 and own.mean() - originals.mean() > 0.4
+    assert abs(others) < 0.15  # the mean over 20 keys that own nothing
+    assert abs(verify_texts(texts, owners, tokenizer).mean()) < 0.25  # not a Waterfall signal
+
+
+def test_a_setting_of_the_other_scheme_is_refused():
+    with pytest.raises(
+        ValueError, match="`kappa` is a setting of the waterfall scheme, but scheme='kgw'"
+    ):
+        WatermarkingConfig(scheme="kgw", kappa=3.0)
+    with pytest.raises(ValueError, match="`gamma` is a setting of the kgw scheme"):
+        WatermarkingConfig(gamma=0.25)
+    with pytest.raises(ValueError, match="`gamma` must be in"):
+        WatermarkingConfig(scheme="kgw", gamma=1.5)
+    with pytest.raises(ValueError, match="`delta` must be a finite number >= 0"):
+        WatermarkingConfig(scheme="kgw", delta=-1.0)
+    with pytest.raises(ValueError, match="`scheme` must be one of"):
+        WatermarkingConfig(scheme="synthid")
+    assert WatermarkingConfig(scheme="kgw", gamma=0.25).writer_settings() == {"delta": 2.0}

@@ -12,15 +12,26 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
+if TYPE_CHECKING:
+    from waterdrum_hf.schemes import WatermarkScheme
+
+
+SCHEME_SETTINGS = {"waterfall": ("kappa", "k_p"), "kgw": ("gamma", "delta")}
+"""Each scheme's own fields of :class:`WatermarkingConfig`."""
+
 
 @dataclass(frozen=True)
 class WatermarkingConfig:
-    """Settings of Waterfall watermarking by paraphrase (defaults: the paper's)."""
+    """Settings of watermarking by paraphrase (defaults: the paper's, with Waterfall).
+
+    ``scheme`` picks the watermark; ``kappa`` and ``k_p`` are Waterfall's settings, ``gamma``
+    and ``delta`` adapted KGW's. Changing a setting of the scheme not chosen is refused.
+    """
 
     text_column: str = field(
         default="text", metadata={"help": "Column with the texts to watermark."}
@@ -31,12 +42,20 @@ class WatermarkingConfig:
             "help": "Column with each row's watermark id (0..2**32-1); unused with a fixed `watermark_id`."
         },
     )
+    scheme: Literal["waterfall", "kgw"] = field(
+        default="waterfall",
+        metadata={"help": "Watermark scheme: waterfall (the paper's) or kgw (adapted KGW)."},
+    )
     kappa: float = field(
-        default=2.0, metadata={"help": "Perturbation strength (the paper uses 2)."}
+        default=2.0, metadata={"help": "Waterfall's perturbation strength (the paper uses 2)."}
     )
     k_p: int = field(
-        default=1, metadata={"help": "Watermarking function number (the paper uses 1)."}
+        default=1, metadata={"help": "Waterfall's watermarking function number (the paper uses 1)."}
     )
+    gamma: float = field(
+        default=0.5, metadata={"help": "KGW's green share of the vocabulary in each context."}
+    )
+    delta: float = field(default=2.0, metadata={"help": "KGW's logit bias on green tokens."})
     n_gram: int = field(
         default=2, metadata={"help": "Watermark context length plus one (2 in the paper)."}
     )
@@ -132,12 +151,19 @@ class WatermarkingConfig:
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.n_gram, "n_gram", minimum=2)
         check_positive_int(self.k_p, "k_p")  # its upper bound depends on the vocabulary
+        self._check_scheme_settings()
         check_positive_int(self.no_repeat_ngram_size, "no_repeat_ngram_size", minimum=0)
         if self.seed is not None:
             check_positive_int(self.seed, "seed", minimum=0)
         if self.max_new_tokens is not None:
             check_positive_int(self.max_new_tokens, "max_new_tokens")
-        for name, low in (("kappa", 0.0), ("diversity_penalty", 0.0), ("sts_weight", -math.inf)):
+        bounded = (
+            ("kappa", 0.0),
+            ("delta", 0.0),
+            ("diversity_penalty", 0.0),
+            ("sts_weight", -math.inf),
+        )
+        for name, low in bounded:
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or not math.isfinite(value) or value < low:
                 bound = "" if low == -math.inf else " >= 0"
@@ -151,6 +177,36 @@ class WatermarkingConfig:
             not isinstance(penalty, numbers.Real) or not 0 < penalty < math.inf
         ):
             raise ValueError(f"`repetition_penalty` must be a positive number, got {penalty!r}.")
+
+    def _check_scheme_settings(self) -> None:
+        """The chosen scheme's settings are valid; the other scheme's are left at their defaults."""
+        if self.scheme not in SCHEME_SETTINGS:
+            raise ValueError(
+                f"`scheme` must be one of {sorted(SCHEME_SETTINGS)}, got {self.scheme!r}."
+            )
+        defaults = {f.name: f.default for f in fields(self)}
+        for scheme, names in SCHEME_SETTINGS.items():
+            changed = [
+                n for n in names if scheme != self.scheme and getattr(self, n) != defaults[n]
+            ]
+            if changed:
+                raise ValueError(
+                    f"`{changed[0]}` is a setting of the {scheme} scheme, but scheme={self.scheme!r}: "
+                    f"set {' and '.join(SCHEME_SETTINGS[self.scheme])} instead."
+                )
+        self.watermark_scheme()  # validates gamma
+
+    def watermark_scheme(self) -> WatermarkScheme:
+        """The scheme with its reading settings (what verification needs)."""
+        from waterdrum_hf.schemes import KGWScheme, WaterfallScheme  # the kernel loads lazily
+
+        if self.scheme == "kgw":
+            return KGWScheme(gamma=self.gamma)
+        return WaterfallScheme(k_p=self.k_p)
+
+    def writer_settings(self) -> dict[str, float]:
+        """The chosen scheme's writing strength, for its logits processor."""
+        return {"delta": self.delta} if self.scheme == "kgw" else {"kappa": self.kappa}
 
     def updated(self, **changes: object) -> WatermarkingConfig:
         """A copy with ``changes`` applied and validated; an unknown field name raises."""

@@ -34,7 +34,6 @@ from waterdrum_hf._torch_plumbing import inference_mode
 from waterdrum_hf._version import library_version
 from waterdrum_hf.dataset_verification import SCORE_COLUMN
 from waterdrum_hf.keys import check_watermark_id
-from waterdrum_hf.schemes.waterfall.function import watermark_function_terms
 from waterdrum_hf.verification import Verifier
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
@@ -118,7 +117,7 @@ class WatermarkedDataset:
             config = config.updated(repetition_penalty=float(default or 1.0))
         self.config = config
         self.vocab_size = int(tokenizer.vocab_size)
-        watermark_function_terms(self.config.k_p, self.vocab_size)  # k_p fits this vocabulary
+        self.config.watermark_scheme().check_vocab_size(self.vocab_size)  # e.g. k_p fits it
         self.model = model
         self.tokenizer = tokenizer
         self.watermark_id = (
@@ -233,7 +232,10 @@ class WatermarkedDataset:
         chosen_scores = [math.nan] * len(texts)
         chosen_sts = [math.nan] * len(texts)
         verifier = Verifier(
-            self.tokenizer, k_p=self.config.k_p, n_gram=self.config.n_gram, show_progress=False
+            self.tokenizer,
+            n_gram=self.config.n_gram,
+            scheme=self.config.watermark_scheme(),
+            show_progress=False,
         )
         bar = progress_bar(
             chunks, desc="Watermarking", unit="batch", enabled=self.config.show_progress

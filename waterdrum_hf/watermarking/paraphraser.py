@@ -25,7 +25,6 @@ from transformers import (
 from waterdrum_hf._torch_plumbing import model_device, pad_batch, pad_token_id, seeded
 from waterdrum_hf.generation import unfiltered_sampling_config
 from waterdrum_hf.prompting import BLANK_LINES, paraphrase_prompt_ids
-from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 from waterdrum_hf.watermarking.diverse_beam_search import diverse_beam_search
 
@@ -47,8 +46,8 @@ class WatermarkedParaphraser:
         self.model = model
         self.tokenizer = tokenizer
         self.config = config
-        self._processor = WaterfallLogitsProcessor(
-            int(tokenizer.vocab_size), 0, kappa=config.kappa, k_p=config.k_p, n_gram=config.n_gram
+        self._processor = config.watermark_scheme().logits_processor(
+            int(tokenizer.vocab_size), 0, n_gram=config.n_gram, **config.writer_settings()
         )  # the ids are set per generation batch
         self._end_ids: list[int] | None = None
 
