@@ -278,7 +278,10 @@ def test_verdict_agrees_with_the_numbers(models, tmp_path, closest_p):
         assert "where the retrained model's is not (forget +0.033, p = 0.400)" in closest
         assert "In short, no method matched retraining here" in text
     else:
-        assert "no longer show the forgotten owners' watermark (p = 0.300)" in closest
+        assert (
+            "no longer show the forgotten owner's watermark (p = 0.300); it kept 92% of the "
+            "original's retain value (retrained: 99%)." in closest
+        )  # carol is the one forgotten owner
         assert "In short" not in text
     assert "no longer detected in `taskvector`'s answers (p = 0.300); it kept 34% of the " in text
     points = {**BENCHMARK, "graddiff": graddiff}

@@ -309,8 +309,9 @@ def _verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any])
     """Which method came closest to retraining, whether that is close enough, and whether the
     forgotten owners' watermark is still detected in each model."""
     lines = []
+    whose = "forgotten owners'" if len(forgotten_owners(models)) != 1 else "forgotten owner's"
     if "original" in models and "retrained" in models:  # a benchmark
-        lines += _benchmark_verdict(models)
+        lines += _benchmark_verdict(models, whose)
     floor = p_value_floor(settings)
     on_floor = {
         name
@@ -320,7 +321,7 @@ def _verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any])
         and math.isclose(m.forget.p_value, floor)
     }
     detection = [
-        _detection_line(name, m, floor_mark="*" if name in on_floor else "")
+        _detection_line(name, m, whose, floor_mark="*" if name in on_floor else "")
         for name, m in models.items()
         if detected(m.forget) is not None
     ]
@@ -344,10 +345,10 @@ def _verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any])
     return lines
 
 
-def _benchmark_verdict(models: Mapping[str, WaterDrumResult]) -> list[str]:
+def _benchmark_verdict(models: Mapping[str, WaterDrumResult], whose: str) -> list[str]:
     """The closest method to retraining and whether it is close enough; the methods that hid
     the forgotten owners' watermark and what they kept of the retain value."""
-    original, retrained = models["original"], models["retrained"]
+    retrained = models["retrained"]
     lines = []
     best = closest_to_retrained(models)
     if best is not None:
@@ -359,7 +360,7 @@ def _benchmark_verdict(models: Mapping[str, WaterDrumResult]) -> list[str]:
         )
         if detected(forget):
             line += (
-                " Closest is not close enough: the forgotten owners' watermark is **still "
+                f" Closest is not close enough: the {whose} watermark is **still "
                 f"detected** in its answers (forget {forget.value:+.3f} against a null level "
                 f"of {forget.null_mean:+.3f} ± {forget.null_std:.3f}, z = {_z(forget)})"
             )
@@ -371,8 +372,8 @@ def _benchmark_verdict(models: Mapping[str, WaterDrumResult]) -> list[str]:
             line += "."
         elif detected(forget) is False:
             line += (
-                " Like the retrained model's, its answers no longer show the forgotten owners' "
-                f"watermark (p = {forget.p_value:.3f})."
+                f" Like the retrained model's, its answers no longer show the {whose} "
+                f"watermark (p = {forget.p_value:.3f}){_kept_phrase(models[name], models)}."
             )
         lines += [line, ""]
     methods = {
@@ -383,34 +384,32 @@ def _benchmark_verdict(models: Mapping[str, WaterDrumResult]) -> list[str]:
     gone = [name for name, m in methods.items() if not detected(m.forget)]
     if methods and not gone:
         lines += [
-            "No unlearning method removed the forgotten owners' watermark at these settings: it "
+            f"No unlearning method removed the {whose} watermark at these settings: it "
             "is still detected in every unlearned model.",
             "",
         ]
     for name in gone:
-        line = (
-            f"The forgotten owners' watermark is no longer detected in `{name}`'s answers "
-            f"(p = {methods[name].forget.p_value:.3f})"
-        )
-        kept, gold = _kept(methods[name], original), _kept(retrained, original)
-        if kept is not None and gold is not None:
-            line += f"; it kept {kept:.0%} of the original's retain value (retrained: {gold:.0%})"
-        lines += [line + ".", ""]
+        if best is None or name != best[0]:  # the closest one has its line above
+            lines += [
+                f"The {whose} watermark is no longer detected in `{name}`'s answers "
+                f"(p = {methods[name].forget.p_value:.3f}){_kept_phrase(methods[name], models)}.",
+                "",
+            ]
     if best is not None and detected(models[best[0]].forget):
         lines += [
             "In short, no method matched retraining here: even the closest one still shows the "
-            "forgotten owners' watermark.",
+            f"{whose} watermark.",
             "",
         ]
     return lines
 
 
-def _detection_line(name: str, model: WaterDrumResult, *, floor_mark: str) -> str:
+def _detection_line(name: str, model: WaterDrumResult, whose: str, *, floor_mark: str) -> str:
     """Whether the forgotten owners' watermark is still detected in a model, and owner by owner
     where they differ."""
     forget = model.forget
     line = (
-        f"- `{name}`: the forgotten owners' watermark is "
+        f"- `{name}`: the {whose} watermark is "
         + ("**still detected**" if detected(forget) else "not detected")
         + f" (z = {_z(forget)}, p = {forget.p_value:.3f}{floor_mark})"
     )
@@ -473,9 +472,20 @@ def _settings(settings: Mapping[str, Any], help_text: Mapping[str, str]) -> list
     return rows
 
 
-def _kept(model: WaterDrumResult, original: WaterDrumResult | None) -> float | None:
+def _kept_phrase(model: WaterDrumResult, models: Mapping[str, WaterDrumResult]) -> str:
+    """``; it kept N% of the original's retain value (retrained: M%)``, where both are known."""
+    original = models.get("original")
+    kept, gold = _kept(model, original), _kept(models.get("retrained"), original)
+    if kept is None or gold is None:
+        return ""
+    return f"; it kept {kept:.0%} of the original's retain value (retrained: {gold:.0%})"
+
+
+def _kept(model: WaterDrumResult | None, original: WaterDrumResult | None) -> float | None:
     """The share of the original's retain value a model kept."""
-    if original is None or not (original.retain and model.retain) or original.retain.value <= 0:
+    if model is None or original is None or not (original.retain and model.retain):
+        return None
+    if original.retain.value <= 0:  # no retain watermark to keep
         return None
     return model.retain.value / original.retain.value
 
