@@ -177,8 +177,8 @@ def test_help_shows_the_defaults_and_the_quick_ones(monkeypatch, capsys):
             main([command, "--help"])
         helps[command] = capsys.readouterr().out
     assert (
-        "Data owners (each a set of documentation topics); at least 2. (default: 6; 4 with --quick)"
-        in helps["demo"]
+        "Data owners (each a set of documentation topics); at least 2, at most the number of "
+        "topics (79 on Python 3.11). (default: 6; 4 with --quick)" in helps["demo"]
     )
     assert "(default: kl,scrub,graddiff,npo,taskvector)" in helps["demo"]
     assert (
@@ -218,11 +218,13 @@ def captured_config(command, argv, monkeypatch, tmp_path):
     def capture(config, *args, **kwargs):
         raise Captured(config)
 
+    monkeypatch.chdir(tmp_path)  # output folders are checked (made) before the work
     monkeypatch.setattr(demo, "run_demo", capture)
     monkeypatch.setattr(reproduction, "run_reproduction", capture)
     monkeypatch.setattr(watermark, "load_model", lambda name: (None, None))
+    monkeypatch.setattr(watermark, "check_n_gram", lambda *args: None)  # no tokenizer here
     monkeypatch.setattr(
-        watermarking, "WatermarkedDataset", lambda model, tokenizer, config, id: capture(config)
+        watermarking, "WatermarkedDataset", lambda model, tokenizer, config, **key: capture(config)
     )
     monkeypatch.setattr(unlearn, "load_model", lambda name: (mock.MagicMock(), None))
     monkeypatch.setattr(unlearn, "split", lambda args: (None, None))
@@ -237,6 +239,7 @@ def captured_config(command, argv, monkeypatch, tmp_path):
     return captured.value.args[0]
 
 
+VERIFY = ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"]
 WATERMARK_IO = ["--model", "m", "--in", "{rows}", "--out", "w.jsonl"]
 UNLEARN_METHOD_FLAGS = [
     "--output_dir",
@@ -782,12 +785,87 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             ],
             "2 unrecognized arguments: --bogus",
         ),
+        # Found by trying it as a new user would (issue 20).
+        (
+            [
+                "verify",
+                "{tmp}/huge.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id-column",
+                "owner_id",
+            ],
+            "column 'owner_id' holds an integer too large for 64 bits",
+        ),
+        ([*VERIFY, "--id-file", "{tmp}"], "is a folder; give a file with one id per line"),
+        ([*VERIFY, "--id-file", "{tmp}/two.txt"], "put one id per line"),
+        (
+            [*VERIFY, "--id-column", "owner_id", "--forget-ids-file", "{tmp}/two.txt"],
+            "put one id per line",
+        ),
+        ([*VERIFY, "--id", "1", "--n-gram", "100000"], "--n-gram 100000 is longer than every text"),
+        ([*VERIFY, "--id", "1", "--null-keys", "100000000"], "give at most"),
+        (["demo", "--null-keys", "100000000", "--out", "{tmp}/d"], "--null-keys 100000000 needs"),
+        (["demo", "--owners", "1000"], "`owners` must be at most 79, the toy corpus's number"),
+        (["demo", "--methods", ""], "`methods` must name at least one unlearning method"),
+        (["demo", "--out", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
+        (["reproduce", "--out", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
+        (
+            [
+                "unlearn",
+                "--method",
+                "npo",
+                "--model",
+                "{tmp}/tok",
+                "--data",
+                "{tmp}/outputs.jsonl",
+                "--forget-ids",
+                "1",
+            ],
+            "--output_dir is required: the folder the unlearned model is saved in",
+        ),
+        (
+            [
+                "unlearn",
+                "--method",
+                "npo",
+                "--model",
+                "{tmp}/no-model",
+                "--data",
+                "{tmp}/outputs.jsonl",
+                "--forget-ids",
+                "1",
+                "--output_dir",
+                "{tmp}/saved",
+            ],
+            "--output_dir '{tmp}/saved' already holds a saved model; pass --overwrite",
+        ),
+        (
+            [
+                "score",
+                "--dataset",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--generations",
+                "{tmp}",
+                "--out",
+                "{tmp}/o",
+            ],
+            "generations file '{tmp}' is a folder",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(scored_file, argv, message, capsys):
     tmp_path, *_ = scored_file
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "broken.jsonl").write_text('{"text": "w1 w2", "owner_id": 1}\n{"text": \n')
+    (tmp_path / "huge.jsonl").write_text(
+        '{"text": "w1 w2", "owner_id": 1}\n{"text": "w3 w4", "owner_id": 99999999999999999999}\n'
+    )
+    (tmp_path / "two.txt").write_text(f"{KEYS[0]} {KEYS[1]}\n")
+    (tmp_path / "saved").mkdir()
+    (tmp_path / "saved" / "config.json").write_text("{}")
     argv = [a.format(tmp=tmp_path) for a in argv]
     try:
         code = main(argv)
@@ -798,7 +876,7 @@ def test_bad_input_is_one_line_and_exit_2(scored_file, argv, message, capsys):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     assert message.format(tmp=tmp_path) in lines[0]
-    assert all(str(k) not in err for k in KEYS)
+    assert all(str(k) not in err for k in KEYS + [99999999999999999999])
 
 
 def test_score_writes_the_report_and_rescores_saved_generations(
@@ -920,13 +998,19 @@ def test_watermark_a_file(tiny_folder, owner_rows, tmp_path, capsys):
     tokenizer = AutoTokenizer.from_pretrained(tiny_folder)
     scores = verify_texts([r["text"] for r in rows], [r["owner_id"] for r in rows], tokenizer)
     assert scores == pytest.approx([r["watermark_score"] for r in rows])
+    # An n-gram no text could hold is refused before paraphrasing (the file stays as it was).
+    written = (tmp_path / "w.jsonl").read_text()
+    argv = ["watermark", "--model", tiny_folder, "--in", owner_rows, "--out", tmp_path / "w.jsonl"]
+    code, _, err = run([*argv, "--overwrite", "--n-gram", 100_000], capsys)
+    assert code == 2 and "--n-gram 100000 is longer than every text" in err
+    assert (tmp_path / "w.jsonl").read_text() == written
 
 
 def test_unlearn_with_a_registered_method(tiny_folder, owner_rows, tmp_path, capsys):
     from transformers import AutoModelForCausalLM
 
     code, out, _ = run(
-        [
+        argv := [
             "unlearn",
             "--method",
             "kl",
@@ -959,6 +1043,11 @@ def test_unlearn_with_a_registered_method(tiny_folder, owner_rows, tmp_path, cap
         for a, b in zip(unlearned.parameters(), original.parameters(), strict=True)
     ]
     assert any(changed)
+    # The saved model is replaced only when asked.
+    code, _, err = run(argv, capsys)
+    assert code == 2 and "already holds a saved model; pass --overwrite" in err
+    code, out, _ = run([*argv, "--overwrite"], capsys)
+    assert code == 0 and "saved to" in out
     try:
         code = main(["unlearn", "--method", "npo", "--help"])
     except SystemExit as exit_:
@@ -966,7 +1055,9 @@ def test_unlearn_with_a_registered_method(tiny_folder, owner_rows, tmp_path, cap
     assert code == 0 and "--beta" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("value", "expected"), [("0.5", 0.5), ("1", 1.0), ("none", None), ("None", None)])
+@pytest.mark.parametrize(
+    ("value", "expected"), [("0.5", 0.5), ("1", 1.0), ("none", None), ("None", None)]
+)
 def test_score_max_fraction_reads_a_share_or_none(value, expected):
     from waterdrum_hf.cli.score import fraction_or_none
 
@@ -1003,3 +1094,167 @@ def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model
         main(["score", "--help"])
     help_text = capsys.readouterr().out
     assert "--tokenizer" in help_text and "tiny" in help_text.split("--watermark-tokenizer")[1]
+
+
+def test_output_paths_are_checked_before_the_work(scored_file, tmp_path, capsys):
+    """A bad or existing output path is refused before any scoring, paraphrasing or sampling;
+    ``--overwrite`` replaces an existing file."""
+    data, *_ = scored_file
+    verify = ["verify", data / "outputs.jsonl", "--watermark-tokenizer", data / "tok", "--id", 1]
+    (tmp_path / "r.json").write_text("kept")
+    code, out, err = run([*verify, "--null-keys", 0, "--output", tmp_path / "r.json"], capsys)
+    assert code == 2 and out == "" and "already exists; pass --overwrite" in err
+    assert (tmp_path / "r.json").read_text() == "kept"
+    code, out, err = run([*verify, "--output", tmp_path], capsys)
+    assert code == 2 and out == "" and "is a folder; give a file name" in err
+    code, out, err = run([*verify, "--output", data / "outputs.jsonl" / "r.json"], capsys)
+    assert code == 2 and out == "" and "cannot be written" in err
+    code, out, _ = run(
+        [*verify, "--null-keys", 0, "--output", tmp_path / "r.json", "--overwrite"], capsys
+    )
+    assert code == 0 and "row  score" in out
+    assert json.loads((tmp_path / "r.json").read_text())["num_queries"] == 10
+    # The model is never loaded: its path does not exist, and the output is what is named.
+    watermark = ["watermark", "--model", tmp_path / "no-model", "--in", data / "outputs.jsonl"]
+    code, _, err = run([*watermark, "--out", tmp_path / "r.json"], capsys)
+    assert code == 2 and "--out" in err and "already exists; pass --overwrite" in err
+    code, _, err = run([*watermark, "--out", data / "outputs.jsonl" / "w.jsonl"], capsys)
+    assert code == 2 and "--out" in err and "cannot be written" in err
+    code, _, err = run(
+        [*watermark, "--out", tmp_path / "w.jsonl", "--max-new-tokens", 3, "--n-gram", 4], capsys
+    )
+    assert code == 2 and "--n-gram 4 is longer than --max-new-tokens 3" in err
+    code, _, err = run(
+        [
+            "score",
+            "--model",
+            tmp_path / "no-model",
+            "--dataset",
+            data / "outputs.jsonl",
+            "--watermark-tokenizer",
+            data / "tok",
+            "--out",
+            tmp_path / "r.json",
+        ],
+        capsys,
+    )
+    assert code == 2 and "--out" in err and "is a file; give a folder" in err
+
+
+def test_a_byte_order_mark_is_accepted(scored_file, capsys):
+    tmp_path, texts, owners, tok = scored_file
+    rows = [{"text": t, "owner_id": o} for t, o in zip(texts, owners, strict=True)]
+    (tmp_path / "bom.jsonl").write_text(
+        "\n".join(json.dumps(row) for row in rows), encoding="utf-8-sig"
+    )
+    (tmp_path / "bom.csv").write_text(
+        "text,owner_id\n" + "".join(f"{t},{o}\n" for t, o in zip(texts, owners, strict=True)),
+        encoding="utf-8-sig",
+    )
+    (tmp_path / "key.txt").write_text(f"{KEYS[0]}\n", encoding="utf-8-sig")
+    expected = compute_waterdrum(texts, owners, tok)
+    for name in ("bom.jsonl", "bom.csv"):
+        code, out, err = run(
+            [
+                "verify",
+                tmp_path / name,
+                "--watermark-tokenizer",
+                tmp_path / "tok",
+                "--id-column",
+                "owner_id",
+                "--null-keys",
+                0,
+            ],
+            capsys,
+        )
+        assert code == 0 and f"overall: {expected['overall']:.4f}" in out, err
+    code, out, err = run(
+        [
+            "verify",
+            tmp_path / "bom.jsonl",
+            "--watermark-tokenizer",
+            tmp_path / "tok",
+            "--id-file",
+            tmp_path / "key.txt",
+            "--null-keys",
+            0,
+        ],
+        capsys,
+    )
+    expected = compute_waterdrum(texts, [KEYS[0]] * 10, tok)
+    assert code == 0 and f"overall: {expected['overall']:.4f}" in out, err
+
+
+def test_ctrl_c_of_a_run_that_resumes_says_so(tmp_path):
+    """As a user runs it: Ctrl-C (SIGINT) in the demo is one line, exit status 130."""
+    import signal
+
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "waterdrum_hf", "demo", "--quick", "--out", tmp_path / "d"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert demo.stdout.readline().startswith("[1/")  # running: past the imports
+    demo.send_signal(signal.SIGINT)
+    _, err = demo.communicate(timeout=120)
+    assert demo.returncode == 130
+    assert err.strip().splitlines() == [
+        "waterdrum demo: interrupted; run the same command again to resume"
+    ]
+
+
+@pytest.mark.parametrize("command", ["verify", "watermark"])
+def test_ctrl_c_of_a_run_that_does_not_resume(command, scored_file, monkeypatch, capsys):
+    import waterdrum_hf.metric as metric
+    import waterdrum_hf.watermarking.dataset as watermarking
+    from waterdrum_hf.cli import watermark
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    tmp_path, *_ = scored_file
+    monkeypatch.setattr(metric, "waterdrum_result", interrupt)
+    monkeypatch.setattr(watermark, "load_model", lambda name: (None, None))
+    monkeypatch.setattr(watermark, "check_n_gram", lambda *args: None)
+    monkeypatch.setattr(watermarking, "WatermarkedDataset", interrupt)
+    rows = tmp_path / "outputs.jsonl"
+    argv = {
+        "verify": ["verify", rows, "--watermark-tokenizer", tmp_path / "tok", "--id", 1],
+        "watermark": ["watermark", "--model", "m", "--in", rows, "--out", tmp_path / "w.jsonl"],
+    }[command]
+    code, _, err = run(argv, capsys)
+    assert code == 130 and err.strip().splitlines() == [f"waterdrum {command}: interrupted"]
+    assert not (tmp_path / "w.jsonl").exists()  # the output check left nothing behind
+
+
+def test_many_null_keys_warn_that_they_are_slow(monkeypatch, tmp_path, capsys):
+    import waterdrum_hf.experiments.demo as demo
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(demo, "run_demo", interrupt)
+    code, _, err = run(["demo", "--null-keys", 20_000, "--out", tmp_path / "d"], capsys)
+    assert code == 130
+    assert "warning: --null-keys 20000: every key is a pass over the" in err
+
+
+def test_unlearn_help_shows_the_methods_own_flags_first(capsys):
+    try:
+        code = main(["unlearn", "--method", "npo", "--help"])
+    except SystemExit as exit_:
+        code = exit_.code
+    out = capsys.readouterr().out
+    assert code == 0
+    order = [
+        "NPOConfig (the method's own):",
+        "--beta",
+        "UnlearningConfig (every method's):",
+        "--forget-weight",
+        "TrainingArguments (general training, from transformers):",
+        "--per-device-train-batch-size",
+    ]
+    positions = [out.index(text) for text in order]
+    assert positions == sorted(positions)
+    assert out[: positions[1]].count("\n") < 60  # the method's flags come before the hundreds
