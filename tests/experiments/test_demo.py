@@ -130,7 +130,7 @@ def test_printed_commands_reproduce_the_config():
     config = DemoConfig.quick(output_dir="my report", methods=("kl", "npo"), write_keys=True)
     argv = shlex.split(demo_command(config))
     assert argv[:3] == ["waterdrum", "demo", "--quick"]
-    assert argv[3:] == ["--output-dir", "my report", "--methods", "kl,npo", "--write-keys", "true"]
+    assert argv[3:] == ["--out", "my report", "--methods", "kl,npo", "--write-keys", "true"]
     assert shlex.split(demo_command(DemoConfig())) == ["waterdrum", "demo"]
     score = shlex.split(score_command(config, "original", "my report/cache/model-original-x"))
     settings = dict(zip(score[2::2], score[3::2], strict=True))

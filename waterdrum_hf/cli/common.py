@@ -291,26 +291,31 @@ def load_model(name: str, tokenizer: str | None = None) -> tuple[Any, Any]:
     model), on the GPU when there is one; a PEFT adapter folder (``adapter_config.json``) is
     loaded on its base model. ``tokenizer`` names the tokenizer where the model's folder has
     none (default: the model's own, or an adapter's base model's)."""
+    from waterdrum_hf._progress import library_progress
     from waterdrum_hf._torch_plumbing import load_causal_lm
 
     _check_location(name, "model")
     name = resolve_model_name(name)
+    folder = Path(name)
+    bare = folder.is_dir() and not any(
+        (folder / file).is_file() for file in ("tokenizer_config.json", "tokenizer.json")
+    )
+    adapter = (folder / "adapter_config.json").is_file()
+    if tokenizer is None and bare and not adapter:  # said before the (slow) loading
+        raise CliError(
+            f"the model folder {name!r} has no tokenizer (no tokenizer_config.json): save "
+            "the one it was trained with into it (tokenizer.save_pretrained), or give it "
+            f"with `waterdrum score --tokenizer` ({TINY!r} for the built-in model's)"
+        )
     try:
-        model = load_causal_lm(name)
+        with library_progress(None):  # the loading bar on a terminal only
+            model = load_causal_lm(name)
     except (OSError, ValueError) as error:
         raise CliError(f"could not load the model {name!r}: {_first_line(error)}") from None
     if tokenizer is not None:
         return model, load_tokenizer_option(tokenizer, "tokenizer")
     tokenizer_source = name
-    folder = Path(name)
-    has_tokenizer = any((folder / f).is_file() for f in ("tokenizer_config.json", "tokenizer.json"))
-    if folder.is_dir() and not has_tokenizer:
-        if not (folder / "adapter_config.json").is_file():
-            raise CliError(
-                f"the model folder {name!r} has no tokenizer (no tokenizer_config.json): save "
-                "the one it was trained with into it (tokenizer.save_pretrained), or give it "
-                f"with `waterdrum score --tokenizer` ({TINY!r} for the built-in model's)"
-            )
+    if bare:  # a PEFT adapter folder: its base model's tokenizer
         tokenizer_source = model.peft_config[model.active_adapter].base_model_name_or_path
     return model, load_tokenizer_option(tokenizer_source, "model's tokenizer")
 

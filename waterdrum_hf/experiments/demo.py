@@ -196,7 +196,8 @@ def demo_command(config: DemoConfig) -> str:
                 value = ",".join(value)
             elif isinstance(value, bool):
                 value = str(value).lower()
-            arguments["--" + spec.name.replace("_", "-")] = value
+            flag = spec.metadata.get("aliases", ["--" + spec.name.replace("_", "-")])[0]
+            arguments[flag] = value
         candidates.append(_command(["waterdrum", "demo", *flags], arguments))
     return min(candidates, key=len)
 
