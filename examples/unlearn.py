@@ -51,7 +51,10 @@ class ScriptArguments:
     )
     lora: bool = field(
         default=False,
-        metadata={"help": "Unlearn through a LoRA adapter (r 8, alpha 32, all linear layers)."},
+        metadata={
+            "help": "Unlearn through a LoRA adapter (r 8, alpha 32, all linear layers); the "
+            "adapter is merged into the saved model."
+        },
     )
     owners: int = field(default=4, metadata={"help": "Toy corpus: data owners."})
     passages_per_owner: int = field(default=3, metadata={"help": "Toy corpus: passages each."})

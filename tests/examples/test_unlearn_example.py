@@ -4,6 +4,7 @@ WaterDrum (with --lora too, whose adapter was trained on the fitted model, not t
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,16 +15,18 @@ from waterdrum_hf import trainers
 SCRIPT = Path(__file__).parents[2] / "examples" / "unlearn.py"
 
 
-def load_script():
+def load_script(monkeypatch):
+    """The script as a module (registered while the test runs: its dataclasses need it)."""
     spec = importlib.util.spec_from_file_location("unlearn_example", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
     spec.loader.exec_module(module)
     return module
 
 
 @pytest.mark.slow
-def test_lora_run_saves_the_merged_model_it_scored(tiny_model, tmp_path):
-    example = load_script()
+def test_lora_run_saves_the_merged_model_it_scored(tiny_model, tmp_path, monkeypatch):
+    example = load_script(monkeypatch)
     script = example.ScriptArguments(
         method="kl",
         lora=True,
