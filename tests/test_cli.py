@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import subprocess
@@ -1095,6 +1096,17 @@ def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model
         main(["score", "--help"])
     help_text = capsys.readouterr().out
     assert "--tokenizer" in help_text and "tiny" in help_text.split("--watermark-tokenizer")[1]
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [("verify", "--watermark-tokenizer"), ("watermark", "--model"), ("unlearn", "--model")],
+)
+def test_help_names_tiny_wherever_a_model_or_tokenizer_is_loaded(command, option, capsys):
+    with contextlib.suppress(SystemExit):  # argparse's --help exits; unlearn's returns
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "tiny: the built-in" in help_text.rsplit(option, 1)[1].split(" --", 1)[0]
 
 
 def test_output_paths_are_checked_before_the_work(scored_file, tmp_path, capsys):

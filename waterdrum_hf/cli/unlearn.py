@@ -49,7 +49,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--method", help="a registered method (kl, scrub, graddiff, npo, ...; --help lists them)"
     )
     parser.add_argument(
-        "--model", help="causal LM to unlearn from (local folder, PEFT adapter folder or Hub id)"
+        "--model",
+        help="causal LM to unlearn from (local folder, PEFT adapter folder, Hub id, or tiny: the "
+        "built-in model)",
     )
     parser.add_argument(
         "--data", help="rows of every owner, with --id-column; split by --forget-ids"

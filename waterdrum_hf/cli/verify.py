@@ -36,7 +36,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--watermark-tokenizer",
         required=True,
-        help="tokenizer that watermarked the data (path or Hub id)",
+        help="tokenizer that watermarked the data (path, Hub id, or tiny: the built-in model's)",
     )
     owner = parser.add_mutually_exclusive_group(required=True)
     owner.add_argument(

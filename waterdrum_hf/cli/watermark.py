@@ -39,7 +39,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         parents=[config_parser(WatermarkingConfig)],
     )
     parser.add_argument(
-        "--model", required=True, help="the paraphrasing causal LM (local folder or Hub id)"
+        "--model",
+        required=True,
+        help="the paraphrasing causal LM (local folder, Hub id, or tiny: the built-in model)",
     )
     parser.add_argument(
         "--in",
