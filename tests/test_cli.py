@@ -1078,7 +1078,6 @@ def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model
 ):
     model, _ = tiny_model
     model.save_pretrained(tmp_path / "bare")  # a model folder without its tokenizer
-    capsys.readouterr()  # its saving bar
     common = [
         "--dataset", owner_rows, "--watermark-tokenizer", "tiny", "--num-samples", 1,
         "--max-new-tokens", 6, "--null-keys", 0, "--prefix-tokens", 8,
@@ -1239,6 +1238,19 @@ def test_ctrl_c_of_a_run_that_does_not_resume(command, scored_file, monkeypatch,
     code, _, err = run(argv, capsys)
     assert code == 130 and err.strip().splitlines() == [f"waterdrum {command}: interrupted"]
     assert not (tmp_path / "w.jsonl").exists()  # the output check left nothing behind
+
+
+def test_ctrl_c_of_a_reproduction_says_a_rerun_resumes(monkeypatch, tmp_path, capsys):
+    import waterdrum_hf.experiments.reproduction as reproduction
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reproduction, "run_reproduction", interrupt)
+    code, _, err = run(["reproduce", "--quick", "--out", tmp_path / "r"], capsys)
+    assert code == 130 and err.strip().splitlines() == [
+        "waterdrum reproduce: interrupted; run the same command again to resume"
+    ]
 
 
 def test_many_null_keys_warn_that_they_are_slow(monkeypatch, tmp_path, capsys):

@@ -23,9 +23,10 @@ from waterdrum_hf.cli.common import (
 
 DESCRIPTION = (
     "Unlearn the forget owners' rows of --data (or the rows of --forget-data) from --model with "
-    "the trainer named by --method, and save the result to --output-dir. Every field of the "
-    "method's config (waterdrum_hf.trainers.get(METHOD)[1], a TrainingArguments) is a flag: "
-    "see `waterdrum unlearn --method METHOD --help`."
+    "the trainer named by --method, and save the result to --output-dir (required; a saved "
+    "model there is replaced only with --overwrite). Every field of the method's config "
+    "(waterdrum_hf.trainers.get(METHOD)[1], a TrainingArguments) is a flag: see `waterdrum "
+    "unlearn --method METHOD --help` (the method's own flags first)."
 )
 
 SAVED_MODEL_FILES = ("config.json", "adapter_config.json")
