@@ -1078,6 +1078,7 @@ def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model
 ):
     model, _ = tiny_model
     model.save_pretrained(tmp_path / "bare")  # a model folder without its tokenizer
+    capsys.readouterr()  # its saving bar
     common = [
         "--dataset", owner_rows, "--watermark-tokenizer", "tiny", "--num-samples", 1,
         "--max-new-tokens", 6, "--null-keys", 0, "--prefix-tokens", 8,
