@@ -94,14 +94,15 @@ def read_table(path: str, *, what: str = "data file") -> Any:
     try:
         return Dataset.from_list(data)
     except OverflowError:  # pyarrow holds integers in 64 bits; the value may be a key: not shown
-        column = next(
+        columns = [
             name
             for row in data
             for name, value in row.items()
             if isinstance(value, int) and not -(2**63) <= value < 2**64
-        )
+        ]
+        where = f"column {columns[0]!r}" if columns else "a column"
         raise CliError(
-            f"{what} {path!r}: column {column!r} holds an integer too large for 64 bits "
+            f"{what} {path!r}: {where} holds an integer too large for 64 bits "
             "(watermark ids are in 0..2**32-1)"
         ) from None
 
