@@ -59,3 +59,21 @@ def test_torch_threads_restores_the_count_even_on_error():
     assert torch.get_num_threads() == before
     with torch_threads(None):
         assert torch.get_num_threads() == before
+
+
+def test_loading_an_adapter_folder_warns_nothing(tiny_model, tmp_path):
+    """peft reads transformers' deprecated `is_gradient_checkpointing`: not the user's doing."""
+    from peft import LoraConfig, get_peft_model
+
+    from waterdrum_hf._torch_plumbing import load_causal_lm
+
+    tiny_model[0].save_pretrained(tmp_path / "base")
+    adapter = get_peft_model(
+        load_causal_lm(tmp_path / "base"), LoraConfig(r=2, target_modules=["q_proj"])
+    )
+    adapter.save_pretrained(tmp_path / "adapter")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = load_causal_lm(tmp_path / "adapter")
+    assert [str(w.message) for w in caught] == []
+    assert type(loaded).__name__ == "PeftModelForCausalLM"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -139,7 +140,9 @@ def load_causal_lm(name_or_path: str | os.PathLike, *, device: str | None = None
         from peft import AutoPeftModelForCausalLM as loader
     else:
         from transformers import AutoModelForCausalLM as loader
-    model = loader.from_pretrained(name_or_path)
+    with warnings.catch_warnings():  # peft reads a flag transformers 5 deprecates: not ours
+        warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated")
+        model = loader.from_pretrained(name_or_path)
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return model.to(device).eval()
