@@ -16,6 +16,7 @@ from waterdrum_hf import compute_waterdrum
 from waterdrum_hf.cli import main
 from waterdrum_hf.experiments.demo import DemoConfig
 from waterdrum_hf.experiments.reproduction import ReproductionConfig
+from waterdrum_hf.schemes import KGWScheme, WaterfallScheme
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 
 KEYS = [3_000_000_017, 3_999_999_929]  # distinctive, so a leak would show in the output
@@ -1284,3 +1285,32 @@ def test_unlearn_help_shows_the_methods_own_flags_first(capsys):
     positions = [out.index(text) for text in order]
     assert positions == sorted(positions)
     assert out[: positions[1]].count("\n") < 60  # the method's flags come before the hundreds
+
+
+@pytest.mark.parametrize(
+    ("flags", "scheme"),
+    [
+        (["--scheme", "kgw"], "kgw"),
+        (["--scheme", "kgw", "--gamma", "0.25"], KGWScheme(gamma=0.25)),
+        (["--k-p", "3"], WaterfallScheme(k_p=3)),
+    ],
+)
+def test_verify_reads_the_scheme_the_data_was_watermarked_with(scored_file, flags, scheme, capsys):
+    tmp_path, texts, owners, tok = scored_file
+    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    code, out, _ = run([*argv, "--id-column", "owner_id", "--null-keys", 0, *flags], capsys)
+    expected = compute_waterdrum(texts, owners, tok, scheme=scheme)
+    assert code == 0 and f"overall: {expected['overall']:.4f}" in out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [(["--scheme", "kgw", "--k-p", "2"], "--k-p is not a setting of --scheme kgw"),
+     (["--gamma", "0.3"], "--gamma is not a setting of --scheme waterfall"),
+     (["--scheme", "kgw", "--gamma", "1.5"], "`gamma` must be in (0, 1)")],
+)  # fmt: skip
+def test_a_setting_of_another_scheme_is_refused(scored_file, flags, message, capsys):
+    tmp_path, *_ = scored_file
+    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    code, _, err = run([*argv, "--id-column", "owner_id", *flags], capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1

@@ -495,6 +495,41 @@ def add_quick_config_command(
     return parser
 
 
+def add_scheme_options(parser: argparse.ArgumentParser) -> None:
+    """``--scheme`` and each scheme's reading setting (``--k-p`` Waterfall's, ``--gamma`` KGW's)."""
+    from waterdrum_hf.watermarking.config import SCHEME_SETTINGS  # light: no torch, no kernel
+
+    parser.add_argument(
+        "--scheme", choices=list(SCHEME_SETTINGS), default="waterfall",
+        help="the watermark scheme the data was watermarked with",
+    )  # fmt: skip
+    parser.add_argument(
+        "--k-p", type=positive(), default=None, help="Waterfall's function number (default 1)"
+    )
+    parser.add_argument(
+        "--gamma",
+        type=float,
+        default=None,
+        help="KGW's green share of the vocabulary (default 0.5)",
+    )
+
+
+def scheme_from_options(args: argparse.Namespace) -> Any:
+    """The scheme :func:`add_scheme_options`' flags name; another scheme's setting is refused."""
+    from waterdrum_hf.schemes import KGWScheme, WaterfallScheme
+
+    own, other = (args.gamma, args.k_p) if args.scheme == "kgw" else (args.k_p, args.gamma)
+    if other is not None:
+        flag = "--k-p" if args.scheme == "kgw" else "--gamma"
+        raise CliError(f"{flag} is not a setting of --scheme {args.scheme}")
+    try:
+        if args.scheme == "kgw":
+            return KGWScheme() if own is None else KGWScheme(gamma=own)
+        return WaterfallScheme() if own is None else WaterfallScheme(k_p=own)
+    except (TypeError, ValueError) as error:
+        raise CliError(_first_line(error)) from None
+
+
 def add_no_progress(parser: argparse.ArgumentParser) -> None:
     """``--no-progress``: short for ``--show-progress false`` (the config's ``show_progress``)."""
     parser.add_argument(

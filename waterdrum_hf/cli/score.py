@@ -10,6 +10,7 @@ from typing import Any
 
 from waterdrum_hf.cli.common import (
     CliError,
+    add_scheme_options,
     check_null_keys,
     check_output_folder,
     load_model,
@@ -17,6 +18,7 @@ from waterdrum_hf.cli.common import (
     positive,
     read_table,
     require_columns,
+    scheme_from_options,
     watermark_id,
     watermark_ids,
 )
@@ -116,6 +118,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--null-keys", type=positive(0), default=100, help="random keys of the null reference"
     )
     parser.add_argument("--seed", type=positive(0), default=0, help="sampling seed")
+    add_scheme_options(parser)
     parser.add_argument("--name", default="model", help="the model's name in the report")
     parser.add_argument(
         "--generations",
@@ -158,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
         forget_ids=forget_ids,
         null_keys=args.null_keys,
         null_seed=args.seed,
+        scheme=scheme_from_options(args),
         return_details=True,
     )
     result = replace(result, scores=None)  # per-sample scores stay out of the report

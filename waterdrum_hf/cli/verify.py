@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from waterdrum_hf.cli.common import (
     CliError,
+    add_scheme_options,
     check_n_gram,
     check_null_keys,
     check_output_file,
@@ -14,6 +15,7 @@ from waterdrum_hf.cli.common import (
     positive,
     read_table,
     require_columns,
+    scheme_from_options,
     watermark_id,
     watermark_ids,
 )
@@ -55,7 +57,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--forget-ids-file",
         help="file with one forget id per line (keeps ids off the command line)",
     )
-    parser.add_argument("--k-p", type=positive(), default=1, help="watermarking function number")
+    add_scheme_options(parser)
     parser.add_argument("--n-gram", type=positive(2), default=2, help="watermark n-gram")
     parser.add_argument(
         "--vocab-size",
@@ -104,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         ids,
         tokenizer,
         forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
-        k_p=args.k_p,
+        scheme=scheme_from_options(args),
         n_gram=args.n_gram,
         vocab_size=args.vocab_size,
         null_keys=args.null_keys,
