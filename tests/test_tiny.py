@@ -111,3 +111,11 @@ def test_a_failed_build_leaves_nothing_behind(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="out of memory"):
         tiny.load(tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_built_path_is_the_loadable_build_and_a_quiet_load_prints_nothing(tiny_model, capsys):
+    path = tiny.built_path()
+    assert path == tiny.cache_path() and (path / "tokenizer_config.json").is_file()
+    capsys.readouterr()
+    tiny.load(show_progress=False)
+    assert capsys.readouterr().err == ""  # no "Loading weights" bar
