@@ -220,7 +220,9 @@ def _write_private(path: Path, text: str) -> None:
 def run_demo(
     config: DemoConfig | None = None, *, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    """Run the demo, write the report into ``config.output_dir``; return the report dict.
+    """Run the demo, write the report into ``config.output_dir``; return the report dict, with
+    ``next``: the commands that go on from here (:meth:`_Demo.write_data`), which ``waterdrum
+    demo`` prints last.
 
     torch runs on one thread meanwhile (restored after): the tiny model's matrices are too
     small to gain from more, and on a busy machine extra threads slow it down many times over.
