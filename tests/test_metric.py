@@ -462,4 +462,8 @@ def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
     assert result["num_skipped"] == 2
     message = caplog.text
     assert "2 of 4 samples" in message and "1 are empty" in message and "max_fraction" in message
-    assert "1 have fewer than n_gram=2" in message
+    assert "1 have fewer than n_gram=2" in message and "stopped almost at once" in message
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric"):
+        compute_waterdrum([["w1"], ["w4 w5"]], [1, 2], tok)
+    assert "1 of 2 samples" in caplog.text and "empty" not in caplog.text

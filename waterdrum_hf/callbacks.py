@@ -206,7 +206,6 @@ class WaterDrumCallback(TrainerCallback):
         gives QA queries in the model's chat format. Rows owned by ``forget_ids`` form the
         forget set, the rest the retain set. ``kwargs`` go to the constructor.
         """
-        from waterdrum_hf.data import partition_by_owner
         from waterdrum_hf.prompting import completion_queries, qa_queries
 
         columns = dataset.column_names
@@ -221,17 +220,40 @@ class WaterDrumCallback(TrainerCallback):
                 f"The dataset has neither {text_column!r} nor {question_column!r} (columns: "
                 f"{columns}); pass text_column= or question_column=."
             )
-        owners = check_watermark_ids(list(dataset[id_column]), len(dataset), id_column).tolist()
-        forget = set(check_watermark_ids(list(forget_ids), len(forget_ids), "forget_ids").tolist())
-        forget_queries, retain_queries = partition_by_owner(queries, owners, forget)
-        forget_keys, retain_keys = partition_by_owner(owners, owners, forget)
-        return cls(
-            forget_queries,
-            forget_keys,
-            retain_queries,
-            retain_keys,
+        watermark_ids = check_watermark_ids(list(dataset[id_column]), len(dataset), id_column)
+        return cls.from_queries(
+            queries,
+            watermark_ids.tolist(),
+            forget_ids,
             watermark_tokenizer,
             tokenizer=tokenizer,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_queries(
+        cls,
+        queries: Sequence[str],
+        watermark_ids: Sequence[int],
+        forget_ids: Sequence[int],
+        watermark_tokenizer: Any,
+        **kwargs: Any,
+    ) -> WaterDrumCallback:
+        """Split queries (one watermark id each) into the forget set (the queries of
+        ``forget_ids``) and the retain set (the rest). ``kwargs`` go to the constructor."""
+        from waterdrum_hf.data import partition_by_owner
+
+        forget = set(check_watermark_ids(list(forget_ids), len(forget_ids), "forget_ids").tolist())
+        forget_queries, retain_queries = partition_by_owner(queries, watermark_ids, forget)
+        forget_watermark_ids, retain_watermark_ids = partition_by_owner(
+            watermark_ids, watermark_ids, forget
+        )
+        return cls(
+            forget_queries,
+            forget_watermark_ids,
+            retain_queries,
+            retain_watermark_ids,
+            watermark_tokenizer,
             **kwargs,
         )
 

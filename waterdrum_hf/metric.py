@@ -477,17 +477,24 @@ def _warn_skipped(samples: Sequence[str], counts: np.ndarray, n_gram: int) -> No
     """Say how many samples could not be scored, why, and what to do about it."""
     skipped = np.flatnonzero(counts == 0)
     empty = sum(not samples[i].strip() for i in skipped)
+    causes = []
+    if empty:
+        causes.append(
+            f"{empty} are empty, which usually means the query was the whole text and the model "
+            "had nothing left to write (build queries with completion_queries(..., "
+            "max_fraction=0.5), the default, or `waterdrum score --max-fraction 0.5`)"
+        )
+    if len(skipped) > empty:
+        causes.append(
+            f"{len(skipped) - empty} have fewer than n_gram={n_gram} tokens of the watermarking "
+            "vocabulary (the model stopped almost at once, or wrote tokens outside that "
+            "vocabulary)"
+        )
     logger.warning(
-        "%d of %d samples have no countable token and are left out (counted in num_skipped): "
-        "%d are empty, which usually means the query was the whole text and the model had "
-        "nothing left to write (build queries with completion_queries(..., max_fraction=0.5), "
-        "the default, or `waterdrum score --max-fraction 0.5`); %d have fewer than n_gram=%d "
-        "tokens of the watermarking vocabulary (raise max_new_tokens).",
+        "%d of %d samples have no countable token and are left out (counted in num_skipped): %s.",
         len(skipped),
         len(counts),
-        empty,
-        len(skipped) - empty,
-        n_gram,
+        "; ".join(causes),
     )
 
 

@@ -432,16 +432,15 @@ class _Demo:
     def callback(self, queries, references, forget_owners, owners, names, tokenizer) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
         from waterdrum_hf.callbacks import WaterDrumCallback
-        from waterdrum_hf.data import partition_by_owner
 
         config = self.config
-        forget_queries, retain_queries = partition_by_owner(queries, owners, forget_owners)
-        forget_keys, retain_keys = partition_by_owner(references, owners, forget_owners)
-        return WaterDrumCallback(
-            forget_queries,
-            forget_keys,
-            retain_queries,
-            retain_keys,
+        forget_ids = {
+            key for key, owner in zip(references, owners, strict=True) if owner in forget_owners
+        }
+        return WaterDrumCallback.from_queries(
+            queries,
+            references,
+            sorted(forget_ids),
             tokenizer,
             tokenizer=tokenizer,
             owner_names=names,
