@@ -48,10 +48,22 @@ def one_torch_thread():
 
 @pytest.fixture(scope="session")
 def tiny_model():
-    """The built-in tiny ``(model, tokenizer)``, built once per session under HF_HOME."""
+    """The built-in tiny ``(model, tokenizer)``, built once per session under HF_HOME; shared, so
+    the session fails if a test changes its weights."""
+    import torch
+
     from waterdrum_hf import tiny
 
-    return tiny.load(show_progress=False)
+    model, tokenizer = tiny.load(show_progress=False)
+    before = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    yield model, tokenizer
+    changed = [
+        name for name, tensor in model.state_dict().items() if not torch.equal(tensor, before[name])
+    ]
+    assert not changed, (
+        f"a test changed the shared tiny model in place ({changed[0]}, ...): deep-copy it before "
+        "training, or the tests after it see another model"
+    )
 
 
 @pytest.fixture

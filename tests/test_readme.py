@@ -8,6 +8,7 @@ the built-in tiny model, and the published benchmarks from a local mirror in the
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from pathlib import Path
@@ -134,7 +135,7 @@ def test_unlearn_and_watch_runs_as_printed(tiny_model, tmp_path, monkeypatch):
     from waterdrum_hf.data import split_by_owner, toy_corpus
 
     monkeypatch.chdir(tmp_path)  # the snippet writes its run to ./kl-run
-    model, tokenizer = tiny_model
+    model, tokenizer = copy.deepcopy(tiny_model[0]), tiny_model[1]  # it trains the model it gets
     dataset = toy_corpus(3, max_passages_per_owner=2)
     forget_ids = [2]
     forget, retain = split_by_owner(dataset, forget_ids)
