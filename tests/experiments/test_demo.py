@@ -9,9 +9,11 @@ import json
 import shlex
 import stat
 import time
+from pathlib import Path
 
 import pytest
 
+import waterdrum_hf
 from waterdrum_hf.cli import main
 from waterdrum_hf.experiments.demo import (
     DEFAULT_METHODS,
@@ -154,3 +156,21 @@ def test_printed_commands_reproduce_the_config():
 def test_demo_config_rejects_impossible_settings(settings, match):
     with pytest.raises(ValueError, match=match):
         DemoConfig(**settings)
+
+
+def test_printed_commands_name_the_waterdrum_the_user_can_run(tmp_path, monkeypatch):
+    venv_bin = tmp_path / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    entry = venv_bin / "waterdrum"
+    entry.write_text("#!/bin/sh\n")
+    entry.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(
+        "sys.argv", [".venv/bin/waterdrum", "demo"]
+    )  # as `bash dev.sh demo` runs it
+    assert shlex.split(demo_command(DemoConfig()))[:2] == [".venv/bin/waterdrum", "demo"]
+    monkeypatch.setenv("PATH", str(venv_bin))  # an activated virtualenv: the bare name works
+    assert shlex.split(demo_command(DemoConfig()))[:2] == ["waterdrum", "demo"]
+    monkeypatch.setattr("sys.argv", [str(Path(waterdrum_hf.__file__).parent / "__main__.py")])
+    assert shlex.split(score_command(DemoConfig(), "original", "m"))[1:3] == ["-m", "waterdrum_hf"]

@@ -179,7 +179,7 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
         "--name": name,
         "--out": out / f"score-{name}",
     }
-    return _command(["waterdrum", "score"], arguments)
+    return _command([*waterdrum_program(), "score"], arguments)
 
 
 def demo_command(config: DemoConfig) -> str:
@@ -198,8 +198,32 @@ def demo_command(config: DemoConfig) -> str:
                 value = str(value).lower()
             flag = spec.metadata.get("aliases", ["--" + spec.name.replace("_", "-")])[0]
             arguments[flag] = value
-        candidates.append(_command(["waterdrum", "demo", *flags], arguments))
+        candidates.append(_command([*waterdrum_program(), "demo", *flags], arguments))
     return min(candidates, key=len)
+
+
+def waterdrum_program() -> list[str]:
+    """How to run the ``waterdrum`` command from here, so printed commands run as printed:
+    ``waterdrum`` when it is on PATH (or when the library is used from Python), else the entry
+    point that is running (``.venv/bin/waterdrum`` under ``bash dev.sh demo``), or
+    ``<python> -m waterdrum_hf``."""
+    import os
+    import shutil
+    import sys
+
+    running = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    on_path = shutil.which("waterdrum")
+    if running is not None and running.name == "waterdrum" and running.exists():
+        if on_path and Path(on_path).resolve() == running.resolve():
+            return ["waterdrum"]
+        return [os.path.relpath(running)]
+    if (
+        running is not None
+        and running.name == "__main__.py"
+        and running.parent.name == "waterdrum_hf"
+    ):
+        return [os.path.relpath(sys.executable), "-m", "waterdrum_hf"]
+    return ["waterdrum"]
 
 
 def _command(words: list[str], arguments: Mapping[str, Any]) -> str:
