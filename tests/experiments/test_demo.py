@@ -166,10 +166,14 @@ def test_printed_commands_name_the_waterdrum_the_user_can_run(tmp_path, monkeypa
     entry.chmod(0o755)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr(
-        "sys.argv", [".venv/bin/waterdrum", "demo"]
-    )  # as `bash dev.sh demo` runs it
+    monkeypatch.setattr("sys.argv", [".venv/bin/waterdrum", "demo"])  # as `bash dev.sh demo` does
+    monkeypatch.delenv("HF_HOME", raising=False)
     assert shlex.split(demo_command(DemoConfig()))[:2] == [".venv/bin/waterdrum", "demo"]
+    monkeypatch.setenv("HF_HOME", str(tmp_path / ".hf_home"))  # dev.sh's: caches found again
+    assert shlex.split(demo_command(DemoConfig()))[:2] == [
+        "HF_HOME=.hf_home",
+        ".venv/bin/waterdrum",
+    ]
     monkeypatch.setenv("PATH", str(venv_bin))  # an activated virtualenv: the bare name works
     assert shlex.split(demo_command(DemoConfig()))[:2] == ["waterdrum", "demo"]
     monkeypatch.setattr("sys.argv", [str(Path(waterdrum_hf.__file__).parent / "__main__.py")])

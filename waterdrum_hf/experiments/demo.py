@@ -205,7 +205,8 @@ def demo_command(config: DemoConfig) -> str:
 def waterdrum_program() -> list[str]:
     """How to run the ``waterdrum`` command from here, so printed commands run as printed:
     ``waterdrum`` when it is on PATH (or when the library is used from Python), else the entry
-    point that is running (``.venv/bin/waterdrum`` under ``bash dev.sh demo``), or
+    point that is running (``.venv/bin/waterdrum`` under ``bash dev.sh demo``, with the
+    ``HF_HOME`` it ran with, so the built model and every cached stage are found again), or
     ``<python> -m waterdrum_hf``."""
     import os
     import shutil
@@ -216,7 +217,8 @@ def waterdrum_program() -> list[str]:
     if running is not None and running.name == "waterdrum" and running.exists():
         if on_path and Path(on_path).resolve() == running.resolve():
             return ["waterdrum"]
-        return [os.path.relpath(running)]
+        home = os.environ.get("HF_HOME")
+        return [*([f"HF_HOME={os.path.relpath(home)}"] if home else []), os.path.relpath(running)]
     if (
         running is not None
         and running.name == "__main__.py"
