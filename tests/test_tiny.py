@@ -18,7 +18,10 @@ SMALL = tiny._Recipe(steps=2, batch_size=1, block_size=64)
 def test_load_caches_under_hf_home_and_reloads_with_auto_classes(tiny_model):
     model, tokenizer = tiny_model
     path = tiny.cache_path()
-    assert path.parent == Path(os.environ["HF_HOME"]) / "waterdrum_hf"
+    assert (
+        path.is_absolute()
+        and path.parent == (Path(os.environ["HF_HOME"]) / "waterdrum_hf").resolve()
+    )
     assert path.name.startswith(f"tiny-{tiny.VERSION}-")
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp dir left behind
 

@@ -108,10 +108,13 @@ def built_path(
 
 
 def cache_path(cache_dir: str | os.PathLike | None = None) -> Path:
-    """Return the folder that :func:`load` reads, and builds when it is missing."""
+    """Return the folder that :func:`load` reads, and builds when it is missing (absolute, so
+    that a model's ``name_or_path``, and every cache digest made from it, does not depend on
+    the working directory or on how ``HF_HOME`` was spelled)."""
     if cache_dir is None:
         cache_dir = Path(_hf_home()) / "waterdrum_hf"
-    return Path(cache_dir) / f"tiny-{VERSION}-{_fingerprint(_corpus_texts(), _Recipe())}"
+    name = f"tiny-{VERSION}-{_fingerprint(_corpus_texts(), _Recipe())}"
+    return (Path(cache_dir) / name).resolve()
 
 
 def _fingerprint(texts: list[str], recipe: _Recipe) -> str:

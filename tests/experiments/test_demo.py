@@ -171,7 +171,7 @@ def test_printed_commands_name_the_waterdrum_the_user_can_run(tmp_path, monkeypa
     assert shlex.split(demo_command(DemoConfig()))[:2] == [".venv/bin/waterdrum", "demo"]
     monkeypatch.setenv("HF_HOME", str(tmp_path / ".hf_home"))  # dev.sh's: caches found again
     assert shlex.split(demo_command(DemoConfig()))[:2] == [
-        "HF_HOME=.hf_home",
+        f"HF_HOME={tmp_path / '.hf_home'}",
         ".venv/bin/waterdrum",
     ]
     monkeypatch.setenv("PATH", str(venv_bin))  # an activated virtualenv: the bare name works

@@ -218,7 +218,7 @@ def waterdrum_program() -> list[str]:
         if on_path and Path(on_path).resolve() == running.resolve():
             return ["waterdrum"]
         home = os.environ.get("HF_HOME")
-        return [*([f"HF_HOME={os.path.relpath(home)}"] if home else []), os.path.relpath(running)]
+        return [*([f"HF_HOME={home}"] if home else []), os.path.relpath(running)]
     if (
         running is not None
         and running.name == "__main__.py"
