@@ -13,6 +13,7 @@ import pytest
 from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import compute_waterdrum
+from waterdrum_hf.audits import AuditConfig
 from waterdrum_hf.cli import main
 from waterdrum_hf.experiments.demo import DemoConfig
 from waterdrum_hf.experiments.reproduction import ReproductionConfig
@@ -84,7 +85,7 @@ def test_help_lists_every_command(argv, capsys):
         assert command in out
 
 
-@pytest.mark.parametrize("command", ["demo", "score", "verify", "watermark", "unlearn"])
+@pytest.mark.parametrize("command", ["demo", "score", "audit", "verify", "watermark", "unlearn"])
 def test_every_command_has_help(command, capsys):
     try:
         code = main([command, "--help"])
@@ -155,7 +156,12 @@ def test_verify_a_plain_text_file_with_one_id(scored_file, capsys):
     assert code == 0 and f"overall: {expected['overall']:.4f}" in out and "num_queries: 3" in out
 
 
-CONFIGS = {"demo": DemoConfig, "reproduce": ReproductionConfig, "watermark": WatermarkingConfig}
+CONFIGS = {
+    "audit": AuditConfig,
+    "demo": DemoConfig,
+    "reproduce": ReproductionConfig,
+    "watermark": WatermarkingConfig,
+}
 
 
 @pytest.mark.parametrize("command", sorted(CONFIGS))
@@ -1314,3 +1320,65 @@ def test_a_setting_of_another_scheme_is_refused(scored_file, flags, message, cap
     argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
     code, _, err = run([*argv, "--id-column", "owner_id", *flags], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def audit_argv(tiny_folder, owner_rows, out, *flags):
+    return [
+        "audit", "--model", f"unlearned={tiny_folder}", "--retrained", tiny_folder,
+        "--dataset", owner_rows, "--watermark-tokenizer", "tiny", "--forget-ids", KEYS[1],
+        "--prefix-tokens", 8, "--num-samples", 1, "--max-new-tokens", 12, "--null-keys", 5,
+        "--relearn-steps", 2, "--quantization-bits", 8, "--no-progress", "--out", out, *flags,
+    ]  # fmt: skip
+
+
+def test_audit_relearns_and_quantizes_each_model_and_writes_the_report(
+    tiny_folder, owner_rows, tmp_path, capsys
+):
+    code, out, err = run(audit_argv(tiny_folder, owner_rows, tmp_path / "a"), capsys)
+    assert code == 0, err
+    saved = json.loads((tmp_path / "a" / "audits.json").read_text())
+    assert saved["retrained"] == "retrained"
+    assert set(saved["models"]) == {"unlearned", "retrained"}
+    for entries in saved["models"].values():
+        assert list(entries) == ["before", "relearned", "int8"]
+        # Relearning changed the weights, so the same seeded samples differ and so do the values.
+        assert entries["relearned"]["forget"] != entries["before"]["forget"]
+    check = saved["settings"]["quantization_checks"]["int8"]
+    assert (
+        check["quantized_layers"] > 0 and check["weight_bytes_after"] < check["weight_bytes_before"]
+    )
+    assert saved["settings"]["relearn_texts"] == 1  # a quarter of the forget owner's 3 rows
+    # The same model on both sides: every audit reads exactly what it reads on the yardstick.
+    assert "excess" in out and "+0.000" in out
+    report = (tmp_path / "a" / "report.md").read_text()
+    assert "## Audits: does the unlearning hold?" in report and "Zhang et al., ICLR 2025" in report
+    assert "(yardstick)" in report and (tmp_path / "a" / "audits.png").is_file()
+    shown = out + err + report + (tmp_path / "a" / "audits.json").read_text()
+    assert all(str(k) not in shown for k in KEYS)
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--forget-ids", 12345], "no row of the dataset belongs to a forget id"),
+        (["--audits", "pruning"], "unknown audit 'pruning'"),
+        (["--quantization-bits", 3], "`quantization_bits` may hold 8 and 4"),
+        (["--relearn-share", 0], "`relearn_share` must be in (0, 1]"),
+        (["--model", "a=/no/such/folder"], "does not exist"),
+    ],
+)
+def test_audit_bad_input_is_one_line_before_any_work(
+    tiny_folder, owner_rows, tmp_path, flags, message, capsys
+):
+    code, out, err = run(audit_argv(tiny_folder, owner_rows, tmp_path / "a", *flags), capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "a").exists()
+
+
+def test_audit_without_torchao_says_how_to_install_it(
+    tiny_folder, owner_rows, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setitem(sys.modules, "torchao", None)  # as if not installed
+    code, _, err = run(audit_argv(tiny_folder, owner_rows, tmp_path / "a"), capsys)
+    assert code == 2 and 'pip install "waterdrum-hf[quantization]"' in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "a").exists()

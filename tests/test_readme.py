@@ -48,6 +48,7 @@ def test_the_readme_has_the_snippets_this_file_runs():
         "Score a model",
         "Watermark data, load the benchmarks, sample queries",
         "Unlearn, and watch it happen",
+        "Does the unlearning hold? Relearning and quantization audits",
         "Keys, privacy and scale",
     }
 
@@ -158,3 +159,30 @@ def test_unlearn_and_watch_runs_as_printed(tiny_model, tmp_path, monkeypatch):
         "waterdrum/forget_ratio",
     } <= logged
     assert (tmp_path / "kl-run").is_dir()
+
+
+@pytest.mark.slow
+def test_audits_run_as_printed(tiny_model, texts, tmp_path, monkeypatch):
+    pytest.importorskip("torchao")
+    from waterdrum_hf.prompting import completion_queries
+
+    monkeypatch.chdir(tmp_path)  # the snippet reads its models from ./out
+    model, tokenizer = tiny_model
+    for name in ("npo", "retrained"):
+        model.save_pretrained(tmp_path / "out" / name)
+    scope = {
+        "tokenizer": tokenizer,
+        "queries": completion_queries(texts[:2], tokenizer, prefix_tokens=8),
+        "owner_ids": [11, 12],
+        "forget_ids": [12],
+        "forget_texts": texts[1:2],
+    }
+    title = "Does the unlearning hold? Relearning and quantization audits"
+    exec(compile(BLOCKS[title], "README.md", "exec"), scope)
+
+    results = scope["results"]
+    assert results.audits() == ["relearned", "int8", "int4"]
+    # The same weights under both names: every audit reads the same on both.
+    assert all(results.excess("npo", audit) == 0 for audit in results.audits())
+    assert results.forget("npo", "relearned") != results.forget("npo", "before")
+    assert {"relearned/npo/forget", "int4/npo/forget_excess"} <= set(results.scalars())

@@ -288,3 +288,44 @@ def test_verdict_agrees_with_the_numbers(models, tmp_path, closest_p):
     for name, (_, _, p, _) in points.items():
         (line,) = [line for line in text.splitlines() if line.startswith(f"- `{name}`: the")]
         assert ("**still detected**" in line) == (p <= report.DETECTION_LEVEL), line
+
+
+def audit_result(forget, retain):
+    return WaterDrumResult.from_dict(
+        {"forget": forget, "retain": retain, "num_queries": 6, "num_scored": 6, "num_skipped": 0}
+    )
+
+
+def test_the_audit_section_compares_every_model_with_the_retrained_one(models, tmp_path):
+    from waterdrum_hf.audits import AuditResults
+
+    audits = AuditResults(
+        models={
+            "retrained": {"before": audit_result(0.05, 0.6), "relearned": audit_result(0.25, 0.6),
+                          "int4": audit_result(0.06, 0.5)},
+            "npo": {"before": audit_result(0.10, 0.4), "relearned": audit_result(0.55, 0.5),
+                    "int4": audit_result(0.30, 0.3)},
+        },  # fmt: skip
+        retrained="retrained",
+        settings={"relearn_steps": 10, "relearn_texts": 5, "relearn_share": 0.25,
+                  "quantization_checks": {"int4": {
+                      "quantized_layers": 7, "linear_layers": 8, "levels": 16,
+                      "weight_bytes_before": 4_000_000, "weight_bytes_after": 1_100_000}}},
+    )  # fmt: skip
+    assert audits.excess("npo", "relearned") == pytest.approx(0.30)
+    assert audits.excess("npo", "int4") == pytest.approx(0.24)
+    written = report.write_report({"models": models, "audits": audits}, tmp_path)
+    assert {"audits.json", "audits.png"} <= {p.name for p in written}
+    saved = json.loads((tmp_path / "audits.json").read_text())
+    assert AuditResults.from_dict(saved).scalars() == audits.scalars()
+    assert json.loads((tmp_path / "report.json").read_text())["audits"] == saved
+    text = (tmp_path / "report.md").read_text()
+    section = text.split("## Audits: does the unlearning hold?")[1].split("\n## ")[0]
+    rows = {line.split(" | ")[0].strip("| "): line for line in section.splitlines() if "|" in line}
+    assert rows["npo"] == "| npo | +0.100 | +0.550 | +0.300 | +0.300 | +0.240 |"
+    assert "(yardstick)" in rows["retrained"]
+    assert "21 %" in section and "83 %" in section and "on 5 texts of the forget set" in section
+    assert "7 of 8 Linear layers quantized, at most 16 distinct" in section
+    # Read back from report.json, the report renders the same section.
+    again = report.read_report(tmp_path)
+    assert report.typed_audits(again).scalars() == audits.scalars()

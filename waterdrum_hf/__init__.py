@@ -40,10 +40,15 @@ _EXPORTS = {
     "key_from_secret": "keys",
     "verify_dataset": "dataset_verification",
     "resumable_map": "watermarking",
+    "AuditConfig": "audits",
+    "AuditResults": "audits",
+    "run_audits": "audits",
 }
-_SUBMODULES = {"data", "tiny", "trainers", "metrics"}
+_SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics"}
 
 __all__ = [
+    "AuditConfig",
+    "AuditResults",
     "CalibrationFit",
     "NullReference",
     "OwnerValue",
@@ -57,6 +62,7 @@ __all__ = [
     "WaterfallLogitsProcessor",
     "WaterfallScheme",
     "__version__",
+    "audits",
     "calibration_r2",
     "completion_queries",
     "compute_waterdrum",
@@ -68,6 +74,7 @@ __all__ = [
     "null_reference",
     "qa_queries",
     "resumable_map",
+    "run_audits",
     "separability_auroc",
     "tiny",
     "trainers",
@@ -77,7 +84,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from waterdrum_hf import data, tiny
+    from waterdrum_hf import audits, data, tiny
+    from waterdrum_hf.audits import AuditConfig, AuditResults, run_audits
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.dataset_verification import verify_dataset
     from waterdrum_hf.generation import generate

@@ -148,6 +148,19 @@ def load_causal_lm(name_or_path: str | os.PathLike, *, device: str | None = None
     return model.to(device).eval()
 
 
+def has_gpu() -> bool:
+    """Whether CUDA is there: training runs on it then (``use_cpu=not has_gpu()``)."""
+    return torch.cuda.is_available()
+
+
+def quiet_trainer_logs(trainer: Any) -> None:
+    """Without progress bars a ``Trainer`` prints every log line (its ``PrinterCallback``);
+    stages that report their own progress drop those lines (``log_history`` keeps them)."""
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+
+
 def model_device(model: torch.nn.Module) -> torch.device:
     """Device of the model's first parameter (where its inputs go)."""
     return next(model.parameters()).device

@@ -10,7 +10,9 @@ reproduction. A report is a dict::
      "methods": {method: one-line description},
      "setting_help": {setting: what it means},
      "curve_sampling": {"queries": n, "num_samples": n, "max_new_tokens": n,
-                        "no_curve": {method: why it has no curve}}}
+                        "no_curve": {method: why it has no curve}},
+     # optional: the relearning and quantization audits (waterdrum_hf.audits)
+     "audits": AuditResults or its to_dict()}
 
 A model's result may also be its flat dict (``compute_waterdrum``'s, or one read back from
 ``report.json``): every function here takes either and reads a
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from waterdrum_hf.audits.results import AUDIT_TITLES, BEFORE, AuditResults
 from waterdrum_hf.metric import OwnerValue, SetValue, WaterDrumResult
 
 Results = Mapping[str, WaterDrumResult | Mapping[str, Any]]
@@ -124,8 +127,14 @@ def write_report(
     models = typed(report["models"])
     written = [out / "report.json"]
     flat = {name: m.to_dict() for name, m in models.items()}
-    written[0].write_text(json_text({**report, "models": flat}))
-    report = {**report, "models": models}
+    audits = typed_audits(report)
+    saved = {**report, "models": flat}
+    if audits is not None:
+        saved["audits"] = audits.to_dict()
+        written.append(out / "audits.json")
+        written[-1].write_text(json_text(saved["audits"]))
+    written[0].write_text(json_text(saved))
+    report = {**report, "models": models, "audits": audits}
     plots: dict[str, Path] = {}
     if any(m.forget and m.retain for m in models.values()):
         plots["benchmark"] = plot_benchmark(models, out / "benchmark.png")
@@ -136,8 +145,18 @@ def write_report(
     roc_model = "retrained" if "retrained" in models else next(iter(models))
     if models[roc_model].separability_auroc is not None and models[roc_model].query_values:
         plots["roc"] = plot_roc(models[roc_model], out / "roc.png", label=roc_model)
+    if audits is not None and audits.audits():
+        plots["audits"] = plot_audits(audits, out / "audits.png")
     (out / "report.md").write_text(markdown(report, plots, title=title))
     return [*written, out / "report.md", *plots.values()]
+
+
+def typed_audits(report: Mapping[str, Any]) -> AuditResults | None:
+    """The report's ``"audits"`` as :class:`AuditResults` (``None`` when it has none)."""
+    audits = report.get("audits")
+    if audits is None or isinstance(audits, AuditResults):
+        return audits
+    return AuditResults.from_dict(audits)
 
 
 def closest_to_retrained(models: Results) -> tuple[str, float] | None:
@@ -228,6 +247,9 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
     if verdict:
         lines += ["## Verdict", "", *verdict, ""]
     lines += ["## Results", "", *_table(models), ""]
+    audits = typed_audits(report)
+    if audits is not None and audits.audits():
+        lines += ["## Audits: does the unlearning hold?", "", *audit_section(audits), ""]
     lines += [
         "## How the numbers are made",
         "",
@@ -257,6 +279,8 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
         "per_owner": "Each owner's value per model (mean ± standard error over its queries, n "
         "= scored queries), with that owner's null band (mean ± 2 sd over random keys).",
         "roc": "ROC of per-query values, retain positive, forget negative.",
+        "audits": "Forget value of each model before (hollow) and after (filled) each audit; "
+        "the dashed line is the retrained model after the same audit: the line to beat.",
     }
     if plots:
         lines += ["## Plots", ""]
@@ -795,3 +819,139 @@ def _without_nan(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+AUDIT_EXPLANATION = (
+    "A forget value can flatter a method that only hides the data. Two audits perturb each "
+    "model and score it again on the same queries, with the same samples and null keys. "
+    "*Relearning* fine-tunes it for a few steps on a small slice of the forget set: knowledge "
+    "that unlearning only suppressed comes back (relearning attacks: Hu et al., ICLR 2025; "
+    "Lynch et al., 2024). *Quantization* stores its weights in 8 or 4 bits: unlearning that "
+    "moved the weights by less than a rounding step is undone (Zhang et al., ICLR 2025: 21 % "
+    "of the forget set's knowledge retained at full precision, 83 % after 4-bit "
+    "quantization). The yardstick is the retrained model put through the same audit: it never "
+    "saw the forget set, so what it reads after relearning comes from the slice alone. "
+    "*Excess* is a model's forget value after the audit minus the retrained model's after the "
+    "same audit; above 0, the audit brought back more than learning the slice from scratch."
+)
+
+
+def audit_section(audits: AuditResults) -> list[str]:
+    """The audits in words, a forget table (value before and after each audit, excess over the
+    retrained model, intervals where computed), a retain table and the settings."""
+    names = audits.audits()
+    settings = audits.settings
+    lines = [AUDIT_EXPLANATION, ""]
+    header = ["model", "forget before"]
+    for audit in names:
+        header += [f"forget {AUDIT_TITLES.get(audit, audit)}"]
+        if audits.retrained:
+            header += ["excess"]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for model, entries in audits.models.items():
+        row = [model, _set_cell(entries.get(BEFORE), "forget")]
+        for audit in names:
+            row.append(_set_cell(entries.get(audit), "forget"))
+            if audits.retrained:
+                excess = audits.excess(model, audit)
+                row.append(
+                    "(yardstick)"
+                    if model == audits.retrained
+                    else "–"
+                    if excess is None
+                    else f"{excess:+.3f}"
+                )
+        rows.append("| " + " | ".join(row) + " |")
+    lines += rows + ["", "Retain values before and after the same audits:", ""]
+    header = ["model", "retain before", *(f"retain {AUDIT_TITLES.get(a, a)}" for a in names)]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for model, entries in audits.models.items():
+        cells = [_set_cell(entries.get(a), "retain") for a in [BEFORE, *names]]
+        rows.append("| " + " | ".join([model, *cells]) + " |")
+    lines += rows + [""]
+    if "relearned" in names:
+        lines.append(
+            f"Relearning: {settings.get('relearn_steps')} steps at learning rate "
+            f"{settings.get('relearn_learning_rate')} (batch {settings.get('relearn_batch_size')}) "
+            f"on {_count(settings.get('relearn_texts', 0), 'text')} of the forget set (the first "
+            f"{settings.get('relearn_share', 0):.0%})."
+        )
+    for audit, check in (settings.get("quantization_checks") or {}).items():
+        lines.append(
+            f"{AUDIT_TITLES.get(audit, audit).capitalize()} (torchao): "
+            f"{check['quantized_layers']} of {check['linear_layers']} Linear layers quantized, at "
+            f"most {check['levels']} distinct stored values per layer, their weights "
+            f"{check['weight_bytes_before'] / 1e6:.2f} MB -> {check['weight_bytes_after'] / 1e6:.2f} MB."
+        )
+    return lines
+
+
+def _set_cell(result: WaterDrumResult | None, name: str) -> str:
+    """A set's value, with its confidence interval where one was computed."""
+    value = getattr(result, name, None) if result is not None else None
+    if value is None:
+        return "–"
+    interval = _interval(value)
+    return f"{value.value:+.3f}" + (
+        "" if interval is None else f" [{interval[0]:+.3f}, {interval[1]:+.3f}]"
+    )
+
+
+def _interval(value: SetValue) -> tuple[float, float] | None:
+    """A set value's confidence interval, ``None`` where none was computed."""
+    low, high = getattr(value, "ci_low", None), getattr(value, "ci_high", None)
+    return None if low is None or high is None else (low, high)
+
+
+def plot_audits(audits: AuditResults | Mapping[str, Any], path: str | Path) -> Path:
+    """One panel per audit: each model's forget value before (hollow) and after (filled),
+    joined by an arrow, intervals as error bars where computed; the retrained model's value
+    after the same audit is the dashed line to beat."""
+    audits = typed_audits({"audits": audits})
+    names = audits.audits()
+    models = list(audits.models)
+    fig, axes = new_figure(max(4.0, 0.55 * len(models) + 2.0) * len(names), 4.0, ncols=len(names))
+    for ax, audit in zip(np.atleast_1d(axes), names, strict=True):
+        for x, model in enumerate(models):
+            color = model_color(model)
+            for which, filled in ((BEFORE, False), (audit, True)):
+                result = audits.models[model].get(which)
+                if result is None or result.forget is None:
+                    continue
+                interval = _interval(result.forget)
+                offset = 0.12 if filled else -0.12
+                ax.errorbar(
+                    x + offset,
+                    result.forget.value,
+                    yerr=None
+                    if interval is None
+                    else [[result.forget.value - interval[0]], [interval[1] - result.forget.value]],
+                    fmt="o",
+                    color=color,
+                    markerfacecolor=color if filled else "white",
+                    capsize=2,
+                )
+            before, after = audits.forget(model, BEFORE), audits.forget(model, audit)
+            if before is not None and after is not None:
+                ax.annotate(
+                    "",
+                    (x + 0.12, after),
+                    (x - 0.12, before),
+                    arrowprops={"arrowstyle": "->", "color": color, "lw": 0.8},
+                )
+        line = audits.forget(audits.retrained, audit) if audits.retrained else None
+        if line is not None:
+            ax.axhline(
+                line,
+                color=model_color("retrained"),
+                linestyle="--",
+                linewidth=1.0,
+                label=f"retrained {AUDIT_TITLES.get(audit, audit)}",
+            )
+            ax.legend(fontsize=7, loc="upper left")
+        ax.axhline(0, color="black", linewidth=0.5)
+        ax.set_xticks(range(len(models)))
+        ax.set_xticklabels(models, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("forget WaterDrum value")
+        ax.set_title(f"Forget value {AUDIT_TITLES.get(audit, audit)}")
+    return save_figure(fig, path)

@@ -2,8 +2,8 @@
 
 Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluate a model on a
 watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
-their owners' keys), ``unlearn`` (run a registered unlearning trainer) and ``reproduce`` (the
-paper's claims at small scale). Bad input gives one
+their owners' keys), ``unlearn`` (run a registered unlearning trainer), ``audit`` (relearning and
+quantization audits of unlearned models) and ``reproduce`` (the paper's claims at small scale). Bad input gives one
 line on stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback. Ctrl-C gives
 one line and exit status 130 (the commands that cache their stages say that a re-run resumes).
 """
@@ -16,10 +16,10 @@ import sys
 from collections.abc import Sequence
 
 from waterdrum_hf._version import library_version
-from waterdrum_hf.cli import demo, reproduce, score, unlearn, verify, watermark
+from waterdrum_hf.cli import audit, demo, reproduce, score, unlearn, verify, watermark
 from waterdrum_hf.cli.common import CliError, Parser, refuse_stray
 
-COMMANDS = (demo, score, verify, watermark, unlearn, reproduce)
+COMMANDS = (demo, score, audit, verify, watermark, unlearn, reproduce)
 
 
 def build_parser() -> Parser:

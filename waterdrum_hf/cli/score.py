@@ -48,20 +48,9 @@ def fraction_or_none(text: str) -> float | None:
     return value
 
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "score", help="evaluate a model end to end", description=DESCRIPTION
-    )
-    parser.add_argument(
-        "--model",
-        help="causal LM: local folder (a PEFT adapter folder too), Hub id, or tiny (the built-in "
-        "model)",
-    )
-    parser.add_argument(
-        "--tokenizer",
-        help="the model's tokenizer, where its folder has none (default: the model's own; tiny: "
-        "the built-in model's)",
-    )
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    """The options that say which owners' data to query and who is forgotten (``waterdrum
+    score`` and ``waterdrum audit``; read with :func:`load_rows`)."""
     parser.add_argument(
         "--dataset",
         required=True,
@@ -107,6 +96,23 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "(texts of 2 x --prefix-tokens tokens or more get the full prefix); 'none': the paper's "
         "rule, a short text is used whole",
     )
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "score", help="evaluate a model end to end", description=DESCRIPTION
+    )
+    parser.add_argument(
+        "--model",
+        help="causal LM: local folder (a PEFT adapter folder too), Hub id, or tiny (the built-in "
+        "model)",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        help="the model's tokenizer, where its folder has none (default: the model's own; tiny: "
+        "the built-in model's)",
+    )
+    add_data_options(parser)
     parser.add_argument("--num-samples", type=positive(), default=10, help="completions per query")
     parser.add_argument(
         "--max-new-tokens", type=positive(), default=200, help="tokens per completion"
@@ -207,20 +213,25 @@ def load_rows(args: argparse.Namespace) -> Any:
     return loaders.first_rows_per_owner(rows, args.max_rows_per_owner, id_column=args.id_column)
 
 
-def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> list[list[str]]:
-    from waterdrum_hf.generation import generate
+def make_queries(rows: Any, tokenizer: Any, args: argparse.Namespace) -> list[str]:
+    """One query per row: the text's first ``--prefix-tokens`` tokens, or the question in the
+    model's chat format where there is no text column."""
     from waterdrum_hf.prompting import completion_queries, qa_queries
 
     if args.text_column in rows.column_names:
-        queries = completion_queries(
+        return completion_queries(
             rows[args.text_column], tokenizer, args.prefix_tokens, max_fraction=args.max_fraction
         )
-    else:
-        queries = qa_queries(rows[args.question_column], tokenizer)
+    return qa_queries(rows[args.question_column], tokenizer)
+
+
+def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> list[list[str]]:
+    from waterdrum_hf.generation import generate
+
     return generate(
         model,
         tokenizer,
-        queries,
+        make_queries(rows, tokenizer, args),
         num_samples=args.num_samples,
         max_new_tokens=args.max_new_tokens,
         batch_size=args.batch_size,

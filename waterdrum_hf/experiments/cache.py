@@ -110,6 +110,14 @@ class StageCache:
         self.build(stage, build)
         return load(stage.path)
 
+    def cached_json(self, stage: Stage, compute: Callable[[], Any]) -> Any:
+        """``compute()`` (anything JSON can hold), computed once per stage (``result.json``)."""
+        return self.load_or_build(
+            stage,
+            lambda folder: (folder / "result.json").write_text(json.dumps(compute())),
+            lambda folder: json.loads((folder / "result.json").read_text()),
+        )
+
 
 def _build_seconds(folder: Path) -> float:
     """How long building the stage in ``folder`` took (0 when not recorded)."""

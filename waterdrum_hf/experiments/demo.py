@@ -9,6 +9,9 @@
 4. Every model completes queries made from every owner's passages; the completions are
    scored with the owners' keys against a null reference of random keys, and a report
    (:mod:`waterdrum_hf.report`) says which method came closest to retraining.
+5. The audits (:mod:`waterdrum_hf.audits`; not with ``--quick``): every model is relearned for
+   a few steps on a slice of the forget set, and quantized to 8 and 4 bits, then scored again;
+   the retrained model through the same audits is the line to beat.
 
 Every stage is cached under ``<output_dir>/cache`` (:mod:`waterdrum_hf.experiments.pipeline`): a re-run,
 or a run after an interruption, resumes; changed settings build new stages.
@@ -25,6 +28,7 @@ from typing import Any, ClassVar
 
 from waterdrum_hf._progress import logged_stage
 from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.audits.config import AUDITS
 from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
@@ -84,6 +88,13 @@ class DemoConfig:
     )
     max_new_tokens: int = field(default=96, metadata={"help": "Tokens generated per completion."})
     null_keys: int = field(default=200, metadata={"help": "Random keys of the null reference."})
+    audits: tuple[str, ...] = field(
+        default=AUDITS,
+        metadata={
+            "help": "Audits run on every model after scoring (relearning on a slice of the "
+            "forget set, 8- and 4-bit quantization; see waterdrum audit); none with --quick."
+        },
+    )
     seed: int = field(default=0, metadata={"help": "Seed of keys, training and sampling."})
     write_keys: bool = field(
         default=False,
@@ -109,6 +120,7 @@ class DemoConfig:
             "num_samples": 2,
             "max_new_tokens": 64,
             "null_keys": 50,
+            "audits": (),
         }
     )
     """The settings :meth:`quick` changes."""
@@ -148,6 +160,22 @@ class DemoConfig:
             )
         for method in self.methods:
             trainers.get(method)  # an unknown name raises, listing the known ones
+        if self.audits:
+            self.audit_config()  # bad audit names raise here, not after training
+
+    def audit_config(self) -> Any:
+        """The :class:`~waterdrum_hf.audits.AuditConfig` of the demo's audits: its sampling
+        and null keys, so that the values before and after each audit compare."""
+        from waterdrum_hf.audits import AuditConfig
+
+        return AuditConfig(
+            audits=self.audits,
+            num_samples=self.num_samples,
+            max_new_tokens=self.max_new_tokens,
+            batch_size=COMPLETION_BATCH_SIZE,
+            null_keys=self.null_keys,
+            seed=self.seed,
+        )
 
     @classmethod
     def quick(cls, **overrides: Any) -> DemoConfig:
@@ -267,7 +295,7 @@ class _Demo:
         self.log = log
         self.out = Path(config.output_dir)
         self.timings: dict[str, float] = {}
-        self.stage_count = 4 + len(config.methods)
+        self.stage_count = 4 + len(config.methods) + bool(config.audits)
         self.stage_index = 0
 
     def run(self) -> dict[str, Any]:
@@ -383,6 +411,17 @@ class _Demo:
                     return_details=True,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
+        audits = None
+        if config.audits:
+            with self.step(
+                "audits",
+                f"Auditing {len(models)} models: {', '.join(config.audits)} (each perturbed model "
+                "sampled and scored again)",
+            ):
+                audits = self.audits(
+                    pipeline, models, tokenizer, queries, references, forget, results, keys,
+                    forget_owners, names,
+                )  # fmt: skip
         finite = [s for s in scores if s == s]
         report = {
             "models": results,
@@ -392,6 +431,7 @@ class _Demo:
                 m.lower(): trainers.DESCRIPTIONS[trainers.canonical_name(m)] for m in config.methods
             },
             "curve_sampling": curve_sampling,
+            **({"audits": audits} if audits is not None else {}),
             "setting_help": {
                 **{f.name: f.metadata["help"] for f in fields(DemoConfig)},
                 "forget_owners": "The owners who asked to be forgotten.",
@@ -454,6 +494,28 @@ class _Demo:
             f"next: {score_command(config, name, models[name].path)}"
             for name in ("original", "retrained")
         ]
+
+    def audits(
+        self, pipeline, models, tokenizer, queries, references, forget, results, keys,
+        forget_owners, names,
+    ) -> Any:  # fmt: skip
+        """Every model relearned and quantized, sampled and scored again; each perturbed model's
+        completions are a cached stage of its model, so a killed audit resumes."""
+        from waterdrum_hf.audits import run_audits
+
+        return run_audits(
+            {name: stage.path for name, stage in models.items()},
+            tokenizer,
+            queries,
+            references,
+            forget_ids=[keys[o] for o in sorted(forget_owners)],
+            forget_texts=forget,
+            config=self.config.audit_config(),
+            owner_names=names,
+            before=results,
+            cache=pipeline.audit_cache(models),
+            show_progress=self.config.show_progress,
+        )
 
     def callback(self, queries, references, forget_owners, owners, names, tokenizer) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""

@@ -90,11 +90,7 @@ class CachedPipeline:
 
     def cached(self, stage: Stage, compute: Callable[[], Any]) -> Any:
         """``compute()`` (anything JSON can hold), computed once per stage."""
-        return self.cache.load_or_build(
-            stage,
-            lambda folder: _write_json(folder / "result.json", compute()),
-            lambda folder: _read_json(folder / "result.json"),
-        )
+        return self.cache.cached_json(stage, compute)
 
     def save(self, model: Any, folder: Path) -> None:
         """``model`` and the tokenizer saved into ``folder`` (``save_pretrained``)."""
@@ -243,6 +239,16 @@ class CachedPipeline:
             ),
         )
 
+    def audit_cache(self, stages: Mapping[str, Stage]) -> Callable[..., Any]:
+        """The ``cache`` of :func:`waterdrum_hf.audits.run_audits` for the models of ``stages``
+        (by name): each perturbed model's completions are a stage of its model."""
+
+        def cache(model: str, audit: str, settings: Mapping[str, Any], compute: Callable[[], Any]):
+            stage = self.cache.stage(f"audit-{model}-{audit}", dict(settings), stages[model])
+            return self.cached(stage, compute)
+
+        return cache
+
     def base_stage(self) -> Stage:
         """The base model itself as a model stage (saved once), e.g. to sample from it."""
         self.cache.build(self.base, lambda folder: self.save(self.model, folder))
@@ -275,7 +281,12 @@ def finetune(
     from datasets import Dataset
     from transformers import Trainer, TrainingArguments
 
-    from waterdrum_hf._torch_plumbing import causal_lm_batch, pad_token_id
+    from waterdrum_hf._torch_plumbing import (
+        causal_lm_batch,
+        has_gpu,
+        pad_token_id,
+        quiet_trainer_logs,
+    )
     from waterdrum_hf.prompting import prompt_token_ids
 
     if tokenizer.eos_token_id is None:
@@ -295,8 +306,8 @@ def finetune(
         report_to="none",
         logging_steps=max(1, epochs * math.ceil(len(texts) / batch_size) // 5),
         seed=seed,
-        use_cpu=not _has_gpu(),
-        dataloader_pin_memory=_has_gpu(),  # pinning without a GPU only warns
+        use_cpu=not has_gpu(),
+        dataloader_pin_memory=has_gpu(),  # pinning without a GPU only warns
         disable_tqdm=not progress_enabled(show_progress),
     )
     trainer = Trainer(
@@ -305,7 +316,7 @@ def finetune(
         train_dataset=dataset,
         data_collator=functools.partial(causal_lm_batch, pad_id=pad_token_id(tokenizer)),
     )
-    _quiet_logs(trainer)
+    quiet_trainer_logs(trainer)
     trainer.train()
     shutil.rmtree(args.output_dir, ignore_errors=True)
     return model.eval()
@@ -330,6 +341,7 @@ def unlearn(
     from datasets import Dataset
 
     from waterdrum_hf import trainers
+    from waterdrum_hf._torch_plumbing import has_gpu, quiet_trainer_logs
 
     trainer_class, config_class = trainers.get(method)
     args = config_class(
@@ -341,7 +353,7 @@ def unlearn(
         logging_steps=max(1, steps // 4),
         save_strategy="no",
         report_to="none",
-        use_cpu=not _has_gpu(),
+        use_cpu=not has_gpu(),
         seed=seed,
         disable_tqdm=not progress_enabled(show_progress),
     )
@@ -353,24 +365,10 @@ def unlearn(
         forget_dataset=Dataset.from_dict({"text": list(forget)}),
         retain_dataset=Dataset.from_dict({"text": list(retain)}),
     )
-    _quiet_logs(trainer)
+    quiet_trainer_logs(trainer)
     trainer.train()
     shutil.rmtree(args.output_dir, ignore_errors=True)
     return trainer.model.eval()
-
-
-def _has_gpu() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
-def _quiet_logs(trainer: Any) -> None:
-    """Without progress bars the Trainer prints every log line (its ``PrinterCallback``); the
-    stages report their own progress, so those lines go (they stay in ``log_history``)."""
-    from transformers.trainer_callback import PrinterCallback
-
-    trainer.remove_callback(PrinterCallback)
 
 
 def _write_json(path: Path, value: Any) -> None:

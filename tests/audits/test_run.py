@@ -1,0 +1,93 @@
+"""run_audits end to end on the built-in model: relearning brings back what superficial
+unlearning hid, and the retrained model through the same steps is the yardstick."""
+
+from __future__ import annotations
+
+import pytest
+
+from waterdrum_hf import WaterfallLogitsProcessor, completion_queries, generate
+from waterdrum_hf.audits import AuditConfig, AuditResults, run_audits
+
+FORGET, RETAIN = 1234, 5678  # the owners' watermark ids (test keys, not secrets)
+
+
+@pytest.fixture(scope="module")
+def owners_texts(tiny_model, texts):
+    """Four texts per owner, each sampled under the owner's watermark (kappa 6): what a model
+    trained on them carries."""
+    model, tokenizer = tiny_model
+    prompts = completion_queries(texts[:4], tokenizer, prefix_tokens=6)
+    written = {}
+    for key in (FORGET, RETAIN):
+        processor = WaterfallLogitsProcessor(tokenizer.vocab_size, key, kappa=6.0)
+        samples = generate(
+            model, tokenizer, prompts, num_samples=1, max_new_tokens=48, seed=key,
+            logits_processor=[processor],
+        )  # fmt: skip
+        written[key] = [s[0] for s in samples]
+    return written
+
+
+@pytest.fixture(scope="module")
+def superficially_unlearned(tiny_model, owners_texts, tmp_path_factory):
+    """The original (trained on both owners), a model retrained on the retain owner only, and
+    the original after a few large gradient-ascent steps on the forget texts: its forget
+    watermark is gone from its answers, its weights still close to the original's."""
+    from waterdrum_hf.experiments.pipeline import finetune, unlearn
+
+    model, tokenizer = tiny_model
+    folder = tmp_path_factory.mktemp("models")
+    training = {"epochs": 30, "batch_size": 4, "learning_rate": 2e-3, "seed": 0}
+    everything = owners_texts[FORGET] + owners_texts[RETAIN]
+    original = finetune(model, tokenizer, everything, folder / "o", **training)
+    retrained = finetune(model, tokenizer, owners_texts[RETAIN], folder / "r", **training)
+    unlearned = unlearn(
+        "gradascent", original, tokenizer, owners_texts[FORGET], owners_texts[RETAIN],
+        folder / "u", steps=4, learning_rate=3e-3, batch_size=4, seed=0,
+    )  # fmt: skip
+    return {"retrained": retrained, "gradascent": unlearned}
+
+
+@pytest.mark.slow
+def test_relearning_restores_what_superficial_unlearning_hid(
+    tiny_model, owners_texts, superficially_unlearned
+):
+    model, tokenizer = tiny_model
+    texts = owners_texts[FORGET] + owners_texts[RETAIN]
+    queries = completion_queries(texts, tokenizer, prefix_tokens=8)
+    references = [FORGET] * 4 + [RETAIN] * 4
+    config = AuditConfig(
+        audits=("relearning",), relearn_share=0.25, relearn_steps=8, relearn_learning_rate=2e-3,
+        num_samples=2, max_new_tokens=48, null_keys=20,
+    )  # fmt: skip
+    results = run_audits(
+        superficially_unlearned, tokenizer, queries, references, forget_ids=[FORGET],
+        forget_texts=owners_texts[FORGET], config=config, owner_names={FORGET: "f", RETAIN: "r"},
+        show_progress=False,
+    )  # fmt: skip
+    assert isinstance(results, AuditResults) and results.audits() == ["relearned"]
+    assert results.settings["relearn_texts"] == 1
+    before = results.forget("gradascent", "before")
+    after = results.forget("gradascent", "relearned")
+    # One forget text and 8 steps bring the hidden watermark back on all four forget queries,
+    # far beyond what the same steps teach the retrained model, which never saw those texts.
+    assert after > before + 0.15, (before, after)
+    assert results.excess("gradascent", "relearned") > 0.1
+    flat = results.scalars()
+    assert flat["relearned/gradascent/forget"] == after
+    assert flat["relearned/gradascent/forget_excess"] == results.excess("gradascent", "relearned")
+    assert AuditResults.from_dict(results.to_dict()).scalars() == flat
+    assert str(FORGET) not in repr(results.to_dict())  # keys never in the results
+
+
+def test_an_audit_without_its_data_fails_before_any_model_is_touched(tiny_model):
+    model, tokenizer = tiny_model
+    untouchable = {"m": "/nonexistent/model/folder"}  # loading it would fail differently
+    with pytest.raises(ValueError, match="needs the forget set's texts"):
+        run_audits(untouchable, tokenizer, ["a query"], [FORGET], forget_ids=[FORGET])
+    with pytest.raises(ValueError, match="pass forget_ids"):
+        run_audits(untouchable, tokenizer, ["a query"], [FORGET], forget_ids=[])
+    with pytest.raises(ValueError, match="same length"):
+        run_audits(untouchable, tokenizer, ["a", "b"], [FORGET], forget_ids=[FORGET])
+    with pytest.raises(ValueError, match="unknown audit 'pruning'"):
+        AuditConfig(audits=("pruning",))

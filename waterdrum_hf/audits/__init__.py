@@ -1,0 +1,32 @@
+"""Does the unlearning hold? Audits that perturb an unlearned model and score it again.
+
+- Relearning (:mod:`.relearning`): a few fine-tuning steps on a small slice of the forget set.
+- Quantization (:mod:`.quantization`): the weights stored in 8 or 4 bits.
+
+Each model is compared with the model retrained without the forget set, put through the same
+perturbation (:class:`AuditResults.excess`): a forget value that rises above the retrained
+model's after the same steps means the unlearned model still held the data. Run them with
+:func:`run_audits` or ``waterdrum audit``; the demo runs both on every method.
+"""
+
+from waterdrum_hf.audits.config import AUDITS, QUANTIZATION_BITS, AuditConfig
+from waterdrum_hf.audits.quantization import QuantizationCheck, check_backend, quantize
+from waterdrum_hf.audits.relearning import relearn, relearning_slice
+from waterdrum_hf.audits.results import AUDIT_TITLES, BEFORE, AuditResults
+from waterdrum_hf.audits.run import check_audits, run_audits
+
+__all__ = [
+    "AUDITS",
+    "AUDIT_TITLES",
+    "BEFORE",
+    "QUANTIZATION_BITS",
+    "AuditConfig",
+    "AuditResults",
+    "QuantizationCheck",
+    "check_audits",
+    "check_backend",
+    "quantize",
+    "relearn",
+    "relearning_slice",
+    "run_audits",
+]

@@ -1,0 +1,109 @@
+"""The audits' settings: one dataclass whose fields are the flags of ``waterdrum audit``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from waterdrum_hf._validation import check_positive_int
+
+AUDITS = ("relearning", "quantization")
+"""The audits :class:`AuditConfig` can run, by name."""
+
+QUANTIZATION_BITS = (8, 4)
+"""The weight widths a quantization audit can ask for."""
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """What the audits do to each model before scoring it again, and how it is scored.
+
+    Relearning fine-tunes a copy of each model for ``relearn_steps`` optimizer steps on the
+    first ``relearn_share`` of the forget set's texts; quantization stores each model's linear
+    weights in ``quantization_bits`` bits. Every perturbed model is scored like the original
+    (same queries, samples, null keys and seed).
+    """
+
+    audits: tuple[str, ...] = field(
+        default=AUDITS,
+        metadata={"help": f"Audits to run: any of {', '.join(AUDITS)}."},
+    )
+    relearn_share: float = field(
+        default=0.25,
+        metadata={
+            "help": "Share of the forget set's texts (its first ones, at least one text) that "
+            "relearning fine-tunes on."
+        },
+    )
+    relearn_steps: int = field(
+        default=10, metadata={"help": "Optimizer steps of the relearning fine-tune."}
+    )
+    relearn_learning_rate: float = field(
+        default=1e-3, metadata={"help": "Learning rate of the relearning fine-tune (constant)."}
+    )
+    relearn_batch_size: int = field(
+        default=4, metadata={"help": "Batch size of the relearning fine-tune."}
+    )
+    quantization_bits: tuple[int, ...] = field(
+        default=QUANTIZATION_BITS,
+        metadata={
+            "help": "Weight widths of the quantization audit: 8 (int8 weights) and/or 4 (int4 "
+            "weights); each needs torchao and a device its kernels support."
+        },
+    )
+    num_samples: int = field(
+        default=4, metadata={"help": "Completions sampled per query when scoring."}
+    )
+    max_new_tokens: int = field(default=96, metadata={"help": "Tokens generated per completion."})
+    batch_size: int = field(
+        default=16,
+        metadata={"help": "Sequences per forward pass when sampling (the samples depend on it)."},
+    )
+    null_keys: int = field(default=100, metadata={"help": "Random keys of the null reference."})
+    confidence: float | None = field(
+        default=None,
+        metadata={
+            "help": "Level of the bootstrap confidence intervals on every value (e.g. 0.95); "
+            "none by default."
+        },
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of the fine-tune and of sampling."})
+
+    _argument_group_name: ClassVar[str] = "AuditConfig options"  # HfArgumentParser's section
+
+    def __post_init__(self) -> None:
+        if not self.audits:
+            raise ValueError(f"`audits` must name at least one of {', '.join(AUDITS)}.")
+        unknown = [a for a in self.audits if a not in AUDITS]
+        if unknown:
+            raise ValueError(f"unknown audit {unknown[0]!r}; known: {', '.join(AUDITS)}.")
+        if not 0 < self.relearn_share <= 1:
+            raise ValueError(f"`relearn_share` must be in (0, 1], got {self.relearn_share}.")
+        if not self.relearn_learning_rate > 0:
+            raise ValueError("`relearn_learning_rate` must be > 0.")
+        for name in (
+            "relearn_steps",
+            "relearn_batch_size",
+            "num_samples",
+            "max_new_tokens",
+            "batch_size",
+        ):
+            check_positive_int(getattr(self, name), name)
+        check_positive_int(self.null_keys, "null_keys", minimum=0)
+        check_positive_int(self.seed, "seed", minimum=0)
+        if "quantization" in self.audits:
+            if not self.quantization_bits:
+                raise ValueError("`quantization_bits` must name 8 and/or 4.")
+            for bits in self.quantization_bits:
+                if bits not in QUANTIZATION_BITS:
+                    raise ValueError(f"`quantization_bits` may hold 8 and 4, got {bits}.")
+        if self.confidence is not None and not 0 < self.confidence < 1:
+            raise ValueError(f"`confidence` must be in (0, 1), e.g. 0.95, got {self.confidence}.")
+
+    def audit_names(self) -> list[str]:
+        """The perturbed models each audited model gets, in order: ``relearned``, ``int8``,
+        ``int4`` (as asked)."""
+        names = ["relearned"] if "relearning" in self.audits else []
+        if "quantization" in self.audits:
+            names += [f"int{bits}" for bits in self.quantization_bits]
+        return names

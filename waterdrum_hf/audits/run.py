@@ -1,0 +1,230 @@
+"""Running the audits: perturb each model, sample from it, score it like the original.
+
+Every model (the retrained one included, as the yardstick) goes through each perturbation of
+:meth:`AuditConfig.audit_names`; its completions of the same queries are scored with the
+library's metric. Whatever could make an audit fail (no forget texts for relearning, no
+quantization backend) is checked before the first model is touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from waterdrum_hf._progress import progress_bar
+from waterdrum_hf._validation import check_string_list
+from waterdrum_hf.audits.config import AuditConfig
+from waterdrum_hf.audits.quantization import check_backend, quantize
+from waterdrum_hf.audits.relearning import relearn, relearning_slice
+from waterdrum_hf.audits.results import BEFORE, AuditResults
+from waterdrum_hf.metric import WaterDrumResult
+
+Cache = Callable[[str, str, Mapping[str, Any], Callable[[], dict[str, Any]]], dict[str, Any]]
+"""``cache(model, audit, settings, compute)``: ``compute()``'s JSON-able value, kept wherever
+the caller keeps stages (``settings`` name everything that produced it, beside the model)."""
+
+
+def run_audits(
+    models: Mapping[str, Any],
+    tokenizer: Any,
+    queries: Sequence[str],
+    references: Sequence[int],
+    *,
+    forget_ids: Sequence[int],
+    forget_texts: Sequence[str] = (),
+    config: AuditConfig | None = None,
+    watermark_tokenizer: Any = None,
+    owner_names: Mapping[int, str] | None = None,
+    retrained: str | None = "retrained",
+    before: Mapping[str, WaterDrumResult] | None = None,
+    scheme: Any = "waterfall",
+    cache: Cache | None = None,
+    show_progress: bool | None = None,
+) -> AuditResults:
+    """Audit every model of ``models``; returns each one's results before and after each audit.
+
+    Args:
+        models: name -> a loaded causal LM or its saved folder (loaded when needed).
+        tokenizer: the models' tokenizer.
+        queries, references: the prompts and each prompt's owner id (as for the metric).
+        forget_ids: the owners who asked to be forgotten.
+        forget_texts: the forget set's training texts (relearning fine-tunes on a slice).
+        config: what the audits do (:class:`AuditConfig`; its defaults when ``None``).
+        watermark_tokenizer: the tokenizer that watermarked the data (default: ``tokenizer``).
+        owner_names: display names by owner id (ids are secret; never shown).
+        retrained: the name in ``models`` of the model retrained without the forget set, the
+            comparison for every other (``None`` or absent: no comparison).
+        scheme: the watermark scheme of the data (as for the metric).
+        before: results already computed for the unperturbed models with the same settings
+            (otherwise they are sampled and scored here).
+        cache: keeps each perturbed model's completions (:data:`Cache`), so that a killed run
+            resumes; default: none.
+        show_progress: progress bars (``None``: on a terminal).
+    """
+    config = config or AuditConfig()
+    queries = check_string_list(queries, "queries")
+    if len(queries) != len(references):
+        raise ValueError(
+            f"queries and references must have the same length, got {len(queries)} and "
+            f"{len(references)}"
+        )
+    if not forget_ids:
+        raise ValueError("the audits measure the forget set: pass forget_ids (the forget owners)")
+    if not models:
+        raise ValueError("no model to audit: pass models={name: model or folder}")
+    texts = check_audits(config, forget_texts)
+    perturbations = _perturbations(config, tokenizer, texts, show_progress)
+    sampling = {
+        "queries": queries,
+        "num_samples": config.num_samples,
+        "max_new_tokens": config.max_new_tokens,
+        "batch_size": config.batch_size,
+        "seed": config.seed,
+    }
+    cache = cache or (lambda model, audit, settings, compute: compute())
+    found: dict[str, dict[str, WaterDrumResult]] = {}
+    checks: dict[str, dict[str, int]] = {}
+    score = _scorer(
+        references,
+        watermark_tokenizer or tokenizer,
+        forget_ids,
+        owner_names,
+        scheme,
+        config,
+    )
+    before = before or {}
+    steps = [
+        (m, a) for m in models for a in [BEFORE, *perturbations] if a != BEFORE or m not in before
+    ]
+    for name, audit in progress_bar(steps, desc="Audits", enabled=show_progress):
+        if audit == BEFORE:
+            settings = {"audit": BEFORE, **sampling}
+        else:
+            settings = {"audit": audit, **perturbations[audit][0], **sampling}
+
+        def compute(model: Any = models[name], audit: str = audit) -> dict[str, Any]:
+            perturbed, kept = (
+                (_loaded(model), {}) if audit == BEFORE else perturbations[audit][1](model)
+            )
+            completions = _sample(perturbed, tokenizer, queries, config, show_progress)
+            return {"completions": completions, **kept}
+
+        outcome = cache(name, audit, settings, compute)
+        if "quantization" in outcome:
+            checks.setdefault(audit, outcome["quantization"])
+        found.setdefault(name, {})[audit] = score(outcome["completions"])
+    for name in models:
+        if name in before:
+            found[name] = {BEFORE: replace(before[name], scores=None), **found.get(name, {})}
+    return AuditResults(
+        models={name: found[name] for name in models},
+        retrained=retrained if retrained in models else None,
+        settings={
+            **asdict(config),
+            "relearn_texts": len(texts),
+            **({"quantization_checks": checks} if checks else {}),
+        },
+    )
+
+
+def check_audits(config: AuditConfig, forget_texts: Sequence[str]) -> list[str]:
+    """What the audits of ``config`` need, checked at once (one clear line each): forget texts
+    for relearning, a quantization backend for each width. Returns the relearning slice."""
+    texts = (
+        relearning_slice(forget_texts, config.relearn_share)
+        if "relearning" in config.audits
+        else []
+    )
+    if "quantization" in config.audits:
+        for bits in config.quantization_bits:
+            check_backend(bits)
+    return texts
+
+
+def _perturbations(
+    config: AuditConfig, tokenizer: Any, texts: list[str], show_progress: bool | None
+) -> dict[str, tuple[dict[str, Any], Callable[[Any], tuple[Any, dict[str, Any]]]]]:
+    """Each perturbation by name: its settings (for the cache) and ``apply(model)`` (a model
+    or its folder), which returns the perturbed model and what to keep beside its completions."""
+    from waterdrum_hf._fingerprint import json_digest
+
+    found: dict[str, Any] = {}
+    if "relearning" in config.audits:
+        settings = {
+            "texts": json_digest(texts),
+            "steps": config.relearn_steps,
+            "learning_rate": config.relearn_learning_rate,
+            "batch_size": config.relearn_batch_size,
+            "seed": config.seed,
+        }
+        found["relearned"] = (
+            settings,
+            lambda model: (
+                relearn(_loaded(model), tokenizer, texts, config, show_progress=show_progress),
+                {},
+            ),
+        )
+    if "quantization" in config.audits:
+        for bits in config.quantization_bits:
+
+            def apply(model: Any, bits: int = bits) -> tuple[Any, dict[str, Any]]:
+                quantized, check = quantize(model, bits)
+                return quantized, {"quantization": check.to_dict()}
+
+            found[f"int{bits}"] = ({"bits": bits, "backend": "torchao"}, apply)
+    return found
+
+
+def _loaded(model: Any) -> Any:
+    """A saved folder loaded (on the GPU when there is one); a model as it is."""
+    from waterdrum_hf._torch_plumbing import load_causal_lm
+
+    return load_causal_lm(model) if isinstance(model, (str, Path)) else model
+
+
+def _sample(
+    model: Any, tokenizer: Any, queries: list[str], config: AuditConfig, show_progress: bool | None
+) -> list[list[str]]:
+    from waterdrum_hf.generation import generate
+
+    return generate(
+        model,
+        tokenizer,
+        queries,
+        num_samples=config.num_samples,
+        max_new_tokens=config.max_new_tokens,
+        batch_size=config.batch_size,
+        seed=config.seed,
+        show_progress=show_progress,
+    )
+
+
+def _scorer(
+    references: Sequence[int],
+    watermark_tokenizer: Any,
+    forget_ids: Sequence[int],
+    owner_names: Mapping[int, str] | None,
+    scheme: Any,
+    config: AuditConfig,
+) -> Callable[[list[list[str]]], WaterDrumResult]:
+    """Completions -> their WaterDrum result, scored as every audit scores (same null keys)."""
+    from waterdrum_hf.metric import waterdrum_result
+
+    interval = {} if config.confidence is None else {"confidence": config.confidence}
+
+    def score(completions: list[list[str]]) -> WaterDrumResult:
+        return waterdrum_result(
+            completions,
+            list(references),
+            watermark_tokenizer,
+            forget_ids=list(forget_ids),
+            owner_names=owner_names,
+            scheme=scheme,
+            null_keys=config.null_keys,
+            null_seed=config.seed,
+            **interval,
+        )
+
+    return score
