@@ -76,8 +76,13 @@ def quantize(model: Any, bits: int) -> tuple[Any, QuantizationCheck]:
     import torch
     from transformers import AutoModelForCausalLM, TorchAoConfig
 
+    from waterdrum_hf._progress import library_progress
+
     check_backend(bits)
-    with tempfile.TemporaryDirectory(prefix="waterdrum-quantize-") as scratch:
+    with (
+        tempfile.TemporaryDirectory(prefix="waterdrum-quantize-") as scratch,
+        library_progress(None),  # loading bars on a terminal only
+    ):
         if isinstance(model, (str, Path)):
             folder = Path(model)
         else:

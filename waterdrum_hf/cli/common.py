@@ -389,7 +389,7 @@ def comma_separated(kind: type) -> Reading:
                 f"expected comma-separated {kind.__name__} values, got {text!r}"
             ) from None
 
-    return Reading(read, lambda value: ",".join(str(item) for item in value), "A,B,...")
+    return Reading(read, lambda value: ",".join(str(item) for item in value) or "''", "A,B,...")
 
 
 def config_parser(

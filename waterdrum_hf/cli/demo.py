@@ -55,9 +55,30 @@ def run(args: argparse.Namespace) -> int:
             else "–"
         )
         print(f"{name:>12}  {cells[0]}  {cells[1]}  {auroc}  {p}")
+    audits = report.get("audits")
+    if audits is not None:
+        print_audits(audits)
     print(
         f"\nReport: {config.output_dir}/report.md (total {sum(report['timings'].values()):.0f} s)"
     )
     for line in report["next"]:  # what to run next: score the models from the command line
         print(line)
     return 0
+
+
+def print_audits(audits: Any) -> None:
+    """Each model's forget value before and after each audit, with its excess over the
+    retrained model's after the same audit."""
+    names = audits.audits()
+    print("\nAudits: forget value before and after each (excess over the retrained model)")
+    print(f"{'model':>12}  {'before':>7}" + "".join(f"  {name:>17}" for name in names))
+    for model in audits.models:
+        cells = []
+        for name in names:
+            value, excess = audits.forget(model, name), audits.excess(model, name)
+            shown = "–" if value is None else f"{value:+.3f}"
+            if excess is not None and model != audits.retrained:
+                shown += f" ({excess:+.3f})"
+            cells.append(f"  {shown:>17}")
+        before = audits.forget(model, "before")
+        print(f"{model:>12}  {'–' if before is None else f'{before:+7.3f}':>7}" + "".join(cells))
