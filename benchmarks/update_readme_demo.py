@@ -5,7 +5,7 @@
 
 The demo writes to ``benchmarks/results/demo`` (its ``cache/`` is git-ignored); the README's
 block between the ``demo-report`` markers is replaced by the plot, the results table and the
-best method of ``report.md``, with the measured time and the machine, so the README never
+best method of ``report.md``, the audits' forget table and plot, with the measured time and the machine, so the README never
 shows numbers pasted by hand.
 """
 
@@ -57,6 +57,20 @@ def render(report: str, seconds: float | None, measured: str | None) -> str:
     best = next((line for line in lines if line.startswith("**Closest to retraining")), "")
     relative = RESULTS.relative_to(ROOT)
     parts = [f"![benchmark plot]({relative}/benchmark.png)", "", *table, "", best]
+    audits = report.split("\n## Audits: does the unlearning hold?\n", 1)
+    if len(audits) == 2:  # the forget table of the audits and their plot
+        section = audits[1].split("\n## ", 1)[0].split("Retain values before", 1)[0]
+        rows = [line for line in section.splitlines() if line.startswith("|")]
+        parts += [
+            "",
+            "Does the unlearning hold? Each model's forget value before and after relearning on a "
+            "slice of the forget set and after 8- and 4-bit quantization; excess: how far above "
+            "the retrained model's value after the same audit (settings in the full report).",
+            "",
+            f"![audits plot]({relative}/audits.png)",
+            "",
+            *rows,
+        ]
     if seconds is not None:
         cores = os.cpu_count()
         parts += [
