@@ -22,6 +22,9 @@ _EXPORTS = {
     "separability_auroc": "statistics",
     "calibration_r2": "statistics",
     "CalibrationFit": "statistics",
+    "Interval": "bootstrap",
+    "bootstrap_replicates": "bootstrap",
+    "percentile_interval": "bootstrap",
     "load_metric": "metric",
     "compute_waterdrum": "metric",
     "waterdrum_result": "metric",
@@ -45,6 +48,7 @@ _SUBMODULES = {"data", "tiny", "trainers", "metrics"}
 
 __all__ = [
     "CalibrationFit",
+    "Interval",
     "NullReference",
     "OwnerValue",
     "SetValue",
@@ -57,6 +61,7 @@ __all__ = [
     "WaterfallLogitsProcessor",
     "WaterfallScheme",
     "__version__",
+    "bootstrap_replicates",
     "calibration_r2",
     "completion_queries",
     "compute_waterdrum",
@@ -66,6 +71,7 @@ __all__ = [
     "load_metric",
     "metrics",
     "null_reference",
+    "percentile_interval",
     "qa_queries",
     "resumable_map",
     "separability_auroc",
@@ -78,6 +84,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from waterdrum_hf import data, tiny
+    from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.dataset_verification import verify_dataset
     from waterdrum_hf.generation import generate
