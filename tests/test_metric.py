@@ -310,8 +310,65 @@ def test_scalar_names_are_every_scalar_a_result_can_hold(tok, batch):
     texts, owners = batch
     with pytest.warns(UserWarning):
         both = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3], 99], null_keys=4)
-    overall = compute_waterdrum(texts, owners, tok, null_keys=4)
-    assert set(both) | set(overall) == set(WaterDrumResult.scalar_names())
+        intervals = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3], 99], confidence=0.9)
+    overall = compute_waterdrum(texts, owners, tok, null_keys=4, confidence=0.9)
+    names = set(both) | set(intervals) | set(overall)
+    assert names == set(WaterDrumResult.scalar_names())
+
+
+def test_confidence_intervals_are_flat_repeatable_and_hold_the_value(tok, batch):
+    texts, owners = batch
+    options = {"forget_ids": [KEYS[3]], "confidence": 0.9, "return_details": True}
+    result = waterdrum_result(texts, owners, tok, **options)
+    flat = result.to_dict()
+    assert flat["confidence"] == 0.9
+    for name in ("forget", "retain", "separability_auroc"):
+        assert flat[f"{name}_ci_low"] <= flat[name] <= flat[f"{name}_ci_high"]
+        assert flat[f"{name}_ci_low"] < flat[f"{name}_ci_high"]
+    assert (result.forget.ci_low, result.forget.ci_high) == (
+        flat["forget_ci_low"],
+        flat["forget_ci_high"],
+    )
+    for owner in result.per_owner.values():  # 6 or 7 scored queries each
+        assert owner.ci_low <= owner.value <= owner.ci_high
+    again = waterdrum_result(texts, owners, tok, **options)  # the same interval again
+    assert again.scalars() == result.scalars() and again.per_owner == result.per_owner
+    other = compute_waterdrum(texts, owners, tok, **options, bootstrap_seed=1)
+    assert other["forget_ci_low"] != flat["forget_ci_low"]  # the seed is what fixes it
+    assert other["forget"] == flat["forget"]  # and it touches no value
+    wider = compute_waterdrum(texts, owners, tok, **{**options, "confidence": 0.99})
+    assert wider["forget_ci_low"] < flat["forget_ci_low"] < flat["forget_ci_high"]
+    assert flat["forget_ci_high"] < wider["forget_ci_high"]
+    saved = WaterDrumResult.from_dict(json.loads(json.dumps(flat)))
+    assert saved.scalars() == result.scalars() and saved.per_owner == result.per_owner
+    module = waterdrum_hf.load_metric().compute(
+        predictions=texts, references=owners, watermark_tokenizer=tok, **options
+    )
+    assert {k: module[k] for k in result.scalars()} == result.scalars()
+    plain = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])
+    assert not any("ci_" in k for k in plain) and "confidence" not in plain  # off by default
+
+
+def test_intervals_resample_queries_within_each_owner(tok):
+    """Two retain owners whose queries all read the same (one repeated text each) and one with
+    a single query: resampling within owners keeps the retain value exactly, so its interval
+    has no width (resampling across owners would swap their values in and out). An owner, or a
+    set, with no owner of two scored queries has no spread to resample and gets no interval."""
+    first, second = word_texts(N, 2, 40, seed=5)
+    texts = [first] * 4 + [second] * 4 + word_texts(N, 5, 40, seed=6) + ["w1 w2 w3 w4 w5"]
+    owners = [KEYS[0]] * 4 + [KEYS[1]] * 4 + [KEYS[2]] * 5 + [KEYS[3]]
+    result = waterdrum_result(
+        texts, owners, tok, forget_ids=[KEYS[2]], confidence=0.95, return_details=True
+    )
+    assert result.retain.ci_low == pytest.approx(result.retain.value, abs=1e-12)
+    assert result.retain.ci_high == pytest.approx(result.retain.value, abs=1e-12)
+    assert result.forget.ci_high - result.forget.ci_low > 0.01  # varied queries do vary
+    assert result.per_owner["owner-1"].ci_high == pytest.approx(result.per_owner["owner-1"].value)
+    lone = result.per_owner["owner-4"]
+    assert lone.num_scored_queries == 1 and lone.ci_low is None and lone.ci_high is None
+    alone = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]], confidence=0.95)
+    assert "forget_ci_low" not in alone and "retain_ci_low" in alone
+    assert alone["separability_auroc_ci_low"] <= alone["separability_auroc"]
 
 
 def watermarked_words(key: int, vocab: int, num_texts: int, length: int, seed: int) -> list[str]:
@@ -421,6 +478,12 @@ def test_old_call_style_still_works(tok, batch):
         ({"query_ids": ["a", "a"]}, ValueError, "different owners"),
         ({"owner_names": ["a", "b"]}, TypeError, "`owner_names` must map"),
         ({"vocab_size": 128000}, ValueError, "does not match the tokenizer's vocab_size 4096"),
+        ({"confidence": 0}, ValueError, "`confidence` must lie strictly between 0 and 1"),
+        ({"confidence": 1}, ValueError, "`confidence` must lie strictly between 0 and 1"),
+        ({"confidence": 1.5}, ValueError, "`confidence` must lie strictly between 0 and 1"),
+        ({"confidence": "x"}, TypeError, "`confidence` must be a number"),
+        ({"confidence": 0.9, "bootstrap_resamples": 10}, ValueError, "`bootstrap_resamples`"),
+        ({"confidence": 0.9, "bootstrap_seed": -1}, ValueError, "`bootstrap_seed`"),
     ],
 )
 def test_bad_input(tok, kwargs, error, match):

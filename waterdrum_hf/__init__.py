@@ -22,6 +22,9 @@ _EXPORTS = {
     "separability_auroc": "statistics",
     "calibration_r2": "statistics",
     "CalibrationFit": "statistics",
+    "Interval": "bootstrap",
+    "bootstrap_replicates": "bootstrap",
+    "percentile_interval": "bootstrap",
     "load_metric": "metric",
     "compute_waterdrum": "metric",
     "waterdrum_result": "metric",
@@ -50,6 +53,7 @@ __all__ = [
     "AuditConfig",
     "AuditResults",
     "CalibrationFit",
+    "Interval",
     "NullReference",
     "OwnerValue",
     "SetValue",
@@ -63,6 +67,7 @@ __all__ = [
     "WaterfallScheme",
     "__version__",
     "audits",
+    "bootstrap_replicates",
     "calibration_r2",
     "completion_queries",
     "compute_waterdrum",
@@ -72,6 +77,7 @@ __all__ = [
     "load_metric",
     "metrics",
     "null_reference",
+    "percentile_interval",
     "qa_queries",
     "resumable_map",
     "run_audits",
@@ -86,6 +92,7 @@ __all__ = [
 if TYPE_CHECKING:
     from waterdrum_hf import audits, data, tiny
     from waterdrum_hf.audits import AuditConfig, AuditResults, run_audits
+    from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.dataset_verification import verify_dataset
     from waterdrum_hf.generation import generate

@@ -19,7 +19,7 @@ import logging
 import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +27,13 @@ from typing import Any, Literal
 import numpy as np
 
 from waterdrum_hf._validation import check_positive_int, check_texts
+from waterdrum_hf.bootstrap import (
+    DEFAULT_RESAMPLES,
+    bootstrap_replicates,
+    check_confidence,
+    check_resamples,
+    percentile_interval,
+)
 from waterdrum_hf.keys import check_watermark_id, check_watermark_ids
 from waterdrum_hf.schemes import WatermarkScheme
 from waterdrum_hf.statistics import null_p_value, separability_auroc
@@ -67,6 +74,8 @@ class SetValue:
         z: ``(value - null_mean) / null_std`` (``None`` without null keys or when the spread
             is 0).
         p_value: one-sided empirical p-value of "no watermark" (``None`` without null keys).
+        ci_low, ci_high: the value's bootstrap confidence interval (``None`` without
+            ``confidence``, or when no owner of the set has two scored queries).
     """
 
     value: float
@@ -74,6 +83,8 @@ class SetValue:
     null_std: float | None = None
     z: float | None = None
     p_value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,8 @@ class OwnerValue:
         value: mean of the owner's scored query values (``None`` when none was scored).
         std: standard deviation of those query values (with two or more).
         null_mean, null_std, z, p_value: as in :class:`SetValue`, over the owner's queries.
+        ci_low, ci_high: the value's bootstrap confidence interval (``None`` without
+            ``confidence``, or with fewer than two scored queries).
     """
 
     num_queries: int
@@ -97,6 +110,8 @@ class OwnerValue:
     null_std: float | None = None
     z: float | None = None
     p_value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The entry of the flat result: the attributes that are not ``None``."""
@@ -129,6 +144,9 @@ class WaterDrumResult:
             when the set has no scored query.
         separability_auroc: AUROC of query values, retain positive (``None`` unless both sets
             have scored queries).
+        separability_auroc_ci_low, separability_auroc_ci_high: its bootstrap confidence
+            interval (with ``confidence``).
+        confidence: the level of the intervals (``None`` without intervals).
         num_queries: queries; num_scored, num_skipped: samples with / without a countable token.
         num_missing_forget_ids: forget ids that own no query.
         per_owner: each owner's :class:`OwnerValue` by display name (details only).
@@ -142,10 +160,13 @@ class WaterDrumResult:
     retain: SetValue | None = _part("set", default=None)
     overall: SetValue | None = _part("set", default=None)
     separability_auroc: float | None = _part("scalar", default=None)
+    separability_auroc_ci_low: float | None = _part("scalar", default=None)
+    separability_auroc_ci_high: float | None = _part("scalar", default=None)
     num_queries: int = _part("scalar")
     num_scored: int = _part("scalar")
     num_skipped: int = _part("scalar")
     num_missing_forget_ids: int = _part("scalar", default=0)
+    confidence: float | None = _part("scalar", default=None)
     per_owner: dict[str, OwnerValue] | None = _part("detail", default=None, repr=False)
     query_values: tuple[float, ...] | None = _part("detail", default=None, repr=False)
     query_owners: tuple[str, ...] | None = _part("detail", default=None, repr=False)
@@ -155,7 +176,8 @@ class WaterDrumResult:
     @classmethod
     def scalar_names(cls) -> tuple[str, ...]:
         """Every scalar key the flat dict can hold: a set's value under its name, its null
-        statistics as ``<set>_null_mean`` etc., then the other scalars."""
+        statistics and interval as ``<set>_null_mean``, ``<set>_ci_low`` etc., then the other
+        scalars."""
         names = []
         for f in fields(cls):
             if f.metadata["part"] == "set":
@@ -271,6 +293,9 @@ def compute_waterdrum(
     null_seed: int = 0,
     return_details: bool = False,
     return_scores: bool = False,
+    confidence: float | None = None,
+    bootstrap_resamples: int = DEFAULT_RESAMPLES,
+    bootstrap_seed: int = 0,
 ) -> dict[str, Any]:
     """WaterDrum values of generated texts as a flat dict (what the `evaluate` module returns):
     :func:`waterdrum_result` (same arguments) ``.to_dict()``.
@@ -280,7 +305,9 @@ def compute_waterdrum(
         positive) when both sets have scored queries, ``num_queries``, ``num_scored`` and
         ``num_skipped`` (samples with / without a countable token), ``num_missing_forget_ids``
         when some forget id owns no query; with ``null_keys``, for each set ``<set>_null_mean``,
-        ``<set>_null_std``, ``<set>_z``, ``<set>_p_value``. A value that cannot be computed is
+        ``<set>_null_std``, ``<set>_z``, ``<set>_p_value``; with ``confidence``,
+        ``<set>_ci_low``/``<set>_ci_high``, ``separability_auroc_ci_low``/``_ci_high`` and
+        ``confidence``. A value that cannot be computed is
         left out, never ``None``. With ``return_details``: ``per_owner`` (by name),
         ``query_values``, ``query_owners``, ``query_null_means`` (with ``null_keys``) and
         ``scores``; with ``return_scores``: ``scores``.
@@ -301,6 +328,9 @@ def compute_waterdrum(
         null_seed=null_seed,
         return_details=return_details,
         return_scores=return_scores,
+        confidence=confidence,
+        bootstrap_resamples=bootstrap_resamples,
+        bootstrap_seed=bootstrap_seed,
     ).to_dict()
 
 
@@ -321,6 +351,9 @@ def waterdrum_result(
     null_seed: int = 0,
     return_details: bool = False,
     return_scores: bool = False,
+    confidence: float | None = None,
+    bootstrap_resamples: int = DEFAULT_RESAMPLES,
+    bootstrap_seed: int = 0,
 ) -> WaterDrumResult:
     """WaterDrum values of generated texts, each verified with its owner's key.
 
@@ -358,6 +391,15 @@ def waterdrum_result(
             query's mean value under the null keys (``query_null_means``: subtract it for a
             null-corrected value).
         return_scores: add only the per-sample ``scores`` (NaN where nothing was counted).
+        confidence: if given (e.g. 0.95), add a confidence interval at this level to each set's
+            value, the AUROC and (with ``return_details``) each owner's value: a percentile
+            bootstrap over queries, resampled with replacement within each owner so that every
+            owner keeps its number of queries (:mod:`waterdrum_hf.bootstrap` says why). The
+            interval is about the sampled queries, the owners being given. Owners with a single
+            scored query add no spread; a set or owner where none has two gets no interval.
+            Off by default: it costs ``bootstrap_resamples`` passes over the query values.
+        bootstrap_resamples: resamples of the bootstrap (at least 100; 1000 by default).
+        bootstrap_seed: seed of the resampling: the same call gives the same interval.
 
     Owners appear under display names, never under their watermark ids (secret keys).
     """
@@ -370,6 +412,10 @@ def waterdrum_result(
     if pooling not in ("tokens", "mean"):
         raise ValueError(f"`pooling` must be 'tokens' or 'mean', got {pooling!r}.")
     check_positive_int(null_keys, "null_keys", minimum=0)
+    if confidence is not None:
+        confidence = check_confidence(confidence)
+        check_resamples(bootstrap_resamples)
+        check_positive_int(bootstrap_seed, "bootstrap_seed", minimum=0)
     queries = _group(predictions, references, query_ids)
     names = owner_display_names(queries.watermark_ids, owner_names)
     verifier = Verifier(
@@ -411,7 +457,7 @@ def waterdrum_result(
             details["query_null_means"] = tuple(null_values.mean(axis=1).tolist())
     if return_details or return_scores:
         details["scores"] = tuple(scores_from_sums(sums, counts)[:, 0].tolist())
-    return WaterDrumResult(
+    result = WaterDrumResult(
         **set_values,
         separability_auroc=auroc,
         num_queries=len(queries.watermark_ids),
@@ -419,6 +465,19 @@ def waterdrum_result(
         num_skipped=num_skipped,
         num_missing_forget_ids=missing,
         **details,
+    )
+    if confidence is None:
+        return result
+    owners = names if return_details else {}
+    return _with_intervals(
+        result,
+        values,
+        queries.watermark_ids,
+        sets,
+        owners,
+        confidence,
+        bootstrap_resamples,
+        bootstrap_seed,
     )
 
 
@@ -547,6 +606,61 @@ def _set_value(values: np.ndarray, null_values: np.ndarray | None, rows: np.ndar
     mean, std = float(key_means.mean()), float(key_means.std())
     z = (value - mean) / std if std > 0 else None
     return SetValue(value, mean, std, z, null_p_value(value, key_means))
+
+
+def _with_intervals(
+    result: WaterDrumResult,
+    values: np.ndarray,
+    watermark_ids: np.ndarray,
+    sets: dict[str, np.ndarray],
+    names: dict[int, str],
+    confidence: float,
+    resamples: int,
+    seed: int,
+) -> WaterDrumResult:
+    """``result`` with percentile intervals on its sets' values, the AUROC and the ``names``d
+    owners' values, from one stratified bootstrap of the scored queries (strata: owners). A set
+    or owner whose every owner has a single scored query has no spread to resample and gets
+    no interval."""
+    scored = ~np.isnan(values)
+    strata = watermark_ids[scored]
+
+    def varies(mask: np.ndarray) -> bool:
+        return bool(mask.any()) and len(np.unique(strata[mask])) < mask.sum()
+
+    masks = {("set", name): members[scored] for name, members in sets.items()}
+    masks.update({("owner", name): strata == owner for owner, name in names.items()})
+    masks = {key: mask for key, mask in masks.items() if varies(mask)}
+    pair = None
+    if result.separability_auroc is not None and varies(np.ones(len(strata), dtype=bool)):
+        pair = (sets["retain"][scored], sets["forget"][scored])
+    replicates, aurocs = bootstrap_replicates(
+        values[scored], strata, masks, auroc=pair, resamples=resamples, seed=seed
+    )
+    intervals = {key: percentile_interval(r, confidence) for key, r in replicates.items()}
+
+    def bounded(value: Any, key: tuple[str, str]) -> Any:
+        interval = intervals.get(key)
+        return (
+            value
+            if interval is None
+            else replace(value, ci_low=interval.low, ci_high=interval.high)
+        )
+
+    changes: dict[str, Any] = {
+        name: bounded(value, ("set", name)) for name, value in result.sets().items()
+    }
+    if result.per_owner is not None:
+        changes["per_owner"] = {
+            name: bounded(entry, ("owner", name)) for name, entry in result.per_owner.items()
+        }
+    if aurocs is not None:
+        auroc = percentile_interval(aurocs, confidence)
+        changes |= {
+            "separability_auroc_ci_low": auroc.low,
+            "separability_auroc_ci_high": auroc.high,
+        }
+    return replace(result, **changes, confidence=confidence)
 
 
 def owner_display_names(

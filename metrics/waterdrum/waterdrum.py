@@ -56,11 +56,17 @@ Args:
     return_details (`bool`, default False): add per_owner, per-sample scores and per-query
         values.
     return_scores (`bool`, default False): add the per-sample scores only.
+    confidence (`float`, optional, e.g. 0.95): add confidence intervals at this level: a
+        percentile bootstrap over queries, resampled within each owner (off by default).
+    bootstrap_resamples (`int`, default 1000): resamples of that bootstrap (at least 100).
+    bootstrap_seed (`int`, default 0): its seed; the same call gives the same interval.
 Returns:
     Flat scalars: forget, retain (or overall without forget_ids): mean per-query value of each
     set; separability_auroc (retain positive); num_queries; num_scored, num_skipped (samples);
     num_missing_forget_ids (if any); with null_keys <set>_null_mean, <set>_null_std, <set>_z,
-    <set>_p_value. A value that cannot be computed is left out, never None.
+    <set>_p_value; with confidence <set>_ci_low, <set>_ci_high,
+    separability_auroc_ci_low, separability_auroc_ci_high and confidence (and ci_low, ci_high
+    per owner in per_owner). A value that cannot be computed is left out, never None.
 Examples:
     >>> import waterdrum_hf
     >>> metric = waterdrum_hf.load_metric()
