@@ -290,9 +290,10 @@ def test_verdict_agrees_with_the_numbers(models, tmp_path, closest_p):
         assert ("**still detected**" in line) == (p <= report.DETECTION_LEVEL), line
 
 
-def audit_result(forget, retain):
+def audit_result(forget, retain, **interval):
     return WaterDrumResult.from_dict(
         {"forget": forget, "retain": retain, "num_queries": 6, "num_scored": 6, "num_skipped": 0}
+        | interval
     )
 
 
@@ -303,7 +304,7 @@ def test_the_audit_section_compares_every_model_with_the_retrained_one(models, t
         models={
             "retrained": {"before": audit_result(0.05, 0.6), "relearned": audit_result(0.25, 0.6),
                           "int4": audit_result(0.06, 0.5)},
-            "npo": {"before": audit_result(0.10, 0.4), "relearned": audit_result(0.55, 0.5),
+            "npo": {"before": audit_result(0.10, 0.4), "relearned": audit_result(0.55, 0.5, forget_ci_low=0.4, forget_ci_high=0.7),
                     "int4": audit_result(0.30, 0.3)},
         },  # fmt: skip
         retrained="retrained",
@@ -322,7 +323,7 @@ def test_the_audit_section_compares_every_model_with_the_retrained_one(models, t
     text = (tmp_path / "report.md").read_text()
     section = text.split("## Audits: does the unlearning hold?")[1].split("\n## ")[0]
     rows = {line.split(" | ")[0].strip("| "): line for line in section.splitlines() if "|" in line}
-    assert rows["npo"] == "| npo | +0.100 | +0.550 | +0.300 | +0.300 | +0.240 |"
+    assert rows["npo"] == "| npo | +0.100 | +0.550 [+0.400, +0.700] | +0.300 | +0.300 | +0.240 |"
     assert "(yardstick)" in rows["retrained"]
     assert "21 %" in section and "83 %" in section and "on 5 texts of the forget set" in section
     assert "7 of 8 Linear layers quantized, at most 16 distinct" in section

@@ -899,8 +899,9 @@ def _set_cell(result: WaterDrumResult | None, name: str) -> str:
 
 def _interval(value: SetValue) -> tuple[float, float] | None:
     """A set value's confidence interval, ``None`` where none was computed."""
-    low, high = getattr(value, "ci_low", None), getattr(value, "ci_high", None)
-    return None if low is None or high is None else (low, high)
+    if value.ci_low is None or value.ci_high is None:
+        return None
+    return value.ci_low, value.ci_high
 
 
 def plot_audits(audits: AuditResults | Mapping[str, Any], path: str | Path) -> Path:

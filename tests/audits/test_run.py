@@ -58,7 +58,7 @@ def test_relearning_restores_what_superficial_unlearning_hid(
     references = [FORGET] * 4 + [RETAIN] * 4
     config = AuditConfig(
         audits=("relearning",), relearn_share=0.25, relearn_steps=8, relearn_learning_rate=2e-3,
-        num_samples=2, max_new_tokens=48, null_keys=20,
+        num_samples=2, max_new_tokens=48, null_keys=20, confidence=0.9,
     )  # fmt: skip
     results = run_audits(
         superficially_unlearned, tokenizer, queries, references, forget_ids=[FORGET],
@@ -73,6 +73,8 @@ def test_relearning_restores_what_superficial_unlearning_hid(
     # far beyond what the same steps teach the retrained model, which never saw those texts.
     assert after > before + 0.15, (before, after)
     assert results.excess("gradascent", "relearned") > 0.1
+    relearned = results.models["gradascent"]["relearned"].forget  # intervals passed through
+    assert relearned.ci_low <= relearned.value <= relearned.ci_high
     flat = results.scalars()
     assert flat["relearned/gradascent/forget"] == after
     assert flat["relearned/gradascent/forget_excess"] == results.excess("gradascent", "relearned")

@@ -212,8 +212,6 @@ def _scorer(
     """Completions -> their WaterDrum result, scored as every audit scores (same null keys)."""
     from waterdrum_hf.metric import waterdrum_result
 
-    interval = {} if config.confidence is None else {"confidence": config.confidence}
-
     def score(completions: list[list[str]]) -> WaterDrumResult:
         return waterdrum_result(
             completions,
@@ -224,7 +222,7 @@ def _scorer(
             scheme=scheme,
             null_keys=config.null_keys,
             null_seed=config.seed,
-            **interval,
+            confidence=config.confidence,
         )
 
     return score

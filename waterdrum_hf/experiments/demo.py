@@ -32,6 +32,8 @@ from waterdrum_hf.audits.config import AUDITS
 from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
+CONFIDENCE = 0.95
+"""Level of the bootstrap intervals on the values the audits compare (cheap: no sampling)."""
 NO_CURVE: Mapping[str, str] = MappingProxyType(
     {
         "taskvector": "it fine-tunes a copy towards the forget set and subtracts the change "
@@ -174,6 +176,7 @@ class DemoConfig:
             max_new_tokens=self.max_new_tokens,
             batch_size=COMPLETION_BATCH_SIZE,
             null_keys=self.null_keys,
+            confidence=CONFIDENCE,
             seed=self.seed,
         )
 
@@ -408,6 +411,7 @@ class _Demo:
                     owner_names=names,
                     null_keys=config.null_keys,
                     null_seed=config.seed,
+                    confidence=CONFIDENCE if config.audits else None,
                     return_details=True,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
