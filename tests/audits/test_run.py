@@ -93,3 +93,44 @@ def test_an_audit_without_its_data_fails_before_any_model_is_touched(tiny_model)
         run_audits(untouchable, tokenizer, ["a", "b"], [FORGET], forget_ids=[FORGET])
     with pytest.raises(ValueError, match="unknown audit 'pruning'"):
         AuditConfig(audits=("pruning",))
+
+
+def test_a_killed_audit_resumes_from_its_cached_stages(tiny_model, texts, tmp_path):
+    from waterdrum_hf.cli.audit import stage_cache
+
+    model, tokenizer = tiny_model
+    model.save_pretrained(tmp_path / "m")
+    models = {"a": str(tmp_path / "m"), "retrained": str(tmp_path / "m")}
+    queries = completion_queries(texts[:2], tokenizer, prefix_tokens=8)
+    config = AuditConfig(
+        audits=("relearning",), relearn_steps=1, num_samples=1, max_new_tokens=8, null_keys=0
+    )
+    arguments = (models, tokenizer, queries, [FORGET, RETAIN])
+    options = {"forget_ids": [FORGET], "forget_texts": texts[:1], "config": config}
+    computed = []
+
+    def counting(cache, stop_after=None):
+        def keep(model, audit, settings, compute):
+            def counted():
+                if len(computed) == stop_after:
+                    raise KeyboardInterrupt  # killed mid-way
+                computed.append((model, audit))
+                return compute()
+
+            return cache(model, audit, settings, counted)
+
+        return keep
+
+    cache = stage_cache(tmp_path / "cache", models)
+    with pytest.raises(KeyboardInterrupt):
+        run_audits(*arguments, **options, cache=counting(cache, stop_after=3))
+    assert computed == [("a", "before"), ("a", "relearned"), ("retrained", "before")]
+    computed.clear()
+    resumed = run_audits(
+        *arguments, **options, cache=counting(stage_cache(tmp_path / "cache", models))
+    )
+    assert computed == [("retrained", "relearned")]  # the rest came from the cache
+    straight = run_audits(*arguments, **options, cache=stage_cache(tmp_path / "other", models))
+    assert resumed.scalars() == straight.scalars()
+    # Same weights under both names: relearning reads the same on both, before and after.
+    assert resumed.excess("a", "relearned") == 0 == resumed.excess("a", "before")
