@@ -322,7 +322,10 @@ def test_the_audit_section_compares_every_model_with_the_retrained_one(models, t
     assert json.loads((tmp_path / "report.json").read_text())["audits"] == saved
     text = (tmp_path / "report.md").read_text()
     section = text.split("## Audits: does the unlearning hold?")[1].split("\n## ")[0]
-    rows = {line.split(" | ")[0].strip("| "): line for line in section.splitlines() if "|" in line}
+    forget_table = section.split("Retain values before")[0]
+    rows = {
+        line.split(" | ")[0].strip("| "): line for line in forget_table.splitlines() if "|" in line
+    }
     assert rows["npo"] == "| npo | +0.100 | +0.550 [+0.400, +0.700] | +0.300 | +0.300 | +0.240 |"
     assert "(yardstick)" in rows["retrained"]
     assert "21 %" in section and "83 %" in section and "on 5 texts of the forget set" in section
