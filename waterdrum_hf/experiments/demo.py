@@ -45,7 +45,8 @@ NO_CURVE: Mapping[str, str] = MappingProxyType(
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """Sizes of the demo. The defaults run in about 4 minutes on 2 CPU cores; ``quick`` in 1.
+    """Sizes of the demo. The defaults run in about 5 minutes on 2 CPU cores (2 of them the
+    audits); ``quick`` (no audits) in 1.
     Every field is a flag of ``waterdrum demo`` (its ``help`` is the flag's)."""
 
     output_dir: str = field(
