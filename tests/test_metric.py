@@ -467,3 +467,43 @@ def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
     with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric"):
         compute_waterdrum([["w1"], ["w4 w5"]], [1, 2], tok)
     assert "1 of 2 samples" in caplog.text and "empty" not in caplog.text
+
+
+def test_load_metric_forwards_its_keyword_arguments():
+    metric = waterdrum_hf.load_metric(experiment_id="mutation-check", keep_in_memory=True)
+    assert metric.experiment_id == "mutation-check" and metric.keep_in_memory
+
+
+def test_one_null_key_has_no_spread_so_no_z(tok, batch):
+    """With one null key the null mean is that key's value and its spread is 0: z is left out
+    (not a division by zero) and the p-value is 1/2 or 1."""
+    texts, owners = batch
+    result = compute_waterdrum(texts, owners, tok, null_keys=1, null_seed=4)
+    null = waterdrum_hf.null_reference(texts, tok, num_keys=1, exclude_ids=KEYS, seed=4)
+    assert result["overall_null_mean"] == pytest.approx(null.mean)
+    assert result["overall_null_std"] == 0.0 and "overall_z" not in result
+    assert result["overall_p_value"] == (1 + (null.mean >= result["overall"])) / 2
+
+
+def test_an_owner_needs_two_scored_queries_for_a_spread(tok):
+    texts = word_texts(N, 3, 30, seed=21)
+    result = compute_waterdrum(texts, [KEYS[0], KEYS[0], KEYS[1]], tok, return_details=True)
+    values = verify_texts(texts, [KEYS[0], KEYS[0], KEYS[1]], tok)
+    two, one = result["per_owner"]["owner-1"], result["per_owner"]["owner-2"]
+    assert two["std"] == pytest.approx(abs(values[0] - values[1]) / math.sqrt(2))
+    assert "std" not in one and one["value"] == pytest.approx(values[2])
+
+
+def test_the_owners_keys_are_never_null_keys(tok, batch):
+    """An owner whose key the null seed would draw: the null skips it, as the null reference
+    with the owners excluded does."""
+    from waterdrum_hf.keys import random_keys
+
+    texts, _ = batch
+    owner = int(random_keys(1, seed=9)[0])
+    result = compute_waterdrum(
+        texts, [owner] * len(texts), tok, null_keys=4, null_seed=9, return_details=True
+    )
+    null = waterdrum_hf.null_reference(texts, tok, num_keys=4, exclude_ids=[owner], seed=9)
+    assert owner not in null.keys.tolist()
+    np.testing.assert_allclose(result["query_null_means"], null.scores.mean(axis=1))

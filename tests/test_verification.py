@@ -13,6 +13,7 @@ from waterfall.WatermarkerBase import Watermarker
 
 import waterdrum_hf
 from waterdrum_hf import Verifier, null_reference, verify_texts
+from waterdrum_hf.keys import random_keys
 
 
 def waterfall_scores(texts: list[str], key: int, tokenizer, k_p: int = 1) -> np.ndarray:
@@ -191,3 +192,46 @@ def test_old_keyword_names_still_work_with_a_warning():
         np.testing.assert_array_equal(Verifier(tok).verify(texts, ids=7), expected)
     with pytest.raises(TypeError, match="pass `watermark_ids=` only"):
         verify_texts(texts, tokenizer=tok, ids=7, watermark_ids=7)
+
+
+@pytest.mark.parametrize(
+    "settings", [{"k_p": 2}, {"n_gram": 3}, {"scheme": "kgw"}], ids=["k_p", "n_gram", "scheme"]
+)
+def test_null_reference_reads_with_the_watermarks_settings(settings):
+    tok = word_tokenizer(4096)
+    texts = word_texts(4096, 6, 30, seed=5)
+    null = null_reference(texts, tok, num_keys=3, seed=2, **settings)
+    for j, key in enumerate(null.keys):
+        np.testing.assert_allclose(
+            null.scores[:, j], verify_texts(texts, int(key), tok, **settings)
+        )
+    assert not np.allclose(null.scores, null_reference(texts, tok, num_keys=3, seed=2).scores)
+
+
+def test_excluded_ids_are_never_drawn_as_null_keys():
+    """The keys a seed draws, then the same seed with the first of them excluded (the owner's
+    key among the draws): it is skipped and the next draw takes its place."""
+    tok = word_tokenizer(4096)
+    texts = word_texts(4096, 4, 20, seed=6)
+    drawn = random_keys(5, seed=11)
+    for null in (
+        null_reference(texts, tok, num_keys=4, exclude_ids=[int(drawn[0])], seed=11),
+        Verifier(tok).null_reference(texts, 4, exclude_ids=[int(drawn[0])], seed=11),
+    ):
+        np.testing.assert_array_equal(null.keys, drawn[1:])
+
+
+def test_a_negative_token_id_skips_its_pairs_only():
+    """An id below 0 (a -100 label left in by a caller) is outside the vocabulary: the pairs it
+    is in are skipped, the rest of its text and the other texts of its chunk still count."""
+    verifier = Verifier(word_tokenizer(4096))
+    key = 77
+    sums, counts = verifier.token_sums(
+        [[5, 6, -100, 7, 8, 9], [1, 2, 3], [-1, -2]], np.full((3, 1), key)
+    )
+    np.testing.assert_array_equal(counts, [3, 2, 0])  # (5,6) (7,8) (8,9); (1,2) (2,3); none
+    parts, part_counts = verifier.token_sums([[5, 6], [7, 8, 9], [1, 2, 3]], np.full((3, 1), key))
+    np.testing.assert_allclose(sums[:, 0], [parts[0, 0] + parts[1, 0], parts[2, 0], 0.0])
+    assert part_counts.tolist() == [1, 2, 2]
+    scores = verifier.score_token_ids([[5, 6, -100, 7, 8, 9], [1, 2, 3]], key)
+    assert np.isfinite(scores).all()
