@@ -10,8 +10,8 @@ mutants that could be killed, i.e. leaving out
 * message-only mutants: the change is only the text of an error, warning or log message
   (``"XX...XX"``, upper/lower case); tests match messages by a phrase, not character by
   character, and a message cannot change a number;
-* the mutants judged equivalent in ``JUDGED`` below, each with the reason it changes nothing
-  observable.
+* the mutants judged equivalent in ``benchmarks/mutation_judged.py``, each with the reason
+  it changes nothing a test can observe.
 
 Then lists every survivor with its diff. It takes tens of minutes on one core; not run by CI.
 
@@ -36,8 +36,9 @@ import subprocess
 import sys
 import textwrap
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
+
+from mutation_judged import JUDGED
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKSPACE = ROOT / ".mutation"
@@ -49,20 +50,6 @@ INSTALLED_LAYOUT = {
 }
 #: Calls whose string arguments are messages to a person, not values.
 MESSAGE_CALLS = {"warn", "warning", "info", "debug", "error", "exception"}
-
-
-@dataclass(frozen=True)
-class Judged:
-    """A surviving mutant judged equivalent: ``function`` (mutmut's name without the
-    ``__mutmut_<n>`` suffix), the line it changes ``before`` -> ``after`` (stripped), why."""
-
-    function: str
-    before: str
-    after: str
-    reason: str
-
-
-JUDGED: tuple[Judged, ...] = ()
 
 
 def build_workspace(fresh: bool) -> None:
@@ -102,12 +89,11 @@ def load_results() -> dict[str, dict[str, int | None]]:
     return results
 
 
-def _function_code(source: str, mutant_name: str) -> tuple[str, str]:
-    """The original and the mutated function of ``mutant_name`` in a mutated file, as text."""
+def _function_code(module: object, mutant_name: str) -> tuple[str, str]:
+    """The original and the mutated function of ``mutant_name`` in a parsed mutated file."""
     import libcst as cst
     from mutmut.mutation.diff_apply import read_mutant_function, read_original_function
 
-    module = cst.parse_module(source)
     return tuple(
         cst.Module([f(module, mutant_name)]).code
         for f in (read_original_function, read_mutant_function)
@@ -115,8 +101,8 @@ def _function_code(source: str, mutant_name: str) -> tuple[str, str]:
 
 
 def _without_messages(code: str) -> str:
-    """The function's AST with every message string (in a ``raise`` or a warning/log call)
-    and the function's name blanked, as text."""
+    """The function's AST as text, without the function's name, the arguments of every
+    exception it raises and the strings of its warning and log calls."""
     tree = ast.parse(textwrap.dedent(code))
 
     def blank(node: ast.AST) -> None:
@@ -127,8 +113,8 @@ def _without_messages(code: str) -> str:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             node.name = ""
-        elif isinstance(node, ast.Raise):
-            blank(node)
+        elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            node.exc.args, node.exc.keywords = [], []  # the exception's message
         elif isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else ""
             if name in MESSAGE_CALLS:
@@ -151,10 +137,10 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
     their change."""
     from mutmut.stats import status_by_exit_code
 
-    judged = {(j.function, j.before, j.after): j for j in JUDGED}
+    judged = {(j.function, j.before, j.after): j.reason for j in JUDGED}
     table: dict[str, dict[str, list]] = {}
     for source, exit_codes in results.items():
-        mutated = (WORKSPACE / "mutants" / source).read_text()
+        module = None
         rows: dict[str, list] = {}
         for name, code in sorted(exit_codes.items(), key=lambda kv: _natural(kv[0])):
             status = status_by_exit_code[code]
@@ -166,14 +152,21 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
                 outcome = "other"
             entry: tuple = (name, status)
             if outcome in ("survived", "no tests"):
-                original, mutant = _function_code(mutated, name)
+                if module is None:
+                    import libcst as cst
+
+                    module = cst.parse_module((WORKSPACE / "mutants" / source).read_text())
+                original, mutant = _function_code(module, name)
                 before, after = _changed_lines(original, mutant)
                 function = name.partition("__mutmut_")[0]
                 if _without_messages(original) == _without_messages(mutant):
                     outcome = "message"
-                elif (function, before, after) in judged:
+                elif (function, before, after) in judged or (function, None, None) in judged:
                     outcome = "equivalent"
-                    entry = (name, judged[(function, before, after)].reason)
+                    entry = (
+                        name,
+                        judged.get((function, before, after), judged.get((function, None, None))),
+                    )
                 else:
                     entry = (name, status, before, after)
             rows.setdefault(outcome, []).append(entry)

@@ -86,3 +86,27 @@ def test_null_p_value_with_one_null_key():
 def test_null_p_value_bad_input(value, null, match):
     with pytest.raises(ValueError, match=match):
         null_p_value(value, null)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: separability_auroc([0.1, float("nan")], [0.2]), "`retain_scores` holds 1 NaN"),
+        (lambda: separability_auroc([0.1], [np.inf, np.nan, 0.2]), "`forget_scores` holds 2 NaN"),
+        (lambda: calibration_r2([0.1, np.nan], [0.2, 0.3]), "`fractions` holds 1 NaN"),
+        (lambda: calibration_r2([0.1, 0.2], [0.2, -np.inf]), "`values` holds 1 NaN"),
+        (lambda: null_p_value(0.1, [np.nan, np.nan, 0.2]), "`null_values` holds 2 NaN"),
+    ],
+)
+def test_non_finite_input_is_named_and_counted(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_single_precision_input_is_computed_in_double_precision():
+    x = np.linspace(0.1, 1, 10, dtype=np.float32)
+    y = (0.6 * x + np.random.default_rng(1).normal(0, 0.05, size=10)).astype(np.float32)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    fit = calibration_r2(x, y)
+    assert fit.slope == pytest.approx(float(x64 @ y64 / (x64 @ x64)), rel=1e-14)
+    assert fit.r2 == pytest.approx(r2_score(y64, fit.slope * x64), rel=1e-12)
