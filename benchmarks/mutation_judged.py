@@ -160,6 +160,11 @@ JUDGED: tuple[Judged, ...] = (
                 "flat = np.concatenate(arrays) if arrays else np.zeros(0, )",
                 "no texts: the empty array's dtype reaches nothing that reads it",
             ),
+            (
+                "flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)",
+                "flat = np.concatenate(arrays) if arrays else np.zeros(1, dtype=np.int64)",
+                "no texts: one placeholder id broadcast against no text offsets gives no pairs",
+            ),
         ]
     ),
     Judged(

@@ -161,6 +161,7 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
                 function = name.partition("__mutmut_")[0]
                 if _without_messages(original) == _without_messages(mutant):
                     outcome = "message"
+                    entry = (name, before, after)
                 elif (function, before, after) in judged or (function, None, None) in judged:
                     outcome = "equivalent"
                     entry = (
@@ -181,7 +182,13 @@ def _natural(name: str) -> tuple[str, int]:
 
 def report(table: dict[str, dict[str, list]]) -> str:
     """Markdown: the per-module table, then the survivors and the judged equivalents."""
+    from importlib.metadata import version
+
     lines = [
+        f"Mutation score of the scoring core (mutmut {version('mutmut')}, "
+        "`python benchmarks/mutation_score.py`; configuration: `[tool.mutmut]` in pyproject.toml, "
+        "equivalents: `benchmarks/mutation_judged.py`).",
+        "",
         "| module | mutants | killed | timeout | message-only | equivalent | survived "
         "| no tests | not checked | score |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -209,6 +216,9 @@ def report(table: dict[str, dict[str, list]]) -> str:
             lines.append(f"- `{name.rpartition('.')[2]}` ({status})")
             if change:
                 lines += [f"  - `{change[0]}`", f"  + `{change[1]}`"]
+    messages = [entry for rows in table.values() for entry in rows.get("message", [])]
+    lines += ["", f"## Message-only ({len(messages)})", ""]
+    lines += [f"- `{name}`: `{before}` -> `{after}`" for name, before, after in messages]
     equivalents = [entry for rows in table.values() for entry in rows.get("equivalent", [])]
     lines += ["", f"## Judged equivalent ({len(equivalents)})", ""]
     lines += [f"- `{name}`: {reason}" for name, reason in equivalents]
