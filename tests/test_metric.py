@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 import textwrap
+import warnings
 import zipfile
 
 import evaluate
@@ -174,6 +175,8 @@ def test_without_forget_ids_only_overall(tok, batch):
     assert {"forget", "retain", "separability_auroc"}.isdisjoint(result)
     assert result["overall"] == pytest.approx(np.nanmean(verify_texts(texts, owners, tok)))
     assert "scores" not in result
+    # Nor null statistics (no null keys by default), nor a count of missing forget ids.
+    assert set(result) == {"overall", "num_queries", "num_scored", "num_skipped"}
 
 
 def test_add_batch_and_add_accumulate_like_one_compute(tok, batch, per_query):
@@ -484,6 +487,13 @@ def test_old_call_style_still_works(tok, batch):
         ({"confidence": "x"}, TypeError, "`confidence` must be a number"),
         ({"confidence": 0.9, "bootstrap_resamples": 10}, ValueError, "`bootstrap_resamples`"),
         ({"confidence": 0.9, "bootstrap_seed": -1}, ValueError, "`bootstrap_seed`"),
+        ({"predictions": [["w1 w2"], ["w3", 4]]}, TypeError, r"`predictions\[1\]\[1\]`"),
+        (
+            {"predictions": [["w1 w2"], ["w3 w4"]], "references": [1, -4]},
+            ValueError,
+            r"`references\[1\]` must be in 0..2",
+        ),
+        ({"owner_names": {-1: "a"}}, ValueError, "`owner_names key` must be in 0..2"),
     ],
 )
 def test_bad_input(tok, kwargs, error, match):
@@ -526,7 +536,140 @@ def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
     message = caplog.text
     assert "2 of 4 samples" in message and "1 are empty" in message and "max_fraction" in message
     assert "1 have fewer than n_gram=2" in message and "stopped almost at once" in message
+    assert (
+        "the model had nothing left to write (build queries with completion_queries(..., "
+        "max_fraction=0.5), the default, or `waterdrum score --max-fraction 0.5`)"
+    ) in message
+    assert (
+        "tokens of the watermarking vocabulary (the model stopped almost at once, or wrote "
+        "tokens outside that vocabulary)"
+    ) in message
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric"):
         compute_waterdrum([["w1"], ["w4 w5"]], [1, 2], tok)
     assert "1 of 2 samples" in caplog.text and "empty" not in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric"):
+        compute_waterdrum([[""], ["w4 w5"]], [1, 2], tok)
+    assert "1 are empty" in caplog.text and "n_gram" not in caplog.text
+
+
+def test_load_metric_forwards_its_keyword_arguments():
+    metric = waterdrum_hf.load_metric(experiment_id="mutation-check", keep_in_memory=True)
+    assert metric.experiment_id == "mutation-check" and metric.keep_in_memory
+
+
+def test_one_null_key_has_no_spread_so_no_z(tok, batch):
+    """With one null key the null mean is that key's value and its spread is 0: z is left out
+    (not a division by zero) and the p-value is 1/2 or 1."""
+    texts, owners = batch
+    result = compute_waterdrum(texts, owners, tok, null_keys=1, null_seed=4)
+    null = waterdrum_hf.null_reference(texts, tok, num_keys=1, exclude_ids=KEYS, seed=4)
+    assert result["overall_null_mean"] == pytest.approx(null.mean)
+    assert result["overall_null_std"] == 0.0 and "overall_z" not in result
+    assert result["overall_p_value"] == (1 + (null.mean >= result["overall"])) / 2
+
+
+def test_an_owner_needs_two_scored_queries_for_a_spread(tok):
+    texts = word_texts(N, 3, 30, seed=21)
+    owners = [KEYS[0], KEYS[0], KEYS[1]]
+    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[1]], return_details=True)
+    values = verify_texts(texts, owners, tok)
+    two, one = result["per_owner"]["owner-1"], result["per_owner"]["owner-2"]
+    assert two["std"] == pytest.approx(abs(values[0] - values[1]) / math.sqrt(2))
+    assert "std" not in one and one["value"] == pytest.approx(values[2])
+    assert one["forget"] is True and two["forget"] is False
+
+
+def test_the_owners_keys_are_never_null_keys(tok, batch):
+    """An owner whose key the null seed would draw: the null skips it, as the null reference
+    with the owners excluded does."""
+    from waterdrum_hf.keys import random_keys
+
+    texts, _ = batch
+    owner = int(random_keys(1, seed=9)[0])
+    result = compute_waterdrum(
+        texts, [owner] * len(texts), tok, null_keys=4, null_seed=9, return_details=True
+    )
+    null = waterdrum_hf.null_reference(texts, tok, num_keys=4, exclude_ids=[owner], seed=9)
+    assert owner not in null.keys.tolist()
+    np.testing.assert_allclose(result["query_null_means"], null.scores.mean(axis=1))
+
+
+@pytest.mark.parametrize("pooling", ["tokens", "mean"])
+def test_a_single_counted_token_is_a_value_and_a_query_without_samples_is_not(tok, pooling):
+    """Boundaries of pooling: one sample with one countable pair is scored as that pair; a
+    query with no samples at all (the last one, here) counts as a query without a value."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy warning about 0/0 leaks out
+        result = compute_waterdrum(
+            [["w1 w2"], ["w3 w4 w5", "w6"], []], [1, 2, 3], tok, pooling=pooling,
+            return_details=True,
+        )  # fmt: skip
+    single = verify_texts(["w1 w2", "w3 w4 w5"], [1, 2], tok)
+    np.testing.assert_allclose(result["query_values"][:2], single)
+    assert math.isnan(result["query_values"][2])
+    assert (result["num_queries"], result["num_scored"], result["num_skipped"]) == (3, 2, 1)
+    assert result["overall"] == pytest.approx(single.mean())
+
+
+def test_per_owner_entries_of_owners_without_a_scored_query(tok):
+    """An owner none of whose queries is scored keeps its counts and set, nothing else, and
+    the owners after it are still reported."""
+    result = compute_waterdrum(
+        ["w1 w2 w3", "w4", "w5 w6 w7"], [1, 2, 3], tok, forget_ids=[2], return_details=True
+    )
+    owners = result["per_owner"]
+    assert owners["owner-2"] == {"num_queries": 1, "num_scored_queries": 0, "forget": True}
+    assert owners["owner-1"]["forget"] is False and owners["owner-3"]["forget"] is False
+    assert owners["owner-3"]["value"] == pytest.approx(verify_texts(["w5 w6 w7"], 3, tok)[0])
+
+
+def test_missing_forget_ids_are_counted(tok, batch):
+    texts, owners = batch
+    with pytest.warns(UserWarning, match="2 of 3 forget_ids own no query"):
+        result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3], 5, 6])
+    assert result["num_missing_forget_ids"] == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])
+    assert "num_missing_forget_ids" not in result
+
+
+@pytest.mark.parametrize("forget_ids", [5, "12"])
+def test_forget_ids_must_be_a_list(tok, forget_ids):
+    with pytest.raises(TypeError, match="`forget_ids` must be a list of watermark ids"):
+        compute_waterdrum(["w1 w2"], [5], tok, forget_ids=forget_ids)
+
+
+def test_compute_forwards_the_watermark_settings(tok, batch):
+    texts, owners = batch
+    for settings in ({"n_gram": 3}, {"k_p": 2}, {"scheme": "kgw"}):
+        result = compute_waterdrum(texts, owners, tok, return_scores=True, **settings)
+        np.testing.assert_allclose(result["scores"], verify_texts(texts, owners, tok, **settings))
+
+
+def test_queries_without_any_sample(tok):
+    result = compute_waterdrum([[], []], [1, 2], tok, return_details=True)
+    assert (result["num_queries"], result["num_scored"], result["num_skipped"]) == (2, 0, 0)
+    assert "overall" not in result and all(math.isnan(v) for v in result["query_values"])
+
+
+def test_typed_result_defaults_have_no_nulls_and_no_details(tok, batch):
+    texts, owners = batch
+    typed = waterdrum_result(texts, owners, tok)
+    assert typed.overall.null_mean is None and typed.overall.p_value is None
+    assert typed.per_owner is None and typed.scores is None and typed.query_values is None
+
+
+def test_null_values_pool_samples_like_the_owners_values(tok, per_query):
+    """The null of a query pools its samples' token sums under each key, as its value does."""
+    nested, owners = per_query
+    result = compute_waterdrum(nested, owners, tok, null_keys=3, null_seed=2, return_details=True)
+    samples = [s for query in nested for s in query]
+    null = waterdrum_hf.null_reference(samples, tok, num_keys=3, exclude_ids=KEYS, seed=2)
+    expected = []
+    for q in range(len(nested)):
+        rows = slice(3 * q, 3 * q + 3)
+        expected.append((null.sums[rows].sum(axis=0) / null.counts[rows].sum()).mean())
+    np.testing.assert_allclose(result["query_null_means"], expected)

@@ -1,4 +1,4 @@
-"""Separability and calibration against scikit-learn."""
+"""Separability and calibration against scikit-learn; the empirical p-value by hand."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 from sklearn.metrics import r2_score, roc_auc_score
 
 from waterdrum_hf import CalibrationFit, calibration_r2, separability_auroc
+from waterdrum_hf.statistics import null_p_value
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -59,3 +60,53 @@ def test_calibration_r2_can_be_negative():
 def test_calibration_bad_input(x, y, match):
     with pytest.raises(ValueError, match=match):
         calibration_r2(x, y)
+
+
+def test_null_p_value_counts_ties_as_at_least_as_extreme():
+    # (1 + #{null >= value}) / (1 + K): the tie at 0.3 counts, so 3 / 5, not 2 / 5.
+    assert null_p_value(0.3, [0.3, 0.5, 0.1, 0.2]) == pytest.approx(0.6)
+    assert null_p_value(0.6, [0.3, 0.5, 0.1, 0.2]) == pytest.approx(0.2)  # the floor 1 / (1 + K)
+    assert null_p_value(-1.0, [0.3, 0.5, 0.1, 0.2]) == pytest.approx(1.0)
+
+
+def test_null_p_value_with_one_null_key():
+    assert null_p_value(0.2, [0.1]) == pytest.approx(0.5)
+    assert null_p_value(0.1, [0.1]) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("value", "null", "match"),
+    [
+        (0.1, [], "empty"),
+        (float("nan"), [0.1], "finite"),
+        (float("inf"), [0.1], "finite"),
+        (0.1, [0.2, float("inf")], "NaN/inf"),
+    ],
+)
+def test_null_p_value_bad_input(value, null, match):
+    with pytest.raises(ValueError, match=match):
+        null_p_value(value, null)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: separability_auroc([0.1, float("nan")], [0.2]), "`retain_scores` holds 1 NaN"),
+        (lambda: separability_auroc([0.1], [np.inf, np.nan, 0.2]), "`forget_scores` holds 2 NaN"),
+        (lambda: calibration_r2([0.1, np.nan], [0.2, 0.3]), "`fractions` holds 1 NaN"),
+        (lambda: calibration_r2([0.1, 0.2], [0.2, -np.inf]), "`values` holds 1 NaN"),
+        (lambda: null_p_value(0.1, [np.nan, np.nan, 0.2]), "`null_values` holds 2 NaN"),
+    ],
+)
+def test_non_finite_input_is_named_and_counted(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_single_precision_input_is_computed_in_double_precision():
+    x = np.linspace(0.1, 1, 10, dtype=np.float32)
+    y = (0.6 * x + np.random.default_rng(1).normal(0, 0.05, size=10)).astype(np.float32)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    fit = calibration_r2(x, y)
+    assert fit.slope == pytest.approx(float(x64 @ y64 / (x64 @ x64)), rel=1e-14)
+    assert fit.r2 == pytest.approx(r2_score(y64, fit.slope * x64), rel=1e-12)

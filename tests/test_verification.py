@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -13,12 +14,17 @@ from waterfall.WatermarkerBase import Watermarker
 
 import waterdrum_hf
 from waterdrum_hf import Verifier, null_reference, verify_texts
+from waterdrum_hf.keys import random_keys
 
 
 def waterfall_scores(texts: list[str], key: int, tokenizer, k_p: int = 1) -> np.ndarray:
     """Scores from the peer implementation (it mutates its tokenizer: give it a copy)."""
     watermarker = Watermarker(tokenizer=copy.deepcopy(tokenizer), k_p=1)
     return watermarker.verify(texts, id=[key], k_p=[k_p])[:, 0, 0]
+
+
+def numpy_position(key: int, previous: int, token: int, vocab_size: int = 64) -> int:
+    return int(np.random.RandomState((key, previous)).permutation(vocab_size)[token])
 
 
 def max_freq(n: int) -> int:
@@ -191,3 +197,161 @@ def test_old_keyword_names_still_work_with_a_warning():
         np.testing.assert_array_equal(Verifier(tok).verify(texts, ids=7), expected)
     with pytest.raises(TypeError, match="pass `watermark_ids=` only"):
         verify_texts(texts, tokenizer=tok, ids=7, watermark_ids=7)
+
+
+@pytest.mark.parametrize(
+    "settings", [{"k_p": 2}, {"n_gram": 3}, {"scheme": "kgw"}], ids=["k_p", "n_gram", "scheme"]
+)
+def test_null_reference_reads_with_the_watermarks_settings(settings):
+    tok = word_tokenizer(4096)
+    texts = word_texts(4096, 6, 30, seed=5)
+    null = null_reference(texts, tok, num_keys=3, seed=2, **settings)
+    for j, key in enumerate(null.keys):
+        np.testing.assert_allclose(
+            null.scores[:, j], verify_texts(texts, int(key), tok, **settings)
+        )
+    assert not np.allclose(null.scores, null_reference(texts, tok, num_keys=3, seed=2).scores)
+
+
+def test_excluded_ids_are_never_drawn_as_null_keys():
+    """The keys a seed draws, then the same seed with the first of them excluded (the owner's
+    key among the draws): it is skipped and the next draw takes its place."""
+    tok = word_tokenizer(4096)
+    texts = word_texts(4096, 4, 20, seed=6)
+    drawn = random_keys(5, seed=11)
+    for null in (
+        null_reference(texts, tok, num_keys=4, exclude_ids=[int(drawn[0])], seed=11),
+        Verifier(tok).null_reference(texts, 4, exclude_ids=[int(drawn[0])], seed=11),
+    ):
+        np.testing.assert_array_equal(null.keys, drawn[1:])
+
+
+def test_a_negative_token_id_skips_its_pairs_only():
+    """An id below 0 (a -100 label left in by a caller) is outside the vocabulary: the pairs it
+    is in are skipped, the rest of its text and the other texts of its chunk still count."""
+    verifier = Verifier(word_tokenizer(4096))
+    key = 77
+    sums, counts = verifier.token_sums(
+        [[5, 6, -100, 7, 8, 9], [1, 2, 3], [-1, -2]], np.full((3, 1), key)
+    )
+    np.testing.assert_array_equal(counts, [3, 2, 0])  # (5,6) (7,8) (8,9); (1,2) (2,3); none
+    assert counts.dtype == np.int64
+    parts, part_counts = verifier.token_sums([[5, 6], [7, 8, 9], [1, 2, 3]], np.full((3, 1), key))
+    np.testing.assert_allclose(sums[:, 0], [parts[0, 0] + parts[1, 0], parts[2, 0], 0.0])
+    assert part_counts.tolist() == [1, 2, 2]
+    scores = verifier.score_token_ids([[5, 6, -100, 7, 8, 9], [1, 2, 3]], key)
+    assert np.isfinite(scores).all()
+
+
+def test_default_null_reference_is_100_keys_of_seed_0():
+    tok = word_tokenizer(64)
+    texts = word_texts(64, 2, 10, seed=7)
+    expected = random_keys(100, seed=0)
+    np.testing.assert_array_equal(null_reference(texts, tok).keys, expected)
+    np.testing.assert_array_equal(Verifier(tok).null_reference(texts).keys, expected)
+    token_ids = Verifier(tok).token_ids(texts)
+    np.testing.assert_array_equal(
+        Verifier(tok).null_reference_of_token_ids(token_ids).keys, expected
+    )
+
+
+def test_special_tokens_the_tokenizer_would_add_are_not_read():
+    """Waterfall tokenises with ``add_special_tokens=False``: a BOS (here an id inside N, so it
+    would be counted) is not part of the text."""
+    from tokenizers import processors
+
+    tok = copy.deepcopy(word_tokenizer(64))
+    tok._tokenizer.post_processor = processors.TemplateProcessing(
+        single="w5 $A", special_tokens=[("w5", 5)]
+    )
+    assert tok("w1 w2")["input_ids"] == [5, 1, 2]
+    verifier = Verifier(tok)
+    assert [ids.tolist() for ids in verifier.token_ids(["w1 w2 w3"])] == [[1, 2, 3]]
+    assert verifier.verify("w1 w2 w3", 9)[0] == verify_texts("w1 w2 w3", 9, word_tokenizer(64))[0]
+
+
+def test_verifier_repr_is_exact():
+    tok = word_tokenizer(4096)
+    assert repr(Verifier(tok, scheme="kgw")) == (
+        "Verifier(tokenizer='', vocab_size=4096, scheme=kgw, gamma=0.5, n_gram=2)"
+    )
+
+    class Bare:
+        """A tokenizer without ``name_or_path``: the repr names its type."""
+
+        vocab_size = 64
+
+        def __call__(self, texts, add_special_tokens=False):
+            return {"input_ids": [[1, 2] for _ in texts]}
+
+    assert repr(Verifier(Bare())).startswith("Verifier(tokenizer='Bare', vocab_size=64, ")
+
+
+@pytest.mark.parametrize("tokenizer", [type("NoCall", (), {"vocab_size": 64})(), print])
+def test_a_tokenizer_must_be_callable_and_have_a_vocab_size(tokenizer):
+    with pytest.raises(TypeError, match="`tokenizer` must be a transformers tokenizer"):
+        Verifier(tokenizer)
+
+
+def test_chunks_stay_under_chunk_pairs():
+    verifier = Verifier(word_tokenizer(64), chunk_pairs=10)
+
+    def chunks(lengths):
+        return verifier._chunks([[0] * n for n in lengths])
+
+    assert chunks([5, 5, 5]) == [(0, 2), (2, 3)]  # 10 pairs fit, 15 do not
+    assert chunks([4, 4, 4, 12, 1]) == [(0, 2), (2, 3), (3, 4), (4, 5)]
+    assert chunks([12, 3]) == [(0, 1), (1, 2)]  # a long text is a chunk of its own
+    assert chunks([3]) == [(0, 1)]
+
+
+def test_progress_bar_policy():
+    tok = word_tokenizer(64)
+    assert Verifier(tok)._progress_enabled(1) is False  # one step: never a bar
+    assert Verifier(tok)._progress_enabled(2) is None  # several: on a terminal
+    assert Verifier(tok, show_progress=True)._progress_enabled(1) is True
+    assert Verifier(tok, show_progress=False)._progress_enabled(5) is False
+
+
+def test_progress_bar_counts_steps(monkeypatch):
+    """One bar step per (chunk, key column), named, shown as asked (the bar itself is
+    ``_progress.progress_bar``'s; recorded here, so no tqdm lock is taken)."""
+    calls = []
+
+    def recorder(steps, **kwargs):
+        calls.append(kwargs)
+        return steps
+
+    monkeypatch.setattr(waterdrum_hf.verification, "progress_bar", recorder)
+    tok = word_tokenizer(64)
+    Verifier(tok, chunk_pairs=3, show_progress=True).verify(["w1 w2 w3", "w4 w5 w6"], [1, 2])
+    Verifier(tok, show_progress=False).verify(["w1 w2 w3", "w4 w5 w6"], [1, 2])
+    assert calls == [
+        {"desc": "Verifying", "unit": "step", "enabled": True},
+        {"desc": "Verifying", "unit": "step", "enabled": False},
+    ]
+
+
+def test_chunks_without_a_countable_pair_do_not_stop_the_others():
+    tok = word_tokenizer(64)
+    texts, keys = ["w1", "w2 w3", "w4 w5 w6"], [1, 2, 3]
+    chunked = Verifier(tok, chunk_pairs=1).verify(texts, keys)
+    assert np.isnan(chunked[0])
+    np.testing.assert_array_equal(chunked[1:], Verifier(tok).verify(texts, keys)[1:])
+    assert chunked[1] == pytest.approx(float(np.cos(2 * np.pi * numpy_position(2, 2, 3) / 64)))
+
+
+def test_scores_of_texts_without_pairs_raise_no_numpy_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = Verifier(word_tokenizer(64)).verify(["w1", "w2 w3"], 4)
+    assert np.isnan(scores[0]) and np.isfinite(scores[1])
+
+
+def test_a_texts_ids_may_come_as_a_row_of_a_2d_array():
+    verifier = Verifier(word_tokenizer(64))
+    flat = verifier.score_token_ids([[1, 2, 3, 4], [5, 6, 7]], [3, 4])
+    rows = verifier.score_token_ids([np.array([[1, 2, 3, 4]]), np.array([[5, 6, 7]])], [3, 4])
+    np.testing.assert_array_equal(rows, flat)
+    with pytest.raises(ValueError, match="`chunk_pairs`"):
+        Verifier(word_tokenizer(64), chunk_pairs=0)

@@ -79,3 +79,35 @@ def test_settings_are_checked():
     with pytest.raises(ValueError, match="`delta` must be"):
         KGWScheme().logits_processor(N, 1, delta=-1.0)
     assert KGWScheme(gamma=0.25).settings() == {"scheme": "kgw", "gamma": 0.25}
+
+
+def test_gamma_bounds_and_type():
+    with pytest.raises(ValueError, match="`gamma` must be in"):
+        KGWScheme(gamma=0.0)
+    scheme = KGWScheme(gamma=np.float64(0.25))
+    assert type(scheme.gamma) is float and scheme.gamma == 0.25
+
+
+def test_vocabulary_bounds_allow_one_green_and_one_red_token():
+    KGWScheme(gamma=0.5).check_vocab_size(2)  # G = 1: one green, one red
+    KGWScheme(gamma=0.9).check_vocab_size(10)  # G = 9 = N - 1
+    with pytest.raises(ValueError, match="no green or no red token"):
+        KGWScheme(gamma=0.4).check_vocab_size(2)  # G = 0
+
+
+def test_exactly_the_first_g_positions_are_green():
+    scheme, n = KGWScheme(gamma=0.25), 12  # G = 3
+    bias = scheme.position_bias(n)
+    np.testing.assert_array_equal(bias, [2.0] * 3 + [0.0] * 9)  # delta 2 by default
+    np.testing.assert_array_equal(scheme.position_bias(n, delta=0.5)[2:4], [0.5, 0.0])
+    g = 0.25
+    terms = scheme.position_terms(np.array([0, 2, 3, 11]), n)
+    green, red = (1 - g) / math.sqrt(g * (1 - g)), -g / math.sqrt(g * (1 - g))
+    np.testing.assert_allclose(terms, [green, green, red, red])
+    assert terms.dtype == np.float64
+
+
+@pytest.mark.parametrize("delta", [True, float("inf"), float("nan")])
+def test_delta_must_be_a_finite_number(delta):
+    with pytest.raises(ValueError, match="`delta` must be"):
+        KGWScheme().position_bias(N, delta=delta)

@@ -146,3 +146,29 @@ def test_schemes_by_name_and_every_reader_takes_one():
     )
     assert set(kgw_result) == set(waterfall_result)  # the same keys, whatever the scheme
     assert kgw_result["forget"] == pytest.approx(kgw[4:].mean())
+
+
+def test_a_schemes_processor_takes_the_n_gram_and_the_cache_size():
+    processor = FirstHalf().logits_processor(N, 9, n_gram=3, cache_size=5, delta=2.0)
+    assert (processor.n_gram, processor.cache_size) == (3, 5)
+    trigram = PermutationLogitsProcessor(N, 9, FirstHalf().position_bias(N, delta=2.0), 3)
+    prompt, scores = torch.tensor([[1, 2, 3]]), torch.zeros(1, N)
+    for p in (processor, trigram):
+        p(prompt, scores)
+    step = torch.tensor([[1, 2, 3, 4]])
+    assert torch.equal(processor(step, scores), trigram(step, scores))
+
+
+def test_waterfall_function_numbers():
+    """N = 100: max_freq 49, so k_p 1..49 are cosines, 50..98 sines of frequency k_p - 49."""
+    from waterdrum_hf.schemes.waterfall.function import watermark_function_terms
+
+    assert watermark_function_terms(49, 100) == ("cos", 49)
+    function, frequency = watermark_function_terms(60, 100)
+    assert (function, frequency) == ("sin", 11) and type(frequency) is int
+    assert watermark_function_terms(51, 101) == ("sin", 1)  # N odd: max_freq 50
+    with pytest.raises(ValueError, match=r"1\.\.98 for a vocabulary of 100 tokens \(1\.\.49 cos"):
+        watermark_function_terms(99, 100)
+    for bad in (1.5, True, np.float64(2.0)):
+        with pytest.raises(TypeError, match="`k_p` must be an integer"):
+            watermark_function_terms(bad, 100)

@@ -6,6 +6,7 @@ That IdkDPO's loss equals TRL's DPO loss is tested with models in ``test_trainer
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -149,3 +150,34 @@ def test_dpo_sigmoid_loss_is_its_formula():
 def test_bad_arguments_raise(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_token_kl_of_a_row_with_one_labelled_token_is_that_tokens_kl():
+    logits, labels = random_batch(3, batch=2, length=5)
+    labels[0] = IGNORE_INDEX
+    labels[0, 3] = 4  # predicted at position 2, the row's only labelled token
+    ref_logits = logits.roll(1, dims=-1)
+    p, q = torch.softmax(ref_logits[0, 2], -1), torch.softmax(logits[0, 2], -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # softmaxes over the vocabulary, named: no warning
+        kl = token_kl(ref_logits, logits, labels)
+    assert kl[0].item() == pytest.approx((p * (p.log() - q.log())).sum().item(), rel=1e-5)
+    # No labelled token at all: 0, not a division by zero.
+    labels[1] = IGNORE_INDEX
+    assert token_kl(ref_logits, logits, labels)[1].item() == 0.0
+
+
+def test_simnpo_loss_has_no_reward_margin_by_default():
+    mean_log_prob = torch.tensor([-0.2, -1.0, -3.0])
+    beta = 2.5
+    expected = -(2 / beta) * torch.log(torch.sigmoid(-beta * mean_log_prob))
+    torch.testing.assert_close(simnpo_loss(mean_log_prob, beta), expected)
+
+
+def test_mean_nll_of_a_row_with_one_labelled_token_is_that_tokens_nll():
+    logits, labels = random_batch(4, batch=2, length=5)
+    labels[0] = IGNORE_INDEX
+    labels[0, 2] = 7  # predicted at position 1, the row's only labelled token
+    expected = -torch.log_softmax(logits[0, 1], -1)[7]
+    assert sequence_nll(logits, labels)[0].item() == pytest.approx(expected.item(), rel=1e-6)
+    assert sequence_nll(logits, labels, "sum")[0].item() == pytest.approx(expected.item(), rel=1e-6)

@@ -1,0 +1,350 @@
+"""Surviving mutants of ``benchmarks/mutation_score.py`` judged equivalent, each with why.
+
+A mutant is named by its function (mutmut's name without ``__mutmut_<n>``, stable while the
+function's name is) and the line it changes, so the list survives renumbering; when the line
+itself changes, the mutant is new and must be judged again. Judge sparingly: a mutant belongs
+here only when no test of the function's documented behaviour can tell it from the original.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Surviving mutants judged equivalent: those of ``function`` (mutmut's name without
+    ``__mutmut_<n>``) that change the line ``before`` (stripped) into ``after``, or any of its
+    mutants when both are ``None``; and why no test can tell them from the original."""
+
+    function: str
+    before: str | None
+    after: str | None
+    reason: str
+
+
+_METRIC = "waterdrum_hf.metric."
+_VERIFICATION = "waterdrum_hf.verification."
+_LOSSES = "waterdrum_hf.trainers.losses."
+_ZERO_OVER_ZERO = (
+    "where the count is 0 the sum is 0 too, and 0/0 is the NaN np.where puts there anyway"
+)
+_TWO_D = "the tensor is 2-D here, so dim +1 is dim -1"
+_STABLE = (
+    "each text's sums depend only on its own tokens, so any visit order gives the same "
+    "result once restored; 'STABLE' is the same sort (numpy reads kind case-insensitively)"
+)
+_INT64 = "token ids and counts are int64 already (Python ints, check_watermark_ids)"
+
+JUDGED: tuple[Judged, ...] = (
+    Judged(
+        _METRIC + "x__part",
+        None,
+        None,
+        "runs only while the class body is executed at import, before mutmut switches a "
+        "mutant on: mutmut 3 cannot test it (a wrong tag breaks every result test)",
+    ),
+    Judged(
+        _METRIC + "x__pool",
+        'with np.errstate(invalid="ignore", divide="ignore"):',
+        'with np.errstate(invalid="ignore", divide=None):',
+        "a query without counted tokens or scored samples has total 0, so its 0/0 raises "
+        "'invalid', never 'divide' (the invalid mutants are killed)",
+    ),
+    Judged(
+        _METRIC + "x__pool",
+        'with np.errstate(invalid="ignore", divide="ignore"):',
+        'with np.errstate(invalid="ignore", ):',
+        "as above: 0/0 is 'invalid', never 'divide'",
+    ),
+    Judged(
+        _METRIC + "x__pool",
+        "return np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan)",
+        "return np.where(tokens[:, None] >= 0, totals / tokens[:, None], np.nan)",
+        _ZERO_OVER_ZERO,
+    ),
+    Judged(
+        _METRIC + "x__pool",
+        "return np.where(samples[:, None] > 0, totals / samples[:, None], np.nan)",
+        "return np.where(samples[:, None] >= 0, totals / samples[:, None], np.nan)",
+        _ZERO_OVER_ZERO,
+    ),
+    Judged(
+        _METRIC + "x__sets",
+        "stacklevel=3, )",
+        ")",
+        "only where the warning is attributed; mutmut's trampolines add stack frames, so no "
+        "test of the frame can pass under mutmut",
+    ),
+    Judged(
+        _METRIC + "x__sets",
+        "stacklevel=3,",
+        "stacklevel=4,",
+        "as above: the warning's frame, which mutmut's trampolines shift",
+    ),
+    Judged(
+        _METRIC + "x_compute_waterdrum",
+        'scheme: str | WatermarkScheme = "waterfall",',
+        'scheme: str | WatermarkScheme = "WATERFALL",',
+        "scheme names are case-insensitive (resolve_scheme lowercases them)",
+    ),
+    *(
+        Judged(
+            function,
+            'scheme: str | WatermarkScheme = "waterfall",',
+            'scheme: str | WatermarkScheme = "WATERFALL",',
+            "scheme names are case-insensitive (resolve_scheme lowercases them)",
+        )
+        for function in (_METRIC + "x_waterdrum_result", _VERIFICATION + "xǁVerifierǁ__init__")
+    ),
+    *(
+        Judged(_METRIC + "x__group", before, after, reason)
+        for before, after, reason in [
+            (
+                "sample_query = np.array([index.setdefault(q, len(index)) for q in query_ids], dtype=np.int64)",
+                "sample_query = np.array([index.setdefault(q, len(index)) for q in query_ids], dtype=None)",
+                _INT64,
+            ),
+            (
+                "sample_query = np.array([index.setdefault(q, len(index)) for q in query_ids], dtype=np.int64)",
+                "sample_query = np.array([index.setdefault(q, len(index)) for q in query_ids], )",
+                _INT64,
+            ),
+            (
+                "watermark_ids = np.full(len(index), -1, dtype=np.int64)",
+                "watermark_ids = np.full(len(index), -1, dtype=None)",
+                "ids up to 2**32-1 are exact in float64, and every reader converts them to int64",
+            ),
+            (
+                "watermark_ids = np.full(len(index), -1, dtype=np.int64)",
+                "watermark_ids = np.full(len(index), -1, )",
+                "ids up to 2**32-1 are exact in float64, and every reader converts them to int64",
+            ),
+            (
+                "watermark_ids = np.full(len(index), -1, dtype=np.int64)",
+                "watermark_ids = np.full(len(index), +1, dtype=np.int64)",
+                "a placeholder: every query has a sample, so the next line overwrites all of it",
+            ),
+            (
+                "watermark_ids = np.full(len(index), -1, dtype=np.int64)",
+                "watermark_ids = np.full(len(index), -2, dtype=np.int64)",
+                "a placeholder: every query has a sample, so the next line overwrites all of it",
+            ),
+        ]
+    ),
+    *(
+        Judged(_VERIFICATION + "xǁVerifierǁ_countable_pairs", before, after, reason)
+        for before, after, reason in [
+            (
+                "arrays = [np.asarray(ids, dtype=np.int64).reshape(-1) for ids in token_ids]",
+                "arrays = [np.asarray(ids, dtype=np.int64).reshape(-2) for ids in token_ids]",
+                "numpy reads any negative size as 'the rest', like -1",
+            ),
+            (
+                "arrays = [np.asarray(ids, dtype=np.int64).reshape(-1) for ids in token_ids]",
+                "arrays = [np.asarray(ids, dtype=None).reshape(-1) for ids in token_ids]",
+                "integer ids of any dtype give the same pairs (tokenizers return Python ints)",
+            ),
+            (
+                "arrays = [np.asarray(ids, dtype=np.int64).reshape(-1) for ids in token_ids]",
+                "arrays = [np.asarray(ids, ).reshape(-1) for ids in token_ids]",
+                "integer ids of any dtype give the same pairs (tokenizers return Python ints)",
+            ),
+            (
+                "flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)",
+                "flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=None)",
+                "no texts: the empty array's dtype reaches nothing that reads it",
+            ),
+            (
+                "flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)",
+                "flat = np.concatenate(arrays) if arrays else np.zeros(0, )",
+                "no texts: the empty array's dtype reaches nothing that reads it",
+            ),
+            (
+                "flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)",
+                "flat = np.concatenate(arrays) if arrays else np.zeros(1, dtype=np.int64)",
+                "no texts: one placeholder id broadcast against no text offsets gives no pairs",
+            ),
+        ]
+    ),
+    Judged(
+        _VERIFICATION + "x_null_reference",
+        'scheme: str | WatermarkScheme = "waterfall",',
+        'scheme: str | WatermarkScheme = "WATERFALL",',
+        "scheme names are case-insensitive (resolve_scheme lowercases them)",
+    ),
+    Judged(
+        _VERIFICATION + "x__nan_reduce",
+        'warnings.simplefilter("ignore", RuntimeWarning)',
+        'warnings.simplefilter("ignore", None)',
+        "numpy's nan-reductions warn only with RuntimeWarning: ignoring every category is the same",
+    ),
+    Judged(
+        _VERIFICATION + "x__nan_reduce",
+        'warnings.simplefilter("ignore", RuntimeWarning)',
+        'warnings.simplefilter("ignore", )',
+        "as above",
+    ),
+    Judged(
+        _VERIFICATION + "x_scores_from_sums",
+        'with np.errstate(invalid="ignore", divide="ignore"):',
+        'with np.errstate(invalid="ignore", divide=None):',
+        "a text without counted tokens has sum 0: its 0/0 is 'invalid', never 'divide'",
+    ),
+    Judged(
+        _VERIFICATION + "x_scores_from_sums",
+        'with np.errstate(invalid="ignore", divide="ignore"):',
+        'with np.errstate(invalid="ignore", ):',
+        "as above",
+    ),
+    Judged(
+        _VERIFICATION + "x_scores_from_sums",
+        "return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)",
+        "return np.where(counts[:, None] >= 0, sums / counts[:, None], np.nan)",
+        _ZERO_OVER_ZERO,
+    ),
+    *(
+        Judged(_VERIFICATION + "xǁVerifierǁtoken_sums", before, after, _STABLE)
+        for before, after in [
+            (
+                'order = np.argsort(watermark_ids[:, 0], kind="stable")',
+                "order = np.argsort(watermark_ids[:, 0], kind=None)",
+            ),
+            (
+                'order = np.argsort(watermark_ids[:, 0], kind="stable")',
+                "order = np.argsort(watermark_ids[:, 0], )",
+            ),
+            (
+                'order = np.argsort(watermark_ids[:, 0], kind="stable")',
+                'order = np.argsort(watermark_ids[:, 0], kind="STABLE")',
+            ),
+            (
+                'restore = np.argsort(order, kind="stable")',
+                "restore = np.argsort(order, kind=None)",
+            ),
+            ('restore = np.argsort(order, kind="stable")', "restore = np.argsort(order, )"),
+            (
+                'restore = np.argsort(order, kind="stable")',
+                'restore = np.argsort(order, kind="STABLE")',
+            ),
+        ]
+    ),
+    Judged(
+        _VERIFICATION + "xǁVerifierǁtoken_sums",
+        "pairs = None",
+        'pairs = ""',
+        "a placeholder: the first step of every chunk (k == 0) sets it before it is read",
+    ),
+    *(
+        Judged(_VERIFICATION + function, before, after, _INT64)
+        for function, before, after in [
+            (
+                "xǁVerifierǁtoken_ids",
+                "return [np.asarray(ids, dtype=np.int64) for ids in encoded]",
+                "return [np.asarray(ids, dtype=None) for ids in encoded]",
+            ),
+            (
+                "xǁVerifierǁtoken_ids",
+                "return [np.asarray(ids, dtype=np.int64) for ids in encoded]",
+                "return [np.asarray(ids, ) for ids in encoded]",
+            ),
+            (
+                "xǁVerifierǁ_countable_pairs",
+                "lengths = np.array([len(a) for a in arrays], dtype=np.int64)",
+                "lengths = np.array([len(a) for a in arrays], dtype=None)",
+            ),
+            (
+                "xǁVerifierǁ_countable_pairs",
+                "lengths = np.array([len(a) for a in arrays], dtype=np.int64)",
+                "lengths = np.array([len(a) for a in arrays], )",
+            ),
+        ]
+    ),
+    *(
+        Judged("waterdrum_hf.schemes.base.xǁPermutationSchemeǁtoken_terms", before, after, _INT64)
+        for before, after in [
+            (
+                "ids = np.asarray(watermark_ids, dtype=np.int64)",
+                "ids = np.asarray(watermark_ids, dtype=None)",
+            ),
+            (
+                "ids = np.asarray(watermark_ids, dtype=np.int64)",
+                "ids = np.asarray(watermark_ids, )",
+            ),
+        ]
+    ),
+    *(
+        Judged(
+            "waterdrum_hf.schemes.waterfall.function.x_watermark_function",
+            "angle = np.asarray(positions, dtype=np.float64) * (2.0 * np.pi * frequency / vocab_size)",
+            after,
+            "positions times a Python float is float64 whatever the integer dtype",
+        )
+        for after in [
+            "angle = np.asarray(positions, dtype=None) * (2.0 * np.pi * frequency / vocab_size)",
+            "angle = np.asarray(positions, ) * (2.0 * np.pi * frequency / vocab_size)",
+        ]
+    ),
+    Judged(
+        "waterdrum_hf.schemes.kgw.xǁKGWSchemeǁcheck_vocab_size",
+        "if not 1 <= self.green_size(vocab_size) <= vocab_size - 1:",
+        "if not 1 <= self.green_size(vocab_size) <= vocab_size + 1:",
+        "gamma < 1 keeps floor(gamma * N) <= N - 1, so the upper bound never binds",
+    ),
+    Judged(
+        "waterdrum_hf.schemes.kgw.xǁKGWSchemeǁposition_terms",
+        "green = (np.asarray(positions) < self.green_size(vocab_size)).astype(np.float64)",
+        "green = (np.asarray(positions) < self.green_size(vocab_size)).astype(None)",
+        "astype(None) is astype(float64)",
+    ),
+    *(
+        Judged(_LOSSES + function, before, before.replace("dim=-1", "dim=+1"), _TWO_D)
+        for function, before in [
+            ("x_sequence_log_prob", "return token_log_probs(logits, labels)[0].sum(dim=-1)"),
+            ("x_sequence_nll", "total = -log_probs.sum(dim=-1)"),
+            (
+                "x_sequence_nll",
+                'return total if reduction == "sum" else total / mask.sum(dim=-1).clamp(min=1)',
+            ),
+            ("x_token_kl", "ref_log_p = F.log_softmax(ref_logits[:, :-1][mask].float(), dim=-1)"),
+            ("x_token_kl", "log_p = F.log_softmax(logits[:, :-1][mask].float(), dim=-1)"),
+            (
+                "x_token_kl",
+                'per_token = F.kl_div(log_p, ref_log_p, reduction="none", log_target=True).sum(dim=-1)',
+            ),
+            ("x_token_kl", "return totals / mask.sum(dim=-1).clamp(min=1)"),
+        ]
+    ),
+    *(
+        Judged(
+            _LOSSES + "x_token_kl",
+            "totals = torch.zeros(labels.shape[0], device=per_token.device, dtype=per_token.dtype)",
+            after,
+            reason,
+        )
+        for after, reason in [
+            (
+                "totals = torch.zeros(labels.shape[0], device=None, dtype=per_token.dtype)",
+                "the device: only a GPU tells, and the tests run without one",
+            ),
+            (
+                "totals = torch.zeros(labels.shape[0], dtype=per_token.dtype)",
+                "the device: only a GPU tells, and the tests run without one",
+            ),
+            (
+                "totals = torch.zeros(labels.shape[0], device=per_token.device, dtype=None)",
+                "per_token is float32 (logits are upcast), torch's default dtype",
+            ),
+            (
+                "totals = torch.zeros(labels.shape[0], device=per_token.device, )",
+                "per_token is float32 (logits are upcast), torch's default dtype",
+            ),
+        ]
+    ),
+    Judged(
+        _LOSSES + "x_token_log_probs",
+        "log_probs = selective_log_softmax(logits[:, :-1].float(), targets.masked_fill(~mask, 0))",
+        "log_probs = selective_log_softmax(logits[:, :-1].float(), targets.masked_fill(~mask, 1))",
+        "any valid token index works as the placeholder: those positions are zeroed after",
+    ),
+)

@@ -1,0 +1,277 @@
+"""Mutation score of the scoring core: do the fast tests notice when its code changes?
+
+mutmut (the ``mutation`` extra, configured under ``[tool.mutmut]`` in pyproject.toml) changes
+one operator, constant or argument at a time in ``statistics.py``, ``metric.py``,
+``verification.py``, ``trainers/losses.py`` and the schemes' term code, and runs the tests
+that reach the changed function (fast tests of those modules only). A mutant the tests let
+pass "survived". Prints, per module, mutants, killed, survived and the score: killed over the
+mutants that could be killed, i.e. leaving out
+
+* message-only mutants: the change is only in the arguments of a raised exception or the
+  strings of a warning or log call (``"XX...XX"``, upper case, ``None``); tests match
+  messages by a phrase, and a message cannot change a number;
+* the mutants judged equivalent in ``benchmarks/mutation_judged.py``, each with the reason
+  it changes nothing a test can observe.
+
+Then lists every survivor with the line it changes. A full run takes about 40 minutes with
+one mutmut child (torch and the tests are imported once and forked per mutant); not run by CI.
+
+    pip install -e ".[mutation]"
+    python benchmarks/mutation_score.py --report benchmarks/results/mutation.md   # full run
+    python benchmarks/mutation_score.py --retest   # only the survivors, after new tests
+    python benchmarks/mutation_score.py --resume   # finish an interrupted run
+    python benchmarks/mutation_score.py --no-run   # the report of the last run
+
+To cover a new module of the scoring core, add it to ``only_mutate`` and its test file to
+``pytest_add_cli_args_test_selection`` in pyproject.toml.
+
+The run happens in ``.mutation/`` (git-ignored): a copy of the package laid out as installed
+(``src/waterdrum_hf`` with ``trainers`` and ``metrics`` inside) and of ``tests/``; mutmut's
+results stay there between runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+from mutation_judged import JUDGED
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKSPACE = ROOT / ".mutation"
+#: Where each part of the source tree sits in the installed package.
+INSTALLED_LAYOUT = {
+    "waterdrum_hf": "src/waterdrum_hf",
+    "trainers": "src/waterdrum_hf/trainers",
+    "metrics": "src/waterdrum_hf/metrics",
+}
+#: Calls whose string arguments are messages to a person, not values.
+MESSAGE_CALLS = {"warn", "warning", "info", "debug", "error", "exception"}
+
+
+def build_workspace(fresh: bool) -> None:
+    """Copy sources (installed layout), tests and pyproject.toml into the workspace."""
+    if fresh and WORKSPACE.exists():
+        shutil.rmtree(WORKSPACE)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for source, target in INSTALLED_LAYOUT.items():
+        destination = WORKSPACE / target
+        for path in sorted((ROOT / source).rglob("*")):
+            relative = path.relative_to(ROOT / source)
+            if "__pycache__" in relative.parts or path.is_dir():
+                continue
+            if source == "waterdrum_hf" and relative.parts[0] in INSTALLED_LAYOUT:
+                continue
+            copy = destination / relative
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            if not copy.exists() or copy.read_bytes() != path.read_bytes():
+                shutil.copy2(path, copy)
+    shutil.copytree(ROOT / "tests", WORKSPACE / "tests", ignore=ignore, dirs_exist_ok=True)
+    shutil.copy2(ROOT / "pyproject.toml", WORKSPACE / "pyproject.toml")
+
+
+def run_mutmut(mutant_names: list[str]) -> None:
+    """``mutmut run`` with one child process (named mutants only, if given)."""
+    mutmut = Path(sys.executable).with_name("mutmut")
+    command = [str(mutmut), "run", "--max-children", "1", *mutant_names]
+    subprocess.run(command, cwd=WORKSPACE, check=True)
+
+
+def load_results() -> dict[str, dict[str, int | None]]:
+    """``{mutated file (installed path): {mutant name: exit code}}`` from mutmut's meta files."""
+    results = {}
+    for meta in sorted((WORKSPACE / "mutants").rglob("*.py.meta")):
+        source = meta.relative_to(WORKSPACE / "mutants").as_posix().removesuffix(".meta")
+        results[source] = json.loads(meta.read_text())["exit_code_by_key"]
+    return results
+
+
+def _function_code(module: object, mutant_name: str) -> tuple[str, str]:
+    """The original and the mutated function of ``mutant_name`` in a parsed mutated file."""
+    import libcst as cst
+    from mutmut.mutation.diff_apply import read_mutant_function, read_original_function
+
+    return tuple(
+        cst.Module([f(module, mutant_name)]).code
+        for f in (read_original_function, read_mutant_function)
+    )
+
+
+def _without_messages(code: str) -> str:
+    """The function's AST as text, without the function's name, the arguments of every
+    exception it raises and the strings of its warning and log calls."""
+    tree = ast.parse(textwrap.dedent(code))
+
+    def blank(node: ast.AST) -> None:
+        for child in ast.walk(node):
+            if isinstance(child, ast.Constant) and isinstance(child.value, str):
+                child.value = ""
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            node.name = ""
+        elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            node.exc.args, node.exc.keywords = [], []  # the exception's message
+        elif isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+            if name in MESSAGE_CALLS:
+                blank(node)
+    return ast.dump(tree)
+
+
+def _changed_lines(original: str, mutant: str) -> tuple[str, str]:
+    import difflib
+
+    diff = list(difflib.unified_diff(original.splitlines(), mutant.splitlines(), lineterm=""))
+    removed = " ".join(l[1:].strip() for l in diff[2:] if l.startswith("-"))  # noqa: E741
+    added = " ".join(l[1:].strip() for l in diff[2:] if l.startswith("+"))  # noqa: E741
+    return removed, added
+
+
+def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, list]]:
+    """Per mutated file: mutants by outcome (``killed``, ``survived``, ``message``,
+    ``equivalent``, ``timeout``, ``no tests``, ``not checked``, ``other``); survivors come with
+    their change."""
+    from mutmut.stats import status_by_exit_code
+
+    judged = {(j.function, j.before, j.after): j.reason for j in JUDGED}
+    table: dict[str, dict[str, list]] = {}
+    for source, exit_codes in results.items():
+        module = None
+        rows: dict[str, list] = {}
+        for name, code in sorted(exit_codes.items(), key=lambda kv: _natural(kv[0])):
+            status = status_by_exit_code[code]
+            if status in ("killed", "timeout", "no tests", "survived", "not checked"):
+                outcome = status
+            elif status == "segfault":
+                outcome = "killed"
+            else:
+                outcome = "other"
+            entry: tuple = (name, status)
+            if outcome in ("survived", "no tests"):
+                if module is None:
+                    import libcst as cst
+
+                    module = cst.parse_module((WORKSPACE / "mutants" / source).read_text())
+                original, mutant = _function_code(module, name)
+                before, after = _changed_lines(original, mutant)
+                function = name.partition("__mutmut_")[0]
+                if _without_messages(original) == _without_messages(mutant):
+                    outcome = "message"
+                    entry = (name, before, after)
+                elif (function, before, after) in judged or (function, None, None) in judged:
+                    outcome = "equivalent"
+                    entry = (
+                        name,
+                        judged.get((function, before, after), judged.get((function, None, None))),
+                    )
+                else:
+                    entry = (name, status, before, after)
+            rows.setdefault(outcome, []).append(entry)
+        table[source] = rows
+    return table
+
+
+def _natural(name: str) -> tuple[str, int]:
+    function, _, number = name.rpartition("__mutmut_")
+    return function, int(number) if number.isdigit() else 0
+
+
+def report(table: dict[str, dict[str, list]]) -> str:
+    """Markdown: the per-module table, then the survivors and the judged equivalents."""
+    from importlib.metadata import version
+
+    lines = [
+        f"Mutation score of the scoring core (mutmut {version('mutmut')}, "
+        "`python benchmarks/mutation_score.py`; configuration: `[tool.mutmut]` in pyproject.toml, "
+        "equivalents: `benchmarks/mutation_judged.py`).",
+        "",
+        "| module | mutants | killed | timeout | message-only | equivalent | survived "
+        "| no tests | not checked | score |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    totals: Counter = Counter()
+    for source, rows in table.items():
+        counts = Counter({outcome: len(entries) for outcome, entries in rows.items()})
+        counts["mutants"] = sum(len(entries) for entries in rows.values())
+        totals.update(counts)
+        lines.append(_row(source.removeprefix("src/"), counts))
+    lines.append(_row("**all**", totals))
+    lines += [
+        "",
+        "score = (killed + timeout) / (mutants - message-only - equivalent - not checked); "
+        "survivors and mutants no fast test reaches count against it.",
+    ]
+    survivors = {
+        source: [e for o in ("survived", "no tests", "other") for e in rows.get(o, [])]
+        for source, rows in table.items()
+    }
+    lines += ["", f"## Survivors ({sum(map(len, survivors.values()))})"]
+    for source, entries in survivors.items():
+        lines += ["", f"### {source.removeprefix('src/')} ({len(entries)})", ""] if entries else []
+        for name, status, *change in entries:
+            lines.append(f"- `{name.rpartition('.')[2]}` ({status})")
+            if change:
+                lines += [f"  - `{change[0]}`", f"  + `{change[1]}`"]
+    messages = [entry for rows in table.values() for entry in rows.get("message", [])]
+    lines += ["", f"## Message-only ({len(messages)})", ""]
+    lines += [f"- `{name}`: `{before}` -> `{after}`" for name, before, after in messages]
+    equivalents = [entry for rows in table.values() for entry in rows.get("equivalent", [])]
+    lines += ["", f"## Judged equivalent ({len(equivalents)})", ""]
+    lines += [f"- `{name}`: {reason}" for name, reason in equivalents]
+    return "\n".join(lines) + "\n"
+
+
+def _row(label: str, counts: Counter) -> str:
+    scorable = counts["mutants"] - counts["message"] - counts["equivalent"] - counts["not checked"]
+    detected = counts["killed"] + counts["timeout"]
+    score = f"{100 * detected / scorable:.1f} %" if scorable else "-"
+    cells = [counts[k] for k in ("mutants", "killed", "timeout", "message", "equivalent")]
+    cells += [counts["survived"] + counts["other"], counts["no tests"], counts["not checked"]]
+    return f"| {label} | " + " | ".join(map(str, cells)) + f" | {score} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--retest", action="store_true", help="rerun only the last survivors")
+    group.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    group.add_argument("--no-run", action="store_true", help="only report the last run")
+    parser.add_argument("--report", type=Path, help="also write the report (markdown) here")
+    args = parser.parse_args()
+    report_path = args.report.resolve() if args.report else None
+
+    if not args.no_run:
+        fresh = not (args.retest or args.resume)
+        build_workspace(fresh=fresh)
+        names = []
+        if args.retest:
+            table = classify(load_results())
+            names = [
+                entry[0]
+                for rows in table.values()
+                for outcome in ("survived", "no tests", "other")
+                for entry in rows.get(outcome, [])
+            ]
+            if not names:
+                print("No survivors to retest.")
+        if names or not args.retest:
+            run_mutmut(names)
+    os.chdir(WORKSPACE)  # mutmut's helpers read its configuration from the current folder
+    text = report(classify(load_results()))
+    print(text)
+    if report_path:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
