@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from waterdrum_hf._progress import logged_stage
 from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.bootstrap import check_confidence
 from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
@@ -84,6 +85,13 @@ class DemoConfig:
     )
     max_new_tokens: int = field(default=96, metadata={"help": "Tokens generated per completion."})
     null_keys: int = field(default=200, metadata={"help": "Random keys of the null reference."})
+    confidence: float | None = field(
+        default=0.95,
+        metadata={
+            "help": "Level of the confidence intervals in the report (a bootstrap over queries, "
+            "resampled within each owner); none for no intervals."
+        },
+    )
     seed: int = field(default=0, metadata={"help": "Seed of keys, training and sampling."})
     write_keys: bool = field(
         default=False,
@@ -134,6 +142,8 @@ class DemoConfig:
         ):
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.null_keys, "null_keys", minimum=0)
+        if self.confidence is not None:
+            check_confidence(self.confidence)
         check_positive_int(self.seed, "seed", minimum=0)
         if not 1 <= self.forget < self.owners:
             raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
@@ -175,6 +185,7 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
         "--max-new-tokens": config.max_new_tokens,
         "--batch-size": COMPLETION_BATCH_SIZE,  # sampling depends on the batches
         "--null-keys": config.null_keys,
+        **({"--confidence": config.confidence} if config.confidence is not None else {}),
         "--seed": config.seed,
         "--name": name,
         "--out": out / f"score-{name}",
@@ -381,6 +392,8 @@ class _Demo:
                     null_keys=config.null_keys,
                     null_seed=config.seed,
                     return_details=True,
+                    confidence=config.confidence,
+                    bootstrap_seed=config.seed,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
         finite = [s for s in scores if s == s]
