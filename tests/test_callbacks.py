@@ -134,6 +134,28 @@ def test_values_reach_log_history_and_tensorboard(tiny_model, corpus, train_set,
     assert "train/loss" in events.Tags()["scalars"]
 
 
+def test_confidence_logs_the_metrics_intervals(tiny_model, corpus):
+    """With ``confidence`` the callback logs the metric's intervals (its own seed resampling)."""
+    model, tokenizer = tiny_model
+    callback = make_callback(tiny_model, corpus, confidence=0.9, seed=3)
+    values = callback.evaluate(model, tokenizer)
+    completions = generate(
+        model, tokenizer, callback.queries, num_samples=1, max_new_tokens=8, seed=3
+    )
+    owners = sorted(corpus["owner_id"], key=lambda owner: owner != KEYS[2])  # forget first
+    expected = compute_waterdrum(
+        completions, owners, tokenizer, forget_ids=[KEYS[2]], confidence=0.9, bootstrap_seed=3
+    )
+    names = [f"{s}_ci_{end}" for s in ("forget", "retain") for end in ("low", "high")]
+    names += ["separability_auroc_ci_low", "separability_auroc_ci_high", "confidence"]
+    assert {name: values[name] for name in names} == {name: expected[name] for name in names}
+    assert values["forget_ci_low"] <= values["forget"] <= values["forget_ci_high"]
+    assert callback.settings()["confidence"] == 0.9
+    plain = make_callback(tiny_model, corpus, seed=3)
+    assert not any("ci_" in name for name in plain.evaluate(model, tokenizer))
+    assert "confidence" not in plain.settings()  # digests of runs without it are unchanged
+
+
 @pytest.mark.slow
 def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
     """Same seed, with and without the callback: the same weights, bit for bit, with dropout
@@ -264,6 +286,7 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         ({"generation_kwargs": {"top_k": 50}}, ValueError, r"\['top_k'\] are not supported"),
         ({"owner_names": {KEYS[0]: "a", KEYS[2]: "a"}}, ValueError, "same name"),
         ({"max_queries_per_owner": 0}, ValueError, "`max_queries_per_owner`"),
+        ({"confidence": 95}, ValueError, "`confidence` must lie strictly between 0 and 1"),
     ],
 )
 def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):

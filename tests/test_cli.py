@@ -941,6 +941,28 @@ def test_score_writes_the_report_and_rescores_saved_generations(
     )
     again = json.loads((tmp_path / "b" / "report.json").read_text())["models"]["model"]
     assert code == 0 and again["forget"] == pytest.approx(result["forget"])
+    assert "forget_ci_low" not in again  # intervals only when asked for
+    # --confidence adds intervals to the printed values, report.json and report.md.
+    code, out, _ = run(
+        [
+            "score",
+            *common,
+            "--generations",
+            tmp_path / "a" / "generations.jsonl",
+            "--confidence",
+            "0.9",
+            "--out",
+            tmp_path / "c",
+        ],
+        capsys,
+    )
+    bounded = json.loads((tmp_path / "c" / "report.json").read_text())["models"]["model"]
+    assert code == 0 and bounded["confidence"] == 0.9
+    assert bounded["forget_ci_low"] <= bounded["forget"] <= bounded["forget_ci_high"]
+    assert bounded["per_owner"]["owner-1"]["ci_low"] <= bounded["per_owner"]["owner-1"]["value"]
+    interval = f"[{bounded['forget_ci_low']:.4f}, {bounded['forget_ci_high']:.4f}] (90% CI)"
+    assert f"forget: {bounded['forget']:.4f} {interval}" in out
+    assert "| forget 90% CI |" in (tmp_path / "c" / "report.md").read_text()
 
 
 def test_score_loads_a_peft_adapter_folder(tiny_folder, owner_rows, tmp_path, capsys):
@@ -1078,6 +1100,14 @@ def test_score_refuses_a_max_fraction_outside_0_1(value, capsys):
         main(["score", "--generations", "x.jsonl", "--max-fraction", value])
     assert exit_.value.code == 2
     assert "expected a number in (0, 1] or 'none'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "1", "1.5", "x"])
+def test_score_refuses_a_confidence_outside_0_1(value, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["score", "--generations", "x.jsonl", "--confidence", value])
+    assert exit_.value.code == 2
+    assert "expected a number strictly between 0 and 1" in capsys.readouterr().err
 
 
 def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model_folder(

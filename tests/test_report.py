@@ -333,3 +333,56 @@ def test_the_audit_section_compares_every_model_with_the_retrained_one(models, t
     # Read back from report.json, the report renders the same section.
     again = report.read_report(tmp_path)
     assert report.typed_audits(again).scalars() == audits.scalars()
+
+
+def test_intervals_show_as_a_column_and_as_error_bars(tmp_path, figures):
+    tok = word_tokenizer(512)
+    owners = [11, 22, 33] * 4
+    texts = [word_texts(512, 2, 30, seed=i) for i in range(12)]
+    models = {
+        name: compute_waterdrum(
+            texts[shift:] + texts[:shift],
+            owners,
+            tok,
+            forget_ids=[33],
+            owner_names={11: "alice", 22: "bob", 33: "carol"},
+            confidence=0.9,
+            return_details=True,
+        )
+        for name, shift in (("original", 0), ("retrained", 1), ("kl", 2))
+    }
+    report.write_report({"models": models}, tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert "| forget 90% CI | retain 90% CI | AUROC 90% CI |" in text
+    kl = models["kl"]
+    row = next(line for line in text.splitlines() if line.startswith("| kl |"))
+    assert f"[{kl['forget_ci_low']:+.3f}, {kl['forget_ci_high']:+.3f}]" in row
+    assert f"[{kl['separability_auroc_ci_low']:.3f}, {kl['separability_auroc_ci_high']:.3f}]" in row
+    assert "CI: a 90% confidence interval (percentile bootstrap over queries" in text
+    assert "Bars: 90% confidence intervals of both values." in text
+
+    (benchmark,) = figures["benchmark"].axes
+    assert len(benchmark.containers) == 3  # one cross of error bars per model, at its point
+    crosses = {}
+    for container in benchmark.containers:
+        x_bar, y_bar = container.lines[2]
+        (x_ends,), (y_ends,) = x_bar.get_segments(), y_bar.get_segments()
+        crosses[x_ends[0][1], y_ends[0][0]] = ([p[0] for p in x_ends], [p[1] for p in y_ends])
+    for result in models.values():
+        x_ends, y_ends = crosses[result["retain"], result["forget"]]
+        assert x_ends == pytest.approx([result["forget_ci_low"], result["forget_ci_high"]])
+        assert y_ends == pytest.approx([result["retain_ci_low"], result["retain_ci_high"]])
+    (per_owner,) = figures["per_owner"].axes
+    assert per_owner.get_title() == "Per-owner WaterDrum values (90% CI)"
+    first = next(c for c in per_owner.containers if c.get_label() == "kl")  # kl's alice bar
+    ((_, low), (_, high)) = first.errorbar.lines[2][0].get_segments()[0]
+    alice = kl["per_owner"]["alice"]
+    assert (low, high) == pytest.approx((alice["ci_low"], alice["ci_high"]))
+
+
+def test_without_intervals_there_are_no_interval_columns_or_bars(models, tmp_path, figures):
+    report.write_report({"models": models}, tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert " CI" not in text and "Bars:" not in text
+    (benchmark,) = figures["benchmark"].axes
+    assert not benchmark.containers

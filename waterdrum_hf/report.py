@@ -264,6 +264,16 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
         "token (too short).",
         "",
     ]
+    level = interval_level(models)
+    if level:
+        lines += [
+            f"CI: a {level} confidence interval (percentile bootstrap over queries: each "
+            "owner's queries are resampled with replacement, so every owner keeps its number of "
+            "queries; the owners are given). It says how far the value could move with other "
+            "queries and samples of the same owners; two models whose intervals do not overlap "
+            "differ by more than that noise.",
+            "",
+        ]
     methods = {name: text for name, text in (report.get("methods") or {}).items() if name in models}
     if methods:
         lines += ["## Methods", ""]
@@ -271,13 +281,15 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
         lines += [""]
     if settings:
         lines += ["## Settings", "", *_settings(settings, report.get("setting_help") or {}), ""]
+    bars = f" Bars: {level} confidence intervals of both values." if level else ""
+    owner_bars = f"its {level} confidence interval" if level else "standard error over its queries"
     captions = {
         "benchmark": "Forget vs retain value per model (the paper's benchmark plot). The ideal "
-        "unlearned model sits at the forget null level with the original's retain value.",
+        "unlearned model sits at the forget null level with the original's retain value." + bars,
         "curves": "Forget and retain values during unlearning, logged by WaterDrumCallback. "
         + (curve_note(report) or ""),
-        "per_owner": "Each owner's value per model (mean ± standard error over its queries, n "
-        "= scored queries), with that owner's null band (mean ± 2 sd over random keys).",
+        "per_owner": f"Each owner's value per model (mean with {owner_bars}, n = scored "
+        "queries), with that owner's null band (mean ± 2 sd over random keys).",
         "roc": "ROC of per-query values, retain positive, forget negative.",
         "audits": "Forget value of each model before (hollow) and after (filled) each audit; "
         "the dashed line is the retrained model after the same audit: the line to beat.",
@@ -449,15 +461,21 @@ def _detection_line(name: str, model: WaterDrumResult, whose: str, *, floor_mark
 
 
 def _table(models: Mapping[str, WaterDrumResult]) -> list[str]:
-    """One row per model: set values, AUROC, null levels, counts."""
+    """One row per model: set values, AUROC, their confidence intervals, null levels, counts."""
     values = {name: m.sets() for name, m in models.items()}
     sets = [s for s in ("forget", "retain", "overall") if any(s in v for v in values.values())]
     with_null = [
         s for s in sets if any(s in v and v[s].null_mean is not None for v in values.values())
     ]
+    with_ci = [s for s in sets if any(s in v and v[s].ci_low is not None for v in values.values())]
+    auroc_ci = "forget" in sets and any(
+        m.separability_auroc_ci_low is not None for m in models.values()
+    )
+    ci = f"{interval_level(models)} CI"
     header = ["model", *sets]
     if "forget" in sets:
         header += ["AUROC"]
+    header += [f"{s} {ci}" for s in with_ci] + ([f"AUROC {ci}"] if auroc_ci else [])
     header += [f"{s} null (mean ± sd)" for s in with_null]
     header += ["queries", "samples scored / skipped"]
     rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
@@ -466,6 +484,11 @@ def _table(models: Mapping[str, WaterDrumResult]) -> list[str]:
         if "forget" in sets:
             auroc = m.separability_auroc
             row.append("–" if auroc is None else f"{auroc:.3f}")
+        for s in with_ci:
+            value = values[name].get(s)
+            row.append(_interval(value.ci_low, value.ci_high, "+.3f") if value else "–")
+        if auroc_ci:
+            row.append(_interval(m.separability_auroc_ci_low, m.separability_auroc_ci_high, ".3f"))
         for s in with_null:
             value = values[name].get(s)
             row.append(
@@ -476,6 +499,20 @@ def _table(models: Mapping[str, WaterDrumResult]) -> list[str]:
         row += [str(m.num_queries), f"{m.num_scored} / {m.num_skipped}"]
         rows.append("| " + " | ".join(row) + " |")
     return rows
+
+
+def interval_level(models: Results) -> str:
+    """The models' confidence level as ``95%`` (``mixed-level`` when they differ, ``""`` when
+    no model has intervals)."""
+    levels = {m.confidence for m in typed(models).values() if m.confidence is not None}
+    if not levels:
+        return ""
+    return f"{100 * levels.pop():g}%" if len(levels) == 1 else "mixed-level"
+
+
+def _interval(low: float | None, high: float | None, spec: str) -> str:
+    """``[low, high]`` in ``spec``, or ``–`` without an interval."""
+    return "–" if low is None or high is None else f"[{low:{spec}}, {high:{spec}}]"
 
 
 def _settings(settings: Mapping[str, Any], help_text: Mapping[str, str]) -> list[str]:
@@ -564,6 +601,18 @@ def draw_benchmark(ax: Any, models: Results, title: str) -> dict[str, tuple[floa
             continue
         marker = {"original": "s", "retrained": "*"}.get(name, "o")
         points[name] = (m.forget.value, m.retain.value)
+        if m.forget.ci_low is not None or m.retain.ci_low is not None:
+            ax.errorbar(
+                *points[name],
+                xerr=_error(m.forget),
+                yerr=_error(m.retain),
+                fmt="none",
+                ecolor=model_color(name),
+                elinewidth=1,
+                capsize=2,
+                alpha=0.7,
+                zorder=2,
+            )
         ax.scatter(
             *points[name],
             marker=marker,
@@ -598,6 +647,14 @@ def draw_benchmark(ax: Any, models: Results, title: str) -> dict[str, tuple[floa
     ax.set_ylabel("retain WaterDrum value (higher is better)")
     ax.set_title(title)
     return points
+
+
+def _error(value: SetValue | OwnerValue) -> np.ndarray | None:
+    """Matplotlib's asymmetric error of a value with an interval, ``[[below], [above]]`` (0 on
+    a side the value lies beyond: a percentile interval need not hold its point estimate)."""
+    if value.ci_low is None or value.ci_high is None:
+        return None
+    return np.maximum([[value.value - value.ci_low], [value.ci_high - value.value]], 0.0)
 
 
 def label_points(ax: Any, points: Mapping[str, tuple[float, float]]) -> None:
@@ -695,11 +752,14 @@ def plot_per_owner(models: Results, path: str | Path) -> Path:
                 ax.text(xi, 0, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
                 continue
             n = entry.num_scored_queries
-            error = (entry.std or 0.0) / math.sqrt(n)
+            error = _error(entry)
+            if error is None:  # no interval: the standard error
+                error = np.full((2, 1), (entry.std or 0.0) / math.sqrt(n))
             ax.bar(
                 xi, entry.value, width, yerr=error, capsize=2, color=model_color(name), label=label
             )
-            ax.text(xi, max(entry.value, 0) + error + 0.02, f"n={n}", ha="center", fontsize=6)
+            top = max(entry.value, 0) + float(error[1, 0])
+            ax.text(xi, top + 0.02, f"n={n}", ha="center", fontsize=6)
             label = None
     for j, owner in enumerate(owners):
         nulls = [
@@ -722,7 +782,12 @@ def plot_per_owner(models: Results, path: str | Path) -> Path:
     ax.set_xticklabels([f"{o}\n(forget)" if o in forget else o for o in owners], fontsize=8)
     ax.axhline(0, color="black", linewidth=0.5)
     ax.set_ylabel("WaterDrum value (mean q)")
-    ax.set_title("Per-owner WaterDrum values (± standard error)")
+    level = interval_level(models)
+    ax.set_title(
+        f"Per-owner WaterDrum values ({level} CI)"
+        if level
+        else "Per-owner WaterDrum values (± standard error)"
+    )
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return save_figure(fig, path)
 
@@ -891,17 +956,9 @@ def _set_cell(result: WaterDrumResult | None, name: str) -> str:
     value = getattr(result, name, None) if result is not None else None
     if value is None:
         return "–"
-    interval = _interval(value)
-    return f"{value.value:+.3f}" + (
-        "" if interval is None else f" [{interval[0]:+.3f}, {interval[1]:+.3f}]"
-    )
-
-
-def _interval(value: SetValue) -> tuple[float, float] | None:
-    """A set value's confidence interval, ``None`` where none was computed."""
     if value.ci_low is None or value.ci_high is None:
-        return None
-    return value.ci_low, value.ci_high
+        return f"{value.value:+.3f}"
+    return f"{value.value:+.3f} {_interval(value.ci_low, value.ci_high, '+.3f')}"
 
 
 def plot_audits(audits: AuditResults | Mapping[str, Any], path: str | Path) -> Path:
@@ -919,14 +976,11 @@ def plot_audits(audits: AuditResults | Mapping[str, Any], path: str | Path) -> P
                 result = audits.models[model].get(which)
                 if result is None or result.forget is None:
                     continue
-                interval = _interval(result.forget)
                 offset = 0.12 if filled else -0.12
                 ax.errorbar(
                     x + offset,
                     result.forget.value,
-                    yerr=None
-                    if interval is None
-                    else [[result.forget.value - interval[0]], [interval[1] - result.forget.value]],
+                    yerr=_error(result.forget),
                     fmt="o",
                     color=color,
                     markerfacecolor=color if filled else "white",

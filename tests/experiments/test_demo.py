@@ -69,6 +69,9 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_dem
         < 2 * retrained["forget_null_std"] + 0.05
     )
     assert original["forget_p_value"] < 0.05
+    for result in models.values():  # 95 % intervals by default, around each value
+        assert result["confidence"] == 0.95
+        assert result["forget_ci_low"] <= result["forget"] <= result["forget_ci_high"]
     assert set(report["curves"]) == set(DEFAULT_METHODS) - {"taskvector"}
     for curve in report["curves"].values():
         assert curve[0]["step"] == 0 and curve[-1]["step"] == DemoConfig.quick().unlearn_steps
@@ -122,6 +125,7 @@ def test_the_printed_next_commands_write_the_keys_and_score_the_models_as_the_de
         scored = json.loads((out / f"score-{name}" / "report.json").read_text())["models"][name]
         assert scored["forget"] == pytest.approx(report[name]["forget"], abs=1e-9)
         assert scored["retain"] == pytest.approx(report[name]["retain"], abs=1e-9)
+        assert scored["forget_ci_low"] == pytest.approx(report[name]["forget_ci_low"], abs=1e-9)
         assert f"forget: {report[name]['forget']:.4f}" in console
     # Re-run without --write-keys: the keys files go.
     run_printed(["demo", "--quick", "--out", str(out), "--no-progress"])
@@ -142,6 +146,9 @@ def test_printed_commands_reproduce_the_config():
     assert settings["--watermark-tokenizer"] == "tiny"
     assert settings["--num-samples"] == str(config.num_samples)
     assert settings["--null-keys"] == str(config.null_keys)
+    assert settings["--confidence"] == str(config.confidence)
+    without = shlex.split(score_command(DemoConfig(confidence=None), "original", "m"))
+    assert "--confidence" not in without
 
 
 @pytest.mark.parametrize(
@@ -151,6 +158,7 @@ def test_printed_commands_reproduce_the_config():
         ({"epochs": 0}, "epochs"),
         ({"methods": ("kl", "nope")}, "unknown unlearning method 'nope'"),
         ({"learning_rate": 0.0}, "learning_rate"),
+        ({"confidence": 1.5}, "confidence"),
     ],
 )
 def test_demo_config_rejects_impossible_settings(settings, match):

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, MIN_RESAMPLES, check_confidence
 from waterdrum_hf.cli.common import (
     CliError,
     add_scheme_options,
@@ -46,6 +47,16 @@ def fraction_or_none(text: str) -> float | None:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"expected a number in (0, 1] or 'none', got {text!r}")
     return value
+
+
+def confidence_level(text: str) -> float:
+    """``--confidence``'s value: a number strictly between 0 and 1."""
+    try:
+        return check_confidence(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number strictly between 0 and 1 (e.g. 0.95), got {text!r}"
+        ) from None
 
 
 def add_data_options(parser: argparse.ArgumentParser) -> None:
@@ -123,6 +134,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--null-keys", type=positive(0), default=100, help="random keys of the null reference"
     )
+    parser.add_argument(
+        "--confidence",
+        type=confidence_level,
+        help="add confidence intervals at this level (e.g. 0.95): a bootstrap over queries, "
+        "resampled within each owner (seeded by --seed)",
+    )
+    parser.add_argument(
+        "--bootstrap-resamples",
+        type=positive(MIN_RESAMPLES),
+        default=DEFAULT_RESAMPLES,
+        help="resamples of the --confidence bootstrap",
+    )
     parser.add_argument("--seed", type=positive(0), default=0, help="sampling seed")
     add_scheme_options(parser)
     parser.add_argument("--name", default="model", help="the model's name in the report")
@@ -169,6 +192,9 @@ def run(args: argparse.Namespace) -> int:
         null_seed=args.seed,
         scheme=scheme_from_options(args),
         return_details=True,
+        confidence=args.confidence,
+        bootstrap_resamples=args.bootstrap_resamples,
+        bootstrap_seed=args.seed,
     )
     result = replace(result, scores=None)  # per-sample scores stay out of the report
     settings = {
@@ -179,15 +205,24 @@ def run(args: argparse.Namespace) -> int:
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
+    level = f" ({100 * result.confidence:g}% CI)" if result.confidence else ""
     for name, value in result.sets().items():
-        print(f"{name}: {value.value:.4f}")
+        print(f"{name}: {value.value:.4f}{_interval(value.ci_low, value.ci_high, level)}")
     if result.separability_auroc is not None:
-        print(f"separability_auroc: {result.separability_auroc:.4f}")
+        interval = _interval(
+            result.separability_auroc_ci_low, result.separability_auroc_ci_high, level
+        )
+        print(f"separability_auroc: {result.separability_auroc:.4f}{interval}")
     if result.forget is not None and result.forget.p_value is not None:
         print(f"forget_p_value: {result.forget.p_value:.4f}")
     print(f"num_skipped: {result.num_skipped}")
     print(f"Report: {out / 'report.md'}")
     return 0
+
+
+def _interval(low: float | None, high: float | None, level: str) -> str:
+    """`` [low, high] (95% CI)`` after a printed value, or nothing without an interval."""
+    return "" if low is None or high is None else f" [{low:.4f}, {high:.4f}]{level}"
 
 
 def load_rows(args: argparse.Namespace) -> Any:

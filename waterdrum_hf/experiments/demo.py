@@ -29,11 +29,10 @@ from typing import Any, ClassVar
 from waterdrum_hf._progress import logged_stage
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.audits.config import AUDITS
+from waterdrum_hf.bootstrap import check_confidence
 from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
-CONFIDENCE = 0.95
-"""Level of the bootstrap intervals on the values the audits compare (cheap: no sampling)."""
 NO_CURVE: Mapping[str, str] = MappingProxyType(
     {
         "taskvector": "it fine-tunes a copy towards the forget set and subtracts the change "
@@ -98,6 +97,13 @@ class DemoConfig:
             "forget set, 8- and 4-bit quantization; see waterdrum audit); none with --quick."
         },
     )
+    confidence: float | None = field(
+        default=0.95,
+        metadata={
+            "help": "Level of the confidence intervals in the report (a bootstrap over queries, "
+            "resampled within each owner); none for no intervals."
+        },
+    )
     seed: int = field(default=0, metadata={"help": "Seed of keys, training and sampling."})
     write_keys: bool = field(
         default=False,
@@ -149,6 +155,8 @@ class DemoConfig:
         ):
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.null_keys, "null_keys", minimum=0)
+        if self.confidence is not None:
+            check_confidence(self.confidence)
         check_positive_int(self.seed, "seed", minimum=0)
         if not 1 <= self.forget < self.owners:
             raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
@@ -177,7 +185,7 @@ class DemoConfig:
             max_new_tokens=self.max_new_tokens,
             batch_size=COMPLETION_BATCH_SIZE,
             null_keys=self.null_keys,
-            confidence=CONFIDENCE,
+            confidence=self.confidence,
             seed=self.seed,
         )
 
@@ -207,6 +215,7 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
         "--max-new-tokens": config.max_new_tokens,
         "--batch-size": COMPLETION_BATCH_SIZE,  # sampling depends on the batches
         "--null-keys": config.null_keys,
+        **({"--confidence": config.confidence} if config.confidence is not None else {}),
         "--seed": config.seed,
         "--name": name,
         "--out": out / f"score-{name}",
@@ -412,8 +421,9 @@ class _Demo:
                     owner_names=names,
                     null_keys=config.null_keys,
                     null_seed=config.seed,
-                    confidence=CONFIDENCE if config.audits else None,
                     return_details=True,
+                    confidence=config.confidence,
+                    bootstrap_seed=config.seed,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
         audits = None
