@@ -31,6 +31,7 @@ _EXPORTS = {
     "completion_queries": "prompting",
     "qa_queries": "prompting",
     "generate": "generation",
+    "auto_batch_size": "generation",
     "WatermarkedDataset": "watermarking",
     "WatermarkingConfig": "watermarking",
     "WatermarkScheme": "schemes",
@@ -57,6 +58,7 @@ __all__ = [
     "WaterfallLogitsProcessor",
     "WaterfallScheme",
     "__version__",
+    "auto_batch_size",
     "calibration_r2",
     "completion_queries",
     "compute_waterdrum",
@@ -80,7 +82,7 @@ if TYPE_CHECKING:
     from waterdrum_hf import data, tiny
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.dataset_verification import verify_dataset
-    from waterdrum_hf.generation import generate
+    from waterdrum_hf.generation import auto_batch_size, generate
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metric import (
         OwnerValue,
