@@ -7,6 +7,11 @@ checkpoint's own warpers) behind the caller's back, which changes the watermark 
 :func:`unfiltered_sampling_config` is the one sampling configuration of the package (the
 paraphraser uses it too); the torch plumbing (padding, pad id, device, modes, seeding,
 unwrapping) lives in :mod:`waterdrum_hf._torch_plumbing`.
+
+transformers' continuous batching (``model.generate_batch``, 5.23) is not offered: it takes no
+user logits processors (a model owner's watermark) and draws from its own seed, and on the
+tiny model on a CPU it gave 357 tokens/s against 3,034 for :func:`generate` (160 samples of
+48 tokens, one thread).
 """
 
 from __future__ import annotations
