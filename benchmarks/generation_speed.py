@@ -89,7 +89,9 @@ def main() -> None:
     for name in args.models.split(","):
         model = models[name]
         parameters = sum(p.numel() for p in model.parameters()) / 1e6
-        generate(model, tokenizer, queries[:2], num_samples=2, max_new_tokens=4, show_progress=False)
+        generate(
+            model, tokenizer, queries[:2], num_samples=2, max_new_tokens=4, show_progress=False
+        )
         if args.sweep:
             for size in map(int, args.sweep.split(",")):
                 speed = tokens_per_second(model, tokenizer, queries, args, batch_size=size)
