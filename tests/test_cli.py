@@ -887,6 +887,21 @@ def test_bad_input_is_one_line_and_exit_2(scored_file, argv, message, capsys):
     assert all(str(k) not in err for k in KEYS + [99999999999999999999])
 
 
+@pytest.mark.parametrize(("value", "expected"), [("auto", "auto"), ("12", 12)])
+def test_score_batch_size_reads_auto_or_a_positive_int(value, expected):
+    from waterdrum_hf.cli.common import positive_or_auto
+
+    assert positive_or_auto(value) == expected
+
+
+@pytest.mark.parametrize("value", ["0", "Auto", "largest"])
+def test_score_refuses_a_batch_size_neither_auto_nor_positive(value, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["score", "--generations", "x.jsonl", "--batch-size", value])
+    assert exit_.value.code == 2
+    assert "--batch-size" in capsys.readouterr().err
+
+
 def test_score_writes_the_report_and_rescores_saved_generations(
     tiny_folder, owner_rows, tmp_path, capsys
 ):

@@ -104,6 +104,7 @@ def test_long_queries_are_cut_from_the_left_with_one_warning(tiny_model, texts):
         ({"max_new_tokens": 0}, ValueError, "max_new_tokens"),
         ({"max_new_tokens": 10**6}, ValueError, "smaller than the model's context"),
         ({"batch_size": 0}, ValueError, "batch_size"),
+        ({"batch_size": "largest"}, ValueError, 'batch_size must be a positive integer or "auto"'),
         ({"temperature": 0.0}, ValueError, "temperature"),
         ({"top_p": 0.0}, ValueError, "top_p"),
     ],
@@ -156,3 +157,142 @@ def test_a_model_owners_watermark_processor_applies_to_every_batch(tiny_model, t
     assert verify_texts(marked, 1234, tokenizer).mean() > 0.5  # batches 1 and 2 alike
     assert verify_texts(marked[2:], 1234, tokenizer).mean() > 0.5
     assert abs(verify_texts(plain, 1234, tokenizer).mean()) < 0.3
+
+
+def _plain_generate(model, tokenizer, queries, num_samples, batch_sizes, seed, max_new_tokens=6):
+    """transformers' own ``generate`` on the batches ``generate`` makes (left-padded rows of
+    each query repeated ``num_samples`` times, cut into ``batch_sizes``): the samples that
+    ``generate`` gave before it shared prefills or sized batches itself."""
+    from waterdrum_hf.generation import unfiltered_sampling_config
+    from waterdrum_hf.prompting import prompt_token_ids
+
+    rows = [prompt_token_ids(tokenizer, q) for q in queries for _ in range(num_samples)]
+    config = unfiltered_sampling_config(
+        max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id
+    )
+    texts, start = [], 0
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for size in batch_sizes:
+            batch = rows[start : start + size]
+            start += size
+            width = max(map(len, batch))
+            ids = torch.tensor([[tokenizer.pad_token_id] * (width - len(r)) + r for r in batch])
+            mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in batch])
+            out = model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+            texts += tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)
+    assert start == len(rows)
+    return [texts[i : i + num_samples] for i in range(0, len(texts), num_samples)]
+
+
+@pytest.fixture
+def mixed_queries(tiny_model, texts):
+    """Queries of different lengths (so batches are padded)."""
+    _, tokenizer = tiny_model
+    return [
+        *completion_queries(texts[:2], tokenizer, prefix_tokens=5),
+        *completion_queries(texts[2:4], tokenizer, prefix_tokens=17),
+    ]
+
+
+def test_shared_prefill_gives_the_samples_of_plain_generate(tiny_model, mixed_queries, monkeypatch):
+    """Each query's prompt is prefilled once (generate gets a cache one token short of the
+    prompt, copied to its samples) and the samples equal transformers' plain path, also with
+    a query's samples split over two batches."""
+    model, tokenizer = tiny_model
+    caches = []
+    plain = model.generate
+
+    def recording(**kwargs):
+        cache = kwargs.get("past_key_values")
+        caches.append(
+            None if cache is None else (kwargs["input_ids"].shape, cache.get_seq_length())
+        )
+        return plain(**kwargs)
+
+    monkeypatch.setattr(model, "generate", recording)
+    kwargs = {"num_samples": 3, "max_new_tokens": 6, "seed": 5, "batch_size": 4}
+    shared = generate(model, tokenizer, mixed_queries, **kwargs)
+    assert [shape[0] for shape, _ in caches] == [4, 4, 4]
+    assert [length for _, length in caches] == [shape[1] - 1 for shape, _ in caches]
+    expected = _plain_generate(model, tokenizer, mixed_queries, 3, [4, 4, 4], seed=5)
+    assert shared == expected
+    caches.clear()
+    assert generate(model, tokenizer, mixed_queries, shared_prefill=False, **kwargs) == expected
+    assert caches == [None] * 3
+
+
+def test_auto_batch_size_halves_on_out_of_memory_and_rewinds(
+    tiny_model, mixed_queries, monkeypatch
+):
+    """A device that holds 3 sequences: "auto" tries all 12, then 6, then keeps 3; the result is
+    complete, in order, and equal to batch_size=3. An int batch size is never changed."""
+    import waterdrum_hf.generation as generation
+
+    model, tokenizer = tiny_model
+    queries = mixed_queries[:3]
+    sizes = []
+    plain = model.generate
+
+    def small_device(**kwargs):
+        sizes.append(kwargs["input_ids"].shape[0])
+        if sizes[-1] > 3:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return plain(**kwargs)
+
+    monkeypatch.setattr(model, "generate", small_device)
+    monkeypatch.setattr(generation, "CPU_BATCH_SIZE", 64)
+    kwargs = {"num_samples": 4, "max_new_tokens": 6, "seed": 2}
+    out = generate(model, tokenizer, queries, **kwargs)
+    assert sizes == [12, 6, 3, 3, 3, 3]
+    assert out == _plain_generate(model, tokenizer, queries, 4, [3] * 4, seed=2)
+    with pytest.raises(torch.OutOfMemoryError):
+        generate(model, tokenizer, queries, batch_size=4, **kwargs)
+
+
+def test_an_out_of_memory_midway_retries_that_batch_only(tiny_model, mixed_queries, monkeypatch):
+    """The second batch fails once: it is retried in halves from the random state it started
+    with, the first batch's samples stay, and the smaller size is kept to the end."""
+    import waterdrum_hf.generation as generation
+
+    model, tokenizer = tiny_model
+    calls = []
+    plain = model.generate
+
+    def flaky_device(**kwargs):
+        calls.append(kwargs["input_ids"].shape[0])
+        if len(calls) == 2:
+            torch.rand(7)  # it failed after drawing random numbers
+            raise RuntimeError("CUDA error: out of memory.")
+        return plain(**kwargs)
+
+    monkeypatch.setattr(model, "generate", flaky_device)
+    monkeypatch.setattr(generation, "CPU_BATCH_SIZE", 8)
+    out = generate(model, tokenizer, mixed_queries, num_samples=5, max_new_tokens=6, seed=9)
+    assert calls == [8, 8, 4, 4, 4]
+    assert out == _plain_generate(model, tokenizer, mixed_queries, 5, [8, 4, 4, 4], seed=9)
+
+
+def test_auto_batch_size_fits_the_free_memory(tiny_model, monkeypatch):
+    """The estimate per sequence covers the KV cache a real prefill builds (twice over); the
+    batch is what 80 % (GPU) or 50 % (CPU) of the free memory holds, within the limits."""
+    import waterdrum_hf.generation as generation
+
+    model, _ = tiny_model
+    per_sequence = generation._bytes_per_sequence(model, 30, 70)
+    with torch.no_grad():
+        cache = model(input_ids=torch.ones((2, 100), dtype=torch.long), use_cache=True)
+    kv_bytes = sum(
+        t.numel() * t.element_size() for k, v, _ in cache.past_key_values for t in (k, v)
+    )
+    assert per_sequence > 2 * kv_bytes / 2
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    for free, device, expected in [
+        (100 * per_sequence, cuda, 80),
+        (10**15, cuda, generation.AUTO_BATCH_SIZE_LIMIT),
+        (20 * per_sequence, cpu, 10),
+        (10**15, cpu, generation.CPU_BATCH_SIZE),
+        (0, cpu, 1),
+    ]:
+        monkeypatch.setattr(generation, "free_memory", lambda _, free=free: free)
+        assert generation.auto_batch_size(model, 30, 70, device) == expected

@@ -34,6 +34,7 @@ _EXPORTS = {
     "completion_queries": "prompting",
     "qa_queries": "prompting",
     "generate": "generation",
+    "auto_batch_size": "generation",
     "WatermarkedDataset": "watermarking",
     "WatermarkingConfig": "watermarking",
     "WatermarkScheme": "schemes",
@@ -67,6 +68,7 @@ __all__ = [
     "WaterfallScheme",
     "__version__",
     "audits",
+    "auto_batch_size",
     "bootstrap_replicates",
     "calibration_r2",
     "completion_queries",
@@ -95,7 +97,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.dataset_verification import verify_dataset
-    from waterdrum_hf.generation import generate
+    from waterdrum_hf.generation import auto_batch_size, generate
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metric import (
         OwnerValue,

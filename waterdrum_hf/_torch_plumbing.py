@@ -2,10 +2,10 @@
 
 Padding (left or right), the pad-id fallback and the right-padded causal-LM training batch
 (``IGNORE_INDEX`` on every untrained label), loading a causal LM onto the right device, the
-model's device, eval/no-grad with the caller's modes restored, seeding without touching the
-global RNG, torch's thread count for a block, and unwrapping a distributed model for
-generation: each is defined here once, and nothing else in the package pads, seeds, loads or
-unwraps on its own. Not public API (``IGNORE_INDEX`` is public through ``waterdrum_hf.data``).
+model's device and its free memory, eval/no-grad with the caller's modes restored, seeding
+without touching the global RNG (and rewinding it), out-of-memory errors, torch's thread count
+for a block, and unwrapping a distributed model for generation: each is defined here once, and
+nothing else in the package pads, seeds, loads or unwraps on its own. Not public API (``IGNORE_INDEX`` is public through ``waterdrum_hf.data``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,50 @@ def seeded(seed: int | None, device: torch.device) -> Iterator[None]:
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
         yield
+
+
+def rng_state(device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """torch's RNG state on the CPU and on ``device``'s GPU, for :func:`set_rng_state`."""
+    cuda = torch.cuda.get_rng_state(device) if device.type == "cuda" else None
+    return torch.get_rng_state(), cuda
+
+
+def set_rng_state(state: tuple[torch.Tensor, torch.Tensor | None], device: torch.device) -> None:
+    """Rewind torch's RNG to a :func:`rng_state` (e.g. to retry work that failed halfway)."""
+    cpu, cuda = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state(cuda, device)
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is a device (or CPU allocator) running out of memory: what a smaller
+    batch can fix (accelerate's own test, plus torch's ``OutOfMemoryError`` class)."""
+    from accelerate.utils.memory import should_reduce_batch_size
+
+    return isinstance(error, torch.OutOfMemoryError) or (
+        isinstance(error, Exception) and should_reduce_batch_size(error)
+    )
+
+
+def free_memory(device: torch.device) -> int | None:
+    """Bytes that new tensors on ``device`` can still take: a CUDA GPU's free memory plus what
+    torch's allocator holds unused; the CPU's available RAM. ``None`` for other devices."""
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    if device.type == "cpu":
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    return None
+
+
+def release_cached_memory() -> None:
+    """Give the blocks torch's allocator caches back to the device (after an out-of-memory)."""
+    from accelerate.utils.memory import clear_device_cache
+
+    clear_device_cache(garbage_collection=True)
 
 
 @contextmanager

@@ -7,14 +7,22 @@ checkpoint's own warpers) behind the caller's back, which changes the watermark 
 :func:`unfiltered_sampling_config` is the one sampling configuration of the package (the
 paraphraser uses it too); the torch plumbing (padding, pad id, device, modes, seeding,
 unwrapping) lives in :mod:`waterdrum_hf._torch_plumbing`.
+
+transformers' continuous batching (``model.generate_batch``, 5.23) is not offered: it takes no
+user logits processors (a model owner's watermark) and draws from its own seed, and on the
+tiny model on a CPU it gave 357 tokens/s against 3,034 for :func:`generate` (160 samples of
+48 tokens, one thread).
 """
 
 from __future__ import annotations
 
+import inspect
+import logging
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import torch
 from transformers import (
     GenerationConfig,
     LogitsProcessorList,
@@ -24,15 +32,30 @@ from transformers import (
 
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._torch_plumbing import (
+    free_memory,
     inference_mode,
+    is_out_of_memory,
     model_device,
     pad_batch,
     pad_token_id,
+    release_cached_memory,
+    rng_state,
     seeded,
+    set_rng_state,
     unwrapped_for_generation,
 )
 from waterdrum_hf._validation import check_positive_int, check_string_list
 from waterdrum_hf.prompting import prompt_token_ids
+
+logger = logging.getLogger(__name__)
+
+CPU_BATCH_SIZE = 64
+"""Sequences per batch of ``batch_size="auto"`` on a CPU (measured: see
+``benchmarks/generation_speed.py``)."""
+
+AUTO_BATCH_SIZE_LIMIT = 1024
+"""Most sequences per batch of ``batch_size="auto"`` on a GPU: past this, rows that finished
+early and padding cost more than the larger batch saves."""
 
 
 def generate(
@@ -44,12 +67,13 @@ def generate(
     max_new_tokens: int = 200,
     temperature: float = 1.0,
     top_p: float = 1.0,
-    batch_size: int = 16,
+    batch_size: int | str = "auto",
     seed: int | None = None,
     show_progress: bool | None = None,
     accelerator: Any | None = None,
     greedy: bool = False,
     logits_processor: Sequence[Any] | None = None,
+    shared_prefill: bool = True,
 ) -> list[list[str]]:
     """Sample ``num_samples`` completions per query; return only the generated text.
 
@@ -59,6 +83,22 @@ def generate(
     in the model's context is cut from the left, with one warning per call. The model's
     train/eval mode and the caller's grad mode are restored afterwards; PEFT models work as
     they are.
+
+    Batch size: ``"auto"`` takes the largest batch the device's free memory holds (estimated
+    from the model's KV cache, logits and prompt activations; at most
+    ``AUTO_BATCH_SIZE_LIMIT``) on a GPU, and ``CPU_BATCH_SIZE`` on a CPU (less if RAM is
+    short). If a batch runs out of memory anyway, it is halved and retried with the random
+    state rewound, as ``accelerate.utils.find_executable_batch_size`` does, and the smaller
+    size is kept. Samples depend on the batches they were drawn in, so a given seed
+    reproduces a result only with the same batch size: pass an int for results that must
+    not depend on the hardware (an int is never changed; out of memory then raises).
+
+    Shared prefill: a query's samples usually share a batch, and with ``shared_prefill`` its
+    prompt (all but its last token) runs through the model once, and the KV cache is copied
+    to each sample before sampling. This gives the samples of transformers' plain ``generate``
+    on the same batches (the same seed gives the same completions up to floating-point
+    rounding), for less prompt compute. It applies where the model keeps a plain dynamic KV
+    cache (e.g. Llama, Qwen, Mistral without sliding window); other models take the plain path.
 
     Distributed use (e.g. from a ``TrainerCallback``): pass the run's
     ``accelerate.Accelerator``. Every process must call ``generate`` with the same queries;
@@ -75,7 +115,7 @@ def generate(
         max_new_tokens: cap on each completion's length in tokens.
         temperature: sampling temperature (> 0).
         top_p: nucleus mass in (0, 1]; 1 samples from the full distribution.
-        batch_size: sequences per forward pass.
+        batch_size: sequences per forward pass, or ``"auto"`` (see above).
         seed: seeds torch for a reproducible call, leaving the global RNG state untouched.
         show_progress: progress bar; ``None`` shows it on a terminal only.
         accelerator: the ``accelerate.Accelerator`` that prepared ``model``, if any.
@@ -84,18 +124,20 @@ def generate(
         logits_processor: processors run on the logits after the model's (e.g. a model
             owner's own :class:`~waterdrum_hf.WaterfallLogitsProcessor`); one with a
             ``reset(prompt_length=...)`` method is reset before each batch.
+        shared_prefill: prefill each query's prompt once for all its samples in a batch
+            (see above); ``False`` runs transformers' plain ``generate`` on every batch.
 
     Returns:
         ``out[i][s]``: completion ``s`` of query ``i``, special tokens removed. This is the
         shape :func:`waterdrum_hf.compute_waterdrum` takes as ``predictions``.
     """
     queries = check_string_list(queries, "queries")
-    for name, value in [
-        ("num_samples", num_samples),
-        ("max_new_tokens", max_new_tokens),
-        ("batch_size", batch_size),
-    ]:
+    for name, value in [("num_samples", num_samples), ("max_new_tokens", max_new_tokens)]:
         check_positive_int(value, name)
+    if isinstance(batch_size, str) and batch_size != "auto":
+        raise ValueError(f'batch_size must be a positive integer or "auto", got {batch_size!r}')
+    if batch_size != "auto":
+        check_positive_int(batch_size, "batch_size")
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature!r}")
     if not 0 < top_p <= 1:
@@ -123,26 +165,46 @@ def generate(
             seed += accelerator.process_index
     with unwrapped_for_generation(model, accelerator) as unwrapped:
         prompts = _tokenize(local, tokenizer, _max_prompt_tokens(unwrapped, max_new_tokens))
-        rows = [prompt for prompt in prompts for _ in range(num_samples)]
+        owners = [query for query in range(len(prompts)) for _ in range(num_samples)]
         device = model_device(unwrapped)
+        automatic = batch_size == "auto"
+        size = (
+            auto_batch_size(unwrapped, max(map(len, prompts), default=1), max_new_tokens, device)
+            if automatic
+            else batch_size
+        )
+        share_prefill = shared_prefill and num_samples > 1 and _has_plain_kv_cache(unwrapped)
         completions: list[str] = []
-        bar = progress_bar(desc="Generating", total=len(rows), unit="seq", enabled=show_progress)
+        bar = progress_bar(desc="Generating", total=len(owners), unit="seq", enabled=show_progress)
         with inference_mode(unwrapped), seeded(seed, device), bar:
-            for start in range(0, len(rows), batch_size):
-                batch = rows[start : start + batch_size]
-                input_ids, attention_mask = pad_batch(batch, pad_id, device)
-                for processor in processors:
-                    if callable(getattr(processor, "reset", None)):
-                        processor.reset(prompt_length=input_ids.shape[1])
-                output = unwrapped.generate(
-                    input_ids=input_ids,
-                    attention_mask=attention_mask,
-                    generation_config=config,
-                    logits_processor=LogitsProcessorList(processors),
-                )
-                completions += tokenizer.batch_decode(
-                    output[:, input_ids.shape[1] :], skip_special_tokens=True
-                )
+            start = 0
+            while start < len(owners):
+                batch = owners[start : start + size]
+                before = rng_state(device) if automatic else None
+                try:
+                    new_tokens = _sample_batch(
+                        unwrapped,
+                        [prompts[query] for query in batch],
+                        batch if share_prefill else None,
+                        config,
+                        processors,
+                        pad_id,
+                        device,
+                    )
+                except Exception as error:
+                    if not (automatic and len(batch) > 1 and is_out_of_memory(error)):
+                        raise
+                    new_tokens = None
+                if new_tokens is None:  # out of memory: retry with half (the error is gone)
+                    set_rng_state(before, device)
+                    release_cached_memory()
+                    size = len(batch) // 2
+                    logger.info(
+                        "Out of memory: generating %d sequences per batch from now on", size
+                    )
+                    continue
+                completions += tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+                start += len(batch)
                 bar.update(len(batch))
     result = [completions[i : i + num_samples] for i in range(0, len(completions), num_samples)]
     if processes > 1:
@@ -150,6 +212,114 @@ def generate(
 
         result = gather_object(result)
     return result
+
+
+def auto_batch_size(
+    model: PreTrainedModel, prompt_tokens: int, max_new_tokens: int, device: Any = None
+) -> int:
+    """The batch ``generate(batch_size="auto")`` starts with, in sequences.
+
+    On a GPU: the largest batch whose KV cache (counted twice: the cache grows by copies and
+    the allocator fragments), sampling logits and prompt activations fit in 80 % of the free
+    memory, at most ``AUTO_BATCH_SIZE_LIMIT``. On a CPU: ``CPU_BATCH_SIZE``, fewer if that
+    would take more than half of the available RAM. Elsewhere (MPS, XPU, ...):
+    ``CPU_BATCH_SIZE``, left to the out-of-memory back-off.
+    """
+    device = model_device(model) if device is None else torch.device(device)
+    limit = CPU_BATCH_SIZE if device.type != "cuda" else AUTO_BATCH_SIZE_LIMIT
+    free = free_memory(device)
+    per_sequence = _bytes_per_sequence(model, prompt_tokens, max_new_tokens)
+    if free is None or per_sequence is None:
+        return limit
+    share = 0.8 if device.type == "cuda" else 0.5
+    return max(1, min(limit, int(free * share) // per_sequence))
+
+
+def _bytes_per_sequence(
+    model: PreTrainedModel, prompt_tokens: int, max_new_tokens: int
+) -> int | None:
+    """Estimated device memory one sequence of a batch needs while sampling; ``None`` when
+    the model's config does not name its sizes."""
+    config = model.config
+    if callable(getattr(config, "get_text_config", None)):
+        config = config.get_text_config(decoder=True)
+    try:
+        layers, heads, hidden = (
+            config.num_hidden_layers, config.num_attention_heads, config.hidden_size
+        )  # fmt: skip
+        vocab = config.vocab_size
+    except AttributeError:
+        return None
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    head_dim = getattr(config, "head_dim", None) or hidden // heads
+    intermediate = getattr(config, "intermediate_size", None) or 4 * hidden
+    element = next(model.parameters()).element_size()
+    tokens = prompt_tokens + max_new_tokens
+    kv_cache = 2 * layers * kv_heads * head_dim * tokens * element
+    logits = vocab * (4 * 4 + element)  # float32 copy, processed scores, probabilities, ...
+    prompt = prompt_tokens * (4 * hidden + 2 * intermediate + heads * prompt_tokens) * element
+    return 2 * kv_cache + logits + prompt
+
+
+def _sample_batch(
+    model: PreTrainedModel,
+    prompts: list[list[int]],
+    owners: list[int] | None,
+    config: GenerationConfig,
+    processors: list[Any],
+    pad_id: int,
+    device: torch.device,
+) -> torch.Tensor:
+    """The new token ids of one left-padded batch. With ``owners`` (the query of each row;
+    a query's rows are adjacent), each query's prompt is prefilled once and its KV cache
+    copied to its rows; transformers' ``generate`` then runs only the last prompt token."""
+    input_ids, attention_mask = pad_batch(prompts, pad_id, device)
+    for processor in processors:
+        if callable(getattr(processor, "reset", None)):
+            processor.reset(prompt_length=input_ids.shape[1])
+    cache = {}
+    if owners is not None and input_ids.shape[1] > 1 and len(set(owners)) < len(owners):
+        cache = _shared_prompt_cache(model, input_ids, attention_mask, owners)
+    output = model.generate(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        generation_config=config,
+        logits_processor=LogitsProcessorList(processors),
+        **cache,
+    )
+    return output[:, input_ids.shape[1] :]
+
+
+def _shared_prompt_cache(
+    model: PreTrainedModel,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    owners: list[int],
+) -> dict[str, Any]:
+    """``{"past_key_values": cache}`` of every row's prompt but its last token, computed once
+    per query and copied to its rows; ``{}`` when the model's cache is not a plain one.
+
+    Positions come from the attention mask as transformers' ``generate`` makes them, so the
+    cache equals the one ``generate`` would build for each row.
+    """
+    firsts = [row for row, owner in enumerate(owners) if row == 0 or owner != owners[row - 1]]
+    unique_ids = input_ids[firsts, :-1]
+    unique_mask = attention_mask[firsts, :-1]
+    positions = (unique_mask.cumsum(-1) - 1).masked_fill(unique_mask == 0, 0)
+    out = model(
+        input_ids=unique_ids,
+        attention_mask=unique_mask,
+        position_ids=positions,
+        use_cache=True,
+        logits_to_keep=1,
+    )
+    cache = out.past_key_values
+    if not _is_plain_kv_cache(cache) or cache.get_seq_length() != unique_ids.shape[1]:
+        return {}
+    starts = torch.zeros(len(owners), dtype=torch.long, device=input_ids.device)
+    starts[firsts] = 1
+    cache.batch_select_indices(starts.cumsum(0) - 1)  # row -> its query's prefilled row
+    return {"past_key_values": cache}
 
 
 def unfiltered_sampling_config(**settings: Any) -> GenerationConfig:
@@ -206,3 +376,32 @@ def _tokenize(
         )
         prompts = [p[-max_tokens:] for p in prompts]
     return prompts
+
+
+def _has_plain_kv_cache(model: PreTrainedModel) -> bool:
+    """Whether a prompt can be prefilled apart from ``generate``: a decoder-only model that
+    takes ``logits_to_keep`` (no full-vocabulary logits for the prompt) and whose generation
+    config asks for no special cache. The cache itself is checked after the prefill."""
+    base = model.get_base_model() if callable(getattr(model, "get_base_model", None)) else model
+    generation_config = getattr(base, "generation_config", None)
+    return (
+        not getattr(base.config, "is_encoder_decoder", False)
+        and "logits_to_keep" in inspect.signature(base.forward).parameters
+        and getattr(generation_config, "cache_implementation", None) is None
+        and getattr(generation_config, "use_cache", True) is not False
+    )
+
+
+def _is_plain_kv_cache(cache: Any) -> bool:
+    """A ``DynamicCache`` of full-attention layers only: rows of it can be copied (no sliding
+    window, linear attention or quantisation state to keep consistent)."""
+    try:
+        from transformers.cache_utils import DynamicCache, DynamicLayer
+    except ImportError:  # transformers < 4.56 has no cache layers
+        return False
+    layers = getattr(cache, "layers", None)
+    return (
+        isinstance(cache, DynamicCache)
+        and bool(layers)
+        and all(type(layer) is DynamicLayer for layer in layers)
+    )

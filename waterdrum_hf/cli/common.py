@@ -368,6 +368,11 @@ def positive(minimum: int = 1) -> Any:
     return parse
 
 
+def positive_or_auto(text: str) -> int | str:
+    """An argparse ``type`` for ``"auto"`` or an integer >= 1 (e.g. ``generate``'s batch size)."""
+    return "auto" if text == "auto" else positive()(text)
+
+
 class Reading(NamedTuple):
     """How a flag's text becomes a config field's value (``read``, an argparse ``type``) and how
     the field's default is shown in ``--help`` (``show``), where HfArgumentParser has no way of

@@ -17,6 +17,7 @@ from waterdrum_hf.cli.common import (
     load_model,
     load_tokenizer_option,
     positive,
+    positive_or_auto,
     read_table,
     require_columns,
     scheme_from_options,
@@ -129,7 +130,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--max-new-tokens", type=positive(), default=200, help="tokens per completion"
     )
     parser.add_argument(
-        "--batch-size", type=positive(), default=16, help="sequences per forward pass"
+        "--batch-size",
+        type=positive_or_auto,
+        default="auto",
+        help="sequences per forward pass; 'auto': as many as the device's memory holds (a fixed "
+        "size on a CPU)",
     )
     parser.add_argument(
         "--null-keys", type=positive(0), default=100, help="random keys of the null reference"
