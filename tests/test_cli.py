@@ -39,16 +39,6 @@ def scored_file(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(tiny_model, tmp_path_factory):
-    """The tiny model saved as a local model folder, as a user would pass it."""
-    folder = tmp_path_factory.mktemp("tiny")
-    model, tokenizer = tiny_model
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def owner_rows(tiny_model, tmp_path_factory):
     """A local dataset: toy passages with an owner id column (two owners)."""
     from waterdrum_hf.data import toy_corpus

@@ -24,16 +24,6 @@ KEYS = [3_000_000_017, 3_999_999_929]  # distinctive, so a leak would show in an
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(tiny_model, tmp_path_factory):
-    """The tiny model saved as a local model folder, as lm-eval's ``pretrained`` takes it."""
-    folder = tmp_path_factory.mktemp("tiny")
-    model, tokenizer = tiny_model
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def local_data(tmp_path_factory):
     """Two owners' toy passages (two each) as JSON Lines, and the forget ids file."""
     from waterdrum_hf.data import toy_corpus
@@ -67,7 +57,10 @@ def test_benchmark_tasks_sample_ten_unfiltered_completions_of_the_papers_prompts
     ax = benchmark == "waterdrum-ax"
     mirror = (write_ax_mirror if ax else write_tofu_mirror)(tmp_path / "mirror")
     name = benchmark.replace("-", "_")
-    tasks = load_task(name, {"pretrained": str(tiny_folder), "dataset_path": mirror})
+    model = str(tiny_folder)
+    tasks = load_task(
+        name, {"pretrained": model, "dataset_path": mirror, "watermark_tokenizer": model}
+    )
     task = next(iter(tasks.values()))
     config = task.config
     assert config.repeats == 10

@@ -42,7 +42,7 @@ _EXPORTS = {
     "verify_dataset": "dataset_verification",
     "resumable_map": "watermarking",
 }
-_SUBMODULES = {"data", "tiny", "trainers", "metrics"}
+_SUBMODULES = {"data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
 __all__ = [
     "CalibrationFit",
@@ -65,6 +65,7 @@ __all__ = [
     "data",
     "generate",
     "key_from_secret",
+    "lm_eval_tasks",
     "load_metric",
     "metrics",
     "null_reference",
@@ -79,7 +80,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from waterdrum_hf import data, tiny
+    from waterdrum_hf import data, lm_eval_tasks, tiny
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.dataset_verification import verify_dataset
     from waterdrum_hf.generation import auto_batch_size, generate
