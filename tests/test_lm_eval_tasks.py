@@ -146,6 +146,7 @@ def test_items_log_as_a_summary_and_one_result_serves_every_metric():
     assert item["forget"] == QuerySamples("{}", 1, ("a b", "c d"))
 
 
+@pytest.mark.slow  # ~25 s: lm-eval indexes its own tasks, loads the model and samples
 def test_lm_eval_hf_run_reports_the_values_waterdrum_score_gives_and_logs_no_id(
     local_data, tiny_folder, tmp_path, capsys
 ):
@@ -159,7 +160,7 @@ def test_lm_eval_hf_run_reports_the_values_waterdrum_score_gives_and_logs_no_id(
     }
     command = [
         sys.executable, "-m", "lm_eval", "run", "--model", "hf",
-        "--model_args", f"pretrained={tiny_folder},device=cpu",
+        "--model_args", f"pretrained={tiny_folder}", "--device", "cpu",
         "--include_path", str(tasks_path()), "--tasks", "waterdrum_local",
         "--metadata", json.dumps(metadata), "--gen_kwargs", "max_gen_toks=24",
         "--batch_size", "40", "--seed", "3", "--log_samples", "--output_path", str(out),
