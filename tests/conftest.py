@@ -66,6 +66,17 @@ def tiny_model():
     )
 
 
+@pytest.fixture(scope="module")
+def tiny_folder(tiny_model, tmp_path_factory):
+    """The tiny model saved as a local model folder, as a user (or lm-eval's
+    ``pretrained``) would pass it."""
+    folder = tmp_path_factory.mktemp("tiny")
+    model, tokenizer = tiny_model
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
 @pytest.fixture
 def run_two_processes():
     """Runs a script under ``torchrun --standalone`` on two CPU processes. The rendezvous port

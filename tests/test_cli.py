@@ -40,16 +40,6 @@ def scored_file(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(tiny_model, tmp_path_factory):
-    """The tiny model saved as a local model folder, as a user would pass it."""
-    folder = tmp_path_factory.mktemp("tiny")
-    model, tokenizer = tiny_model
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def owner_rows(tiny_model, tmp_path_factory):
     """A local dataset: toy passages with an owner id column (two owners)."""
     from waterdrum_hf.data import toy_corpus
@@ -81,11 +71,13 @@ def test_help_lists_every_command(argv, capsys):
     else:
         code, out, _ = run(argv, capsys)
         assert code == 0
-    for command in ("demo", "score", "verify", "watermark", "unlearn"):
+    for command in ("demo", "score", "verify", "watermark", "unlearn", "lm-eval-tasks"):
         assert command in out
 
 
-@pytest.mark.parametrize("command", ["demo", "score", "audit", "verify", "watermark", "unlearn"])
+@pytest.mark.parametrize(
+    "command", ["demo", "score", "audit", "verify", "watermark", "unlearn", "lm-eval-tasks"]
+)
 def test_every_command_has_help(command, capsys):
     try:
         code = main([command, "--help"])
@@ -978,6 +970,73 @@ def test_score_writes_the_report_and_rescores_saved_generations(
     interval = f"[{bounded['forget_ci_low']:.4f}, {bounded['forget_ci_high']:.4f}] (90% CI)"
     assert f"forget: {bounded['forget']:.4f} {interval}" in out
     assert "| forget 90% CI |" in (tmp_path / "c" / "report.md").read_text()
+
+
+def test_lm_eval_tasks_prints_the_shipped_task_folder(capsys):
+    from pathlib import Path
+
+    code, out, _ = run(["lm-eval-tasks"], capsys)
+    folder = Path(out.strip())
+    assert code == 0 and folder.is_absolute()
+    assert {p.name for p in folder.glob("*.yaml")} == {
+        "waterdrum_ax.yaml",
+        "waterdrum_tofu.yaml",
+        "waterdrum_local.yaml",
+    }
+
+
+def lm_eval_samples(rows, owner_indices, samples):
+    """Records as lm-eval's --log_samples writes them (the fields the reader uses, and more)."""
+    return "".join(
+        json.dumps(
+            {
+                "doc_id": row,
+                "doc": {"query": "q", "owner": owner, "source": "{}"},
+                "target": "",
+                "arguments": {"gen_args_0": {"arg_0": "q", "arg_1": {}}},
+                "resps": [[[s] for s in texts]],
+                "filtered_resps": [texts],
+                "filter": "all_samples",
+                "forget": "2 samples of owner index 0",
+            }
+        )
+        + "\n"
+        for row, owner, texts in zip(rows, owner_indices, samples, strict=True)
+    )
+
+
+def test_score_rescores_an_lm_eval_samples_file_by_its_documents_rows(
+    scored_file, tmp_path, capsys
+):
+    folder, texts, owners, tok = scored_file
+    rows = [3, 0, 5, 2]  # a subset (--limit, a filtered run), written in any order
+    samples = [[texts[r], texts[(r + 1) % 10]] for r in rows]
+    (folder / "samples.jsonl").write_text(lm_eval_samples(rows, [r % 2 for r in rows], samples))
+    common = [
+        "score", "--dataset", folder / "outputs.jsonl", "--watermark-tokenizer", folder / "tok",
+        "--forget-ids-file", folder / "forget.txt", "--null-keys", "0",
+    ]  # fmt: skip
+    code, _, err = run(
+        [*common, "--generations", folder / "samples.jsonl", "--out", tmp_path / "a"], capsys
+    )
+    assert code == 0, err
+    ours = json.loads((tmp_path / "a" / "report.json").read_text())["models"]["model"]
+    order = sorted(range(4), key=lambda i: rows[i])
+    expected = compute_waterdrum(
+        [samples[i] for i in order],
+        [owners[rows[i]] for i in order],
+        tok,
+        forget_ids=[KEYS[1]],
+    )
+    assert ours["forget"] == expected["forget"] and ours["retain"] == expected["retain"]
+    assert ours["num_queries"] == 4
+    # Owner indices that do not match the dataset's owners: another dataset's samples.
+    (folder / "other.jsonl").write_text(lm_eval_samples(rows, [0, 0, 0, 0], samples))
+    code, _, err = run(
+        [*common, "--generations", folder / "other.jsonl", "--out", tmp_path / "b"], capsys
+    )
+    assert code == 2 and "was not made from this dataset's rows" in err
+    assert not any(str(key) in err for key in KEYS)
 
 
 def test_score_loads_a_peft_adapter_folder(tiny_folder, owner_rows, tmp_path, capsys):

@@ -527,6 +527,8 @@ def test_wheel_ships_the_metric_module(tmp_path):
     for required in ("waterdrum.py", "README.md", "app.py", "requirements.txt"):
         assert f"waterdrum_hf/metrics/waterdrum/{required}" in names
     assert "waterdrum_hf/trainers/__init__.py" in names
+    for task in ("_default_template_yaml", "waterdrum_ax.yaml", "waterdrum_local.yaml"):
+        assert f"waterdrum_hf/lm_eval_tasks/{task}" in names  # `waterdrum lm-eval-tasks`
 
 
 def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):

@@ -48,7 +48,7 @@ _EXPORTS = {
     "AuditResults": "audits",
     "run_audits": "audits",
 }
-_SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics"}
+_SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
 __all__ = [
     "AuditConfig",
@@ -76,6 +76,7 @@ __all__ = [
     "data",
     "generate",
     "key_from_secret",
+    "lm_eval_tasks",
     "load_metric",
     "metrics",
     "null_reference",
@@ -92,7 +93,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from waterdrum_hf import audits, data, tiny
+    from waterdrum_hf import audits, data, lm_eval_tasks, tiny
     from waterdrum_hf.audits import AuditConfig, AuditResults, run_audits
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
     from waterdrum_hf.callbacks import WaterDrumCallback

@@ -1,17 +1,20 @@
-"""Building a folder atomically: in a temporary folder beside it, renamed into place when done.
+"""Files: building a folder atomically, reading JSON Lines. Not public API.
 
-The tiny model and every experiment stage are built this way, so a run killed mid-way leaves
-no half-written folder that a later run would take for a finished one. Not public API.
+A folder is built in a temporary folder beside it and renamed into place when done: the tiny
+model and every experiment stage are built this way, so a run killed mid-way leaves no
+half-written folder that a later run would take for a finished one.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 @contextmanager
@@ -36,3 +39,19 @@ def building_folder(path: str | os.PathLike) -> Iterator[Path]:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def read_json_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The objects of a JSON Lines file, one per non-blank line; a line that is not a JSON
+    object raises ``ValueError`` naming its number (never its content)."""
+    rows = []
+    lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"line {number} is not valid JSON ({error.msg})") from None
+    if not all(isinstance(row, dict) for row in rows):
+        raise ValueError("every line must be a JSON object")
+    return rows

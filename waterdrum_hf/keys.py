@@ -22,7 +22,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import numbers
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -74,6 +76,35 @@ def check_watermark_id(value: object, name: str = "id") -> int:
     if not 0 <= value <= MAX_WATERMARK_ID:
         raise ValueError(f"`{name}` must be in 0..2**32-1 (Waterfall seeds with 32-bit words).")
     return value
+
+
+def watermark_id_from_text(text: str, name: str = "id") -> int:
+    """One watermark id written as text (an option, a line of an id file, a column's value),
+    checked by :func:`check_watermark_id`. Errors never show the value: it may be a key."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise ValueError(
+            f"{name} must be whole numbers (watermark ids), got a non-integer"
+        ) from None
+    return check_watermark_id(number, name)
+
+
+def read_watermark_ids(path: str | os.PathLike, name: str = "ids") -> list[int]:
+    """The ids of a keys file: one id per line, blank lines ignored. A file keeps keys off
+    command lines, shell history and the documents evaluation tools log."""
+    file = Path(path)
+    if file.is_dir():
+        raise ValueError(f"{name} file {str(path)!r} is a folder; give a file with one id per line")
+    if not file.is_file():
+        raise ValueError(f"{name} file {str(path)!r} does not exist")
+    lines = [line.strip() for line in file.read_text(encoding="utf-8-sig").splitlines()]
+    lines = [line for line in lines if line]
+    if not lines:
+        raise ValueError(f"{name} file {str(path)!r} has no ids")
+    if any(len(line.split()) > 1 for line in lines):
+        raise ValueError(f"{name} file {str(path)!r}: put one id per line (a line holds several)")
+    return [watermark_id_from_text(line, name) for line in lines]
 
 
 def check_watermark_ids(ids: int | Sequence[int], count: int, name: str = "ids") -> np.ndarray:

@@ -3,9 +3,10 @@
 Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluate a model on a
 watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
 their owners' keys), ``unlearn`` (run a registered unlearning trainer), ``audit`` (relearning and
-quantization audits of unlearned models) and ``reproduce`` (the paper's claims at small scale). Bad input gives one
-line on stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback. Ctrl-C gives
-one line and exit status 130 (the commands that cache their stages say that a re-run resumes).
+quantization audits of unlearned models), ``reproduce`` (the paper's claims at small scale) and
+``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks). Bad input gives one line on
+stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback. Ctrl-C gives one line
+and exit status 130 (the commands that cache their stages say that a re-run resumes).
 """
 
 from __future__ import annotations
@@ -16,10 +17,19 @@ import sys
 from collections.abc import Sequence
 
 from waterdrum_hf._version import library_version
-from waterdrum_hf.cli import audit, demo, reproduce, score, unlearn, verify, watermark
+from waterdrum_hf.cli import (
+    audit,
+    demo,
+    lm_eval_tasks,
+    reproduce,
+    score,
+    unlearn,
+    verify,
+    watermark,
+)
 from waterdrum_hf.cli.common import CliError, Parser, refuse_stray
 
-COMMANDS = (demo, score, audit, verify, watermark, unlearn, reproduce)
+COMMANDS = (demo, score, audit, verify, watermark, unlearn, reproduce, lm_eval_tasks)
 
 
 def build_parser() -> Parser:

@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
-from waterdrum_hf.keys import check_watermark_id
+from waterdrum_hf._files import read_json_lines
+from waterdrum_hf.keys import read_watermark_ids, watermark_id_from_text
 
 Config = TypeVar("Config")
 
@@ -107,19 +108,6 @@ def read_table(path: str, *, what: str = "data file") -> Any:
         ) from None
 
 
-def _json_lines(file: Path) -> list[dict[str, Any]]:
-    rows = []
-    for number, line in enumerate(file.read_text(encoding="utf-8-sig").splitlines(), start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ValueError(f"line {number} is not valid JSON ({error.msg})") from None
-    if not all(isinstance(row, dict) for row in rows):
-        raise ValueError("every line must be a JSON object")
-    return rows
-
-
 def _json(file: Path) -> Any:
     from datasets import Dataset
 
@@ -152,7 +140,7 @@ def _text_lines(file: Path) -> list[dict[str, str]]:
 
 
 TABLE_SUFFIXES = {
-    ".jsonl": _json_lines,
+    ".jsonl": read_json_lines,
     ".json": _json,
     ".csv": _csv,
     ".parquet": _parquet,
@@ -327,30 +315,10 @@ def watermark_ids(values: Sequence[str] | None, file: str | None, what: str) -> 
     if values and file:
         raise CliError(f"give {what} on the command line or in a file, not both")
     if file:
-        path = Path(file)
-        if path.is_dir():
-            raise CliError(f"{what} file {file!r} is a folder; give a file with one id per line")
-        if not path.is_file():
-            raise CliError(f"{what} file {file!r} does not exist")
-        values = [line.strip() for line in path.read_text(encoding="utf-8-sig").splitlines()]
-        values = [value for value in values if value]
-        if not values:
-            raise CliError(f"{what} file {file!r} has no ids")
-        if any(len(value.split()) > 1 for value in values):
-            raise CliError(f"{what} file {file!r}: put one id per line (a line holds several)")
+        return read_watermark_ids(file, what)
     if not values:
         return None
-    return [watermark_id(v, what) for v in values]
-
-
-def watermark_id(value: str, what: str) -> int:
-    """One watermark id from text (an option, a line of an id file, a column's value); the
-    range is :func:`waterdrum_hf.keys.check_watermark_id`'s. Errors never show the value."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise CliError(f"{what} must be whole numbers (watermark ids), got a non-integer") from None
-    return check_watermark_id(number, what)
+    return [watermark_id_from_text(v, what) for v in values]
 
 
 def positive(minimum: int = 1) -> Any:

@@ -6,7 +6,7 @@ import argparse
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, MIN_RESAMPLES, check_confidence
 from waterdrum_hf.cli.common import (
@@ -21,9 +21,9 @@ from waterdrum_hf.cli.common import (
     read_table,
     require_columns,
     scheme_from_options,
-    watermark_id,
     watermark_ids,
 )
+from waterdrum_hf.keys import watermark_id_from_text
 from waterdrum_hf.prompting import DEFAULT_MAX_FRACTION
 
 DESCRIPTION = (
@@ -156,7 +156,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--name", default="model", help="the model's name in the report")
     parser.add_argument(
         "--generations",
-        help="re-score this generations.jsonl instead of sampling (no --model needed)",
+        help="re-score this generations.jsonl, or the samples_*.jsonl that lm-eval --log_samples "
+        "wrote for a WaterDrum task, instead of sampling (no --model needed)",
     )
     parser.add_argument("--out", required=True, help="folder of the report")
     parser.set_defaults(run=run, parser=parser)
@@ -173,14 +174,19 @@ def run(args: argparse.Namespace) -> int:
         )
     # Everything that can be wrong with the input is checked before the (long) sampling.
     data = load_rows(args)
-    owners = [watermark_id(str(v), f"column {args.id_column!r}") for v in data[args.id_column]]
+    owners = [
+        watermark_id_from_text(str(v), f"column {args.id_column!r}") for v in data[args.id_column]
+    ]
+    generations = read_generations(args.generations) if args.generations else None
+    if generations is not None:
+        owners = generations_owners(generations, owners, args.generations)
     forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
-    check_null_keys(args.null_keys, len(data) * (1 if args.generations else args.num_samples))
+    check_null_keys(args.null_keys, len(owners) * (1 if args.generations else args.num_samples))
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_output_folder(args.out, "--out")  # an existing folder is fine: its files are replaced
     out = Path(args.out)
-    if args.generations:
-        completions = read_generations(args.generations, len(data))
+    if generations is not None:
+        completions = generations.completions
     else:
         model, tokenizer = load_model(args.model, args.tokenizer)
         completions = sample(model, tokenizer, data, args)
@@ -279,21 +285,59 @@ def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> l
     )
 
 
-def read_generations(path: str, expected: int) -> list[list[str]]:
+class Generations(NamedTuple):
+    """Saved samples: per query, its samples; with an lm-eval samples file also the dataset
+    row (lm-eval's ``doc_id``) and owner index of each query."""
+
+    completions: list[list[str]]
+    rows: list[int] | None = None
+    owner_indices: list[int] | None = None
+
+
+def read_generations(path: str) -> Generations:
+    """A ``generations.jsonl`` of ``waterdrum score``, or an lm-eval samples file
+    (``samples_<task>_<date>.jsonl``) of a WaterDrum task, as it was written."""
+    from waterdrum_hf._files import read_json_lines
+    from waterdrum_hf.lm_eval_tasks import read_samples
+
     file = Path(path)
     if file.is_dir():
         raise CliError(f"generations file {path!r} is a folder; give its generations.jsonl")
     if not file.is_file():
         raise CliError(f"generations file {path!r} does not exist")
     try:
-        records = [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
-        completions = [record["samples"] for record in records]
-    except (json.JSONDecodeError, KeyError, TypeError):
+        records = read_json_lines(file)
+        if records and "doc_id" in records[0]:
+            rows, owner_indices, completions = read_samples(file)
+            return Generations(completions, rows, owner_indices)
+        return Generations([record["samples"] for record in records])
+    except (ValueError, KeyError, TypeError):
         raise CliError(
-            f"generations file {path!r} is not a generations.jsonl written by waterdrum score"
+            f"generations file {path!r} is neither a generations.jsonl written by waterdrum "
+            "score nor an lm-eval samples file of a WaterDrum task"
         ) from None
-    if len(completions) != expected:
+
+
+def generations_owners(generations: Generations, owners: list[int], path: str) -> list[int]:
+    """The owner id of each saved query, from the dataset rows' ids ``owners``: the rows in
+    order, or, for an lm-eval samples file, the documents' rows, whose owner indices must
+    match the dataset's (the same rows the task was built from)."""
+    from waterdrum_hf.lm_eval_tasks import owner_indices
+
+    if generations.rows is None:
+        if len(generations.completions) != len(owners):
+            raise CliError(
+                f"generations file {path!r} has {len(generations.completions)} queries but the "
+                f"dataset has {len(owners)} rows"
+            )
+        return owners
+    indices = owner_indices(owners)
+    if max(generations.rows) >= len(owners) or any(
+        indices[row] != index
+        for row, index in zip(generations.rows, generations.owner_indices, strict=True)
+    ):
         raise CliError(
-            f"generations file {path!r} has {len(completions)} queries but the dataset has {expected} rows"
+            f"samples file {path!r} was not made from this dataset's rows: give the task's "
+            "dataset, config, split and max rows per owner"
         )
-    return completions
+    return [owners[row] for row in generations.rows]

@@ -16,9 +16,9 @@ from waterdrum_hf.cli.common import (
     read_table,
     require_columns,
     scheme_from_options,
-    watermark_id,
     watermark_ids,
 )
+from waterdrum_hf.keys import watermark_id_from_text
 
 if TYPE_CHECKING:
     from waterdrum_hf.metric import WaterDrumResult
@@ -88,12 +88,15 @@ def run(args: argparse.Namespace) -> int:
     require_columns(data, [args.text_column], args.file)
     if args.id_column:
         require_columns(data, [args.id_column], args.file)
-        ids = [watermark_id(str(v), f"column {args.id_column!r}") for v in data[args.id_column]]
+        ids = [
+            watermark_id_from_text(str(v), f"column {args.id_column!r}")
+            for v in data[args.id_column]
+        ]
     else:
         key = args.id if args.id is not None else watermark_ids(None, args.id_file, "--id-file")
         if isinstance(key, list) and len(key) != 1:
             raise CliError("--id-file must hold exactly one watermark id")
-        ids = [key[0] if isinstance(key, list) else watermark_id(key, "--id")] * len(data)
+        ids = [key[0] if isinstance(key, list) else watermark_id_from_text(key, "--id")] * len(data)
     texts = data[args.text_column]
     bad = sum(not isinstance(t, str) for t in texts)
     if bad:

@@ -16,10 +16,10 @@ from waterdrum_hf.cli.common import (
     load_model,
     read_table,
     require_columns,
-    watermark_id,
     watermark_ids,
     write_table,
 )
+from waterdrum_hf.keys import watermark_id_from_text
 
 DESCRIPTION = (
     "Watermark every row's text with its owner's key by paraphrasing it with --model "
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     require_columns(data, [config.text_column], args.input)
     key = None
     if args.id is not None:
-        key = watermark_id(args.id, "--id")
+        key = watermark_id_from_text(args.id, "--id")
     elif args.id_file is not None:
         keys = watermark_ids(None, args.id_file, "--id-file")
         if len(keys) != 1:
