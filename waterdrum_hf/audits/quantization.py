@@ -13,6 +13,7 @@ output head is quantized, and :func:`quantize` checks that this happened.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,13 +59,27 @@ def check_backend(bits: int) -> None:
             f"{', '.join(map(str, QUANTIZATION_BITS))}"
         )
     try:
-        import torchao  # noqa: F401
+        _import_torchao()
         from transformers import TorchAoConfig  # noqa: F401
     except ImportError:
         raise ImportError(
             "the quantization audit needs torchao, which is not installed: "
             'pip install "waterdrum-hf[quantization]" (or leave quantization out of `audits`)'
         ) from None
+
+
+def _import_torchao() -> None:
+    """Import torchao without its import-time log lines: on a machine without CUDA it logs a
+    warning for each of its GPU kernels' libraries it cannot load, which is expected here."""
+    loggers = [logging.getLogger(name) for name in ("torchao", "torch.utils._pytree")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        import torchao  # noqa: F401
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def quantize(model: Any, bits: int) -> tuple[Any, QuantizationCheck]:

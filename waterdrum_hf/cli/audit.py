@@ -17,10 +17,9 @@ from waterdrum_hf.cli.common import (
     load_tokenizer_option,
     resolve_model_name,
     scheme_from_options,
-    watermark_id,
     watermark_ids,
 )
-from waterdrum_hf.cli.score import add_data_options, load_rows, make_queries
+from waterdrum_hf.cli.score import add_data_options, load_rows, make_queries, row_owners
 
 DESCRIPTION = (
     "Perturb each model and score it again on the same queries: relearning fine-tunes it for a "
@@ -71,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     models = named_models(args.model, args.retrained)
     # Everything that can be wrong with the input is checked before any model is touched.
     rows = load_rows(args)
-    owners = [watermark_id(str(v), f"column {args.id_column!r}") for v in rows[args.id_column]]
+    owners = row_owners(rows, args)
     forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
     if not forget_ids:
         raise CliError("the audits measure the forget set: give --forget-ids or --forget-ids-file")

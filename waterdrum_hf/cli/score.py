@@ -164,6 +164,13 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def row_owners(rows: Any, args: argparse.Namespace) -> list[int]:
+    """Each row's owner id, read from ``--id-column`` (one clear error for a bad id)."""
+    return [
+        watermark_id_from_text(str(v), f"column {args.id_column!r}") for v in rows[args.id_column]
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     from waterdrum_hf.metric import owner_display_names, waterdrum_result
     from waterdrum_hf.report import write_report
@@ -174,9 +181,7 @@ def run(args: argparse.Namespace) -> int:
         )
     # Everything that can be wrong with the input is checked before the (long) sampling.
     data = load_rows(args)
-    owners = [
-        watermark_id_from_text(str(v), f"column {args.id_column!r}") for v in data[args.id_column]
-    ]
+    owners = row_owners(data, args)
     generations = read_generations(args.generations) if args.generations else None
     if generations is not None:
         owners = generations_owners(generations, owners, args.generations)
