@@ -10,11 +10,12 @@ from typing import Any
 
 from waterdrum_hf.cli.common import (
     CliError,
+    add_null_options,
     add_scheme_options,
-    check_null_keys,
     check_output_folder,
     load_model,
     load_tokenizer_option,
+    null_options,
     positive,
     positive_or_auto,
     read_table,
@@ -119,9 +120,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="sequences per forward pass; 'auto': as many as the device's memory holds (a fixed "
         "size on a CPU)",
     )
-    parser.add_argument(
-        "--null-keys", type=positive(0), default=100, help="random keys of the null reference"
-    )
+    add_null_options(parser)
     parser.add_argument("--seed", type=positive(0), default=0, help="sampling seed")
     add_scheme_options(parser)
     parser.add_argument("--name", default="model", help="the model's name in the report")
@@ -146,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     data = load_rows(args)
     owners = [watermark_id(str(v), f"column {args.id_column!r}") for v in data[args.id_column]]
     forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
-    check_null_keys(args.null_keys, len(data) * (1 if args.generations else args.num_samples))
+    nulls = null_options(args, len(data) * (1 if args.generations else args.num_samples))
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_output_folder(args.out, "--out")  # an existing folder is fine: its files are replaced
     out = Path(args.out)
@@ -164,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         owners,
         watermark_tokenizer,
         forget_ids=forget_ids,
-        null_keys=args.null_keys,
+        **nulls,
         null_seed=args.seed,
         scheme=scheme_from_options(args),
         return_details=True,
