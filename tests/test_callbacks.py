@@ -264,6 +264,8 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         ({"generation_kwargs": {"top_k": 50}}, ValueError, r"\['top_k'\] are not supported"),
         ({"owner_names": {KEYS[0]: "a", KEYS[2]: "a"}}, ValueError, "same name"),
         ({"max_queries_per_owner": 0}, ValueError, "`max_queries_per_owner`"),
+        ({"null": "analytic", "null_keys": 3}, ValueError, "leave it at 0"),
+        ({"null": "exact"}, ValueError, "`null` must be"),
     ],
 )
 def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):

@@ -19,6 +19,7 @@ _EXPORTS = {
     "verify_texts": "verification",
     "null_reference": "verification",
     "NullReference": "verification",
+    "AnalyticNull": "analytic_null",
     "separability_auroc": "statistics",
     "calibration_r2": "statistics",
     "CalibrationFit": "statistics",
@@ -45,6 +46,7 @@ _EXPORTS = {
 _SUBMODULES = {"data", "tiny", "trainers", "metrics"}
 
 __all__ = [
+    "AnalyticNull",
     "CalibrationFit",
     "NullReference",
     "OwnerValue",
@@ -80,6 +82,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from waterdrum_hf import data, tiny
+    from waterdrum_hf.analytic_null import AnalyticNull
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.dataset_verification import verify_dataset
     from waterdrum_hf.generation import auto_batch_size, generate
