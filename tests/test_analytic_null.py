@@ -54,7 +54,8 @@ def exact_moments(contexts, tokens, weights, scheme, vocab_size):
     values = []
     for choice in itertools.product(range(len(perms)), repeat=len(distinct)):
         perm_of = {c: perms[i] for c, i in zip(distinct, choice, strict=True)}
-        values.append(sum(w * terms[perm_of[c][t]] for c, t, w in zip(contexts, tokens, weights)))
+        picked = zip(contexts, tokens, weights, strict=True)
+        values.append(sum(w * terms[perm_of[c][t]] for c, t, w in picked))
     return np.mean(values), np.std(values)
 
 
