@@ -174,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         for k, v in vars(args).items()
         if isinstance(v, (str, int, float, bool, type(None))) and "forget_ids" not in k
     }
+    settings.update(null=nulls["null"] or "none", null_keys=nulls["null_keys"])
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
