@@ -133,7 +133,7 @@ JUDGED: tuple[Judged, ...] = (
         ]
     ),
     *(
-        Judged(_VERIFICATION + "xǁVerifierǁ_countable_pairs", before, after, reason)
+        Judged(_VERIFICATION + "xǁVerifierǁcountable_pairs", before, after, reason)
         for before, after, reason in [
             (
                 "arrays = [np.asarray(ids, dtype=np.int64).reshape(-1) for ids in token_ids]",
@@ -249,12 +249,12 @@ JUDGED: tuple[Judged, ...] = (
                 "return [np.asarray(ids, ) for ids in encoded]",
             ),
             (
-                "xǁVerifierǁ_countable_pairs",
+                "xǁVerifierǁcountable_pairs",
                 "lengths = np.array([len(a) for a in arrays], dtype=np.int64)",
                 "lengths = np.array([len(a) for a in arrays], dtype=None)",
             ),
             (
-                "xǁVerifierǁ_countable_pairs",
+                "xǁVerifierǁcountable_pairs",
                 "lengths = np.array([len(a) for a in arrays], dtype=np.int64)",
                 "lengths = np.array([len(a) for a in arrays], )",
             ),

@@ -287,6 +287,8 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         ({"owner_names": {KEYS[0]: "a", KEYS[2]: "a"}}, ValueError, "same name"),
         ({"max_queries_per_owner": 0}, ValueError, "`max_queries_per_owner`"),
         ({"confidence": 95}, ValueError, "`confidence` must lie strictly between 0 and 1"),
+        ({"null": "analytic", "null_keys": 3}, ValueError, "leave it at 0"),
+        ({"null": "exact"}, ValueError, "`null` must be"),
     ],
 )
 def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):

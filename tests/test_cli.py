@@ -88,6 +88,20 @@ def test_every_command_has_help(command, capsys):
     assert f"waterdrum {command}" in out and "--" in out
 
 
+@pytest.mark.parametrize("null", ["analytic", "none"])
+def test_verify_takes_the_analytic_null_or_none(scored_file, capsys, null):
+    tmp_path, texts, owners, tok = scored_file
+    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv += ["--id-column", "owner_id", "--forget-ids-file", tmp_path / "forget.txt"]
+    code, out, _ = run([*argv, "--null", null, "--output", tmp_path / f"{null}.json"], capsys)
+    assert code == 0
+    written = json.loads((tmp_path / f"{null}.json").read_text())
+    options = {"null": "analytic"} if null == "analytic" else {}
+    expected = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[1]], **options)
+    assert {k: v for k, v in written.items() if k in expected} == pytest.approx(expected)
+    assert ("retain_p_value" in written) == (null == "analytic")
+
+
 def test_version_and_module_entry_point():
     from waterdrum_hf import __version__
 
@@ -805,6 +819,10 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         ),
         ([*VERIFY, "--id", "1", "--n-gram", "100000"], "--n-gram 100000 is longer than every text"),
         ([*VERIFY, "--id", "1", "--null-keys", "100000000"], "give at most"),
+        (
+            [*VERIFY, "--id", "1", "--null", "analytic", "--null-keys", "5"],
+            "--null-keys is the empirical null's; not a setting of --null analytic",
+        ),
         (["demo", "--null-keys", "100000000", "--out", "{tmp}/d"], "--null-keys 100000000 needs"),
         (["demo", "--owners", "1000"], "`owners` must be at most 79, the toy corpus's number"),
         (["demo", "--methods", ""], "`methods` must name at least one unlearning method"),

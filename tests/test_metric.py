@@ -407,6 +407,82 @@ def test_p_value_is_calibrated_on_unwatermarked_text_and_small_on_watermarked_te
     assert result["overall_z"] > 3
 
 
+@pytest.mark.parametrize("pooling", ["tokens", "mean"])
+@pytest.mark.parametrize("scheme", ["waterfall", "kgw"])
+def test_analytic_null_agrees_with_the_empirical_one(pooling, scheme):
+    """Same keys as the empirical null; for sets and owners, null mean and spread within the
+    sampling error of 1,500 random keys, and the same p-values to within a few hundredths."""
+    vocab = 96  # small N: 1,500 keys stay cheap, and Zipf ids repeat pairs often
+    tok = word_tokenizer(vocab)
+    rng = np.random.default_rng(3)
+    samples = [word_texts(vocab, 1, int(rng.integers(5, 60)), seed=i)[0] for i in range(24)]
+    samples[5] = "w9"  # one token: nothing to count
+    nested = [samples[i : i + 3] for i in range(0, 24, 3)]
+    owners = [KEYS[i % 4] for i in range(8)]
+    options = {"forget_ids": [KEYS[1]], "pooling": pooling, "scheme": scheme}
+    analytic = compute_waterdrum(nested, owners, tok, null="analytic", **options)
+    empirical = compute_waterdrum(nested, owners, tok, null_keys=1500, **options)
+    assert analytic.keys() == empirical.keys()
+    for name in ("forget", "retain"):
+        assert analytic[name] == empirical[name]
+        std = analytic[f"{name}_null_std"]
+        assert empirical[f"{name}_null_std"] == pytest.approx(std, rel=0.08)
+        assert abs(empirical[f"{name}_null_mean"] - analytic[f"{name}_null_mean"]) < 0.12 * std
+        assert analytic[f"{name}_p_value"] == pytest.approx(empirical[f"{name}_p_value"], abs=0.05)
+    detailed = waterdrum_result(
+        nested, owners, tok, null="analytic", return_details=True, **options
+    )
+    reference = waterdrum_result(
+        nested, owners, tok, null_keys=1500, return_details=True, **options
+    )
+    for name, owner in detailed.per_owner.items():
+        assert owner.null_std == pytest.approx(reference.per_owner[name].null_std, rel=0.08)
+        assert owner.z == pytest.approx((owner.value - owner.null_mean) / owner.null_std)
+    means = np.array(detailed.query_null_means)
+    assert np.all(np.isnan(means) == np.isnan(detailed.query_values))
+    assert np.allclose(means[~np.isnan(means)], 0, atol=1e-15)  # both schemes' terms average 0
+
+
+def test_analytic_p_value_is_calibrated_on_unwatermarked_text_and_small_on_watermarked_text():
+    vocab = 256
+    tok = word_tokenizer(vocab)
+    rng = np.random.default_rng(0)
+    p_values = []
+    for draw in range(300):
+        texts = word_texts(vocab, 4, 12, seed=1000 + draw, zipf=None)
+        owner = int(rng.integers(2**32))
+        p_values.append(
+            compute_waterdrum(texts, [owner] * 4, tok, null="analytic")["overall_p_value"]
+        )
+    assert 0.025 <= np.mean(np.array(p_values) <= 0.05) <= 0.08
+    assert 0.4 <= np.mean(p_values) <= 0.6
+
+    texts = watermarked_words(KEYS[0], vocab, 4, 12, seed=1)
+    result = compute_waterdrum(texts, [KEYS[0]] * 4, tok, null="analytic")
+    assert result["overall"] > 0.5 and result["overall_p_value"] < 1e-6
+    assert result["overall_z"] > 5
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"null": "bootstrap"}, "`null` must be 'empirical', 'analytic' or None"),
+        ({"null": "empirical"}, "needs `null_keys` > 0"),
+        ({"null": "analytic", "null_keys": 5}, "leave it at 0"),
+    ],
+)
+def test_null_settings_that_do_not_fit_are_refused(tok, options, match):
+    with pytest.raises(ValueError, match=match):
+        compute_waterdrum(["w1 w2 w3"], [1], tok, **options)
+
+
+def test_null_empirical_is_what_null_keys_alone_gives(tok, batch):
+    texts, owners = batch
+    assert compute_waterdrum(texts, owners, tok, null="empirical", null_keys=5) == (
+        compute_waterdrum(texts, owners, tok, null_keys=5)
+    )
+
+
 def test_owners_are_named_never_keyed(tok, batch, caplog):
     texts, owners = batch
     with pytest.warns(UserWarning, match="1 of 2 forget_ids own no query") as record:

@@ -265,6 +265,18 @@ def test_report_explains_itself_to_a_newcomer(models, tmp_path):
     assert "taskvector has no curve: it edits the weights once, at the end." in text
 
 
+def test_an_analytic_null_report_has_no_p_value_floor_and_says_how_p_was_made(models, tmp_path):
+    data = demo_like_report(models)
+    data["settings"] = {**data["settings"], "null": "analytic"}
+    assert report.p_value_floor(data["settings"]) is None
+    assert report.p_value_floor({"null_keys": 200}) == pytest.approx(1 / 201)
+    report.write_report(data, tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert "computed exactly from their token-pair counts" in text
+    assert "P(N(0, 1) >= z)" in text and "smallest p-value" not in text
+    assert "p = (1 + the number of those keys" not in text
+
+
 @pytest.mark.parametrize("closest_p", [FLOOR, 0.3])
 def test_verdict_agrees_with_the_numbers(models, tmp_path, closest_p):
     """graddiff is closest to retraining; whether it is close enough depends on its p-value."""

@@ -138,6 +138,30 @@ def test_null_reference_scores_each_text_under_random_non_owner_keys():
     assert set(other.keys.tolist()) != set(null.keys.tolist())
 
 
+@pytest.mark.parametrize(
+    ("vocab_size", "options"),
+    [(1000, {}), (3000, {"n_gram": 3}), (1000, {"scheme": "kgw"}), (50_000, {"k_p": 3})],
+)
+def test_null_keys_batched_give_the_per_key_sums_bit_for_bit(vocab_size, options):
+    """The null reference's batched route (distinct pairs scored once per key, keys batched,
+    several chunks and key batches here) gives exactly the floats of the per-key route."""
+    tok = word_tokenizer(vocab_size)
+    verifier = Verifier(tok, chunk_pairs=900, **options)
+    token_ids = verifier.token_ids(word_texts(vocab_size, 40, 60, seed=2) + ["w5", ""])
+    null = verifier.null_reference_of_token_ids(token_ids, 7, exclude_ids=[11], seed=3)
+    per_key = verifier.token_sums(token_ids, np.broadcast_to(null.keys, (len(token_ids), 7)))
+    np.testing.assert_array_equal(null.sums, per_key[0])
+    np.testing.assert_array_equal(null.counts, per_key[1])
+
+
+def test_null_keys_read_like_waterfall():
+    tok = word_tokenizer(500)
+    texts = word_texts(500, 6, 30, seed=9)
+    null = null_reference(texts, tok, num_keys=2, seed=4)
+    for j, key in enumerate(null.keys):
+        np.testing.assert_allclose(null.scores[:, j], waterfall_scores(texts, int(key), tok))
+
+
 def test_tokenizer_given_by_local_path(tmp_path):
     tok = word_tokenizer(4096)
     tok.save_pretrained(tmp_path)

@@ -19,6 +19,7 @@ _EXPORTS = {
     "verify_texts": "verification",
     "null_reference": "verification",
     "NullReference": "verification",
+    "AnalyticNull": "analytic_null",
     "separability_auroc": "statistics",
     "calibration_r2": "statistics",
     "CalibrationFit": "statistics",
@@ -51,6 +52,7 @@ _EXPORTS = {
 _SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
 __all__ = [
+    "AnalyticNull",
     "AuditConfig",
     "AuditResults",
     "CalibrationFit",
@@ -94,6 +96,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from waterdrum_hf import audits, data, lm_eval_tasks, tiny
+    from waterdrum_hf.analytic_null import AnalyticNull
     from waterdrum_hf.audits import AuditConfig, AuditResults, run_audits
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
     from waterdrum_hf.callbacks import WaterDrumCallback

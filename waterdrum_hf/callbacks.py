@@ -34,7 +34,13 @@ from waterdrum_hf._validation import check_positive_int, check_string_list
 from waterdrum_hf.bootstrap import check_confidence
 from waterdrum_hf.generation import generate
 from waterdrum_hf.keys import check_watermark_ids
-from waterdrum_hf.metric import WaterDrumResult, owner_display_names, waterdrum_result
+from waterdrum_hf.metric import (
+    NullMethod,
+    WaterDrumResult,
+    owner_display_names,
+    resolve_null,
+    waterdrum_result,
+)
 from waterdrum_hf.schemes import WatermarkScheme
 from waterdrum_hf.verification import Verifier, load_tokenizer
 
@@ -56,10 +62,10 @@ class WaterDrumCallback(TrainerCallback):
 
     Logged (all under ``waterdrum/``): ``forget``, ``retain``, ``separability_auroc``,
     ``forget_ratio`` and ``retain_ratio`` (shares of the step-0 values), ``owner/<name>`` per
-    owner (never the key), the sample counts, with ``null_keys`` the null levels, z-scores and
-    p-values, with ``confidence`` the confidence intervals (``forget_ci_low``,
-    ``forget_ci_high``, the same for ``retain`` and ``separability_auroc``, and the level), and
-    ``seconds`` (generation and verification time of that evaluation).
+    owner (never the key), the sample counts, with a null (``null_keys`` or ``null``) the null
+    levels, z-scores and p-values, with ``confidence`` the confidence intervals
+    (``forget_ci_low``, ``forget_ci_high``, the same for ``retain`` and ``separability_auroc``,
+    and the level), and ``seconds`` (generation and verification time of that evaluation).
 
     Args:
         forget_queries: prompts made from the forget owners' data (see :meth:`from_dataset`).
@@ -72,6 +78,9 @@ class WaterDrumCallback(TrainerCallback):
         max_new_tokens: length of each completion.
         owner_names: display name per owner id; default ``owner-1``, ``owner-2``, ...
         null_keys: random non-owner keys for null levels and p-values (0: none).
+        null: ``"analytic"`` for null levels and p-values from the pair counts instead (a few
+            percent of the scoring, where each null key costs about a scoring pass); see
+            :func:`waterdrum_hf.compute_waterdrum`.
         confidence: if given (e.g. 0.95), also log the values' bootstrap confidence intervals
             at this level (:func:`waterdrum_hf.waterdrum_result`; resampled with ``seed``, 1000
             resamples: milliseconds beside the sampling). Off by default.
@@ -110,6 +119,7 @@ class WaterDrumCallback(TrainerCallback):
         max_new_tokens: int = 64,
         owner_names: Mapping[int, str] | None = None,
         null_keys: int = 0,
+        null: NullMethod | None = None,
         confidence: float | None = None,
         max_queries_per_owner: int | None = None,
         generation_kwargs: Mapping[str, Any] | None = None,
@@ -128,6 +138,7 @@ class WaterDrumCallback(TrainerCallback):
         self.num_samples = check_positive_int(num_samples, "num_samples")
         self.max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
         self.null_keys = check_positive_int(null_keys, "null_keys", minimum=0)
+        self.null = resolve_null(null, self.null_keys)
         self.confidence = None if confidence is None else check_confidence(confidence)
         self.seed = check_positive_int(seed, "seed", minimum=0)
         self.generation_kwargs = _generation_kwargs(generation_kwargs)
@@ -180,6 +191,7 @@ class WaterDrumCallback(TrainerCallback):
             "num_samples": self.num_samples,
             "max_new_tokens": self.max_new_tokens,
             "null_keys": self.null_keys,
+            "null": self.null,
             **({"confidence": self.confidence} if self.confidence is not None else {}),
             "seed": self.seed,
             "generation": self.generation_kwargs,
@@ -344,6 +356,7 @@ class WaterDrumCallback(TrainerCallback):
             self.watermark_tokenizer,
             forget_ids=self._forget_ids,
             owner_names=self._names,
+            null=self.null,
             null_keys=self.null_keys,
             null_seed=self.seed,
             confidence=self.confidence,

@@ -18,6 +18,7 @@ import itertools
 import logging
 import math
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from importlib import resources
@@ -27,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from waterdrum_hf._validation import check_positive_int, check_texts
+from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments, normal_p_value
 from waterdrum_hf.bootstrap import (
     DEFAULT_RESAMPLES,
     bootstrap_replicates,
@@ -42,6 +44,7 @@ from waterdrum_hf.verification import Verifier, scores_from_sums
 logger = logging.getLogger(__name__)
 
 Pooling = Literal["tokens", "mean"]
+NullMethod = Literal["empirical", "analytic"]
 
 
 def metric_path() -> Path:
@@ -65,15 +68,17 @@ def load_metric(**load_kwargs: Any) -> Any:
 
 @dataclass(frozen=True)
 class SetValue:
-    """A set's WaterDrum value and, with null keys, what "no watermark" reads on its queries.
+    """A set's WaterDrum value and, with a null, what "no watermark" reads on its queries.
 
     Attributes:
         value: mean value of the set's scored queries.
-        null_mean, null_std: mean and spread, over the null keys, of the set's value under
-            each null key (``None`` without null keys).
-        z: ``(value - null_mean) / null_std`` (``None`` without null keys or when the spread
+        null_mean, null_std: mean and spread of the set's value under keys that own nothing:
+            over the null keys (empirical null) or exactly (analytic null); ``None`` without
+            a null.
+        z: ``(value - null_mean) / null_std`` (``None`` without a null or when the spread
             is 0).
-        p_value: one-sided empirical p-value of "no watermark" (``None`` without null keys).
+        p_value: one-sided p-value of "no watermark": empirical, or the analytic null's normal
+            approximation (``None`` without a null, or analytic with a spread of 0).
         ci_low, ci_high: the value's bootstrap confidence interval (``None`` without
             ``confidence``, or when no owner of the set has two scored queries).
     """
@@ -289,6 +294,7 @@ def compute_waterdrum(
     n_gram: int = 2,
     scheme: str | WatermarkScheme = "waterfall",
     vocab_size: int | None = None,
+    null: NullMethod | None = None,
     null_keys: int = 0,
     null_seed: int = 0,
     return_details: bool = False,
@@ -304,13 +310,13 @@ def compute_waterdrum(
         Flat scalars: ``forget``/``retain`` (or ``overall``), ``separability_auroc`` (retain
         positive) when both sets have scored queries, ``num_queries``, ``num_scored`` and
         ``num_skipped`` (samples with / without a countable token), ``num_missing_forget_ids``
-        when some forget id owns no query; with ``null_keys``, for each set ``<set>_null_mean``,
-        ``<set>_null_std``, ``<set>_z``, ``<set>_p_value``; with ``confidence``,
-        ``<set>_ci_low``/``<set>_ci_high``, ``separability_auroc_ci_low``/``_ci_high`` and
-        ``confidence``. A value that cannot be computed is
-        left out, never ``None``. With ``return_details``: ``per_owner`` (by name),
-        ``query_values``, ``query_owners``, ``query_null_means`` (with ``null_keys``) and
-        ``scores``; with ``return_scores``: ``scores``.
+        when some forget id owns no query; with a null (``null_keys`` or ``null="analytic"``),
+        for each set ``<set>_null_mean``, ``<set>_null_std``, ``<set>_z``, ``<set>_p_value``;
+        with ``confidence``, ``<set>_ci_low``/``<set>_ci_high``,
+        ``separability_auroc_ci_low``/``_ci_high`` and ``confidence``. A value that cannot be
+        computed is left out, never ``None``. With ``return_details``: ``per_owner`` (by name),
+        ``query_values``, ``query_owners``, ``query_null_means`` (with a null) and ``scores``;
+        with ``return_scores``: ``scores``.
     """
     return waterdrum_result(
         predictions,
@@ -324,6 +330,7 @@ def compute_waterdrum(
         n_gram=n_gram,
         scheme=scheme,
         vocab_size=vocab_size,
+        null=null,
         null_keys=null_keys,
         null_seed=null_seed,
         return_details=return_details,
@@ -347,6 +354,7 @@ def waterdrum_result(
     n_gram: int = 2,
     scheme: str | WatermarkScheme = "waterfall",
     vocab_size: int | None = None,
+    null: NullMethod | None = None,
     null_keys: int = 0,
     null_seed: int = 0,
     return_details: bool = False,
@@ -380,15 +388,20 @@ def waterdrum_result(
             default), ``"kgw"``, or a :class:`~waterdrum_hf.schemes.WatermarkScheme`.
         vocab_size: the watermark's vocabulary size N, if known (128000 for the published
             datasets); a tokenizer with another ``vocab_size`` raises instead of scoring ~0.
-        null_keys: if > 0, also score every query under that many random non-owner keys
-            (:meth:`Verifier.null_reference_of_token_ids`, pooled like the owners' scores): the
-            values "no watermark" reads at. Each set then gets its null mean and spread, ``z``
-            and a one-sided empirical p-value of "no watermark" (``(1 + #{null >= value}) /
-            (1 + null_keys)``; at least ``1 / (1 + null_keys)``).
+        null: what "no watermark" reads at, for each set's (and, in the details, each owner's)
+            null mean and spread, ``z`` and one-sided p-value. ``"empirical"`` (the default
+            when ``null_keys`` > 0): score every query under ``null_keys`` random non-owner
+            keys (:meth:`Verifier.null_reference_of_token_ids`, pooled like the owners'
+            scores); p is ``(1 + #{null >= value}) / (1 + null_keys)``, at least
+            ``1 / (1 + null_keys)``; each key costs about one scoring pass. ``"analytic"``: the
+            exact null mean and spread from the pair counts (:mod:`waterdrum_hf.analytic_null`;
+            Waterfall and KGW), p from the normal approximation; costs a few percent of the
+            scoring. ``None`` (the default): the empirical null with ``null_keys``, else none.
+        null_keys: random non-owner keys of the empirical null (0: none).
         null_seed: seed of those random keys.
         return_details: add ``per_owner`` (by name), per-sample ``scores``, per-query
-            ``query_values`` and ``query_owners`` (names) and, with ``null_keys``, each
-            query's mean value under the null keys (``query_null_means``: subtract it for a
+            ``query_values`` and ``query_owners`` (names) and, with a null, each query's mean
+            value under keys that own nothing (``query_null_means``: subtract it for a
             null-corrected value).
         return_scores: add only the per-sample ``scores`` (NaN where nothing was counted).
         confidence: if given (e.g. 0.95), add a confidence interval at this level to each set's
@@ -411,7 +424,7 @@ def waterdrum_result(
         )
     if pooling not in ("tokens", "mean"):
         raise ValueError(f"`pooling` must be 'tokens' or 'mean', got {pooling!r}.")
-    check_positive_int(null_keys, "null_keys", minimum=0)
+    null = resolve_null(null, check_positive_int(null_keys, "null_keys", minimum=0))
     if confidence is not None:
         confidence = check_confidence(confidence)
         check_resamples(bootstrap_resamples)
@@ -431,17 +444,27 @@ def waterdrum_result(
     if num_skipped:
         _warn_skipped(queries.samples, counts, n_gram)
 
-    null_values = None
-    if null_keys:
-        null = verifier.null_reference_of_token_ids(
+    null_reading: _NullReading | None = None
+    if null == "empirical":
+        reference = verifier.null_reference_of_token_ids(
             token_ids,
             null_keys,
             exclude_ids=np.unique(queries.watermark_ids).tolist(),
             seed=null_seed,
         )
-        null_values = _pool(null.sums, null.counts, queries, pooling)
+        null_reading = _EmpiricalReading(_pool(reference.sums, reference.counts, queries, pooling))
+    elif null == "analytic":
+        null_reading = _AnalyticReading(
+            AnalyticNull(
+                *verifier.countable_pairs(token_ids),
+                len(token_ids),
+                PositionMoments.of(verifier.scheme, verifier.vocab_size),
+            ),
+            _sample_weights(counts, queries, pooling),
+            queries.sample_query,
+        )
     set_values = {
-        name: _set_value(values, null_values, members & scored)
+        name: _set_value(values, null_reading, members & scored)
         for name, members in sets.items()
         if (members & scored).any()
     }
@@ -450,11 +473,11 @@ def waterdrum_result(
         auroc = separability_auroc(values[sets["retain"] & scored], values[sets["forget"] & scored])
     details: dict[str, Any] = {}
     if return_details:
-        details["per_owner"] = _per_owner(values, queries.watermark_ids, names, sets, null_values)
+        details["per_owner"] = _per_owner(values, queries.watermark_ids, names, sets, null_reading)
         details["query_values"] = tuple(values.tolist())
         details["query_owners"] = tuple(names[int(owner)] for owner in queries.watermark_ids)
-        if null_values is not None:
-            details["query_null_means"] = tuple(null_values.mean(axis=1).tolist())
+        if null_reading is not None:
+            details["query_null_means"] = tuple(null_reading.query_means(scored).tolist())
     if return_details or return_scores:
         details["scores"] = tuple(scores_from_sums(sums, counts)[:, 0].tolist())
     result = WaterDrumResult(
@@ -596,16 +619,89 @@ def _sets(
     return {"forget": in_forget, "retain": ~in_forget}, missing
 
 
-def _set_value(values: np.ndarray, null_values: np.ndarray | None, rows: np.ndarray) -> SetValue:
-    """The mean value of the (scored) query ``rows`` and, with null values ``(num_queries,
-    K)``, its null mean/std over the keys, z-score and p-value."""
+def resolve_null(null: NullMethod | None, null_keys: int) -> NullMethod | None:
+    """The null :func:`waterdrum_result` computes for ``null`` and ``null_keys`` (``None``:
+    the empirical null with null keys, else none); a ValueError for a bad combination."""
+    if null is None:
+        return "empirical" if null_keys else None
+    if null not in ("empirical", "analytic"):
+        raise ValueError(f"`null` must be 'empirical', 'analytic' or None, got {null!r}.")
+    if null == "empirical" and not null_keys:
+        raise ValueError("`null`='empirical' needs `null_keys` > 0 (e.g. 100 random keys).")
+    if null == "analytic" and null_keys:
+        raise ValueError(
+            "`null_keys` is the empirical null's; with `null`='analytic' leave it at 0."
+        )
+    return null
+
+
+class _NullReading(ABC):
+    """What keys that own nothing read on the queries: the null mean, spread and p-value of
+    the mean value of some rows (queries), and each query's null mean."""
+
+    @abstractmethod
+    def statistics(self, value: float, rows: np.ndarray) -> tuple[float, float, float | None]:
+        """``(null mean, null std, p-value or None)`` of ``value``, the mean of ``rows``."""
+
+    @abstractmethod
+    def query_means(self, scored: np.ndarray) -> np.ndarray:
+        """Each query's null mean (NaN where not ``scored``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class _EmpiricalReading(_NullReading):
+    """The queries' values ``(num_queries, K)`` under ``K`` random keys."""
+
+    values: np.ndarray
+
+    def statistics(self, value: float, rows: np.ndarray) -> tuple[float, float, float | None]:
+        key_means = self.values[rows].mean(axis=0)  # the rows' value under each null key
+        return float(key_means.mean()), float(key_means.std()), null_p_value(value, key_means)
+
+    def query_means(self, scored: np.ndarray) -> np.ndarray:
+        return self.values.mean(axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class _AnalyticReading(_NullReading):
+    """The exact null moments of the queries' pooled values (:mod:`~waterdrum_hf.analytic_null`):
+    each sample's token sum enters its query's value with ``sample_weights``."""
+
+    null: AnalyticNull
+    sample_weights: np.ndarray
+    sample_query: np.ndarray
+
+    def statistics(self, value: float, rows: np.ndarray) -> tuple[float, float, float | None]:
+        samples = np.flatnonzero(rows[self.sample_query])
+        mean, std = self.null.mean_std(samples, self.sample_weights[samples] / rows.sum())
+        return mean, std, normal_p_value(value, mean, std) if std > 0 else None
+
+    def query_means(self, scored: np.ndarray) -> np.ndarray:
+        return np.where(scored, self.null.moments.mean, np.nan)
+
+
+def _sample_weights(counts: np.ndarray, queries: _Queries, pooling: Pooling) -> np.ndarray:
+    """The weight of each sample's token sum in its query's value (linear, as :func:`_pool`
+    computes it): ``1 / T_q`` (tokens) or ``1 / (S_q T_s)`` (mean); 0 for unscored samples."""
+    index = queries.sample_query
+    num_queries = len(queries.watermark_ids)
+    scored = counts > 0
+    if pooling == "tokens":
+        per_query = np.bincount(index, weights=counts, minlength=num_queries)
+        return np.where(scored, 1.0 / np.maximum(per_query[index], 1), 0.0)
+    per_query = np.bincount(index, weights=scored, minlength=num_queries)
+    return np.where(scored, 1.0 / (np.maximum(per_query[index], 1) * np.maximum(counts, 1)), 0.0)
+
+
+def _set_value(values: np.ndarray, null: _NullReading | None, rows: np.ndarray) -> SetValue:
+    """The mean value of the (scored) query ``rows`` and, with a null reading, its null
+    mean/std, z-score and p-value."""
     value = float(values[rows].mean())
-    if null_values is None:
+    if null is None:
         return SetValue(value)
-    key_means = null_values[rows].mean(axis=0)  # the rows' value under each null key
-    mean, std = float(key_means.mean()), float(key_means.std())
+    mean, std, p_value = null.statistics(value, rows)
     z = (value - mean) / std if std > 0 else None
-    return SetValue(value, mean, std, z, null_p_value(value, key_means))
+    return SetValue(value, mean, std, z, p_value)
 
 
 def _with_intervals(
@@ -692,7 +788,7 @@ def _per_owner(
     watermark_ids: np.ndarray,
     names: dict[int, str],
     sets: dict[str, np.ndarray],
-    null_values: np.ndarray | None,
+    null: _NullReading | None,
 ) -> dict[str, OwnerValue]:
     """Each owner's value (mean over its scored queries) and the standard deviation of its
     query values (with two or more), counts, set and verdict, by name."""
@@ -706,6 +802,6 @@ def _per_owner(
             details[name] = OwnerValue(**counts, forget=forget)
             continue
         std = float(values[scored].std(ddof=1)) if scored.sum() > 1 else None
-        verdict = _set_value(values, null_values, scored)
+        verdict = _set_value(values, null, scored)
         details[name] = OwnerValue(**counts, forget=forget, std=std, **_present(verdict))
     return details

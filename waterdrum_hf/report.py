@@ -197,7 +197,10 @@ def forgotten_owners(models: Results) -> list[str]:
 
 
 def p_value_floor(settings: Mapping[str, Any]) -> float | None:
-    """The smallest p-value ``settings["null_keys"]`` random keys can give, ``1 / (1 + K)``."""
+    """The smallest p-value ``settings["null_keys"]`` random keys can give, ``1 / (1 + K)``
+    (``None`` for the analytic null, whose p-values have no floor)."""
+    if settings.get("null") == "analytic":
+        return None
     null_keys = settings.get("null_keys")
     return 1 / (1 + null_keys) if isinstance(null_keys, int) and null_keys > 0 else None
 
@@ -341,6 +344,19 @@ def _summary(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any])
     return lines
 
 
+_P_VALUE_NOTES = {
+    False: "z: how many standard deviations of the null level (what random keys that own "
+    "nothing read on the same texts) the forget value lies above it. p = (1 + the number of "
+    "those keys reading at least as high) / (1 + the number of keys): the chance that a key "
+    "owning nothing reads this high",
+    True: "z: how many standard deviations of the null level (what a key that owns nothing "
+    "reads on the same texts, computed exactly from their token-pair counts: the analytic "
+    "null) the forget value lies above it. p = P(N(0, 1) >= z): the chance that a key owning "
+    "nothing reads this high, in the normal approximation",
+}
+"""The p-value's explanation under the empirical (False) and the analytic (True) null."""
+
+
 def _verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any]) -> list[str]:
     """Which method came closest to retraining, whether that is close enough, and whether the
     forgotten owners' watermark is still detected in each model."""
@@ -365,10 +381,8 @@ def _verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any])
         lines += [
             *detection,
             "",
-            "z: how many standard deviations of the null level (what random keys that own "
-            "nothing read on the same texts) the forget value lies above it. p = (1 + the number "
-            "of those keys reading at least as high) / (1 + the number of keys): the chance that "
-            f"a key owning nothing reads this high; detected means p ≤ {DETECTION_LEVEL}.",
+            _P_VALUE_NOTES[settings.get("null") == "analytic"]
+            + f"; detected means p ≤ {DETECTION_LEVEL}.",
         ]
     if on_floor:
         count, null_keys = len(on_floor), settings["null_keys"]

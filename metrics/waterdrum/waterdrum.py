@@ -50,8 +50,11 @@ Args:
     scheme (`str`, default "waterfall"): the watermark scheme, "waterfall" or "kgw".
     vocab_size (`int`, optional): the watermark's vocabulary size (128000 for the published
         datasets); a tokenizer with another vocab_size raises.
+    null (`str`, optional): "empirical" (random keys, the default with null_keys > 0) or
+        "analytic" (exact null mean/std from the token-pair counts, normal-approximation
+        p-value, a few percent of the scoring): each set's null mean/std, z and p-value.
     null_keys (`int`, default 0): also score every query under this many random non-owner
-        keys and give each set its null mean/std, z and p-value.
+        keys and give each set its null mean/std, z and p-value (the empirical null).
     null_seed (`int`, default 0): seed of those keys.
     return_details (`bool`, default False): add per_owner, per-sample scores and per-query
         values.
@@ -63,7 +66,7 @@ Args:
 Returns:
     Flat scalars: forget, retain (or overall without forget_ids): mean per-query value of each
     set; separability_auroc (retain positive); num_queries; num_scored, num_skipped (samples);
-    num_missing_forget_ids (if any); with null_keys <set>_null_mean, <set>_null_std, <set>_z,
+    num_missing_forget_ids (if any); with a null <set>_null_mean, <set>_null_std, <set>_z,
     <set>_p_value; with confidence <set>_ci_low, <set>_ci_high,
     separability_auroc_ci_low, separability_auroc_ci_high and confidence (and ci_low, ci_high
     per owner in per_owner). A value that cannot be computed is left out, never None.

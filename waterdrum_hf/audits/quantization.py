@@ -13,12 +13,12 @@ output head is quantized, and :func:`quantize` checks that this happened.
 
 from __future__ import annotations
 
-import logging
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from waterdrum_hf._backend_logs import quiet_backend_logs
 from waterdrum_hf.audits.config import QUANTIZATION_BITS
 
 GROUP_SIZE = 32
@@ -59,27 +59,14 @@ def check_backend(bits: int) -> None:
             f"{', '.join(map(str, QUANTIZATION_BITS))}"
         )
     try:
-        _import_torchao()
+        with quiet_backend_logs():
+            import torchao  # noqa: F401
         from transformers import TorchAoConfig  # noqa: F401
     except ImportError:
         raise ImportError(
             "the quantization audit needs torchao, which is not installed: "
             'pip install "waterdrum-hf[quantization]" (or leave quantization out of `audits`)'
         ) from None
-
-
-def _import_torchao() -> None:
-    """Import torchao without its import-time log lines: on a machine without CUDA it logs a
-    warning for each of its GPU kernels' libraries it cannot load, which is expected here."""
-    loggers = [logging.getLogger(name) for name in ("torchao", "torch.utils._pytree")]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.setLevel(logging.ERROR)
-    try:
-        import torchao  # noqa: F401
-    finally:
-        for logger, level in zip(loggers, levels, strict=True):
-            logger.setLevel(level)
 
 
 def quantize(model: Any, bits: int) -> tuple[Any, QuantizationCheck]:

@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from waterdrum_hf._backend_logs import quiet_backend_logs
 from waterdrum_hf._version import library_version
 from waterdrum_hf.cli import (
     audit,
@@ -60,7 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "takes_rest", False):
             refuse_stray(args.parser if args.command else parser, rest)
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-        return args.run(args, rest) if getattr(args, "takes_rest", False) else args.run(args)
+        with quiet_backend_logs():
+            if getattr(args, "takes_rest", False):
+                return args.run(args, rest)
+            return args.run(args)
     except (CliError, ValueError, TypeError, OSError, ImportError) as error:
         if os.environ.get("WATERDRUM_DEBUG") or args is None:
             raise

@@ -203,6 +203,44 @@ MANY_NULL_KEYS = 10_000
 """Above this many null keys, a run warns that each key costs a pass over the texts."""
 
 
+DEFAULT_NULL = "analytic"
+"""The null of ``--null`` when neither it nor ``--null-keys`` is given (see
+``benchmarks/results/null_agreement.md`` for why the analytic one)."""
+DEFAULT_NULL_KEYS = 100
+"""Random keys of the empirical null when ``--null empirical`` gives no ``--null-keys``."""
+
+
+def add_null_options(parser: argparse.ArgumentParser) -> None:
+    """``--null`` (which null gives the p-values) and ``--null-keys`` (the empirical one's keys)."""
+    parser.add_argument(
+        "--null",
+        choices=["empirical", "analytic", "none"],
+        default=None,
+        help="what 'no watermark' reads at: empirical (random keys, exact p, each key costs a "
+        "scoring pass), analytic (from the pair counts, normal-approximation p, a few percent "
+        f"of the scoring) or none; default: empirical with --null-keys, else {DEFAULT_NULL}",
+    )
+    parser.add_argument(
+        "--null-keys",
+        type=positive(0),
+        default=None,
+        help=f"random keys of the empirical null (default {DEFAULT_NULL_KEYS}; 0: none)",
+    )
+
+
+def null_options(args: argparse.Namespace, num_texts: int) -> dict[str, Any]:
+    """``null`` and ``null_keys`` for the metric from :func:`add_null_options`' flags, the
+    empirical null's memory checked (:func:`check_null_keys`)."""
+    null = args.null or ("empirical" if args.null_keys is not None else DEFAULT_NULL)
+    if null != "empirical":
+        if args.null_keys:
+            raise CliError(f"--null-keys is the empirical null's; not a setting of --null {null}")
+        return {"null": None if null == "none" else null, "null_keys": 0}
+    null_keys = DEFAULT_NULL_KEYS if args.null_keys is None else args.null_keys
+    check_null_keys(null_keys, num_texts)
+    return {"null": "empirical" if null_keys else None, "null_keys": null_keys}
+
+
 def check_null_keys(null_keys: int, num_texts: int, option: str = "--null-keys") -> None:
     """Refuse a null reference that would not fit in memory, with the largest that would.
 

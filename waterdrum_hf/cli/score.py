@@ -11,11 +11,12 @@ from typing import Any, NamedTuple
 from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, MIN_RESAMPLES, check_confidence
 from waterdrum_hf.cli.common import (
     CliError,
+    add_null_options,
     add_scheme_options,
-    check_null_keys,
     check_output_folder,
     load_model,
     load_tokenizer_option,
+    null_options,
     positive,
     positive_or_auto,
     read_table,
@@ -136,9 +137,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="sequences per forward pass; 'auto': as many as the device's memory holds (a fixed "
         "size on a CPU)",
     )
-    parser.add_argument(
-        "--null-keys", type=positive(0), default=100, help="random keys of the null reference"
-    )
+    add_null_options(parser)
     parser.add_argument(
         "--confidence",
         type=confidence_level,
@@ -186,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     if generations is not None:
         owners = generations_owners(generations, owners, args.generations)
     forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
-    check_null_keys(args.null_keys, len(owners) * (1 if args.generations else args.num_samples))
+    nulls = null_options(args, len(owners) * (1 if args.generations else args.num_samples))
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_output_folder(args.out, "--out")  # an existing folder is fine: its files are replaced
     out = Path(args.out)
@@ -204,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         owners,
         watermark_tokenizer,
         forget_ids=forget_ids,
-        null_keys=args.null_keys,
+        **nulls,
         null_seed=args.seed,
         scheme=scheme_from_options(args),
         return_details=True,
@@ -218,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
         for k, v in vars(args).items()
         if isinstance(v, (str, int, float, bool, type(None))) and "forget_ids" not in k
     }
+    settings.update(null=nulls["null"] or "none", null_keys=nulls["null_keys"])
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )

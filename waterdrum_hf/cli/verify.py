@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from waterdrum_hf.cli.common import (
     CliError,
+    add_null_options,
     add_scheme_options,
     check_n_gram,
-    check_null_keys,
     check_output_file,
     load_tokenizer_option,
+    null_options,
     positive,
     read_table,
     require_columns,
@@ -64,12 +65,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         type=positive(2),
         help="expected watermark vocabulary size (checked against the tokenizer)",
     )
-    parser.add_argument(
-        "--null-keys",
-        type=positive(0),
-        default=100,
-        help="random keys of the null reference (0: none)",
-    )
+    add_null_options(parser)
     parser.add_argument(
         "--max-rows", type=positive(), default=20, help="per-text scores printed at most"
     )
@@ -101,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     bad = sum(not isinstance(t, str) for t in texts)
     if bad:
         raise CliError(f"{bad} rows of column {args.text_column!r} are not text")
-    check_null_keys(args.null_keys, len(texts))
+    nulls = null_options(args, len(texts))
     tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_n_gram(args.n_gram, texts, tokenizer)
     result = waterdrum_result(
@@ -112,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         scheme=scheme_from_options(args),
         n_gram=args.n_gram,
         vocab_size=args.vocab_size,
-        null_keys=args.null_keys,
+        **nulls,
         return_details=True,
     )
     print_scores(list(result.scores), args.max_rows)

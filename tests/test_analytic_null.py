@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+from tokenizer_builders import word_texts, word_tokenizer
+
+from waterdrum_hf import Verifier
+from waterdrum_hf.analytic_null import (
+    AnalyticNull,
+    PositionMoments,
+    effective_pairs,
+    normal_p_value,
+)
+from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
+
+
+@pytest.mark.parametrize(
+    ("scheme", "vocab_size", "mean", "variance"),
+    [
+        (WaterfallScheme(1), 1000, 0.0, 0.5),
+        (WaterfallScheme(7), 101, 0.0, 0.5),
+        (WaterfallScheme(600), 1000, 0.0, 0.5),  # a sine: k_p beyond max_freq = 499
+        (KGWScheme(0.5), 1000, 0.0, 1.0),
+        (KGWScheme(0.1), 999, 0.0, 1.0),
+    ],
+)
+def test_position_moments_are_the_averages_over_the_positions(scheme, vocab_size, mean, variance):
+    moments = PositionMoments.of(scheme, vocab_size)
+    terms = scheme.position_terms(np.arange(vocab_size), vocab_size)
+    assert moments.mean == pytest.approx(terms.mean(), abs=1e-15)
+    assert moments.variance == pytest.approx(terms.var(), rel=1e-12)
+    assert moments.mean == pytest.approx(mean, abs=1e-12)
+    assert moments.variance == pytest.approx(variance, rel=1e-12)
+
+
+def test_a_scheme_without_permutations_is_refused():
+    class Other(WatermarkScheme):
+        name = "other"
+        check_vocab_size = token_terms = logits_processor = settings = None
+
+    with pytest.raises(TypeError, match="use the empirical null"):
+        PositionMoments.of(Other(), 10)
+
+
+def exact_moments(contexts, tokens, weights, scheme, vocab_size):
+    """Mean and variance of sum_m weights[m] f(perm_{contexts[m]}[tokens[m]]) by enumerating
+    every permutation of every context (independent and uniform)."""
+    terms = scheme.position_terms(np.arange(vocab_size), vocab_size)
+    distinct = sorted(set(contexts))
+    perms = np.array(list(itertools.permutations(range(vocab_size))))
+    values = []
+    for choice in itertools.product(range(len(perms)), repeat=len(distinct)):
+        perm_of = {c: perms[i] for c, i in zip(distinct, choice, strict=True)}
+        picked = zip(contexts, tokens, weights, strict=True)
+        values.append(sum(w * terms[perm_of[c][t]] for c, t, w in picked))
+    return np.mean(values), np.std(values)
+
+
+@pytest.mark.parametrize("scheme", [WaterfallScheme(1), WaterfallScheme(2), KGWScheme(0.4)])
+def test_mean_and_std_are_exact_by_enumeration(scheme):
+    """N = 5: every permutation of both contexts enumerated. Repeats (one pair three times),
+    distinct tokens after one context (drawn without replacement) and two contexts."""
+    vocab_size = 5
+    contexts = [0, 0, 0, 0, 3, 3, 0]
+    tokens = [1, 2, 1, 4, 1, 0, 1]
+    samples = [0, 0, 0, 1, 1, 2, 2]
+    sample_weights = np.array([0.5, 0.2, 0.3])
+    null = AnalyticNull(
+        np.array(contexts)[:, None],
+        np.array(tokens),
+        np.array(samples),
+        3,
+        PositionMoments.of(scheme, vocab_size),
+    )
+    mean, std = null.mean_std(np.arange(3), sample_weights)
+    want = exact_moments(contexts, tokens, sample_weights[samples], scheme, vocab_size)
+    assert (mean, std) == pytest.approx(want, abs=1e-12)
+    # A subset of the samples (an owner's queries) reads only its own pairs.
+    mean, std = null.mean_std(np.array([2, 0]), np.array([1.0, 2.0]))
+    keep = [m for m, s in enumerate(samples) if s != 1]
+    weights = [{0: 2.0, 2: 1.0}[samples[m]] for m in keep]
+    want = exact_moments(
+        [contexts[m] for m in keep], [tokens[m] for m in keep], weights, scheme, vocab_size
+    )
+    assert (mean, std) == pytest.approx(want, abs=1e-12)
+
+
+def test_longer_contexts_are_told_apart():
+    """n_gram = 3: (1, 2) and (2, 1) are different contexts, so independent permutations."""
+    moments = PositionMoments.of(WaterfallScheme(1), 5)
+    tokens, samples = np.array([3, 4]), np.array([0, 0])
+    same = AnalyticNull(np.array([[1, 2], [1, 2]]), tokens, samples, 1, moments)
+    other = AnalyticNull(np.array([[1, 2], [2, 1]]), tokens, samples, 1, moments)
+    assert same.mean_std(np.array([0]), np.array([1.0]))[1] == pytest.approx(
+        np.sqrt(0.5 * (2 - 2 / 4))
+    )
+    assert other.mean_std(np.array([0]), np.array([1.0]))[1] == pytest.approx(np.sqrt(0.5 * 2))
+
+
+@pytest.mark.parametrize("scheme", ["waterfall", "kgw"])
+def test_agrees_with_the_empirical_null_over_many_keys(scheme):
+    """Texts with many repeated pairs (Zipf ids, exponent 2): the spread of the set mean over 2,000 random
+    keys is the analytic one to within its sampling error (~1.6 %)."""
+    vocab_size = 64
+    tok = word_tokenizer(vocab_size)
+    verifier = Verifier(tok, scheme=scheme)
+    token_ids = verifier.token_ids(word_texts(vocab_size, 12, 30, seed=4, zipf=2.0))
+    null = verifier.null_reference_of_token_ids(token_ids, 2000, seed=1)
+    key_means = null.scores.mean(axis=0)
+    analytic = AnalyticNull(
+        *verifier.countable_pairs(token_ids),
+        len(token_ids),
+        PositionMoments.of(verifier.scheme, vocab_size),
+    )
+    weights = 1.0 / (len(token_ids) * null.counts)
+    mean, std = analytic.mean_std(np.arange(len(token_ids)), weights)
+    assert key_means.std() == pytest.approx(std, rel=0.06)
+    assert abs(key_means.mean() - mean) < 4 * std / np.sqrt(2000)
+    pair_weights, _ = analytic.pair_weights(np.arange(len(token_ids)), weights)
+    assert pair_weights.sum() == pytest.approx(1.0)
+    # Ignoring that pairs repeat would understate the spread by much more than that.
+    naive = np.sqrt(0.5 * np.sum(np.repeat(weights, null.counts) ** 2))
+    assert naive < 0.8 * std
+
+
+def test_effective_pairs_counts_equal_weights_and_discounts_unequal_ones():
+    assert effective_pairs(np.full(50, 0.02)) == pytest.approx(50)
+    assert effective_pairs(np.array([0.9] + [0.001] * 100)) < 1.3
+
+
+def test_normal_p_value_is_the_normal_tail():
+    for value in (-1.0, 0.0, 0.3, 2.5):
+        assert normal_p_value(value, 0.1, 0.4) == pytest.approx(norm.sf(value, 0.1, 0.4))
+    with pytest.raises(ValueError, match="`std` must be > 0"):
+        normal_p_value(1.0, 0.0, 0.0)
+
+
+def test_samples_must_come_grouped():
+    moments = PositionMoments.of(WaterfallScheme(1), 5)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        AnalyticNull(np.zeros((2, 1), int), np.array([1, 2]), np.array([1, 0]), 2, moments)
