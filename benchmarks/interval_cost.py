@@ -8,7 +8,8 @@ synthetic word texts (a word-level tokenizer built here, no download). Best of `
 from __future__ import annotations
 
 import argparse
-import time
+import functools
+import timeit
 
 import numpy as np
 from tokenizers import Tokenizer, models, pre_tokenizers
@@ -23,15 +24,6 @@ def word_tokenizer() -> PreTrainedTokenizerFast:
     backend = Tokenizer(models.WordLevel({f"w{i}": i for i in range(VOCAB)}, unk_token="w0"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     return PreTrainedTokenizerFast(tokenizer_object=backend)
-
-
-def best_seconds(run, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> None:
@@ -55,17 +47,13 @@ def main() -> None:
         "forget_ids": keys[:2],
         "return_details": True,
     }
-    plain = best_seconds(lambda: waterdrum_result(predictions, references, **common), args.repeats)
-    bounded = best_seconds(
-        lambda: waterdrum_result(
-            predictions,
-            references,
-            **common,
-            confidence=0.95,
-            bootstrap_resamples=args.resamples,
-        ),
-        args.repeats,
-    )
+
+    def best(**options) -> float:
+        run = functools.partial(waterdrum_result, predictions, references, **common, **options)
+        return min(timeit.repeat(run, number=1, repeat=args.repeats))
+
+    plain = best()
+    bounded = best(confidence=0.95, bootstrap_resamples=args.resamples)
     print(
         f"{args.queries} queries x {args.samples} samples x {args.words} words, {args.owners} "
         f"owners, {args.resamples} resamples (sets, AUROC and every owner)"
