@@ -83,7 +83,7 @@ class WaterDrumCallback(TrainerCallback):
             :func:`waterdrum_hf.compute_waterdrum`.
         confidence: if given (e.g. 0.95), also log the values' bootstrap confidence intervals
             at this level (:func:`waterdrum_hf.waterdrum_result`; resampled with ``seed``, 1000
-            resamples: milliseconds beside the sampling). Off by default.
+            resamples: a fraction of a second beside the sampling). Off by default.
         max_queries_per_owner: evaluate at most this many queries per owner (drawn once, with
             ``seed``), to bound the cost.
         generation_kwargs: ``temperature``, ``top_p`` or ``batch_size`` for sampling.
