@@ -75,8 +75,8 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
     lines = [
         "# Reproducing WaterDrum's claims at small scale",
         "",
-        f"Command: `{command}`. Machine: {platform.machine()}, {_cores()} CPU cores. "
-        + _time(results["seconds"]["total"], results["stages"]),
+        f"Command: `{command}`. Machine: {platform.machine()}, {cores()} CPU cores. "
+        + run_time(results["seconds"]["total"], results["stages"]),
         "",
         f"Data: {_data(config)}. Model: {config['model'] or 'the built-in small model'}, fine-tuned "
         f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
@@ -131,8 +131,8 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "| setting | original model | retrained model |",
         "| --- | --- | --- |",
         *[
-            f"| {s} | {_mean_sd(m['original'], m['original_std'], seeds)} | "
-            f"{_mean_sd(m['retrained'], m['retrained_std'], seeds)} |"
+            f"| {s} | {mean_sd(m['original'], m['original_std'], seeds)} | "
+            f"{mean_sd(m['retrained'], m['retrained_std'], seeds)} |"
             for s, m in results["mia"].items()
         ],
         "",
@@ -173,18 +173,18 @@ def _table(
                 ours[name].get(metric, math.nan),
                 ours[f"{name}_std"].get(metric, math.nan),
             )
-            cells.append(_mean_sd(value, spread, seeds) if math.isfinite(value) else "undefined")
+            cells.append(mean_sd(value, spread, seeds) if math.isfinite(value) else "undefined")
         cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
 
-def _mean_sd(mean: float, spread: float, seeds: int) -> str:
+def mean_sd(mean: float, spread: float, seeds: int) -> str:
     """``mean ± sd`` over seeds; the mean alone with one seed (its spread is no measurement)."""
     return f"{mean:.3f} ± {spread:.3f}" if seeds > 1 else f"{mean:.3f}"
 
 
-def _time(seconds: float, stages: Mapping[str, Any]) -> str:
+def run_time(seconds: float, stages: Mapping[str, Any]) -> str:
     """How long the run took; a resumed run's own time is not the whole cost, so the build time
     of the stages it reused is added."""
     if not stages["reused"]:
@@ -273,7 +273,7 @@ def _resilience(resilience: Mapping[str, Any]) -> list[str]:
     for name, label in (("none", "none"), ("waterfall", "adapted Waterfall")):
         auroc, r2 = dilution["auroc"][name], dilution["r2"][name]
         paper = PAPER["dilution"][name]
-        lines.append(f"| {label} | {auroc:.3f} | {_number(r2)} | {paper[0]} | {paper[1]} |")
+        lines.append(f"| {label} | {auroc:.3f} | {number(r2)} | {paper[0]} | {paper[1]} |")
     return lines
 
 
@@ -284,7 +284,7 @@ def _checks(results: Mapping[str, Any]) -> list[str]:
         auroc, r2 = summary["auroc"]["waterdrum"], summary["r2"]["waterdrum"]
         lines.append(
             f"- {setting}: WaterDrum AUROC {auroc:.3f} ({'>' if auroc > 0.9 else '<='} 0.9), "
-            f"R² {_number(r2)} ({'>' if r2 > 0.9 else '<='} 0.9); ROUGE-L AUROC "
+            f"R² {number(r2)} ({'>' if r2 > 0.9 else '<='} 0.9); ROUGE-L AUROC "
             f"{summary['auroc']['rouge_l']:.3f}."
         )
     lines += _carry_over(results)
@@ -404,11 +404,13 @@ def _reference(config: Mapping[str, Any]) -> str:
     return "the answer" if config["dataset"] == "waterdrum-tofu" else "the text's next tokens"
 
 
-def _number(value: float | None) -> str:
+def number(value: float | None) -> str:
+    """Three decimals, or "undefined" for a missing or non-finite value."""
     return "undefined" if value is None or not math.isfinite(value) else f"{value:.3f}"
 
 
-def _cores() -> int:
+def cores() -> int:
+    """CPU cores of this machine (for the results' header)."""
     import os
 
     return os.cpu_count() or 1
