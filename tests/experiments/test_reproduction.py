@@ -444,6 +444,13 @@ def comparison_results(auroc: dict[str, float], r2: dict[str, float], sd: float)
             "curve": {"share": list(config.fractions), "waterdrum": curve},
             "verify_seconds_per_text": 0.0002,
             "watermark_strength": {"mean": 0.8, "std": 0.1},
+            "separation": {
+                "retain_mean": 0.8,
+                "retain_std": 0.1,
+                "forget_mean": 0.0,
+                "forget_std": 0.1,
+                "gap_in_sd": 8.0,
+            },
         }
 
     return {
@@ -473,6 +480,7 @@ def test_scheme_comparison_is_table_5_with_the_papers_numbers_beside_ours(tmp_pa
         in text
     )
     assert "| Adapted KGW | original | 0.500 | 0.000 ± 0.050 | +10.0 |" in text
+    assert "| +0.800 ± 0.100, +0.000 ± 0.100, 8.00 |" in text
     assert (
         "Waterfall more separable (paper: D1 AUROC 0.965 vs 0.871): holds here, 0.950 vs 0.900"
         in text

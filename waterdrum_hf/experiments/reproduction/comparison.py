@@ -38,7 +38,7 @@ def compare_schemes(
     """Run D1 and D2 for every scheme of ``config.schemes``; returns the results dict
     (``schemes``: scheme -> setting -> D1/D2 summary, the forget curve, the metric's flat
     result on the original and the retrained model of the first seed, the verification time
-    per text and the watermark's strength on the corpus)."""
+    per text, the watermark's strength on the corpus and what D1 is made of)."""
     if len(config.schemes) < 2:
         raise ValueError("`schemes` must name at least two schemes to compare.")
     start = time.perf_counter()
@@ -60,6 +60,7 @@ def compare_schemes(
                     reproduction, data, first[1.0]["completions"]
                 ),
                 "watermark_strength": watermark_strength(reproduction, data),
+                "separation": separation(measured),
             }
         results["schemes"][scheme] = per_setting
         results["seconds"][scheme] = round(time.perf_counter() - scheme_start, 1)
@@ -94,6 +95,24 @@ def verification_seconds(
         verifier.verify(texts, owners)
         best = min(best, time.perf_counter() - started)
     return best / len(texts)
+
+
+def separation(measured: dict[int, dict[float, dict[str, Any]]]) -> dict[str, float]:
+    """What D1's AUROC is made of, on the retrained models (pooled over seeds): the mean and
+    spread of the per-query values of retain and forget queries, and the gap between the means
+    in pooled standard deviations (for normal values, AUROC = Phi(gap / sqrt 2))."""
+    values = np.concatenate([m[0.0]["waterdrum"] for m in measured.values()])
+    forget = np.concatenate([m[0.0]["is_forget"] for m in measured.values()])
+    retain_values, forget_values = values[~forget], values[forget]
+    retain_values, forget_values = (v[~np.isnan(v)] for v in (retain_values, forget_values))
+    pooled = np.sqrt((retain_values.var() + forget_values.var()) / 2)
+    return {
+        "retain_mean": float(retain_values.mean()),
+        "retain_std": float(retain_values.std()),
+        "forget_mean": float(forget_values.mean()),
+        "forget_std": float(forget_values.std()),
+        "gap_in_sd": float((retain_values.mean() - forget_values.mean()) / pooled),
+    }
 
 
 def watermark_strength(reproduction: Reproduction, data: SettingData) -> dict[str, float]:

@@ -4,20 +4,18 @@ beside ours) and the calibration plot of a scheme comparison."""
 from __future__ import annotations
 
 import math
-import platform
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from waterdrum_hf.experiments.reproduction.results import (
-    cores,
+    heading,
     mean_sd,
     number,
-    run_time,
+    plot_forget_curves,
+    seeds_sentence,
 )
-from waterdrum_hf.report import json_text, new_figure, save_figure
+from waterdrum_hf.report import json_text
 
 SCHEME_LABELS = {"waterfall": "Waterfall", "kgw": "Adapted KGW"}
 
@@ -49,11 +47,11 @@ def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
     settings = list(next(iter(schemes.values())))
     fractions = ", ".join(f"{100 * f:g}" for f in config["fractions"])
     lines = [
-        "# Comparing watermark schemes at small scale (the paper's Table 5)",
-        "",
-        f"Command: `{command}`. Machine: {platform.machine()}, {cores()} CPU cores. "
-        + run_time(results["seconds"]["total"], results["stages"]),
-        "",
+        *heading(
+            "Comparing watermark schemes at small scale (the paper's Table 5)",
+            results,
+            command=command,
+        ),
         f"Every scheme watermarks the same {config['owners']} owners' texts "
         f"({config['passages_per_owner']} passages each, {config['forget']} owner forgotten; the "
         "same keys) by paraphrase with the built-in small model: Waterfall with kappa = "
@@ -64,11 +62,7 @@ def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
         f"query are verified with the scheme that watermarked the data. D1: AUROC of per-query "
         "values on the retrained model (k = 0); D2: R² of the forget value against k/|D_F|, line "
         "through the origin. "
-        + (
-            f"{seeds} seeds; ± is the standard deviation over seeds. "
-            if seeds > 1
-            else "One seed: no spread over seeds to report. "
-        )
+        + seeds_sentence(seeds)
         + "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
     ]
     for setting in settings:
@@ -94,13 +88,16 @@ def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
             "",
             "More of the same runs: the null-corrected WaterDrum (each query's mean under random "
             "keys subtracted), the paper's offset relaxation of D2 (the retrained model's value "
-            "subtracted first), and the watermark's strength on the corpus (mean ± sd score of "
-            "the watermarked training texts under their owners' keys; each scheme's own score, "
-            "so not comparable across schemes):",
+            "subtracted first), the watermark's strength on the corpus (mean ± sd score of "
+            "the watermarked training texts under their owners' keys; each scheme's own score), "
+            "and what D1 is made of: the per-query values on the retrained models (all seeds, "
+            "mean ± sd) and the gap between retain and forget means in pooled sd (for normal "
+            "values AUROC = Φ(gap/√2)):",
             "",
             "| watermarking method | AUROC, null-corrected | R², null-corrected | R², offset | "
-            "forget value at k = 0 / 100 % | corpus score |",
-            "| --- | --- | --- | --- | --- | --- |",
+            "forget value at k = 0 / 100 % | corpus score | retrained model: retain queries, "
+            "forget queries, gap in sd |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
         ]
         for scheme, per_setting in schemes.items():
             s = per_setting[setting]
@@ -113,7 +110,9 @@ def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
                 f"{mean_sd(s['r2'][corrected], s['r2_std'][corrected], seeds)} | "
                 f"{mean_sd(s['r2_offset']['waterdrum'], s['r2_offset_std']['waterdrum'], seeds)} | "
                 f"{number(curve[0])} / {number(curve[-1])} | "
-                f"{strength['mean']:+.3f} ± {strength['std']:.3f} |"
+                f"{strength['mean']:+.3f} ± {strength['std']:.3f} | "
+                f"{_mean_spread(s['separation'], 'retain')}, "
+                f"{_mean_spread(s['separation'], 'forget')}, {s['separation']['gap_in_sd']:.2f} |"
             )
         lines += [
             "",
@@ -147,6 +146,10 @@ def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _mean_spread(separation: Mapping[str, float], side: str) -> str:
+    return f"{separation[f'{side}_mean']:+.3f} ± {separation[f'{side}_std']:.3f}"
 
 
 def _signed(value: float | None) -> str:
@@ -186,24 +189,20 @@ def plot_scheme_calibration(schemes: Mapping[str, Any], path: Path) -> Path:
     """WaterDrum's forget value against k/|D_F| per scheme (± sd over seeds), one panel per
     setting, with each scheme's best-fit line through the origin."""
     settings = list(next(iter(schemes.values())))
-    fig, axes = new_figure(4.2 * len(settings), 3.8, ncols=len(settings))
-    axes = np.atleast_1d(axes)
-    for ax, setting in zip(axes, settings, strict=True):
-        for i, (scheme, per_setting) in enumerate(schemes.items()):
-            curve = per_setting[setting]["curve"]
-            share = np.array(curve["share"])
-            mean = np.array(curve["waterdrum"]["mean"])
-            spread = np.array(curve["waterdrum"]["std"])
-            color = f"C{i}"
-            label = SCHEME_LABELS.get(scheme, scheme)
-            ax.errorbar(
-                share, mean, yerr=spread, marker="o", markersize=3, color=color, label=label
-            )
-            slope = float(share @ mean / (share @ share))
-            ax.plot([0, 1], [0, slope], color=color, linestyle=":", linewidth=1)
-        ax.axhline(0, color="black", linewidth=0.5)
-        ax.set_xlabel("share of the forget set trained on (k/|D_F|)")
-        ax.set_ylabel("WaterDrum forget value")
-        ax.set_title(setting.replace("_", " "))
-    axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    return save_figure(fig, path)
+    panels = {
+        setting: {
+            scheme: {
+                "share": per_setting[setting]["curve"]["share"],
+                **per_setting[setting]["curve"]["waterdrum"],
+            }
+            for scheme, per_setting in schemes.items()
+        }
+        for setting in settings
+    }
+    return plot_forget_curves(
+        panels,
+        path,
+        colors={scheme: f"C{i}" for i, scheme in enumerate(schemes)},
+        labels={scheme: SCHEME_LABELS.get(scheme, scheme) for scheme in schemes},
+        ylabel="WaterDrum forget value",
+    )

@@ -73,22 +73,14 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
     settings = list(results["settings"])
     seeds = len(config["seeds"])
     lines = [
-        "# Reproducing WaterDrum's claims at small scale",
-        "",
-        f"Command: `{command}`. Machine: {platform.machine()}, {cores()} CPU cores. "
-        + run_time(results["seconds"]["total"], results["stages"]),
-        "",
+        *heading("Reproducing WaterDrum's claims at small scale", results, command=command),
         f"Data: {_data(config)}. Model: {config['model'] or 'the built-in small model'}, fine-tuned "
         f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
         f"{config['max_new_tokens']} tokens each, pooled per query; ROUGE-L: the greedy continuation "
         f"({config['rouge_new_tokens']} tokens) against {_reference(config)}; MIA: Min-k% Prob "
         f"(k = {config['mia_k']:g}), reported as 2 AUROC - 1 (forget vs holdout; the paper's "
         f"1 - 2 AUROC with holdout positive). "
-        + (
-            f"{seeds} seeds; ± is the standard deviation over seeds. "
-            if seeds > 1
-            else "One seed: no spread over seeds to report. "
-        )
+        + seeds_sentence(seeds)
         + "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
         "",
         "## Separability (D1): AUROC of per-query values on the retrained model",
@@ -177,6 +169,24 @@ def _table(
         cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
+
+
+def heading(title: str, results: Mapping[str, Any], *, command: str) -> list[str]:
+    """A results file's title, then the command, the machine and the time it took."""
+    return [
+        f"# {title}",
+        "",
+        f"Command: `{command}`. Machine: {platform.machine()}, {cores()} CPU cores. "
+        + run_time(results["seconds"]["total"], results["stages"]),
+        "",
+    ]
+
+
+def seeds_sentence(seeds: int) -> str:
+    """What ± means in the tables, or that one seed has no spread to report."""
+    if seeds > 1:
+        return f"{seeds} seeds; ± is the standard deviation over seeds. "
+    return "One seed: no spread over seeds to report. "
 
 
 def mean_sd(mean: float, spread: float, seeds: int) -> str:
@@ -317,26 +327,42 @@ def _carry_over(results: Mapping[str, Any]) -> list[str]:
 
 def plot_calibration(curves: Mapping[str, Any], path: Path) -> Path:
     """Forget value against k/|D_F| per metric (± sd over seeds), best-fit lines through 0."""
-    fig, axes = new_figure(4.2 * len(curves), 3.8, ncols=len(curves))
+    panels = {
+        setting: {metric: {"share": curve["share"], **curve[metric]} for metric in LABELS}
+        for setting, curve in curves.items()
+    }
+    return plot_forget_curves(panels, path, colors=METRIC_COLORS, labels=LABELS)
+
+
+def plot_forget_curves(
+    panels: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    path: Path,
+    *,
+    colors: Mapping[str, str],
+    labels: Mapping[str, str],
+    ylabel: str = "forget value",
+) -> Path:
+    """One panel per setting; in each, every line's forget value (``mean`` ± ``std``) against
+    the ``share`` of the forget set trained on, with its best-fit line through the origin."""
+    fig, axes = new_figure(4.2 * len(panels), 3.8, ncols=len(panels))
     axes = np.atleast_1d(axes)
-    for ax, (setting, curve) in zip(axes, curves.items(), strict=True):
-        share = np.array(curve["share"])
-        for metric in LABELS:
-            mean, spread = np.array(curve[metric]["mean"]), np.array(curve[metric]["std"])
+    for ax, (setting, lines) in zip(axes, panels.items(), strict=True):
+        for name, line in lines.items():
+            share, mean = np.array(line["share"]), np.array(line["mean"])
             ax.errorbar(
                 share,
                 mean,
-                yerr=spread,
+                yerr=np.array(line["std"]),
                 marker="o",
                 markersize=3,
-                color=METRIC_COLORS[metric],
-                label=LABELS[metric],
+                color=colors[name],
+                label=labels[name],
             )
             slope = float(share @ mean / (share @ share))
-            ax.plot([0, 1], [0, slope], color=METRIC_COLORS[metric], linestyle=":", linewidth=1)
+            ax.plot([0, 1], [0, slope], color=colors[name], linestyle=":", linewidth=1)
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_xlabel("share of the forget set trained on (k/|D_F|)")
-        ax.set_ylabel("forget value")
+        ax.set_ylabel(ylabel)
         ax.set_title(setting.replace("_", " "))
     axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
     return save_figure(fig, path)
@@ -385,10 +411,16 @@ def _data(config: Mapping[str, Any]) -> str:
             if config["watermarking"] == "paraphrase"
             else "token substitutions chosen by"
         )
+        scheme = config.get("scheme", "waterfall")  # results from before schemes: Waterfall
+        strength = (
+            f"Waterfall, kappa {config['kappa']:g}"
+            if scheme == "waterfall"
+            else f"adapted KGW, delta {config['delta']:g}"
+        )
         return (
             f"the built-in corpus, {config['owners']} owners x {config['passages_per_owner']} "
             f"passages, the last {config['forget']} forgotten, {config['holdout_per_owner']} held-out "
-            f"passages per forget owner, watermarked (kappa {config['kappa']:g}) by {how} the "
+            f"passages per forget owner, watermarked ({strength}) by {how} the "
             "built-in small model"
         )
     return f"{config['dataset']} ({config['dataset_config']})"
