@@ -441,7 +441,15 @@ def comparison_results(auroc: dict[str, float], r2: dict[str, float], sd: float)
             **summary,
             **{f"{name}_std": dict.fromkeys(metrics, sd) for name in values},
             "models": {"original": model, "retrained": {**model, "forget_z": 0.2}},
-            "curve": {"share": list(config.fractions), "waterdrum": curve},
+            "curve": {
+                "share": list(config.fractions),
+                "waterdrum": curve,
+                "waterdrum_split": {
+                    "trained": [math.nan, 0.8, 0.8, 0.8, 0.8, 0.8],
+                    "untrained": [0.0, 0.3, 0.3, 0.3, 0.3, math.nan],
+                    "untrained_at_k0": [0.0] * 5 + [math.nan],
+                },
+            },
             "verify_seconds_per_text": 0.0002,
             "watermark_strength": {"mean": 0.8, "std": 0.1},
             "separation": {
@@ -481,6 +489,7 @@ def test_scheme_comparison_is_table_5_with_the_papers_numbers_beside_ours(tmp_pa
     )
     assert "| Adapted KGW | original | 0.500 | 0.000 ± 0.050 | +10.0 |" in text
     assert "| +0.800 ± 0.100, +0.000 ± 0.100, 8.00 |" in text
+    assert "| Adapted KGW, no duplicate | not trained on | +0.000 | +0.300 |" in text
     assert (
         "Waterfall more separable (paper: D1 AUROC 0.965 vs 0.871): holds here, 0.950 vs 0.900"
         in text

@@ -14,6 +14,7 @@ from waterdrum_hf.experiments.reproduction.results import (
     number,
     plot_forget_curves,
     seeds_sentence,
+    split_table,
 )
 from waterdrum_hf.report import json_text
 
@@ -139,6 +140,21 @@ def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
         "permutation kernel on the CPU (KGW asks whether the token's permuted position is "
         "green, Waterfall evaluates its function there), so their times are alike; the "
         "paper's adapted KGW ran the reference implementation's torch-based detector on a GPU.",
+        "",
+        "WaterDrum's forget value split by query, per scheme (mean over seeds): the forget "
+        "queries made from the texts the model was trained on (the first k %), the rest, and "
+        "the rest on the model retrained without the forget set (k = 0). The rest reading "
+        "above its k = 0 value is the model carrying the owner's watermark over to the "
+        "owner's other texts, which bends the curve above the line through the origin:",
+        "",
+        *split_table(
+            {
+                f"{SCHEME_LABELS.get(scheme, scheme)}, {setting.replace('_', ' ')}": s["curve"]
+                for scheme, per_setting in schemes.items()
+                for setting, s in per_setting.items()
+            },
+            label="scheme, setting",
+        ),
         "",
         "## Expected outcome, checked",
         "",

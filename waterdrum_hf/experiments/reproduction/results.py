@@ -114,7 +114,7 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "k = 0 value, the model carried the forget owners' watermark over from the texts it was "
         "trained on to the others, which bends the curve above the line:",
         "",
-        *_split_table(results["curves"]),
+        *split_table(results["curves"]),
         "",
         "![ROC curves](roc.png)",
         "",
@@ -207,10 +207,12 @@ def run_time(seconds: float, stages: Mapping[str, Any]) -> str:
     )
 
 
-def _split_table(curves: Mapping[str, Any]) -> list[str]:
+def split_table(curves: Mapping[str, Any], *, label: str = "setting") -> list[str]:
+    """WaterDrum's forget value per k, split into the forget queries trained on, the rest, and
+    the rest at k = 0: one block of rows per curve (named in the ``label`` column)."""
     shares = next(iter(curves.values()))["share"]
     rows = [
-        "| setting | forget queries | " + " | ".join(f"k = {s:.0%}" for s in shares) + " |",
+        f"| {label} | forget queries | " + " | ".join(f"k = {s:.0%}" for s in shares) + " |",
         "|" + " --- |" * (len(shares) + 2),
     ]
     sides = {
@@ -221,7 +223,8 @@ def _split_table(curves: Mapping[str, Any]) -> list[str]:
     for setting, curve in curves.items():
         for side, label in sides.items():
             cells = [
-                f"{v:+.3f}" if math.isfinite(v) else "–" for v in curve["waterdrum_split"][side]
+                f"{v:+.3f}" if v is not None and math.isfinite(v) else "–"  # JSON's null: NaN
+                for v in curve["waterdrum_split"][side]
             ]
             rows.append(f"| {setting.replace('_', ' ')} | {label} | " + " | ".join(cells) + " |")
     return rows
