@@ -17,6 +17,7 @@ from waterdrum_hf.experiments.reproduction.results import (
     split_table,
 )
 from waterdrum_hf.report import json_text
+from waterdrum_hf.schemes import KGWScheme
 
 SCHEME_LABELS = {"waterfall": "Waterfall", "kgw": "Adapted KGW"}
 
@@ -56,7 +57,7 @@ def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
         f"Every scheme watermarks the same {config['owners']} owners' texts "
         f"({config['passages_per_owner']} passages each, {config['forget']} owner forgotten; the "
         "same keys) by paraphrase with the built-in small model: Waterfall with kappa = "
-        f"{config['kappa']:g}, adapted KGW with delta = {config['delta']:g} and gamma = 0.5. For "
+        f"{config['kappa']:g}, adapted KGW with delta = {config['delta']:g} and gamma = {KGWScheme().gamma:g}. For "
         f"k = {fractions} % of the forget set a model is retrained on the retain owners' texts "
         f"plus the first k % ({config['epochs']} epochs; the same recipe and seeds for both "
         f"schemes); {config['num_samples']} samples of {config['max_new_tokens']} tokens per "
