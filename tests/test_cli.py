@@ -309,6 +309,7 @@ UNLEARN_METHOD_FLAGS = [
             ["--quick", "--owners", "6"],
             lambda: DemoConfig.quick(owners=6),
         ),  # a given default beats quick's
+        ("demo", ["--quick", "--scheme", "kgw"], lambda: DemoConfig.quick(scheme="kgw")),
         ("reproduce", [], lambda: ReproductionConfig()),
         (
             "reproduce",
@@ -1433,9 +1434,9 @@ def test_verify_reads_the_scheme_the_data_was_watermarked_with(scored_file, flag
 
 @pytest.mark.parametrize(
     ("flags", "message"),
-    [(["--scheme", "kgw", "--k-p", "2"], "--k-p is not a setting of --scheme kgw"),
-     (["--gamma", "0.3"], "--gamma is not a setting of --scheme waterfall"),
-     (["--scheme", "kgw", "--gamma", "1.5"], "`gamma` must be in (0, 1)")],
+    [(["--scheme", "kgw", "--k-p", "2"], "--k-p is a setting of the Waterfall scheme, not of 'kgw'"),
+     (["--gamma", "0.3"], "--gamma is a setting of the KGW scheme, not of 'waterfall'"),
+     (["--scheme", "kgw", "--gamma", "1.5"], "--gamma must be in (0, 1)")],
 )  # fmt: skip
 def test_a_setting_of_another_scheme_is_refused(scored_file, flags, message, capsys):
     tmp_path, *_ = scored_file

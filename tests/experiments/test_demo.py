@@ -9,6 +9,7 @@ import json
 import shlex
 import stat
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,11 @@ def test_printed_commands_reproduce_the_config():
     assert settings["--confidence"] == str(config.confidence)
     without = shlex.split(score_command(DemoConfig(confidence=None), "original", "m"))
     assert "--confidence" not in without
+    assert "--scheme" not in settings  # Waterfall: the default everywhere
+    kgw = replace(config, scheme="kgw")
+    assert shlex.split(demo_command(kgw))[3:5] == ["--out", "my report"]
+    assert "--scheme kgw" in demo_command(kgw)
+    assert "--scheme kgw" in score_command(kgw, "original", "m")  # scores as the demo did
 
 
 @pytest.mark.parametrize(
@@ -159,6 +165,7 @@ def test_printed_commands_reproduce_the_config():
         ({"methods": ("kl", "nope")}, "unknown unlearning method 'nope'"),
         ({"learning_rate": 0.0}, "learning_rate"),
         ({"confidence": 1.5}, "confidence"),
+        ({"scheme": "synthid"}, "`scheme` must be one of waterfall, kgw"),
     ],
 )
 def test_demo_config_rejects_impossible_settings(settings, match):

@@ -6,6 +6,7 @@ definition Waterfall's published watermarks use.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,6 +133,7 @@ def test_schemes_by_name_and_every_reader_takes_one():
 
     assert resolve_scheme() == WaterfallScheme() and resolve_scheme("KGW") == KGWScheme()
     assert resolve_scheme("waterfall", k_p=3) == WaterfallScheme(k_p=3)
+    assert resolve_scheme("kgw", gamma=0.25) == KGWScheme(gamma=0.25)
     tokenizer = word_tokenizer(N)
     texts = [" ".join(f"w{(7 * i + j) % N}" for j in range(30)) for i in range(6)]
     owners = [11, 11, 12, 12, 13, 13]
@@ -172,3 +174,29 @@ def test_waterfall_function_numbers():
     for bad in (1.5, True, np.float64(2.0)):
         with pytest.raises(TypeError, match="`k_p` must be an integer"):
             watermark_function_terms(bad, 100)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "settings", "error", "message"),
+    [("kgw", {"k_p": 2}, ValueError, "`k_p` is a setting of the Waterfall scheme, not of 'kgw'"),
+     ("waterfall", {"gamma": 0.3}, ValueError, "`gamma` is a setting of the KGW scheme"),
+     ("kgw", {"gamma": 1.5}, ValueError, "`gamma` must be in (0, 1)"),
+     ("synthid", {}, ValueError, "`scheme` must be one of"),
+     (WaterfallScheme(), {"k_p": 2}, TypeError, "pass `k_p` inside the scheme")],
+)  # fmt: skip
+def test_resolve_scheme_refuses_another_schemes_setting(scheme, settings, error, message):
+    from waterdrum_hf.schemes import resolve_scheme
+
+    with pytest.raises(error, match=re.escape(message)):
+        resolve_scheme(scheme, **settings)
+
+
+def test_the_watermarking_config_reads_its_scheme_through_the_registry():
+    from waterdrum_hf.schemes import KGWScheme
+    from waterdrum_hf.watermarking.config import WatermarkingConfig
+
+    assert WatermarkingConfig(k_p=2).watermark_scheme() == WaterfallScheme(k_p=2)
+    config = WatermarkingConfig(scheme="kgw", gamma=0.25, delta=3.0)
+    assert config.watermark_scheme() == KGWScheme(gamma=0.25)
+    with pytest.raises(ValueError, match="`kappa` is a setting of the waterfall scheme"):
+        WatermarkingConfig(scheme="kgw", kappa=3.0)

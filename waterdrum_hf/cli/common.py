@@ -468,17 +468,22 @@ def config_parser(
 
 
 def config_from_options(
-    cls: type[Config], args: argparse.Namespace, *, quick: bool = False
+    cls: type[Config],
+    args: argparse.Namespace,
+    *,
+    quick: bool = False,
+    factory: Callable[..., Config] | None = None,
 ) -> Config:
-    """``cls`` (``cls.quick`` with ``quick``) from the flags of :func:`config_parser` that were
-    given; the config validates itself, and its error becomes the command's one-line error."""
+    """``cls`` (``cls.quick`` with ``quick``, or ``factory``: a constructor with other
+    defaults) from the flags of :func:`config_parser` that were given; the config validates
+    itself, and its error becomes the command's one-line error."""
     given = {
         spec.name: getattr(args, spec.name)
         for spec in dataclasses.fields(cls)
         if hasattr(args, spec.name)
     }
     try:
-        return (cls.quick if quick else cls)(**given)
+        return (factory or (cls.quick if quick else cls))(**given)
     except (TypeError, ValueError) as error:
         raise CliError(_first_line(error)) from None
 
@@ -508,10 +513,10 @@ def add_quick_config_command(
 
 def add_scheme_options(parser: argparse.ArgumentParser) -> None:
     """``--scheme`` and each scheme's reading setting (``--k-p`` Waterfall's, ``--gamma`` KGW's)."""
-    from waterdrum_hf.watermarking.config import SCHEME_SETTINGS  # light: no torch, no kernel
+    from waterdrum_hf.schemes import SCHEMES  # light: the kernel loads when first used
 
     parser.add_argument(
-        "--scheme", choices=list(SCHEME_SETTINGS), default="waterfall",
+        "--scheme", choices=list(SCHEMES), default="waterfall",
         help="the watermark scheme the data was watermarked with",
     )  # fmt: skip
     parser.add_argument(
@@ -526,19 +531,17 @@ def add_scheme_options(parser: argparse.ArgumentParser) -> None:
 
 
 def scheme_from_options(args: argparse.Namespace) -> Any:
-    """The scheme :func:`add_scheme_options`' flags name; another scheme's setting is refused."""
-    from waterdrum_hf.schemes import KGWScheme, WaterfallScheme
+    """The scheme :func:`add_scheme_options`' flags name (through
+    :func:`~waterdrum_hf.schemes.resolve_scheme`, which refuses another scheme's setting)."""
+    from waterdrum_hf.schemes import resolve_scheme
 
-    own, other = (args.gamma, args.k_p) if args.scheme == "kgw" else (args.k_p, args.gamma)
-    if other is not None:
-        flag = "--k-p" if args.scheme == "kgw" else "--gamma"
-        raise CliError(f"{flag} is not a setting of --scheme {args.scheme}")
     try:
-        if args.scheme == "kgw":
-            return KGWScheme() if own is None else KGWScheme(gamma=own)
-        return WaterfallScheme() if own is None else WaterfallScheme(k_p=own)
+        return resolve_scheme(args.scheme, k_p=args.k_p, gamma=args.gamma)
     except (TypeError, ValueError) as error:
-        raise CliError(_first_line(error)) from None
+        message = _first_line(error)
+        for setting in ("k_p", "gamma"):  # the user typed flags: name them as flags
+            message = message.replace(f"`{setting}`", "--" + setting.replace("_", "-"))
+        raise CliError(message) from None
 
 
 def add_no_progress(parser: argparse.ArgumentParser) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 from typing import Any
 
@@ -46,13 +47,27 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from waterdrum_hf.experiments.reproduction import ReproductionConfig, run_reproduction
 
-    config = config_from_options(ReproductionConfig, args, quick=args.quick)
+    if getattr(args, "schemes", ()):  # a scheme comparison: its own defaults
+        config = config_from_options(
+            ReproductionConfig,
+            args,
+            factory=functools.partial(ReproductionConfig.comparison, quick=args.quick),
+        )
+    else:
+        config = config_from_options(ReproductionConfig, args, quick=args.quick)
     check_output_folder(config.output_dir, "--out")
     queries = config.owners * (config.passages_per_owner + config.holdout_per_owner)
     check_null_keys(config.null_keys, queries * config.num_samples)  # the toy corpus's count
     command = " ".join(["waterdrum", *(shlex.quote(a) for a in args.argv)])
     results = run_reproduction(config, log=lambda line: print(line, flush=True), command=command)
-    for setting, summary in results["settings"].items():
+    for scheme, per_setting in results.get("schemes", {}).items():
+        for setting, summary in per_setting.items():
+            print(
+                f"{scheme:>10} {setting}: WaterDrum AUROC {summary['auroc']['waterdrum']:.3f}, "
+                f"R² {summary['r2']['waterdrum']:.3f}; verification "
+                f"{1000 * summary['verify_seconds_per_text']:.2f} ms per text"
+            )
+    for setting, summary in results.get("settings", {}).items():
         print(
             f"{setting:>20}: WaterDrum AUROC {summary['auroc']['waterdrum']:.3f}, R² {summary['r2']['waterdrum']:.3f}; "
             f"ROUGE-L AUROC {summary['auroc']['rouge_l']:.3f}"

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from waterdrum_hf._progress import logged_stage
 from waterdrum_hf._validation import check_positive_int
@@ -63,6 +63,13 @@ class DemoConfig:
         default=2, metadata={"help": "Owners (the last ones) who ask to be forgotten."}
     )
     passages_per_owner: int = field(default=10, metadata={"help": "Passages per owner."})
+    scheme: Literal["waterfall", "kgw"] = field(
+        default="waterfall",
+        metadata={
+            "help": "Watermark scheme of the owners' passages, of verification and of the "
+            "curves: waterfall (the paper's) or kgw (adapted KGW)."
+        },
+    )
     methods: tuple[str, ...] = field(
         default=DEFAULT_METHODS, metadata={"help": "Unlearning methods to benchmark."}
     )
@@ -160,6 +167,10 @@ class DemoConfig:
         check_positive_int(self.seed, "seed", minimum=0)
         if not 1 <= self.forget < self.owners:
             raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
+        from waterdrum_hf.schemes import SCHEMES
+
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"`scheme` must be one of {', '.join(SCHEMES)}, got {self.scheme!r}.")
         for name in ("learning_rate", "unlearn_learning_rate"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"`{name}` must be > 0.")
@@ -217,6 +228,7 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
         "--null-keys": config.null_keys,
         **({"--confidence": config.confidence} if config.confidence is not None else {}),
         "--seed": config.seed,
+        **({"--scheme": config.scheme} if config.scheme != "waterfall" else {}),
         "--name": name,
         "--out": out / f"score-{name}",
     }
@@ -345,6 +357,7 @@ class _Demo:
                 [keys[o] for o in owners],
                 seed=config.seed,
                 no_repeat_ngram_size=3,
+                scheme=config.scheme,
             )
         forget, retain = partition_by_owner(texts, owners, forget_owners)
         training = {
@@ -424,6 +437,7 @@ class _Demo:
                     return_details=True,
                     confidence=config.confidence,
                     bootstrap_seed=config.seed,
+                    scheme=config.scheme,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
         audits = None
@@ -530,6 +544,7 @@ class _Demo:
             before=results,
             cache=pipeline.audit_cache(models),
             show_progress=self.config.show_progress,
+            scheme=self.config.scheme,
         )
 
     def callback(self, queries, references, forget_owners, owners, names, tokenizer) -> Any:
@@ -552,6 +567,7 @@ class _Demo:
             max_new_tokens=min(48, config.max_new_tokens),
             max_queries_per_owner=3,
             seed=config.seed,
+            scheme=config.scheme,
         )
 
     def step(self, key: str, title: str) -> Any:

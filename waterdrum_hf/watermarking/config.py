@@ -198,11 +198,10 @@ class WatermarkingConfig:
 
     def watermark_scheme(self) -> WatermarkScheme:
         """The scheme with its reading settings (what verification needs)."""
-        from waterdrum_hf.schemes import KGWScheme, WaterfallScheme  # the kernel loads lazily
+        from waterdrum_hf.schemes.registry import READING_SETTINGS, resolve_scheme
 
-        if self.scheme == "kgw":
-            return KGWScheme(gamma=self.gamma)
-        return WaterfallScheme(k_p=self.k_p)
+        reading = {name: getattr(self, name) for name in READING_SETTINGS[self.scheme]}
+        return resolve_scheme(self.scheme, **reading)
 
     def writer_settings(self) -> dict[str, float]:
         """The chosen scheme's writing strength, for its logits processor."""

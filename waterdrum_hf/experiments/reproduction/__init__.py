@@ -2,7 +2,8 @@
 
 Separability (D1) and calibration (D2) of WaterDrum, its null-corrected variant, ROUGE-L and the
 Min-k% Prob MIA under the three similarity settings; the benchmark of unlearning methods; the
-resilience experiments (a decoy model, a diluting watermark of the model owner). On the
+resilience experiments (a decoy model, a diluting watermark of the model owner); or, with
+``schemes``, D1 and D2 of several watermark schemes side by side (the paper's Table 5). On the
 built-in corpus and small model by default (a CPU suffices); on WaterDrum-Ax with a given model
 and watermarking tokenizer on a GPU. Every model and generation set is cached under
 ``<output_dir>/cache``, so runs resume.
@@ -24,10 +25,21 @@ def run_reproduction(
     log: Callable[[str], None] = print,
     command: str = "waterdrum reproduce",
 ) -> dict[str, Any]:
-    """Run every experiment, write ``results.json``, ``results.md`` and the plots into
-    ``config.output_dir``; return the results. torch runs on one thread meanwhile (the small
-    model gains nothing from more; restored after)."""
+    """Run every experiment (with ``config.schemes``: the comparison of those schemes
+    instead), write ``results.json``, ``results.md`` and the plots into ``config.output_dir``;
+    return the results. torch runs on one thread meanwhile (the small model gains nothing from
+    more; restored after)."""
     from waterdrum_hf._torch_plumbing import torch_threads
+
+    if config.schemes:
+        from waterdrum_hf.experiments.reproduction.comparison import compare_schemes
+        from waterdrum_hf.experiments.reproduction.comparison_results import write_comparison
+
+        with torch_threads(1 if config.model is None else None):
+            results = compare_schemes(config, log)
+        write_comparison(results, config.output_dir, command=command)
+        return results
+
     from waterdrum_hf.experiments.reproduction.experiment import Reproduction
     from waterdrum_hf.experiments.reproduction.results import write_results
 

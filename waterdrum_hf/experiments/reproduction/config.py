@@ -17,6 +17,8 @@ TEXT_METHODS = ("gradascent", "graddiff", "kl", "scrub", "npo", "simnpo", "taskv
 
 Dataset = Literal["toy", "waterdrum-ax", "waterdrum-tofu"]
 DATASETS = get_args(Dataset)
+Scheme = Literal["waterfall", "kgw"]
+SCHEME_NAMES = get_args(Scheme)
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,30 @@ class ReproductionConfig:
             "help": "Toy corpus: 'substitution' (few tokens changed, a faithful-paraphraser stand-in) or 'paraphrase' (the small model's Waterfall paraphrase)."
         },
     )
+    scheme: Scheme = field(
+        default="waterfall",
+        metadata={
+            "help": "Watermark scheme of the toy corpus and of verification: waterfall (the "
+            "paper's) or kgw (adapted KGW, paraphrase watermarking only)."
+        },
+    )
     kappa: float = field(
-        default=2.0, metadata={"help": "Watermark strength of the toy corpus (the paper's 2)."}
+        default=2.0,
+        metadata={"help": "Waterfall's watermark strength on the toy corpus (the paper's 2)."},
+    )
+    delta: float = field(
+        default=2.0,
+        metadata={"help": "Adapted KGW's green-token bias on the toy corpus (the paper's 2)."},
+    )
+    schemes: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "Compare these watermark schemes (e.g. waterfall,kgw) instead of the whole "
+            "reproduction: D1 and D2 of each on the same owners and model recipe, and the "
+            "verification time per text (the paper's Table 5). With it the defaults become "
+            "the scheme comparison's: the no_duplicate setting, k = 0, 20, ..., 100 %, 3 "
+            "seeds (about 9 minutes on one core)."
+        },
     )
     copy_bias: float = field(
         default=8.0,
@@ -143,6 +167,16 @@ class ReproductionConfig:
         }
     )
     """The settings :meth:`quick` changes."""
+    COMPARISON: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {
+            "settings": ("no_duplicate",),
+            "fractions": (0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
+            "seeds": (0, 1, 2),
+        }
+    )
+    """The defaults of a scheme comparison (:meth:`comparison`): the paper compares schemes in
+    one setting; six calibration points (k = 0, 20, ..., 100 %) and three seeds keep it to
+    about 9 minutes on one core."""
 
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
@@ -156,6 +190,23 @@ class ReproductionConfig:
         if self.dataset != "toy" and self.watermarking != "paraphrase":
             raise ValueError(
                 "`watermarking` applies to the built-in corpus: published datasets come watermarked."
+            )
+        for name in (self.scheme, *self.schemes):
+            if name not in SCHEME_NAMES:
+                raise ValueError(
+                    f"a scheme must be one of {', '.join(SCHEME_NAMES)}, got {name!r}."
+                )
+        if len(set(self.schemes)) != len(self.schemes) or len(self.schemes) == 1:
+            raise ValueError("`schemes` must name at least two distinct schemes to compare.")
+        if "kgw" in (self.scheme, *self.schemes) and self.watermarking != "paraphrase":
+            raise ValueError(
+                "Substitution watermarking embeds Waterfall's watermark only: use "
+                "watermarking='paraphrase' with the kgw scheme."
+            )
+        if self.dataset != "toy" and (self.scheme != "waterfall" or self.schemes):
+            raise ValueError(
+                "Published datasets are watermarked with Waterfall: other schemes (and scheme "
+                "comparisons) run on the built-in corpus."
             )
         if self.dataset != "toy" and not self.watermark_tokenizer:
             raise ValueError(
@@ -201,7 +252,7 @@ class ReproductionConfig:
 
         for method in self.methods:
             trainers.get(method)
-        for name in ("learning_rate", "unlearn_learning_rate", "dilution_kappa", "kappa"):
+        for name in ("learning_rate", "unlearn_learning_rate", "dilution_kappa", "kappa", "delta"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"`{name}` must be > 0.")
         if not 0 < self.mia_k <= 1:
@@ -211,3 +262,14 @@ class ReproductionConfig:
     def quick(cls, **overrides: Any) -> ReproductionConfig:
         """A small setting (about 3 minutes on 2 CPU cores): every experiment, fewer models."""
         return cls(**{**cls.QUICK, **overrides})
+
+    @classmethod
+    def comparison(cls, *, quick: bool = False, **overrides: Any) -> ReproductionConfig:
+        """A scheme comparison's config: :attr:`COMPARISON`'s defaults (and, with ``quick``,
+        :attr:`QUICK`'s on top), then ``overrides``."""
+        return cls(**{**cls.COMPARISON, **(cls.QUICK if quick else {}), **overrides})
+
+    def watermark_settings(self) -> dict[str, Any]:
+        """What the toy corpus's watermarking takes: the scheme and its writing strength."""
+        strength = {"kappa": self.kappa} if self.scheme == "waterfall" else {"delta": self.delta}
+        return {"scheme": self.scheme, **strength}

@@ -248,13 +248,13 @@ def _path(config: ReproductionConfig) -> dict[str, str]:
 def _watermark(
     config: ReproductionConfig, pipeline: Any, name: str, texts: list[str], keys: list[int]
 ) -> list[str]:
-    """Toy texts watermarked as ``config.watermarking`` says (cached)."""
+    """Toy texts watermarked as ``config.watermarking`` says, with ``config.scheme`` (cached)."""
     from waterdrum_hf._fingerprint import key_digest
     from waterdrum_hf.experiments.reproduction.substitution import substitution_watermark
 
     if config.watermarking == "paraphrase":
         watermarked, _ = pipeline.watermark(
-            name, texts, keys, kappa=config.kappa, seed=0, no_repeat_ngram_size=3
+            name, texts, keys, **config.watermark_settings(), seed=0, no_repeat_ngram_size=3
         )  # the tiny paraphraser loops without the n-gram rule
         return watermarked
     stage = pipeline.cache.stage(

@@ -47,36 +47,13 @@ class Reproduction:
         self.seconds: dict[str, float] = {}
 
     def run(self) -> dict[str, Any]:
-        from waterdrum_hf.experiments.pipeline import CachedPipeline
-        from waterdrum_hf.keys import random_keys
-
         config = self.config
         start = time.perf_counter()
-        self.model, self.tokenizer, self.watermark_tokenizer = self._models()
-        self.pipeline = CachedPipeline(
-            self.model,
-            self.tokenizer,
-            Path(config.output_dir) / "cache",
-            show_progress=config.show_progress,
-        )
-        with self._timed("data", "Watermarking the owners' data and its duplicates"):
-            if config.dataset == "toy":
-                keys = random_keys(config.owners, seed=0).tolist()  # secret, never shown
-                settings = toy_settings(config, self.pipeline, keys)
-            elif config.dataset == "waterdrum-ax":
-                settings = ax_settings(config, self.tokenizer)
-            else:
-                settings = tofu_settings(config, self.tokenizer)
+        settings = self.prepare()
         results: dict[str, Any] = {"settings": {}, "benchmark": {}, "mia": {}}
         measured = {}
         for data in settings:
-            with self._timed(
-                f"calibration/{data.name}",
-                f"{data.name}: retraining {len(config.fractions)} models x {len(config.seeds)} seeds and measuring them",
-            ):
-                measured[data.name] = {
-                    seed: self._calibration_models(data, seed) for seed in config.seeds
-                }
+            measured[data.name] = self.calibrate(data)
             results["settings"][data.name] = summarise(measured[data.name])
             results["mia"][data.name] = mia_summary(measured[data.name])
             with self._timed(
@@ -114,6 +91,42 @@ class Reproduction:
         }
         return results
 
+    def prepare(self) -> list[SettingData]:
+        """Load the models, open the cached pipeline and watermark (or load) every configured
+        setting's data."""
+        from waterdrum_hf.experiments.pipeline import CachedPipeline
+        from waterdrum_hf.keys import random_keys
+
+        config = self.config
+        self.model, self.tokenizer, self.watermark_tokenizer = self._models()
+        self.pipeline = CachedPipeline(
+            self.model,
+            self.tokenizer,
+            Path(config.output_dir) / "cache",
+            show_progress=config.show_progress,
+        )
+        with self._timed("data", "Watermarking the owners' data and its duplicates"):
+            if config.dataset == "toy":
+                keys = random_keys(config.owners, seed=0).tolist()  # secret, never shown
+                return toy_settings(config, self.pipeline, keys)
+            if config.dataset == "waterdrum-ax":
+                return ax_settings(config, self.tokenizer)
+            return tofu_settings(config, self.tokenizer)
+
+    def calibrate(
+        self, data: SettingData, *, baselines: bool = True
+    ) -> dict[int, dict[float, dict[str, Any]]]:
+        """Seed -> fraction -> measurement: every retrained model of one setting (D1 and D2)."""
+        config = self.config
+        with self._timed(
+            f"calibration/{data.name}",
+            f"{data.name}: retraining {len(config.fractions)} models x {len(config.seeds)} seeds and measuring them",
+        ):
+            return {
+                seed: self._calibration_models(data, seed, baselines=baselines)
+                for seed in config.seeds
+            }
+
     # ---- models ----------------------------------------------------------------------------
 
     def _models(self) -> tuple[Any, Any, Any]:
@@ -136,7 +149,9 @@ class Reproduction:
 
         return model, tokenizer, AutoTokenizer.from_pretrained(config.watermark_tokenizer)
 
-    def _calibration_models(self, data: SettingData, seed: int) -> dict[float, dict[str, Any]]:
+    def _calibration_models(
+        self, data: SettingData, seed: int, *, baselines: bool = True
+    ) -> dict[float, dict[str, Any]]:
         """Fraction -> measurement of the model retrained on retain + that share of forget."""
         config = self.config
         measured = {}
@@ -154,7 +169,7 @@ class Reproduction:
                 "stage": stage,
                 "share": kept / len(data.forget),
                 "kept": kept,
-                **self.measure(stage, data, seed),
+                **self.measure(stage, data, seed, baselines=baselines),
             }
         return measured
 
@@ -199,6 +214,7 @@ class Reproduction:
             null_keys=config.null_keys,
             null_seed=seed,
             return_details=True,
+            scheme=config.scheme,
         )
         values = np.array(result.query_values, dtype=float)
         measured = {
@@ -275,7 +291,11 @@ class Reproduction:
         )
         replacement = np.array(
             waterdrum_result(
-                base, data.forget_keys, self.watermark_tokenizer, return_details=True
+                base,
+                data.forget_keys,
+                self.watermark_tokenizer,
+                return_details=True,
+                scheme=config.scheme,
             ).query_values,
             dtype=float,
         )
@@ -348,13 +368,19 @@ def d2(calibration: dict[float, dict[str, Any]], metric: str) -> dict[str, float
     return fits
 
 
+def measured_metrics(measured: dict[str, Any], metrics: Sequence[str]) -> list[str]:
+    """Those of ``metrics`` that one model's measurement holds (the baselines, ROUGE-L and
+    MIA, are measured only on request)."""
+    return [metric for metric in metrics if metric in measured]
+
+
 def summarise(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, Any]:
     """Mean and spread over seeds of each metric's AUROC (D1), R^2 and offset R^2 (D2)."""
     table: dict[str, dict[str, list[float]]] = {"auroc": {}, "r2": {}, "r2_offset": {}}
     for calibration in per_seed.values():
-        for metric in METRICS:
+        for metric in measured_metrics(calibration[0.0], METRICS):
             table["auroc"].setdefault(metric, []).append(d1(calibration[0.0], metric))
-        for metric in (*METRICS, "mia"):
+        for metric in measured_metrics(calibration[0.0], (*METRICS, "mia")):
             fits = d2(calibration, metric)
             table["r2"].setdefault(metric, []).append(fits["r2"])
             table["r2_offset"].setdefault(metric, []).append(fits["r2_offset"])
@@ -372,7 +398,8 @@ def calibration_curves(
     curves: dict[str, Any] = {
         "share": [float(np.mean([c[f]["share"] for c in per_seed.values()])) for f in fractions]
     }
-    for metric in (*METRICS, "mia"):
+    first = next(iter(per_seed.values()))[fractions[0]]
+    for metric in measured_metrics(first, (*METRICS, "mia")):
         values = np.array(
             [[forget_value(c[f], metric) for f in fractions] for c in per_seed.values()]
         )

@@ -73,22 +73,14 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
     settings = list(results["settings"])
     seeds = len(config["seeds"])
     lines = [
-        "# Reproducing WaterDrum's claims at small scale",
-        "",
-        f"Command: `{command}`. Machine: {platform.machine()}, {_cores()} CPU cores. "
-        + _time(results["seconds"]["total"], results["stages"]),
-        "",
+        *heading("Reproducing WaterDrum's claims at small scale", results, command=command),
         f"Data: {_data(config)}. Model: {config['model'] or 'the built-in small model'}, fine-tuned "
         f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
         f"{config['max_new_tokens']} tokens each, pooled per query; ROUGE-L: the greedy continuation "
         f"({config['rouge_new_tokens']} tokens) against {_reference(config)}; MIA: Min-k% Prob "
         f"(k = {config['mia_k']:g}), reported as 2 AUROC - 1 (forget vs holdout; the paper's "
         f"1 - 2 AUROC with holdout positive). "
-        + (
-            f"{seeds} seeds; ± is the standard deviation over seeds. "
-            if seeds > 1
-            else "One seed: no spread over seeds to report. "
-        )
+        + seeds_sentence(seeds)
         + "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
         "",
         "## Separability (D1): AUROC of per-query values on the retrained model",
@@ -122,7 +114,7 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "k = 0 value, the model carried the forget owners' watermark over from the texts it was "
         "trained on to the others, which bends the curve above the line:",
         "",
-        *_split_table(results["curves"]),
+        *split_table(results["curves"]),
         "",
         "![ROC curves](roc.png)",
         "",
@@ -131,8 +123,8 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         "| setting | original model | retrained model |",
         "| --- | --- | --- |",
         *[
-            f"| {s} | {_mean_sd(m['original'], m['original_std'], seeds)} | "
-            f"{_mean_sd(m['retrained'], m['retrained_std'], seeds)} |"
+            f"| {s} | {mean_sd(m['original'], m['original_std'], seeds)} | "
+            f"{mean_sd(m['retrained'], m['retrained_std'], seeds)} |"
             for s, m in results["mia"].items()
         ],
         "",
@@ -173,18 +165,36 @@ def _table(
                 ours[name].get(metric, math.nan),
                 ours[f"{name}_std"].get(metric, math.nan),
             )
-            cells.append(_mean_sd(value, spread, seeds) if math.isfinite(value) else "undefined")
+            cells.append(mean_sd(value, spread, seeds) if math.isfinite(value) else "undefined")
         cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
 
-def _mean_sd(mean: float, spread: float, seeds: int) -> str:
+def heading(title: str, results: Mapping[str, Any], *, command: str) -> list[str]:
+    """A results file's title, then the command, the machine and the time it took."""
+    return [
+        f"# {title}",
+        "",
+        f"Command: `{command}`. Machine: {platform.machine()}, {cores()} CPU cores. "
+        + run_time(results["seconds"]["total"], results["stages"]),
+        "",
+    ]
+
+
+def seeds_sentence(seeds: int) -> str:
+    """What ± means in the tables, or that one seed has no spread to report."""
+    if seeds > 1:
+        return f"{seeds} seeds; ± is the standard deviation over seeds. "
+    return "One seed: no spread over seeds to report. "
+
+
+def mean_sd(mean: float, spread: float, seeds: int) -> str:
     """``mean ± sd`` over seeds; the mean alone with one seed (its spread is no measurement)."""
     return f"{mean:.3f} ± {spread:.3f}" if seeds > 1 else f"{mean:.3f}"
 
 
-def _time(seconds: float, stages: Mapping[str, Any]) -> str:
+def run_time(seconds: float, stages: Mapping[str, Any]) -> str:
     """How long the run took; a resumed run's own time is not the whole cost, so the build time
     of the stages it reused is added."""
     if not stages["reused"]:
@@ -197,10 +207,12 @@ def _time(seconds: float, stages: Mapping[str, Any]) -> str:
     )
 
 
-def _split_table(curves: Mapping[str, Any]) -> list[str]:
+def split_table(curves: Mapping[str, Any], *, label: str = "setting") -> list[str]:
+    """WaterDrum's forget value per k, split into the forget queries trained on, the rest, and
+    the rest at k = 0: one block of rows per curve (named in the ``label`` column)."""
     shares = next(iter(curves.values()))["share"]
     rows = [
-        "| setting | forget queries | " + " | ".join(f"k = {s:.0%}" for s in shares) + " |",
+        f"| {label} | forget queries | " + " | ".join(f"k = {s:.0%}" for s in shares) + " |",
         "|" + " --- |" * (len(shares) + 2),
     ]
     sides = {
@@ -211,7 +223,8 @@ def _split_table(curves: Mapping[str, Any]) -> list[str]:
     for setting, curve in curves.items():
         for side, label in sides.items():
             cells = [
-                f"{v:+.3f}" if math.isfinite(v) else "–" for v in curve["waterdrum_split"][side]
+                f"{v:+.3f}" if v is not None and math.isfinite(v) else "–"  # JSON's null: NaN
+                for v in curve["waterdrum_split"][side]
             ]
             rows.append(f"| {setting.replace('_', ' ')} | {label} | " + " | ".join(cells) + " |")
     return rows
@@ -273,7 +286,7 @@ def _resilience(resilience: Mapping[str, Any]) -> list[str]:
     for name, label in (("none", "none"), ("waterfall", "adapted Waterfall")):
         auroc, r2 = dilution["auroc"][name], dilution["r2"][name]
         paper = PAPER["dilution"][name]
-        lines.append(f"| {label} | {auroc:.3f} | {_number(r2)} | {paper[0]} | {paper[1]} |")
+        lines.append(f"| {label} | {auroc:.3f} | {number(r2)} | {paper[0]} | {paper[1]} |")
     return lines
 
 
@@ -284,7 +297,7 @@ def _checks(results: Mapping[str, Any]) -> list[str]:
         auroc, r2 = summary["auroc"]["waterdrum"], summary["r2"]["waterdrum"]
         lines.append(
             f"- {setting}: WaterDrum AUROC {auroc:.3f} ({'>' if auroc > 0.9 else '<='} 0.9), "
-            f"R² {_number(r2)} ({'>' if r2 > 0.9 else '<='} 0.9); ROUGE-L AUROC "
+            f"R² {number(r2)} ({'>' if r2 > 0.9 else '<='} 0.9); ROUGE-L AUROC "
             f"{summary['auroc']['rouge_l']:.3f}."
         )
     lines += _carry_over(results)
@@ -317,26 +330,42 @@ def _carry_over(results: Mapping[str, Any]) -> list[str]:
 
 def plot_calibration(curves: Mapping[str, Any], path: Path) -> Path:
     """Forget value against k/|D_F| per metric (± sd over seeds), best-fit lines through 0."""
-    fig, axes = new_figure(4.2 * len(curves), 3.8, ncols=len(curves))
+    panels = {
+        setting: {metric: {"share": curve["share"], **curve[metric]} for metric in LABELS}
+        for setting, curve in curves.items()
+    }
+    return plot_forget_curves(panels, path, colors=METRIC_COLORS, labels=LABELS)
+
+
+def plot_forget_curves(
+    panels: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    path: Path,
+    *,
+    colors: Mapping[str, str],
+    labels: Mapping[str, str],
+    ylabel: str = "forget value",
+) -> Path:
+    """One panel per setting; in each, every line's forget value (``mean`` ± ``std``) against
+    the ``share`` of the forget set trained on, with its best-fit line through the origin."""
+    fig, axes = new_figure(4.2 * len(panels), 3.8, ncols=len(panels))
     axes = np.atleast_1d(axes)
-    for ax, (setting, curve) in zip(axes, curves.items(), strict=True):
-        share = np.array(curve["share"])
-        for metric in LABELS:
-            mean, spread = np.array(curve[metric]["mean"]), np.array(curve[metric]["std"])
+    for ax, (setting, lines) in zip(axes, panels.items(), strict=True):
+        for name, line in lines.items():
+            share, mean = np.array(line["share"]), np.array(line["mean"])
             ax.errorbar(
                 share,
                 mean,
-                yerr=spread,
+                yerr=np.array(line["std"]),
                 marker="o",
                 markersize=3,
-                color=METRIC_COLORS[metric],
-                label=LABELS[metric],
+                color=colors[name],
+                label=labels[name],
             )
             slope = float(share @ mean / (share @ share))
-            ax.plot([0, 1], [0, slope], color=METRIC_COLORS[metric], linestyle=":", linewidth=1)
+            ax.plot([0, 1], [0, slope], color=colors[name], linestyle=":", linewidth=1)
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_xlabel("share of the forget set trained on (k/|D_F|)")
-        ax.set_ylabel("forget value")
+        ax.set_ylabel(ylabel)
         ax.set_title(setting.replace("_", " "))
     axes[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
     return save_figure(fig, path)
@@ -385,10 +414,16 @@ def _data(config: Mapping[str, Any]) -> str:
             if config["watermarking"] == "paraphrase"
             else "token substitutions chosen by"
         )
+        scheme = config.get("scheme", "waterfall")  # results from before schemes: Waterfall
+        strength = (
+            f"Waterfall, kappa {config['kappa']:g}"
+            if scheme == "waterfall"
+            else f"adapted KGW, delta {config['delta']:g}"
+        )
         return (
             f"the built-in corpus, {config['owners']} owners x {config['passages_per_owner']} "
             f"passages, the last {config['forget']} forgotten, {config['holdout_per_owner']} held-out "
-            f"passages per forget owner, watermarked (kappa {config['kappa']:g}) by {how} the "
+            f"passages per forget owner, watermarked ({strength}) by {how} the "
             "built-in small model"
         )
     return f"{config['dataset']} ({config['dataset_config']})"
@@ -404,11 +439,13 @@ def _reference(config: Mapping[str, Any]) -> str:
     return "the answer" if config["dataset"] == "waterdrum-tofu" else "the text's next tokens"
 
 
-def _number(value: float | None) -> str:
+def number(value: float | None) -> str:
+    """Three decimals, or "undefined" for a missing or non-finite value."""
     return "undefined" if value is None or not math.isfinite(value) else f"{value:.3f}"
 
 
-def _cores() -> int:
+def cores() -> int:
+    """CPU cores of this machine (for the results' header)."""
     import os
 
     return os.cpu_count() or 1
