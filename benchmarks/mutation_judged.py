@@ -429,4 +429,14 @@ JUDGED: tuple[Judged, ...] = (
         "lower = below[:, np.searchsorted(sorted_negative, positive, )]",
         "side='left' is searchsorted's default; it is spelt out beside side='right'",
     ),
+    *(
+        Judged(
+            _METRIC + "x__sample_weights",
+            f"per_query = np.bincount(index, weights={w}, minlength=num_queries)",
+            f"per_query = np.bincount(index, weights={w}, )",
+            "per_query is read only at index, the samples' own queries, all below its length "
+            "with or without minlength",
+        )
+        for w in ("counts", "scored")
+    ),
 )
