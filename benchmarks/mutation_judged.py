@@ -439,4 +439,39 @@ JUDGED: tuple[Judged, ...] = (
         )
         for w in ("counts", "scored")
     ),
+    *(
+        Judged(
+            _VERIFICATION + "xǁVerifierǁshared_key_sums",
+            "keys = np.asarray(keys, dtype=np.int64).reshape(-1)",
+            after,
+            "keys arrive as a 1-D int64 array (null_reference_of_token_ids draws them), so "
+            "neither the conversion nor the reshape changes them",
+        )
+        for after in (
+            "keys = np.asarray(keys, dtype=np.int64).reshape(None)",
+            "keys = np.asarray(keys, dtype=None).reshape(-1)",
+            "keys = np.asarray(keys, ).reshape(-1)",
+            "keys = np.asarray(keys, dtype=np.int64).reshape(-2)",
+        )
+    ),
+    *(
+        Judged(
+            _VERIFICATION + "xǁVerifierǁshared_key_sums",
+            before,
+            after,
+            "the progress bar's label, unit or visibility: display on stderr, no number changes",
+        )
+        for before, after in [
+            ('desc="Null keys",', "desc=None,"),
+            ('desc="Null keys",', 'desc="XXNull keysXX",'),
+            ('desc="Null keys",', 'desc="null keys",'),
+            ('desc="Null keys",', 'desc="NULL KEYS",'),
+            ('unit="chunk",', "unit=None,"),
+            ('unit="chunk",', ""),
+            ('unit="chunk",', 'unit="XXchunkXX",'),
+            ('unit="chunk",', 'unit="CHUNK",'),
+            ("enabled=self._progress_enabled(num_keys),", "enabled=None,"),
+            ("enabled=self._progress_enabled(num_keys), ):", "):"),
+        ]
+    ),
 )
