@@ -474,4 +474,13 @@ JUDGED: tuple[Judged, ...] = (
             ("enabled=self._progress_enabled(num_keys), ):", "):"),
         ]
     ),
+    *(
+        Judged(
+            _VERIFICATION + "xǁVerifierǁshared_key_sums",
+            "which = which.reshape(-1)",
+            f"which = which.reshape({shape})",
+            _FLAT_INVERSE,
+        )
+        for shape in ("None", "-2")
+    ),
 )
