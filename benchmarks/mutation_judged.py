@@ -26,6 +26,16 @@ class Judged:
 _METRIC = "waterdrum_hf.metric."
 _VERIFICATION = "waterdrum_hf.verification."
 _LOSSES = "waterdrum_hf.trainers.losses."
+_ANALYTIC = "waterdrum_hf.analytic_null."
+_BOOTSTRAP = "waterdrum_hf.bootstrap."
+_FLAT_INVERSE = (
+    "numpy >= 2.0.1 returns this inverse 1-D already, so any reshape to one axis is a no-op; "
+    "the reshape keeps numpy 2.0.0 (inverse shaped like the input) right"
+)
+_SEARCHSORTED_CUTS = (
+    "searchsorted cuts only between distinct values, so the order among equal negatives "
+    "never reaches a cumulative weight that is read"
+)
 _ZERO_OVER_ZERO = (
     "where the count is 0 the sum is 0 too, and 0/0 is the NaN np.where puts there anyway"
 )
@@ -346,5 +356,131 @@ JUDGED: tuple[Judged, ...] = (
         "log_probs = selective_log_softmax(logits[:, :-1].float(), targets.masked_fill(~mask, 0))",
         "log_probs = selective_log_softmax(logits[:, :-1].float(), targets.masked_fill(~mask, 1))",
         "any valid token index works as the placeholder: those positions are zeroed after",
+    ),
+    *(
+        Judged(_ANALYTIC + "xǁAnalyticNullǁ__init__", before, after, reason)
+        for before, after, reason in [
+            (
+                "self._pair_id = context_id * moments.vocab_size + np.asarray(tokens, np.int64)",
+                f"self._pair_id = context_id * moments.vocab_size + np.asarray(tokens, {after})",
+                "context_id is int64 (contexts converted above, or np.unique's inverse), so "
+                "adding integer tokens of any dtype gives the same int64 pair ids",
+            )
+            for after in ("None", "")
+        ]
+        + [
+            (
+                "counts = np.bincount(np.asarray(sample_of, np.int64), minlength=num_samples)",
+                f"counts = np.bincount(np.asarray(sample_of, {after}), minlength=num_samples)",
+                "sample_of holds integer sample indices (countable_pairs' int64); bincount "
+                "counts any integer dtype the same",
+            )
+            for after in ("None", "")
+        ]
+        + [
+            (
+                "context_id = np.unique(contexts, axis=0, return_inverse=True)[1].reshape(-1)",
+                "context_id = np.unique(contexts, axis=0, return_inverse=True)[1].reshape(None)",
+                _FLAT_INVERSE,
+            ),
+            (
+                "context_id = np.unique(contexts, axis=0, return_inverse=True)[1].reshape(-1)",
+                "context_id = np.unique(contexts, axis=0, return_inverse=True)[1].reshape(-2)",
+                _FLAT_INVERSE,
+            ),
+        ]
+    ),
+    *(
+        Judged(_ANALYTIC + "xǁAnalyticNullǁpair_weights", before, after, _FLAT_INVERSE)
+        for before, after in [
+            (
+                "pair_weights = np.bincount(which.reshape(-1), weights=np.repeat(weights, lengths))",
+                f"pair_weights = np.bincount(which.reshape({shape}), weights=np.repeat(weights, lengths))",
+            )
+            for shape in ("None", "-2")
+        ]
+    ),
+    *(
+        Judged(
+            _BOOTSTRAP + "x_bootstrap_replicates",
+            "values = np.asarray(values, dtype=np.float64)",
+            after,
+            "int64 multiplicities times values of any real dtype promote to float64 (or exact "
+            "integers), the same numbers as converting first; the AUROC only compares values",
+        )
+        for after in ("values = np.asarray(values, dtype=None)", "values = np.asarray(values, )")
+    ),
+    *(
+        Judged(
+            _BOOTSTRAP + "x_weighted_auroc",
+            'order = np.argsort(negative, kind="stable")',
+            after,
+            _SEARCHSORTED_CUTS,
+        )
+        for after in (
+            "order = np.argsort(negative, kind=None)",
+            "order = np.argsort(negative, )",
+            'order = np.argsort(negative, kind="STABLE")',
+        )
+    ),
+    Judged(
+        _BOOTSTRAP + "x_weighted_auroc",
+        'lower = below[:, np.searchsorted(sorted_negative, positive, side="left")]',
+        "lower = below[:, np.searchsorted(sorted_negative, positive, )]",
+        "side='left' is searchsorted's default; it is spelt out beside side='right'",
+    ),
+    *(
+        Judged(
+            _METRIC + "x__sample_weights",
+            f"per_query = np.bincount(index, weights={w}, minlength=num_queries)",
+            f"per_query = np.bincount(index, weights={w}, )",
+            "per_query is read only at index, the samples' own queries, all below its length "
+            "with or without minlength",
+        )
+        for w in ("counts", "scored")
+    ),
+    *(
+        Judged(
+            _VERIFICATION + "xǁVerifierǁshared_key_sums",
+            "keys = np.asarray(keys, dtype=np.int64).reshape(-1)",
+            after,
+            "keys arrive as a 1-D int64 array (null_reference_of_token_ids draws them), so "
+            "neither the conversion nor the reshape changes them",
+        )
+        for after in (
+            "keys = np.asarray(keys, dtype=np.int64).reshape(None)",
+            "keys = np.asarray(keys, dtype=None).reshape(-1)",
+            "keys = np.asarray(keys, ).reshape(-1)",
+            "keys = np.asarray(keys, dtype=np.int64).reshape(-2)",
+        )
+    ),
+    *(
+        Judged(
+            _VERIFICATION + "xǁVerifierǁshared_key_sums",
+            before,
+            after,
+            "the progress bar's label, unit or visibility: display on stderr, no number changes",
+        )
+        for before, after in [
+            ('desc="Null keys",', "desc=None,"),
+            ('desc="Null keys",', 'desc="XXNull keysXX",'),
+            ('desc="Null keys",', 'desc="null keys",'),
+            ('desc="Null keys",', 'desc="NULL KEYS",'),
+            ('unit="chunk",', "unit=None,"),
+            ('unit="chunk",', ""),
+            ('unit="chunk",', 'unit="XXchunkXX",'),
+            ('unit="chunk",', 'unit="CHUNK",'),
+            ("enabled=self._progress_enabled(num_keys),", "enabled=None,"),
+            ("enabled=self._progress_enabled(num_keys), ):", "):"),
+        ]
+    ),
+    *(
+        Judged(
+            _VERIFICATION + "xǁVerifierǁshared_key_sums",
+            "which = which.reshape(-1)",
+            f"which = which.reshape({shape})",
+            _FLAT_INVERSE,
+        )
+        for shape in ("None", "-2")
     ),
 )

@@ -21,6 +21,7 @@ one mutmut child (torch and the tests are imported once and forked per mutant); 
     python benchmarks/mutation_score.py --retest   # only the survivors, after new tests
     python benchmarks/mutation_score.py --resume   # finish an interrupted run
     python benchmarks/mutation_score.py --no-run   # the report of the last run
+    python benchmarks/mutation_score.py --modules metric bootstrap   # only these modules' mutants
 
 To cover a new module of the scoring core, add it to ``only_mutate`` and its test file to
 ``pytest_add_cli_args_test_selection`` in pyproject.toml.
@@ -136,6 +137,11 @@ def _changed_lines(original: str, mutant: str) -> tuple[str, str]:
     return removed, added
 
 
+def module_of(source: str) -> str:
+    """The dotted module of a mutated file's installed path, e.g. ``trainers.losses``."""
+    return source.removeprefix("src/waterdrum_hf/").removesuffix(".py").replace("/", ".")
+
+
 def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, list]]:
     """Per mutated file: mutants by outcome (``killed``, ``survived``, ``message``,
     ``equivalent``, ``timeout``, ``no tests``, ``not checked``, ``other``); survivors come with
@@ -246,15 +252,26 @@ def main() -> None:
     group.add_argument("--resume", action="store_true", help="continue an interrupted run")
     group.add_argument("--no-run", action="store_true", help="only report the last run")
     parser.add_argument("--report", type=Path, help="also write the report (markdown) here")
+    parser.add_argument(
+        "--modules",
+        nargs="+",
+        metavar="MODULE",
+        help="run and report only these modules of only_mutate (e.g. metric trainers.losses)",
+    )
     args = parser.parse_args()
     report_path = args.report.resolve() if args.report else None
+    selected = set(args.modules or [])
+
+    def load_selected() -> dict[str, dict[str, int | None]]:
+        results = load_results()
+        return {s: r for s, r in results.items() if not selected or module_of(s) in selected}
 
     if not args.no_run:
         fresh = not (args.retest or args.resume)
         build_workspace(fresh=fresh)
         names = []
         if args.retest:
-            table = classify(load_results())
+            table = classify(load_selected())
             names = [
                 entry[0]
                 for rows in table.values()
@@ -263,10 +280,12 @@ def main() -> None:
             ]
             if not names:
                 print("No survivors to retest.")
+        elif selected:
+            names = [f"waterdrum_hf.{module}.*" for module in sorted(selected)]
         if names or not args.retest:
             run_mutmut(names)
     os.chdir(WORKSPACE)  # mutmut's helpers read its configuration from the current folder
-    text = report(classify(load_results()))
+    text = report(classify(load_selected()))
     print(text)
     if report_path:
         report_path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from waterdrum_hf.analytic_null import (
     normal_p_value,
 )
 from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
+from waterdrum_hf.schemes.base import PermutationScheme
 
 
 @pytest.mark.parametrize(
@@ -43,6 +44,20 @@ def test_a_scheme_without_permutations_is_refused():
 
     with pytest.raises(TypeError, match="use the empirical null"):
         PositionMoments.of(Other(), 10)
+
+
+def test_position_moments_of_a_term_with_a_nonzero_mean():
+    """A term x / N on positions 0..4: mean 0.4, variance 0.08 (the variance is about the mean)."""
+
+    class Ramp(PermutationScheme):
+        name = "ramp"
+        check_vocab_size = token_terms = logits_processor = settings = position_bias = None
+
+        def position_terms(self, positions, vocab_size):
+            return positions / vocab_size
+
+    moments = PositionMoments.of(Ramp(), 5)
+    assert (moments.mean, moments.variance, moments.vocab_size) == pytest.approx((0.4, 0.08, 5))
 
 
 def exact_moments(contexts, tokens, weights, scheme, vocab_size):
@@ -98,6 +113,44 @@ def test_longer_contexts_are_told_apart():
         np.sqrt(0.5 * (2 - 2 / 4))
     )
     assert other.mean_std(np.array([0]), np.array([1.0]))[1] == pytest.approx(np.sqrt(0.5 * 2))
+    # (1, 2) and (1, 3) share their first token only: still two contexts.
+    shared_first = AnalyticNull(np.array([[1, 2], [1, 3]]), tokens, samples, 1, moments)
+    assert shared_first.mean_std(np.array([0]), np.array([1.0]))[1] == pytest.approx(1.0)
+
+
+def test_mean_scales_with_the_total_weight_and_tiny_vocabularies_are_exact():
+    """A term with mean 0.25: the null mean is 0.25 times the weights' sum. N = 2: two
+    contexts, one pair each, independent (variance 0.5 + 0.5); N = 1: one position, no spread."""
+    two = AnalyticNull(
+        np.array([[0], [1]]), np.array([0, 1]), np.array([0, 1]), 2, PositionMoments(0.25, 0.5, 2)
+    )
+    assert two.mean_std(np.array([0, 1]), np.array([1.0, 1.0])) == pytest.approx((0.5, 1.0))
+    one = AnalyticNull(
+        np.array([[0]]), np.array([0]), np.array([0]), 1, PositionMoments(0.25, 0.5, 1)
+    )
+    assert one.mean_std(np.array([0]), np.array([2.0])) == (0.5, 0.0)
+    assert two.mean_std([], []) == (0.0, 0.0)  # no samples: no pairs
+
+
+def test_trailing_samples_without_pairs_read_nothing():
+    """The last sample has no countable pair (a query's unscored sample): selecting it adds
+    nothing."""
+    moments = PositionMoments(0.25, 0.5, 5)
+    null = AnalyticNull(np.array([[0], [1]]), np.array([2, 3]), np.array([0, 1]), 3, moments)
+    with_empty = null.mean_std(np.array([0, 1, 2]), np.array([1.0, 1.0, 0.0]))
+    assert with_empty == null.mean_std(np.array([0, 1]), np.array([1.0, 1.0]))
+    assert with_empty == pytest.approx((0.5, 1.0))
+
+
+def test_pair_ids_of_a_large_vocabulary_do_not_wrap_around():
+    """Contexts given as uint32 (a tokenizer's dtype): with N = 2**17 the context 2**15 + 1
+    times N passes 2**32; a pair id computed in uint32 would fall onto context 1's."""
+    moments = PositionMoments(0.0, 0.5, 2**17)
+    contexts = np.array([[2**15 + 1], [1]], dtype=np.uint32)
+    null = AnalyticNull(contexts, np.array([0, 0]), np.array([0, 1]), 2, moments)
+    assert null.mean_std(np.array([0, 1]), np.array([1.0, 1.0]))[1] == pytest.approx(1.0)
+    _, pair_contexts = null.pair_weights(np.array([0, 1]), np.array([1.0, 1.0]))
+    assert sorted(pair_contexts) == [1, 2**15 + 1]
 
 
 @pytest.mark.parametrize("scheme", ["waterfall", "kgw"])
@@ -128,6 +181,7 @@ def test_agrees_with_the_empirical_null_over_many_keys(scheme):
 
 def test_effective_pairs_counts_equal_weights_and_discounts_unequal_ones():
     assert effective_pairs(np.full(50, 0.02)) == pytest.approx(50)
+    assert effective_pairs(np.full(4, 1.0)) == pytest.approx(4)  # any scale
     assert effective_pairs(np.array([0.9] + [0.001] * 100)) < 1.3
 
 

@@ -9,7 +9,9 @@ import pytest
 from scipy.stats import norm
 from sklearn.metrics import roc_auc_score
 
+import waterdrum_hf.bootstrap as bootstrap
 from waterdrum_hf.bootstrap import (
+    MIN_RESAMPLES,
     Interval,
     bootstrap_replicates,
     check_confidence,
@@ -82,6 +84,7 @@ def test_each_stratum_keeps_its_size_in_every_resample():
         np.testing.assert_array_equal(counts[:, strata == label].sum(axis=1), size)
     assert (counts[:, strata == 9] == 1).all()  # a lone item is always drawn once
     assert counts[:, strata == 7].std() > 0  # and the others really are resampled
+    assert counts.dtype.kind == "i"  # multiplicities are counts
 
 
 def test_constant_owners_give_a_zero_width_set_interval():
@@ -104,12 +107,14 @@ def test_the_same_seed_gives_the_same_interval_and_another_seed_another():
 
     assert interval(3) == interval(3)
     assert interval(3) != interval(4)
+    default, _ = bootstrap_replicates(values, strata, masks)  # bootstrap_seed=0 by default
+    np.testing.assert_array_equal(
+        default["set"], bootstrap_replicates(values, strata, masks, seed=0)[0]["set"]
+    )
 
 
 def test_chunked_resamples_are_the_resamples(monkeypatch):
     """Memory is bounded by chunks; chunking changes nothing but the draw order."""
-    import waterdrum_hf.bootstrap as bootstrap
-
     values, strata = owner_draw(np.random.default_rng(6))
     masks = {"set": np.ones(len(values), dtype=bool)}
     whole, _ = bootstrap_replicates(values, strata, masks, resamples=300)
@@ -117,6 +122,15 @@ def test_chunked_resamples_are_the_resamples(monkeypatch):
     chunked, _ = bootstrap_replicates(values, strata, masks, resamples=300)
     assert len(chunked["set"]) == 300
     assert abs(np.std(chunked["set"]) - np.std(whole["set"])) < 0.2 * np.std(whole["set"])
+
+
+def test_chunks_hold_at_most_chunk_cells_and_at_least_one_resample(monkeypatch):
+    monkeypatch.setattr(bootstrap, "CHUNK_CELLS", 3)
+    rng = np.random.default_rng(0)
+    one_item = [len(c) for c in bootstrap._chunks(np.zeros(1), 7, rng)]
+    assert one_item == [3, 3, 1]
+    wide = [len(c) for c in bootstrap._chunks(np.zeros(5), 4, rng)]  # a resample > 3 cells
+    assert wide == [1, 1, 1, 1]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -154,5 +168,6 @@ def test_bad_confidence_raises_clearly(confidence, error):
 def test_bad_resamples_raise_clearly():
     with pytest.raises(ValueError, match="`bootstrap_resamples` must be >= 100"):
         check_resamples(10)
+    assert check_resamples(MIN_RESAMPLES) == MIN_RESAMPLES
     with pytest.raises(TypeError, match="`bootstrap_resamples` must be an integer"):
         check_resamples(1000.0)

@@ -26,7 +26,8 @@ from waterdrum_hf import (
     verify_texts,
     waterdrum_result,
 )
-from waterdrum_hf.metric import metric_path
+from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments
+from waterdrum_hf.metric import _AnalyticReading, _Queries, _sample_weights, metric_path
 
 N = 4096
 KEYS = [3_000_000_017, 3_999_999_929, 2_718_281_828, 1_414_213_562]  # distinctive: leaks show
@@ -338,6 +339,8 @@ def test_confidence_intervals_are_flat_repeatable_and_hold_the_value(tok, batch)
     assert again.scalars() == result.scalars() and again.per_owner == result.per_owner
     other = compute_waterdrum(texts, owners, tok, **options, bootstrap_seed=1)
     assert other["forget_ci_low"] != flat["forget_ci_low"]  # the seed is what fixes it
+    fewer = compute_waterdrum(texts, owners, tok, **options, bootstrap_resamples=100)
+    assert fewer["forget_ci_low"] != flat["forget_ci_low"]  # so is the number of resamples
     assert other["forget"] == flat["forget"]  # and it touches no value
     wider = compute_waterdrum(texts, owners, tok, **{**options, "confidence": 0.99})
     assert wider["forget_ci_low"] < flat["forget_ci_low"] < flat["forget_ci_high"]
@@ -350,6 +353,28 @@ def test_confidence_intervals_are_flat_repeatable_and_hold_the_value(tok, batch)
     assert {k: module[k] for k in result.scalars()} == result.scalars()
     plain = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])
     assert not any("ci_" in k for k in plain) and "confidence" not in plain  # off by default
+
+
+def test_sample_weights_are_each_token_sum_s_share_of_its_query_value():
+    """Query 0: samples of 1 and 3 counted tokens; query 1: one unscored sample; query 2: a
+    sample of one token and an unscored one. Token pooling weighs 1 / T_q, mean pooling
+    1 / (S_q T_s); unscored samples weigh nothing."""
+    queries = _Queries(["text"] * 5, np.array([0, 0, 1, 2, 2]), np.array([7, 8, 9]))
+    counts = np.array([1, 3, 0, 1, 0])
+    np.testing.assert_allclose(_sample_weights(counts, queries, "tokens"), [1 / 4, 1 / 4, 0, 1, 0])
+    np.testing.assert_allclose(_sample_weights(counts, queries, "mean"), [1 / 2, 1 / 6, 0, 1, 0])
+
+
+def test_an_analytic_null_without_spread_gives_no_p_value():
+    """Vocabulary 2, one context followed by both tokens with equal weight: every key reads
+    both positions once, so the null has no spread, hence no p-value (not an error)."""
+    null = AnalyticNull(
+        np.array([[0], [0]]), np.array([0, 1]), np.array([0, 0]), 1, PositionMoments(0.0, 0.5, 2)
+    )
+    reading = _AnalyticReading(null, np.array([0.5]), np.array([0]))
+    assert reading.statistics(0.3, np.array([True])) == (0.0, 0.0, None)
+    means = reading.query_means(np.array([True, False]))  # per query: NaN where unscored
+    assert means[0] == 0.0 and np.isnan(means[1])
 
 
 def test_intervals_resample_queries_within_each_owner(tok):

@@ -365,6 +365,19 @@ def test_chunks_without_a_countable_pair_do_not_stop_the_others():
     assert chunked[1] == pytest.approx(float(np.cos(2 * np.pi * numpy_position(2, 2, 3) / 64)))
 
 
+def test_null_chunks_without_a_pair_or_with_one_pair_are_read():
+    """One text per chunk: "w1" has no countable pair (the next chunks still count), "w2 w3"
+    exactly one; the null's batched sums are the per-key ones."""
+    verifier = Verifier(word_tokenizer(64), chunk_pairs=1)
+    token_ids = verifier.token_ids(["w1", "w2 w3", "w4 w5 w6"])
+    keys = np.array([5, 6])
+    sums, counts = verifier.shared_key_sums(token_ids, keys)
+    per_key = verifier.token_sums(token_ids, np.broadcast_to(keys, (3, 2)))
+    np.testing.assert_array_equal(sums, per_key[0])
+    np.testing.assert_array_equal(counts, [0, 1, 2])
+    assert (sums[1:] != 0).all()
+
+
 def test_scores_of_texts_without_pairs_raise_no_numpy_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
