@@ -14,7 +14,8 @@ mutants that could be killed, i.e. leaving out
   it changes nothing a test can observe.
 
 Then lists every survivor with the line it changes. A full run takes about 40 minutes with
-one mutmut child (torch and the tests are imported once and forked per mutant); not run by CI.
+one mutmut child (torch and the tests are imported once and forked per mutant), about half
+that with ``--max-children 2`` on two cores; not run by CI.
 
     pip install -e ".[mutation]"
     python benchmarks/mutation_score.py --report benchmarks/results/mutation.md   # full run
@@ -79,11 +80,16 @@ def build_workspace(fresh: bool) -> None:
     shutil.copy2(ROOT / "pyproject.toml", WORKSPACE / "pyproject.toml")
 
 
-def run_mutmut(mutant_names: list[str]) -> None:
-    """``mutmut run`` with one child process (named mutants only, if given)."""
+def run_mutmut(mutant_names: list[str], max_children: int) -> None:
+    """``mutmut run`` (named mutants only, if given), each child on one torch/BLAS thread.
+
+    One thread per child: with several children on few cores, torch's default threads spin
+    for busy cores and every test slows down many times over.
+    """
     mutmut = Path(sys.executable).with_name("mutmut")
-    command = [str(mutmut), "run", "--max-children", "1", *mutant_names]
-    subprocess.run(command, cwd=WORKSPACE, check=True)
+    command = [str(mutmut), "run", "--max-children", str(max_children), *mutant_names]
+    threads = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    subprocess.run(command, cwd=WORKSPACE, check=True, env={**os.environ, **threads})
 
 
 def load_results() -> dict[str, dict[str, int | None]]:
@@ -258,7 +264,15 @@ def main() -> None:
         metavar="MODULE",
         help="run and report only these modules of only_mutate (e.g. metric trainers.losses)",
     )
+    parser.add_argument(
+        "--max-children",
+        type=int,
+        default=1,
+        help="mutants tested at once (one core each; default 1 leaves the machine usable)",
+    )
     args = parser.parse_args()
+    if args.max_children < 1:
+        parser.error("--max-children must be at least 1")
     report_path = args.report.resolve() if args.report else None
     selected = set(args.modules or [])
 
@@ -283,7 +297,7 @@ def main() -> None:
         elif selected:
             names = [f"waterdrum_hf.{module}.*" for module in sorted(selected)]
         if names or not args.retest:
-            run_mutmut(names)
+            run_mutmut(names, args.max_children)
     os.chdir(WORKSPACE)  # mutmut's helpers read its configuration from the current folder
     text = report(classify(load_selected()))
     print(text)

@@ -378,6 +378,31 @@ def test_null_chunks_without_a_pair_or_with_one_pair_are_read():
     assert (sums[1:] != 0).all()
 
 
+@pytest.mark.parametrize(("chunk_pairs", "keys_per_call"), [(4, 1), (10, 2), (15, 3)])
+def test_null_scores_as_many_keys_per_call_as_chunk_pairs_allows(
+    monkeypatch, chunk_pairs, keys_per_call
+):
+    """One text of 5 distinct pairs: a call holds ``chunk_pairs // 5`` keys, at least one,
+    so a chunk never asks the scheme for more than ``max(chunk_pairs, 5)`` terms at once."""
+    verifier = Verifier(word_tokenizer(64), chunk_pairs=chunk_pairs)
+    token_ids = verifier.token_ids(["w1 w2 w3 w4 w5 w6"])
+    keys = np.arange(1, 8)
+    sizes = []
+    scheme_terms = type(verifier.scheme).token_terms
+
+    def counted(scheme, ids, *args):
+        sizes.append(len(ids))
+        return scheme_terms(scheme, ids, *args)
+
+    monkeypatch.setattr(type(verifier.scheme), "token_terms", counted)
+    sums, _ = verifier.shared_key_sums(token_ids, keys)
+    monkeypatch.undo()
+    full, last = divmod(len(keys), keys_per_call)
+    assert sizes == [5 * keys_per_call] * full + ([5 * last] if last else [])
+    per_key = verifier.token_sums(token_ids, keys[None, :])[0]
+    np.testing.assert_array_equal(sums, per_key)
+
+
 def test_scores_of_texts_without_pairs_raise_no_numpy_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
