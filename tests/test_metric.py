@@ -399,6 +399,32 @@ def test_intervals_resample_queries_within_each_owner(tok):
     assert alone["separability_auroc_ci_low"] <= alone["separability_auroc"]
 
 
+def test_owners_are_resampled_only_when_their_values_are_reported(tok, monkeypatch):
+    """The bootstrap resamples each owner's value only for ``per_owner`` (with details): the
+    sets' intervals alone need no per-owner replicates, which cost a pass per owner."""
+    from waterdrum_hf import metric
+
+    resampled = []
+    replicates = metric.bootstrap_replicates
+
+    def spy(values, strata, masks, **kwargs):
+        resampled.append({kind for kind, _ in masks})
+        return replicates(values, strata, masks, **kwargs)
+
+    monkeypatch.setattr(metric, "bootstrap_replicates", spy)
+    texts = word_texts(N, 12, 30, seed=8)
+    owners = [KEYS[i % 3] for i in range(12)]
+    plain = waterdrum_result(texts, owners, tok, forget_ids=[KEYS[0]], confidence=0.9)
+    detailed = waterdrum_result(
+        texts, owners, tok, forget_ids=[KEYS[0]], confidence=0.9, return_details=True
+    )
+    assert resampled == [{"set"}, {"set", "owner"}]
+    assert (plain.forget.ci_low, plain.retain.ci_high) == (
+        detailed.forget.ci_low,
+        detailed.retain.ci_high,
+    )
+
+
 def watermarked_words(key: int, vocab: int, num_texts: int, length: int, seed: int) -> list[str]:
     """Texts whose every next word is, of 8 random candidates, the one Waterfall's function
     (k_p = 1) rates highest under ``key`` after the previous word: a strong watermark."""

@@ -81,7 +81,7 @@ def test_closest_to_retrained_is_the_nearest_point(models):
 
 def test_an_owner_without_scored_queries_gets_no_bar(models, tmp_path, monkeypatch):
     saved = []
-    monkeypatch.setattr(report, "save_figure", lambda fig, path: saved.append(fig) or path)
+    monkeypatch.setattr(report.plots, "save_figure", lambda fig, path: saved.append(fig) or path)
     report.plot_per_owner(models, tmp_path / "p.png")
     (ax,) = saved[0].axes
     bars = [p for p in ax.patches if p.get_width() < 0.5]  # bars, not null bands
@@ -168,7 +168,7 @@ def figures(monkeypatch):
         saved[Path(path).stem] = fig
         return save(fig, path)
 
-    monkeypatch.setattr(report, "save_figure", keep)
+    monkeypatch.setattr(report.plots, "save_figure", keep)
     return saved
 
 
