@@ -105,7 +105,11 @@ JUDGED: tuple[Judged, ...] = (
             'scheme: str | WatermarkScheme = "WATERFALL",',
             "scheme names are case-insensitive (resolve_scheme lowercases them)",
         )
-        for function in (_METRIC + "x_waterdrum_result", _VERIFICATION + "xǁVerifierǁ__init__")
+        for function in (
+            _METRIC + "x_waterdrum_result",
+            _VERIFICATION + "xǁVerifierǁ__init__",
+            "waterdrum_hf.schemes.registry.x_resolve_scheme",
+        )
     ),
     *(
         Judged(_METRIC + "x__group", before, after, reason)

@@ -205,6 +205,27 @@ def test_backends_agree() -> None:
     )
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_each_backend_answers_through_the_public_functions(backend: str, monkeypatch) -> None:
+    """Both backends behind ``permuted_positions`` and ``full_permutations`` (picked at import,
+    switched here in-process): numpy's positions and permutations, as int64, empty or not."""
+    if backend == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setattr(_permutation, "_BACKEND", backend)
+    vocab_size = 4096
+    seeds, tokens = random_pairs(np.random.default_rng(3), vocab_size, num_seeds=20, per_seed=4)
+    positions = permuted_positions(seeds, tokens, vocab_size)
+    assert positions.dtype == np.int64
+    np.testing.assert_array_equal(positions, expected_positions(seeds, tokens, vocab_size))
+    full = full_permutations(seeds[:3], vocab_size)
+    assert full.dtype == np.int64
+    for seed, row in zip(seeds[:3], full, strict=True):
+        np.testing.assert_array_equal(row, numpy_permutation(seed, vocab_size))
+    empty = np.zeros((0, 2), dtype=np.int64)
+    assert permuted_positions(empty, np.zeros(0, dtype=np.int64), vocab_size).dtype == np.int64
+    assert full_permutations(empty, vocab_size).dtype == np.int64
+
+
 @pytest.mark.parametrize("choice", ["numpy", "numba"])
 def test_backend_can_be_forced(choice: str) -> None:
     if choice == "numba":

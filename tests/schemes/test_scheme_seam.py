@@ -200,3 +200,25 @@ def test_the_watermarking_config_reads_its_scheme_through_the_registry():
     assert config.watermark_scheme() == KGWScheme(gamma=0.25)
     with pytest.raises(ValueError, match="`kappa` is a setting of the waterfall scheme"):
         WatermarkingConfig(scheme="kgw", kappa=3.0)
+
+
+def test_the_waterfall_scheme_builds_the_papers_perturbation():
+    """kappa 2 by default (the paper's), the scheme's k_p (a numpy integer stored as an int),
+    n_gram and the processor's own options passed through."""
+    scheme = WaterfallScheme(k_p=np.int64(3))
+    assert type(scheme.k_p) is int and scheme.k_p == 3
+    positions = np.arange(1000)
+    np.testing.assert_array_equal(
+        scheme.position_bias(1000), 2.0 * watermark_function(positions, 3, 1000)
+    )
+    default = scheme.logits_processor(1000, 7)
+    assert (default.kappa, default.k_p, default.n_gram) == (2.0, 3, 2)
+    wider = scheme.logits_processor(1000, 7, n_gram=3, kappa=0.5, cache_size=5)
+    assert (wider.kappa, wider.n_gram, wider.cache_size) == (0.5, 3, 5)
+
+
+def test_a_processors_settings_name_its_kappa_and_k_p():
+    """The settings that key cached watermarked data: kappa and k_p under their own names."""
+    settings = WaterfallLogitsProcessor(1000, 7, kappa=1.5, k_p=4).settings()
+    assert (settings["kappa"], settings["k_p"]) == (1.5, 4)
+    assert "kappa=1.5, k_p=4" in repr(WaterfallLogitsProcessor(1000, 7, kappa=1.5, k_p=4))
