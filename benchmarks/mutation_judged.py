@@ -45,6 +45,16 @@ _STABLE = (
     "result once restored; 'STABLE' is the same sort (numpy reads kind case-insensitively)"
 )
 _INT64 = "token ids and counts are int64 already (Python ints, check_watermark_ids)"
+_ON_GPU = "the device: only a GPU tells, and the tests run without one"
+_PROCESSOR = "waterdrum_hf.schemes.processor.xǁPermutationLogitsProcessorǁ"
+_SAME_LENGTH = (
+    "the two sequences have one entry per row by construction (keys and contexts per batch "
+    "row; missing seeds and their computed permutations), so zip never meets unequal lengths"
+)
+_IDENTITY_DTYPE = (
+    "the identity rows index the same bias entries as int32 or int64 (torch.stack promotes a "
+    "mixed batch); the stacked tensor lives for one step and is never cached"
+)
 
 JUDGED: tuple[Judged, ...] = (
     Judged(
@@ -486,5 +496,92 @@ JUDGED: tuple[Judged, ...] = (
             _FLAT_INVERSE,
         )
         for shape in ("None", "-2")
+    ),
+    *(
+        Judged(
+            _PROCESSOR + "__call__",
+            "bias = self._bias.to(device=scores.device, dtype=scores.dtype)",
+            after,
+            _ON_GPU,
+        )
+        for after in (
+            "bias = self._bias.to(device=None, dtype=scores.dtype)",
+            "bias = self._bias.to(dtype=scores.dtype)",
+        )
+    ),
+    Judged(
+        _PROCESSOR + "__call__",
+        "keys = np.repeat(self._watermark_ids, rows // len(self._watermark_ids))",
+        "keys = np.repeat(self._watermark_ids, rows / len(self._watermark_ids))",
+        "rows is a multiple of the ids (checked just above), so the quotient is an exact float "
+        "that np.repeat takes as the same count",
+    ),
+    *(
+        Judged(_PROCESSOR + "_permutations", before, after, _SAME_LENGTH)
+        for before in (
+            "for key, context in zip(keys, contexts, strict=True)",
+            "for seed, permutation in zip(missing, computed, strict=True):",
+        )
+        for after in (
+            before.replace("strict=True", "strict=None"),
+            before.replace(", strict=True", ", "),
+            before.replace("strict=True", "strict=False"),
+        )
+    ),
+    Judged(
+        _PROCESSOR + "_permutations",
+        "cached = self._cache.get(seed) if seed is not None else None",
+        "cached = self._cache.get(seed) if (seed is not None) or True else None",
+        "None is never a cache key, so get(None) is the None of the else branch",
+    ),
+    *(
+        Judged(
+            _PROCESSOR + "_permutations",
+            "full_permutations(np.array(missing, dtype=np.int64), self.vocab_size)",
+            after,
+            "missing holds tuples of Python ints in 0..2**32-1, which numpy reads as int64 anyway",
+        )
+        for after in (
+            "full_permutations(np.array(missing, dtype=None), self.vocab_size)",
+            "full_permutations(np.array(missing, ), self.vocab_size)",
+        )
+    ),
+    *(
+        Judged(
+            _PROCESSOR + "_permutations",
+            "computed = computed.to(device=device, dtype=torch.int32)",
+            after,
+            _ON_GPU,
+        )
+        for after in (
+            "computed = computed.to(device=None, dtype=torch.int32)",
+            "computed = computed.to(dtype=torch.int32)",
+        )
+    ),
+    Judged(
+        _PROCESSOR + "_permutations",
+        "self._cache.popitem(last=False)",
+        "self._cache.popitem(last=None)",
+        "OrderedDict.popitem reads last by truth value, and None is false",
+    ),
+    *(
+        Judged(
+            _PROCESSOR + "_permutations",
+            "found[None] = torch.arange(self.vocab_size, dtype=torch.int32, device=device)",
+            after,
+            reason,
+        )
+        for after, reason in [
+            (
+                "found[None] = torch.arange(self.vocab_size, dtype=None, device=device)",
+                _IDENTITY_DTYPE,
+            ),
+            ("found[None] = torch.arange(self.vocab_size, device=device)", _IDENTITY_DTYPE),
+            (
+                "found[None] = torch.arange(self.vocab_size, dtype=torch.int32, device=None)",
+                _ON_GPU,
+            ),
+            ("found[None] = torch.arange(self.vocab_size, dtype=torch.int32, )", _ON_GPU),
+        ]
     ),
 )
