@@ -20,8 +20,10 @@ from typing import Any
 
 import torch
 
-from waterdrum_hf import auto_batch_size, completion_queries, generate, tiny
+import waterdrum_hf.tiny as tiny
 from waterdrum_hf.data.corpus import toy_corpus
+from waterdrum_hf.generation import auto_batch_size, generate
+from waterdrum_hf.prompting import completion_queries
 
 OLD_DEFAULT = 16
 

@@ -21,8 +21,9 @@ import time
 import numpy as np
 from verify_speed import build_texts, build_tokenizer
 
-from waterdrum_hf import Verifier, waterdrum_result
 from waterdrum_hf.keys import random_keys
+from waterdrum_hf.metric import waterdrum_result
+from waterdrum_hf.verification import Verifier
 
 
 def timed(function, *args, **kwargs) -> tuple[float, object]:

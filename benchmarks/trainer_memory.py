@@ -40,7 +40,7 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from waterdrum_hf import tiny
+    import waterdrum_hf.tiny as tiny
     from waterdrum_hf.data import split_by_owner, toy_corpus
     from waterdrum_hf.trainers import KLConfig, KLTrainer
 

@@ -123,8 +123,9 @@ def make_data(args: argparse.Namespace) -> None:
     """Write the large and the small dataset under ``args.path``; print the tokenizer path."""
     from datasets import Dataset
 
-    from waterdrum_hf import key_from_secret, tiny
+    import waterdrum_hf.tiny as tiny
     from waterdrum_hf.data import toy_corpus
+    from waterdrum_hf.keys import key_from_secret
 
     _, tokenizer = tiny.load(show_progress=False)
     corpus = "\n\n".join(toy_corpus()["text"])
@@ -159,7 +160,8 @@ def score(args: argparse.Namespace) -> None:
     from datasets import disable_progress_bars, load_from_disk
     from transformers import AutoTokenizer
 
-    from waterdrum_hf import verify_dataset, verify_texts
+    from waterdrum_hf.dataset_verification import verify_dataset
+    from waterdrum_hf.verification import verify_texts
 
     disable_progress_bars()
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)

@@ -19,13 +19,20 @@ from transformers import (
 )
 
 from waterdrum_hf import (
+    EvaluationPlan,
+    IntervalConfig,
+    NullConfig,
+    SamplingConfig,
     WaterDrumCallback,
+    WaterDrumConfig,
     WaterDrumResult,
     completion_queries,
     compute_waterdrum,
     generate,
 )
 from waterdrum_hf.data import toy_corpus
+
+PLAN_FIELDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop")
 
 TWO_LOGGED_STEPS = {
     "max_steps": 2, "per_device_train_batch_size": 2, "report_to": "none", "logging_steps": 1,
@@ -56,11 +63,23 @@ def train_set(tiny_model, corpus):
     )
 
 
-def make_callback(tiny_model, corpus, **kwargs):
+def make_callback(tiny_model, corpus, *, seed=0, confidence=None, prefix_tokens=8, **kwargs):
+    """A callback on the corpus (owner KEYS[2] forgotten): one 8-token sample per query;
+    ``kwargs`` are EvaluationPlan fields (every 2 steps by default) or callback arguments."""
     _, tokenizer = tiny_model
-    settings = {"eval_steps": 2, "num_samples": 1, "max_new_tokens": 8, "prefix_tokens": 8}
-    settings.update(kwargs)
-    return WaterDrumCallback.from_dataset(corpus, [KEYS[2]], tokenizer, tokenizer, **settings)
+    plan = {"eval_steps": 2} | {k: kwargs.pop(k) for k in PLAN_FIELDS if k in kwargs}
+    interval = None if confidence is None else IntervalConfig(confidence, seed=seed)
+    return WaterDrumCallback.from_dataset(
+        corpus,
+        [KEYS[2]],
+        tokenizer,
+        tokenizer,
+        prefix_tokens=prefix_tokens,
+        config=WaterDrumConfig(interval=interval),
+        sampling=SamplingConfig(num_samples=1, max_new_tokens=8, seed=seed),
+        plan=EvaluationPlan(**plan),
+        **kwargs,
+    )
 
 
 def make_trainer(tiny_model, train_set, tmp_path, callbacks=(), model=None, **args):
@@ -144,16 +163,20 @@ def test_confidence_logs_the_metrics_intervals(tiny_model, corpus):
     )
     owners = sorted(corpus["owner_id"], key=lambda owner: owner != KEYS[2])  # forget first
     expected = compute_waterdrum(
-        completions, owners, tokenizer, forget_ids=[KEYS[2]], confidence=0.9, bootstrap_seed=3
+        completions,
+        owners,
+        tokenizer,
+        config=WaterDrumConfig(interval=IntervalConfig(0.9, seed=3)),
+        forget_ids=[KEYS[2]],
     )
     names = [f"{s}_ci_{end}" for s in ("forget", "retain") for end in ("low", "high")]
     names += ["separability_auroc_ci_low", "separability_auroc_ci_high", "confidence"]
     assert {name: values[name] for name in names} == {name: expected[name] for name in names}
     assert values["forget_ci_low"] <= values["forget"] <= values["forget_ci_high"]
-    assert callback.settings()["confidence"] == 0.9
+    assert callback.settings()["config"]["interval"]["confidence"] == 0.9
     plain = make_callback(tiny_model, corpus, seed=3)
     assert not any("ci_" in name for name in plain.evaluate(model, tokenizer))
-    assert "confidence" not in plain.settings()  # digests of runs without it are unchanged
+    assert plain.settings()["config"]["interval"] is None
 
 
 @pytest.mark.slow
@@ -242,10 +265,9 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         texts[2:],
         [KEYS[0], KEYS[0]],
         tokenizer,
-        eval_steps=2,
-        num_samples=1,
-        max_new_tokens=6,
-        null_keys=4,
+        config=WaterDrumConfig(null=NullConfig("empirical", 4)),
+        sampling=SamplingConfig(num_samples=1, max_new_tokens=6, seed=0),
+        plan=EvaluationPlan(eval_steps=2),
     )
     with caplog.at_level(logging.DEBUG):
         trainer = make_trainer(
@@ -269,26 +291,37 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         assert form not in shown
 
 
+def stop(rule):
+    return {"plan": lambda: EvaluationPlan(stop_when=rule)}
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
         ({"forget_ids": [KEYS[2]]}, ValueError, "`forget_ids` has 1 entries but there are 2"),
         ({"retain_queries": [], "retain_ids": []}, ValueError, "`retain_queries` is empty"),
         ({"watermark_tokenizer": "/no/such/tokenizer"}, ValueError, "could not be loaded"),
-        ({"eval_steps": 0}, ValueError, "`eval_steps` must be >= 1"),
-        ({"num_samples": 0}, ValueError, "`num_samples`"),
+        ({"plan": lambda: EvaluationPlan(eval_steps=0)}, ValueError, "`eval_steps` must be >= 1"),
+        ({"sampling": lambda: SamplingConfig(num_samples=0)}, ValueError, "`num_samples`"),
+        ({"sampling": lambda: SamplingConfig(seed=None)}, ValueError, "SamplingConfig\\(seed="),
+        ({"config": lambda: "kgw"}, TypeError, "`config` must be a WaterDrumConfig"),
         ({"forget_ids": [KEYS[2], -1]}, ValueError, r"`forget_ids\[1\]`"),
         ({"retain_ids": [KEYS[2], KEYS[0]]}, ValueError, "both the forget and the retain"),
-        ({"stop_when": {"forget_below": 0.1}}, ValueError, "'max_<value>' or 'min_<value>'"),
-        ({"stop_when": {"max_foget_ratio": 0.1}}, ValueError, "not a value the callback logs"),
-        ({"stop_when": {"max_forget": "low"}}, ValueError, "finite number"),
-        ({"stop_when": 0.05}, TypeError, "callable or a dict"),
-        ({"generation_kwargs": {"top_k": 50}}, ValueError, r"\['top_k'\] are not supported"),
+        (stop({"forget_below": 0.1}), ValueError, "'max_<value>' or 'min_<value>'"),
+        (stop({"max_foget_ratio": 0.1}), ValueError, "not a value the callback logs"),
+        (stop({"max_forget": "low"}), ValueError, "finite number"),
+        (stop(0.05), TypeError, "callable or a dict"),
         ({"owner_names": {KEYS[0]: "a", KEYS[2]: "a"}}, ValueError, "same name"),
-        ({"max_queries_per_owner": 0}, ValueError, "`max_queries_per_owner`"),
-        ({"confidence": 95}, ValueError, "`confidence` must lie strictly between 0 and 1"),
-        ({"null": "analytic", "null_keys": 3}, ValueError, "leave it at 0"),
-        ({"null": "exact"}, ValueError, "`null` must be"),
+        (
+            {"plan": lambda: EvaluationPlan(max_queries_per_owner=0)},
+            ValueError,
+            "`max_queries_per_owner`",
+        ),
+        (
+            {"config": lambda: WaterDrumConfig(interval=IntervalConfig(95))},
+            ValueError,
+            "`confidence` must lie strictly between 0 and 1",
+        ),
     ],
 )
 def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):
@@ -301,8 +334,36 @@ def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):
     }
     arguments.update(kwargs)
     with pytest.raises(error, match=match) as raised:
-        WaterDrumCallback(**arguments)
+        built = {k: v() if callable(v) else v for k, v in arguments.items()}
+        WaterDrumCallback(**built)
     assert not any(str(key) in str(raised.value) for key in KEYS)
+
+
+def test_the_old_keywords_still_work_with_a_future_warning(tiny_model):
+    """0.1's keywords map to the plan, the sampling and the config, with one FutureWarning;
+    their checks still apply."""
+    arguments = (["The class"], [KEYS[2]], ["The import"], [KEYS[0]], tiny_model[1])
+    with pytest.warns(FutureWarning, match="plan=EvaluationPlan") as caught:
+        old = WaterDrumCallback(
+            *arguments, eval_steps=3, num_samples=1, max_new_tokens=8, null_keys=4, seed=5,
+            confidence=0.9, generation_kwargs={"temperature": 0.7}, tokenizer=tiny_model[1],
+        )  # fmt: skip
+    assert caught[0].filename == __file__
+    assert old.plan == EvaluationPlan(eval_steps=3)
+    assert old.sampling == SamplingConfig(num_samples=1, max_new_tokens=8, temperature=0.7, seed=5)
+    assert old.config == WaterDrumConfig(
+        null=NullConfig("empirical", 4, seed=5), interval=IntervalConfig(0.9, seed=5)
+    )
+    assert old.tokenizer is tiny_model[1]
+    for bad, match in (
+        ({"generation_kwargs": {"top_k": 50}}, r"\['top_k'\] are not supported"),
+        ({"null": "analytic", "null_keys": 3}, "leave it at 0"),
+        ({"eval_steps": 0}, "`eval_steps` must be >= 1"),
+    ):
+        with pytest.warns(FutureWarning), pytest.raises(ValueError, match=match):
+            WaterDrumCallback(*arguments, **bad)
+    with pytest.raises(TypeError, match="not beside them"):
+        WaterDrumCallback(*arguments, eval_steps=3, plan=EvaluationPlan())
 
 
 def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):
@@ -319,7 +380,8 @@ def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):
         "owner/bo",
     ]
     for name in logged:
-        WaterDrumCallback(**arguments, stop_when={f"max_{name}": 1.0, f"min_{name}": 0.0})
+        plan = EvaluationPlan(stop_when={f"max_{name}": 1.0, f"min_{name}": 0.0})
+        WaterDrumCallback(**arguments, plan=plan)
     for name in (
         "owner/cy",
         "owner/",
@@ -330,7 +392,7 @@ def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):
         "forget_p",
     ):
         with pytest.raises(ValueError, match="not a value the callback logs"):
-            WaterDrumCallback(**arguments, stop_when={f"max_{name}": 1.0})
+            WaterDrumCallback(**arguments, plan=EvaluationPlan(stop_when={f"max_{name}": 1.0}))
 
 
 def scripted_values(model, tokenizer, accelerator=None):

@@ -15,6 +15,7 @@ from tokenizer_builders import word_texts, word_tokenizer
 from waterdrum_hf import compute_waterdrum
 from waterdrum_hf.audits import AuditConfig
 from waterdrum_hf.cli import main
+from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.experiments.demo import DemoConfig
 from waterdrum_hf.experiments.reproduction import ReproductionConfig
 from waterdrum_hf.schemes import KGWScheme, WaterfallScheme
@@ -96,8 +97,8 @@ def test_verify_takes_the_analytic_null_or_none(scored_file, capsys, null):
     code, out, _ = run([*argv, "--null", null, "--output", tmp_path / f"{null}.json"], capsys)
     assert code == 0
     written = json.loads((tmp_path / f"{null}.json").read_text())
-    options = {"null": "analytic"} if null == "analytic" else {}
-    expected = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[1]], **options)
+    config = WaterDrumConfig(null=NullConfig("analytic") if null == "analytic" else None)
+    expected = compute_waterdrum(texts, owners, tok, config=config, forget_ids=[KEYS[1]])
     assert {k: v for k, v in written.items() if k in expected} == pytest.approx(expected)
     assert ("retain_p_value" in written) == (null == "analytic")
 
@@ -130,7 +131,13 @@ def test_verify_prints_scores_summary_and_p_values(scored_file, capsys):
         ],
         capsys,
     )
-    expected = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[1]], null_keys=9)
+    expected = compute_waterdrum(
+        texts,
+        owners,
+        tok,
+        config=WaterDrumConfig.from_keywords(dict(null_keys=9)),
+        forget_ids=[KEYS[1]],
+    )
     assert code == 0
     assert f"forget: {expected['forget']:.4f}" in out and "num_skipped: 0" in out
     assert f"retain_p_value: {expected['retain_p_value']:.4f}" in out
@@ -207,7 +214,7 @@ def test_help_shows_the_defaults_and_the_quick_ones(monkeypatch, capsys):
 
 
 def test_a_config_field_without_help_is_refused():
-    from waterdrum_hf.cli.common import config_parser
+    from waterdrum_hf.cli.parsing import config_parser
 
     @dataclasses.dataclass
     class Settings:
@@ -701,7 +708,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "score",
                 "--dataset",
                 "waterdrum-ax",
-                "--config",
+                "--dataset-config",
                 "forget_99",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -900,7 +907,7 @@ def test_bad_input_is_one_line_and_exit_2(scored_file, argv, message, capsys):
 
 @pytest.mark.parametrize(("value", "expected"), [("auto", "auto"), ("12", 12)])
 def test_score_batch_size_reads_auto_or_a_positive_int(value, expected):
-    from waterdrum_hf.cli.common import positive_or_auto
+    from waterdrum_hf.cli.parsing import positive_or_auto
 
     assert positive_or_auto(value) == expected
 
@@ -1428,7 +1435,9 @@ def test_verify_reads_the_scheme_the_data_was_watermarked_with(scored_file, flag
     tmp_path, texts, owners, tok = scored_file
     argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
     code, out, _ = run([*argv, "--id-column", "owner_id", "--null-keys", 0, *flags], capsys)
-    expected = compute_waterdrum(texts, owners, tok, scheme=scheme)
+    expected = compute_waterdrum(
+        texts, owners, tok, config=WaterDrumConfig.from_keywords(dict(scheme=scheme))
+    )
     assert code == 0 and f"overall: {expected['overall']:.4f}" in out
 
 

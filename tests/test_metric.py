@@ -27,10 +27,19 @@ from waterdrum_hf import (
     waterdrum_result,
 )
 from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments
-from waterdrum_hf.metric import _AnalyticReading, _Queries, _sample_weights, metric_path
+from waterdrum_hf.config import WaterDrumConfig
+from waterdrum_hf.metric import metric_path
+from waterdrum_hf.metric.inputs import Queries
+from waterdrum_hf.metric.nulls import AnalyticReading
+from waterdrum_hf.metric.pooling import sample_weights
 
 N = 4096
 KEYS = [3_000_000_017, 3_999_999_929, 2_718_281_828, 1_414_213_562]  # distinctive: leaks show
+
+
+def cfg(**keywords):
+    """The configuration of the evaluate module's flat keywords (the one mapping)."""
+    return WaterDrumConfig.from_keywords(keywords)
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +113,12 @@ def test_samples_pool_per_query_like_a_hand_computation(tok, per_query, pooling)
     expected = hand_pooled(nested, owners, tok, pooling)
     forget = np.isin(owners, KEYS[2:])
     result = compute_waterdrum(
-        nested, owners, tok, forget_ids=KEYS[2:], pooling=pooling, return_details=True
+        nested,
+        owners,
+        tok,
+        config=cfg(pooling=pooling),
+        forget_ids=KEYS[2:],
+        return_details=True,
     )
     np.testing.assert_allclose(result["query_values"], expected)
     assert result["forget"] == pytest.approx(expected[forget].mean())
@@ -119,9 +133,9 @@ def test_samples_pool_per_query_like_a_hand_computation(tok, per_query, pooling)
         [s for _, s, _ in flat],
         [o for *_, o in flat],
         tok,
+        config=cfg(pooling=pooling),
         forget_ids=KEYS[2:],
         query_ids=[f"q{q}" for q, *_ in flat],
-        pooling=pooling,
     )
     assert grouped["forget"] == pytest.approx(result["forget"])
     assert grouped["retain"] == pytest.approx(result["retain"])
@@ -130,7 +144,13 @@ def test_samples_pool_per_query_like_a_hand_computation(tok, per_query, pooling)
 def test_token_pooling_differs_from_the_mean_of_samples(tok, per_query):
     nested, owners = per_query
     tokens = compute_waterdrum(nested, owners, tok, return_details=True)["query_values"]
-    means = compute_waterdrum(nested, owners, tok, pooling="mean", return_details=True)
+    means = compute_waterdrum(
+        nested,
+        owners,
+        tok,
+        config=cfg(pooling="mean"),
+        return_details=True,
+    )
     assert not np.allclose(tokens, means["query_values"])
 
 
@@ -155,7 +175,13 @@ def test_generate_output_goes_in_as_it_is(tiny_model):
 
 def test_results_are_flat_scalars_that_log_and_save_as_they_are(tok, batch, tmp_path):
     texts, owners = batch
-    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]], null_keys=8)
+    result = compute_waterdrum(
+        texts,
+        owners,
+        tok,
+        config=cfg(null_keys=8),
+        forget_ids=[KEYS[3]],
+    )
     assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in result.values())
     assert None not in result.values()
     for prefix in ("forget", "retain"):
@@ -227,7 +253,13 @@ def test_combine_with_another_module(tok, batch, tmp_path):
 
 def test_null_keys_report_the_no_watermark_level(tok, batch):
     texts, owners = batch
-    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]], null_keys=8)
+    result = compute_waterdrum(
+        texts,
+        owners,
+        tok,
+        config=cfg(null_keys=8),
+        forget_ids=[KEYS[3]],
+    )
     null = waterdrum_hf.null_reference(texts, tok, num_keys=8, exclude_ids=KEYS)
     owners, scored = np.array(owners), ~np.isnan(verify_texts(texts, owners, tok))
     key_means = null.scores[(owners == KEYS[3]) & scored].mean(axis=0)  # forget set, per key
@@ -237,7 +269,12 @@ def test_null_keys_report_the_no_watermark_level(tok, batch):
         (result["forget"] - key_means.mean()) / key_means.std()
     )
     detailed = compute_waterdrum(
-        texts, owners.tolist(), tok, forget_ids=[KEYS[3]], null_keys=8, return_details=True
+        texts,
+        owners.tolist(),
+        tok,
+        config=cfg(null_keys=8),
+        forget_ids=[KEYS[3]],
+        return_details=True,
     )
     np.testing.assert_allclose(detailed["query_null_means"], null.scores.mean(axis=1))
     assert result["forget_p_value"] == pytest.approx(
@@ -250,7 +287,13 @@ def test_the_metric_null_is_the_verifier_null_reference(tok, batch):
     the null reference's, exactly."""
     texts, owners = batch
     null = waterdrum_hf.Verifier(tok).null_reference(texts, 8, exclude_ids=KEYS, seed=5)
-    result = compute_waterdrum(texts, owners, tok, null_keys=8, null_seed=5, return_details=True)
+    result = compute_waterdrum(
+        texts,
+        owners,
+        tok,
+        config=cfg(null_keys=8, null_seed=5),
+        return_details=True,
+    )
     np.testing.assert_array_equal(result["query_null_means"], null.scores.mean(axis=1))
     assert result["overall_null_mean"] == pytest.approx(null.mean, rel=1e-12)
     assert result["overall_null_std"] == pytest.approx(null.std, rel=1e-12)
@@ -261,10 +304,20 @@ def test_typed_result_is_the_flat_dict(tok, batch):
     texts, owners = batch
     with pytest.warns(UserWarning, match="own no query"):
         typed = waterdrum_result(
-            texts, owners, tok, forget_ids=[KEYS[3], 12_345], null_keys=6, return_details=True
+            texts,
+            owners,
+            tok,
+            config=cfg(null_keys=6),
+            forget_ids=[KEYS[3], 12345],
+            return_details=True,
         )
         flat = compute_waterdrum(
-            texts, owners, tok, forget_ids=[KEYS[3], 12_345], null_keys=6, return_details=True
+            texts,
+            owners,
+            tok,
+            config=cfg(null_keys=6),
+            forget_ids=[KEYS[3], 12345],
+            return_details=True,
         )
     assert isinstance(typed.forget, SetValue) and typed.overall is None
     assert typed.forget.value == flat["forget"] and typed.retain.value == flat["retain"]
@@ -290,8 +343,8 @@ def test_to_dict_and_from_dict_round_trip_also_through_json(tok, batch):
     texts, owners = batch
     for options in (
         {},
-        {"forget_ids": [KEYS[3]], "null_keys": 4, "return_details": True},
-        {"null_keys": 3, "return_scores": True},
+        {"forget_ids": [KEYS[3]], "config": cfg(null_keys=4), "return_details": True},
+        {"config": cfg(null_keys=3), "return_scores": True},
     ):
         typed = waterdrum_result(texts, owners, tok, **options)
         assert WaterDrumResult.from_dict(typed.to_dict()) == typed
@@ -313,17 +366,29 @@ def test_to_dict_and_from_dict_round_trip_also_through_json(tok, batch):
 def test_scalar_names_are_every_scalar_a_result_can_hold(tok, batch):
     texts, owners = batch
     with pytest.warns(UserWarning):
-        both = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3], 99], null_keys=4)
-        intervals = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3], 99], confidence=0.9)
-    overall = compute_waterdrum(texts, owners, tok, null_keys=4, confidence=0.9)
+        both = compute_waterdrum(
+            texts,
+            owners,
+            tok,
+            config=cfg(null_keys=4),
+            forget_ids=[KEYS[3], 99],
+        )
+        intervals = compute_waterdrum(
+            texts,
+            owners,
+            tok,
+            config=cfg(confidence=0.9),
+            forget_ids=[KEYS[3], 99],
+        )
+    overall = compute_waterdrum(texts, owners, tok, config=cfg(null_keys=4, confidence=0.9))
     names = set(both) | set(intervals) | set(overall)
     assert names == set(WaterDrumResult.scalar_names())
 
 
 def test_confidence_intervals_are_flat_repeatable_and_hold_the_value(tok, batch):
     texts, owners = batch
-    options = {"forget_ids": [KEYS[3]], "confidence": 0.9, "return_details": True}
-    result = waterdrum_result(texts, owners, tok, **options)
+    options = {"forget_ids": [KEYS[3]], "return_details": True}
+    result = waterdrum_result(texts, owners, tok, config=cfg(confidence=0.9), **options)
     flat = result.to_dict()
     assert flat["confidence"] == 0.9
     for name in ("forget", "retain", "separability_auroc"):
@@ -335,20 +400,28 @@ def test_confidence_intervals_are_flat_repeatable_and_hold_the_value(tok, batch)
     )
     for owner in result.per_owner.values():  # 6 or 7 scored queries each
         assert owner.ci_low <= owner.value <= owner.ci_high
-    again = waterdrum_result(texts, owners, tok, **options)  # the same interval again
+    again = waterdrum_result(texts, owners, tok, config=cfg(confidence=0.9), **options)  # same
     assert again.scalars() == result.scalars() and again.per_owner == result.per_owner
-    other = compute_waterdrum(texts, owners, tok, **options, bootstrap_seed=1)
+    other = compute_waterdrum(
+        texts, owners, tok, config=cfg(confidence=0.9, bootstrap_seed=1), **options
+    )
     assert other["forget_ci_low"] != flat["forget_ci_low"]  # the seed is what fixes it
-    fewer = compute_waterdrum(texts, owners, tok, **options, bootstrap_resamples=100)
+    fewer = compute_waterdrum(
+        texts,
+        owners,
+        tok,
+        config=cfg(confidence=0.9, bootstrap_resamples=100),
+        **options,
+    )
     assert fewer["forget_ci_low"] != flat["forget_ci_low"]  # so is the number of resamples
     assert other["forget"] == flat["forget"]  # and it touches no value
-    wider = compute_waterdrum(texts, owners, tok, **{**options, "confidence": 0.99})
+    wider = compute_waterdrum(texts, owners, tok, config=cfg(confidence=0.99), **options)
     assert wider["forget_ci_low"] < flat["forget_ci_low"] < flat["forget_ci_high"]
     assert flat["forget_ci_high"] < wider["forget_ci_high"]
     saved = WaterDrumResult.from_dict(json.loads(json.dumps(flat)))
     assert saved.scalars() == result.scalars() and saved.per_owner == result.per_owner
     module = waterdrum_hf.load_metric().compute(
-        predictions=texts, references=owners, watermark_tokenizer=tok, **options
+        predictions=texts, references=owners, watermark_tokenizer=tok, confidence=0.9, **options
     )
     assert {k: module[k] for k in result.scalars()} == result.scalars()
     plain = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])
@@ -359,10 +432,10 @@ def test_sample_weights_are_each_token_sum_s_share_of_its_query_value():
     """Query 0: samples of 1 and 3 counted tokens; query 1: one unscored sample; query 2: a
     sample of one token and an unscored one. Token pooling weighs 1 / T_q, mean pooling
     1 / (S_q T_s); unscored samples weigh nothing."""
-    queries = _Queries(["text"] * 5, np.array([0, 0, 1, 2, 2]), np.array([7, 8, 9]))
+    queries = Queries(["text"] * 5, np.array([0, 0, 1, 2, 2]), np.array([7, 8, 9]))
     counts = np.array([1, 3, 0, 1, 0])
-    np.testing.assert_allclose(_sample_weights(counts, queries, "tokens"), [1 / 4, 1 / 4, 0, 1, 0])
-    np.testing.assert_allclose(_sample_weights(counts, queries, "mean"), [1 / 2, 1 / 6, 0, 1, 0])
+    np.testing.assert_allclose(sample_weights(counts, queries, "tokens"), [1 / 4, 1 / 4, 0, 1, 0])
+    np.testing.assert_allclose(sample_weights(counts, queries, "mean"), [1 / 2, 1 / 6, 0, 1, 0])
 
 
 def test_an_analytic_null_without_spread_gives_no_p_value():
@@ -371,7 +444,7 @@ def test_an_analytic_null_without_spread_gives_no_p_value():
     null = AnalyticNull(
         np.array([[0], [0]]), np.array([0, 1]), np.array([0, 0]), 1, PositionMoments(0.0, 0.5, 2)
     )
-    reading = _AnalyticReading(null, np.array([0.5]), np.array([0]))
+    reading = AnalyticReading(null, np.array([0.5]), np.array([0]))
     assert reading.statistics(0.3, np.array([True])) == (0.0, 0.0, None)
     means = reading.query_means(np.array([True, False]))  # per query: NaN where unscored
     assert means[0] == 0.0 and np.isnan(means[1])
@@ -386,7 +459,12 @@ def test_intervals_resample_queries_within_each_owner(tok):
     texts = [first] * 4 + [second] * 4 + word_texts(N, 5, 40, seed=6) + ["w1 w2 w3 w4 w5"]
     owners = [KEYS[0]] * 4 + [KEYS[1]] * 4 + [KEYS[2]] * 5 + [KEYS[3]]
     result = waterdrum_result(
-        texts, owners, tok, forget_ids=[KEYS[2]], confidence=0.95, return_details=True
+        texts,
+        owners,
+        tok,
+        config=cfg(confidence=0.95),
+        forget_ids=[KEYS[2]],
+        return_details=True,
     )
     assert result.retain.ci_low == pytest.approx(result.retain.value, abs=1e-12)
     assert result.retain.ci_high == pytest.approx(result.retain.value, abs=1e-12)
@@ -394,7 +472,13 @@ def test_intervals_resample_queries_within_each_owner(tok):
     assert result.per_owner["owner-1"].ci_high == pytest.approx(result.per_owner["owner-1"].value)
     lone = result.per_owner["owner-4"]
     assert lone.num_scored_queries == 1 and lone.ci_low is None and lone.ci_high is None
-    alone = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]], confidence=0.95)
+    alone = compute_waterdrum(
+        texts,
+        owners,
+        tok,
+        config=cfg(confidence=0.95),
+        forget_ids=[KEYS[3]],
+    )
     assert "forget_ci_low" not in alone and "retain_ci_low" in alone
     assert alone["separability_auroc_ci_low"] <= alone["separability_auroc"]
 
@@ -402,21 +486,33 @@ def test_intervals_resample_queries_within_each_owner(tok):
 def test_owners_are_resampled_only_when_their_values_are_reported(tok, monkeypatch):
     """The bootstrap resamples each owner's value only for ``per_owner`` (with details): the
     sets' intervals alone need no per-owner replicates, which cost a pass per owner."""
-    from waterdrum_hf import metric
 
     resampled = []
-    replicates = metric.bootstrap_replicates
+    import waterdrum_hf.metric.intervals as intervals
+
+    replicates = intervals.bootstrap_replicates
 
     def spy(values, strata, masks, **kwargs):
         resampled.append({kind for kind, _ in masks})
         return replicates(values, strata, masks, **kwargs)
 
-    monkeypatch.setattr(metric, "bootstrap_replicates", spy)
+    monkeypatch.setattr(intervals, "bootstrap_replicates", spy)
     texts = word_texts(N, 12, 30, seed=8)
     owners = [KEYS[i % 3] for i in range(12)]
-    plain = waterdrum_result(texts, owners, tok, forget_ids=[KEYS[0]], confidence=0.9)
+    plain = waterdrum_result(
+        texts,
+        owners,
+        tok,
+        config=cfg(confidence=0.9),
+        forget_ids=[KEYS[0]],
+    )
     detailed = waterdrum_result(
-        texts, owners, tok, forget_ids=[KEYS[0]], confidence=0.9, return_details=True
+        texts,
+        owners,
+        tok,
+        config=cfg(confidence=0.9),
+        forget_ids=[KEYS[0]],
+        return_details=True,
     )
     assert resampled == [{"set"}, {"set", "owner"}]
     assert (plain.forget.ci_low, plain.retain.ci_high) == (
@@ -448,12 +544,17 @@ def test_p_value_is_calibrated_on_unwatermarked_text_and_small_on_watermarked_te
     for draw in range(200):
         texts = word_texts(vocab, 4, 12, seed=1000 + draw, zipf=None)
         owner = int(rng.integers(2**32))
-        result = compute_waterdrum(texts, [owner] * 4, tok, null_keys=19, null_seed=draw)
+        result = compute_waterdrum(
+            texts,
+            [owner] * 4,
+            tok,
+            config=cfg(null_keys=19, null_seed=draw),
+        )
         rejected += result["overall_p_value"] <= 0.05
     assert 0.02 <= rejected / 200 <= 0.08
 
     texts = watermarked_words(KEYS[0], vocab, 4, 12, seed=1)
-    result = compute_waterdrum(texts, [KEYS[0]] * 4, tok, null_keys=200)
+    result = compute_waterdrum(texts, [KEYS[0]] * 4, tok, config=cfg(null_keys=200))
     assert result["overall"] > 0.5 and result["overall_p_value"] < 0.01
     assert result["overall_z"] > 3
 
@@ -470,9 +571,11 @@ def test_analytic_null_agrees_with_the_empirical_one(pooling, scheme):
     samples[5] = "w9"  # one token: nothing to count
     nested = [samples[i : i + 3] for i in range(0, 24, 3)]
     owners = [KEYS[i % 4] for i in range(8)]
-    options = {"forget_ids": [KEYS[1]], "pooling": pooling, "scheme": scheme}
-    analytic = compute_waterdrum(nested, owners, tok, null="analytic", **options)
-    empirical = compute_waterdrum(nested, owners, tok, null_keys=1500, **options)
+    options = {"forget_ids": [KEYS[1]]}
+    analytic_config = cfg(null="analytic", pooling=pooling, scheme=scheme)
+    empirical_config = cfg(null_keys=1500, pooling=pooling, scheme=scheme)
+    analytic = compute_waterdrum(nested, owners, tok, config=analytic_config, **options)
+    empirical = compute_waterdrum(nested, owners, tok, config=empirical_config, **options)
     assert analytic.keys() == empirical.keys()
     for name in ("forget", "retain"):
         assert analytic[name] == empirical[name]
@@ -481,10 +584,20 @@ def test_analytic_null_agrees_with_the_empirical_one(pooling, scheme):
         assert abs(empirical[f"{name}_null_mean"] - analytic[f"{name}_null_mean"]) < 0.12 * std
         assert analytic[f"{name}_p_value"] == pytest.approx(empirical[f"{name}_p_value"], abs=0.05)
     detailed = waterdrum_result(
-        nested, owners, tok, null="analytic", return_details=True, **options
+        nested,
+        owners,
+        tok,
+        config=analytic_config,
+        return_details=True,
+        **options,
     )
     reference = waterdrum_result(
-        nested, owners, tok, null_keys=1500, return_details=True, **options
+        nested,
+        owners,
+        tok,
+        config=empirical_config,
+        return_details=True,
+        **options,
     )
     for name, owner in detailed.per_owner.items():
         assert owner.null_std == pytest.approx(reference.per_owner[name].null_std, rel=0.08)
@@ -503,13 +616,15 @@ def test_analytic_p_value_is_calibrated_on_unwatermarked_text_and_small_on_water
         texts = word_texts(vocab, 4, 12, seed=1000 + draw, zipf=None)
         owner = int(rng.integers(2**32))
         p_values.append(
-            compute_waterdrum(texts, [owner] * 4, tok, null="analytic")["overall_p_value"]
+            compute_waterdrum(texts, [owner] * 4, tok, config=cfg(null="analytic"))[
+                "overall_p_value"
+            ]
         )
     assert 0.025 <= np.mean(np.array(p_values) <= 0.05) <= 0.08
     assert 0.4 <= np.mean(p_values) <= 0.6
 
     texts = watermarked_words(KEYS[0], vocab, 4, 12, seed=1)
-    result = compute_waterdrum(texts, [KEYS[0]] * 4, tok, null="analytic")
+    result = compute_waterdrum(texts, [KEYS[0]] * 4, tok, config=cfg(null="analytic"))
     assert result["overall"] > 0.5 and result["overall_p_value"] < 1e-6
     assert result["overall_z"] > 5
 
@@ -524,14 +639,17 @@ def test_analytic_p_value_is_calibrated_on_unwatermarked_text_and_small_on_water
 )
 def test_null_settings_that_do_not_fit_are_refused(tok, options, match):
     with pytest.raises(ValueError, match=match):
-        compute_waterdrum(["w1 w2 w3"], [1], tok, **options)
+        compute_waterdrum(["w1 w2 w3"], [1], tok, config=cfg(**options))
 
 
 def test_null_empirical_is_what_null_keys_alone_gives(tok, batch):
     texts, owners = batch
-    assert compute_waterdrum(texts, owners, tok, null="empirical", null_keys=5) == (
-        compute_waterdrum(texts, owners, tok, null_keys=5)
-    )
+    assert compute_waterdrum(
+        texts,
+        owners,
+        tok,
+        config=cfg(null="empirical", null_keys=5),
+    ) == (compute_waterdrum(texts, owners, tok, config=cfg(null_keys=5)))
 
 
 def test_owners_are_named_never_keyed(tok, batch, caplog):
@@ -541,8 +659,8 @@ def test_owners_are_named_never_keyed(tok, batch, caplog):
             texts,
             owners,
             tok,
-            forget_ids=[KEYS[3], 12_345_678_9],
-            null_keys=4,
+            config=cfg(null_keys=4),
+            forget_ids=[KEYS[3], 123456789],
             return_details=True,
         )
     assert list(result["per_owner"]) == ["owner-1", "owner-2", "owner-3", "owner-4"]
@@ -659,7 +777,7 @@ def test_wheel_ships_the_metric_module(tmp_path):
 
 
 def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
-    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric"):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric.inputs"):
         result = compute_waterdrum([["", "w1 w2 w3"], ["w4", "w5 w6"]], [1, 2], tok)
     assert result["num_skipped"] == 2
     message = caplog.text
@@ -674,11 +792,11 @@ def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
         "tokens outside that vocabulary)"
     ) in message
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric"):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric.inputs"):
         compute_waterdrum([["w1"], ["w4 w5"]], [1, 2], tok)
     assert "1 of 2 samples" in caplog.text and "empty" not in caplog.text
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric"):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric.inputs"):
         compute_waterdrum([[""], ["w4 w5"]], [1, 2], tok)
     assert "1 are empty" in caplog.text and "n_gram" not in caplog.text
 
@@ -692,7 +810,7 @@ def test_one_null_key_has_no_spread_so_no_z(tok, batch):
     """With one null key the null mean is that key's value and its spread is 0: z is left out
     (not a division by zero) and the p-value is 1/2 or 1."""
     texts, owners = batch
-    result = compute_waterdrum(texts, owners, tok, null_keys=1, null_seed=4)
+    result = compute_waterdrum(texts, owners, tok, config=cfg(null_keys=1, null_seed=4))
     null = waterdrum_hf.null_reference(texts, tok, num_keys=1, exclude_ids=KEYS, seed=4)
     assert result["overall_null_mean"] == pytest.approx(null.mean)
     assert result["overall_null_std"] == 0.0 and "overall_z" not in result
@@ -718,7 +836,11 @@ def test_the_owners_keys_are_never_null_keys(tok, batch):
     texts, _ = batch
     owner = int(random_keys(1, seed=9)[0])
     result = compute_waterdrum(
-        texts, [owner] * len(texts), tok, null_keys=4, null_seed=9, return_details=True
+        texts,
+        [owner] * len(texts),
+        tok,
+        config=cfg(null_keys=4, null_seed=9),
+        return_details=True,
     )
     null = waterdrum_hf.null_reference(texts, tok, num_keys=4, exclude_ids=[owner], seed=9)
     assert owner not in null.keys.tolist()
@@ -731,10 +853,7 @@ def test_a_single_counted_token_is_a_value_and_a_query_without_samples_is_not(to
     query with no samples at all (the last one, here) counts as a query without a value."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no numpy warning about 0/0 leaks out
-        result = compute_waterdrum(
-            [["w1 w2"], ["w3 w4 w5", "w6"], []], [1, 2, 3], tok, pooling=pooling,
-            return_details=True,
-        )  # fmt: skip
+        result = compute_waterdrum([['w1 w2'], ['w3 w4 w5', 'w6'], []], [1, 2, 3], tok, config=cfg(pooling=pooling), return_details=True)  # fmt: skip
     single = verify_texts(["w1 w2", "w3 w4 w5"], [1, 2], tok)
     np.testing.assert_allclose(result["query_values"][:2], single)
     assert math.isnan(result["query_values"][2])
@@ -774,7 +893,7 @@ def test_forget_ids_must_be_a_list(tok, forget_ids):
 def test_compute_forwards_the_watermark_settings(tok, batch):
     texts, owners = batch
     for settings in ({"n_gram": 3}, {"k_p": 2}, {"scheme": "kgw"}):
-        result = compute_waterdrum(texts, owners, tok, return_scores=True, **settings)
+        result = compute_waterdrum(texts, owners, tok, config=cfg(**settings), return_scores=True)
         np.testing.assert_allclose(result["scores"], verify_texts(texts, owners, tok, **settings))
 
 
@@ -794,7 +913,13 @@ def test_typed_result_defaults_have_no_nulls_and_no_details(tok, batch):
 def test_null_values_pool_samples_like_the_owners_values(tok, per_query):
     """The null of a query pools its samples' token sums under each key, as its value does."""
     nested, owners = per_query
-    result = compute_waterdrum(nested, owners, tok, null_keys=3, null_seed=2, return_details=True)
+    result = compute_waterdrum(
+        nested,
+        owners,
+        tok,
+        config=cfg(null_keys=3, null_seed=2),
+        return_details=True,
+    )
     samples = [s for query in nested for s in query]
     null = waterdrum_hf.null_reference(samples, tok, num_keys=3, exclude_ids=KEYS, seed=2)
     expected = []

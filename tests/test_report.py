@@ -14,6 +14,7 @@ from matplotlib.transforms import Bbox
 from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import WaterDrumResult, compute_waterdrum, report, trainers
+from waterdrum_hf.config import WaterDrumConfig
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +29,9 @@ def models():
             predictions,
             [owners[i % 3] for i in range(6)],
             tok,
+            config=WaterDrumConfig.from_keywords(dict(null_keys=9)),
             forget_ids=[33],
             owner_names={11: "alice", 22: "bob", 33: "carol"},
-            null_keys=9,
             return_details=True,
         )
 
@@ -356,9 +357,9 @@ def test_intervals_show_as_a_column_and_as_error_bars(tmp_path, figures):
             texts[shift:] + texts[:shift],
             owners,
             tok,
+            config=WaterDrumConfig.from_keywords(dict(confidence=0.9)),
             forget_ids=[33],
             owner_names={11: "alice", 22: "bob", 33: "carol"},
-            confidence=0.9,
             return_details=True,
         )
         for name, shift in (("original", 0), ("retrained", 1), ("kl", 2))

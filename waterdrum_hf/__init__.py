@@ -15,6 +15,14 @@ from waterdrum_hf._version import library_version
 __version__ = library_version()
 
 _EXPORTS = {
+    "WaterDrumConfig": "config",
+    "NullConfig": "config",
+    "IntervalConfig": "config",
+    "WaterDrumArguments": "arguments",
+    "SamplingConfig": "generation",
+    "EvaluationPlan": "callbacks",
+    "AuditQueries": "audits",
+    "KGWScheme": "schemes",
     "Verifier": "verification",
     "verify_texts": "verification",
     "null_reference": "verification",
@@ -54,6 +62,14 @@ _SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 __all__ = [
     "AnalyticNull",
     "AuditConfig",
+    "AuditQueries",
+    "EvaluationPlan",
+    "IntervalConfig",
+    "KGWScheme",
+    "NullConfig",
+    "SamplingConfig",
+    "WaterDrumArguments",
+    "WaterDrumConfig",
     "AuditResults",
     "CalibrationFit",
     "Interval",
@@ -97,11 +113,13 @@ __all__ = [
 if TYPE_CHECKING:
     from waterdrum_hf import audits, data, lm_eval_tasks, tiny
     from waterdrum_hf.analytic_null import AnalyticNull
-    from waterdrum_hf.audits import AuditConfig, AuditResults, run_audits
+    from waterdrum_hf.arguments import WaterDrumArguments
+    from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
-    from waterdrum_hf.callbacks import WaterDrumCallback
+    from waterdrum_hf.callbacks import EvaluationPlan, WaterDrumCallback
+    from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
     from waterdrum_hf.dataset_verification import verify_dataset
-    from waterdrum_hf.generation import auto_batch_size, generate
+    from waterdrum_hf.generation import SamplingConfig, auto_batch_size, generate
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metric import (
         OwnerValue,
@@ -112,7 +130,7 @@ if TYPE_CHECKING:
         waterdrum_result,
     )
     from waterdrum_hf.prompting import completion_queries, qa_queries
-    from waterdrum_hf.schemes import WaterfallScheme, WatermarkScheme
+    from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.statistics import CalibrationFit, calibration_r2, separability_auroc
     from waterdrum_hf.verification import NullReference, Verifier, null_reference, verify_texts

@@ -17,6 +17,7 @@ back afterwards.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import math
@@ -25,23 +26,18 @@ import operator
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from waterdrum_hf._validation import check_positive_int, check_string_list
-from waterdrum_hf.bootstrap import check_confidence
-from waterdrum_hf.generation import generate
+from waterdrum_hf._warnings import warn_user
+from waterdrum_hf.config import KEYWORDS, WaterDrumConfig
+from waterdrum_hf.generation import SamplingConfig, generate
 from waterdrum_hf.keys import check_watermark_ids
-from waterdrum_hf.metric import (
-    NullMethod,
-    WaterDrumResult,
-    owner_display_names,
-    resolve_null,
-    waterdrum_result,
-)
-from waterdrum_hf.schemes import WatermarkScheme
+from waterdrum_hf.metric import WaterDrumResult, owner_display_names, waterdrum_result
 from waterdrum_hf.verification import Verifier, load_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -57,13 +53,92 @@ _OWNER_PREFIX = "owner/"
 StopRule = Callable[[Mapping[str, float]], bool] | Mapping[str, float]
 
 
+@dataclass(frozen=True)
+class EvaluationPlan:
+    """When :class:`WaterDrumCallback` evaluates, on how many queries, and when it stops the run.
+
+    Args:
+        eval_steps: evaluate every this many optimizer steps (and at step 0 and the end).
+        max_queries_per_owner: evaluate at most this many queries per owner (drawn once, with
+            the sampling seed), to bound the cost; ``None``: all.
+        stop_when: stop training when this holds: a callable taking the logged values
+            (without the prefix) and returning a bool, or a dict of bounds such as
+            ``{"max_forget_ratio": 0.05, "min_retain_ratio": 0.8}`` (all must hold; a value
+            equal to its bound holds). ``None``: never stop.
+        save_on_stop: when ``stop_when`` first holds, save the model to
+            ``<output_dir>/waterdrum-stop-step-<step>`` (the best checkpoint by the rule).
+    """
+
+    eval_steps: int = 50
+    max_queries_per_owner: int | None = None
+    stop_when: StopRule | None = None
+    save_on_stop: bool = False
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.eval_steps, "eval_steps")
+        if self.max_queries_per_owner is not None:
+            check_positive_int(self.max_queries_per_owner, "max_queries_per_owner")
+        if self.save_on_stop and self.stop_when is None:
+            raise ValueError("`save_on_stop` saves when `stop_when` holds: pass a stop_when rule.")
+
+
+CALLBACK_SAMPLING = SamplingConfig(num_samples=2, max_new_tokens=64, seed=0)
+"""The callback's sampling by default: 2 samples of 64 tokens per query, seed 0 (the same at
+every evaluation, so curves move with the model, not with the sampling noise)."""
+
+_PLAN_KEYWORDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop")
+_SAMPLING_KEYWORDS = ("num_samples", "max_new_tokens", "generation_kwargs", "seed")
+
+
+def _accepts_callback_keywords(init: Callable[..., None]) -> Callable[..., None]:
+    """The 0.1 keywords of the callback (the plan's, the sampling's, the scoring's and
+    ``tokenizer``), mapped to ``plan``/``sampling``/``config`` with a FutureWarning."""
+
+    @functools.wraps(init)
+    def call(self: WaterDrumCallback, *args: Any, **kwargs: Any) -> None:
+        old = [
+            k for k in (*_PLAN_KEYWORDS, *_SAMPLING_KEYWORDS, *KEYWORDS, "tokenizer") if k in kwargs
+        ]
+        if not old:
+            init(self, *args, **kwargs)
+            return
+        if any(kwargs.get(name) is not None for name in ("plan", "sampling", "config")):
+            raise TypeError(f"{old} belong inside plan=, sampling= or config=, not beside them.")
+        warn_user(
+            f"The keyword arguments {old} are deprecated and will be removed in 0.3: pass "
+            "plan=EvaluationPlan(...), sampling=SamplingConfig(...) and "
+            "config=WaterDrumConfig(...).",
+            FutureWarning,
+        )
+        tokenizer = kwargs.pop("tokenizer", None)
+        kwargs["plan"] = EvaluationPlan(**{k: kwargs.pop(k) for k in _PLAN_KEYWORDS if k in kwargs})
+        seed = kwargs.pop("seed", 0)
+        sampling = {k: kwargs.pop(k) for k in ("num_samples", "max_new_tokens") if k in kwargs}
+        kwargs["sampling"] = replace(
+            CALLBACK_SAMPLING,
+            **sampling,
+            **_generation_kwargs(kwargs.pop("generation_kwargs", None)),
+            seed=seed,
+        )
+        scoring = {k: kwargs.pop(k) for k in KEYWORDS if k in kwargs}
+        if scoring.get("null_keys") and scoring.get("null") in (None, "empirical"):
+            scoring["null_seed"] = seed
+        if scoring.get("confidence") is not None:
+            scoring["bootstrap_seed"] = seed
+        kwargs["config"] = WaterDrumConfig.from_keywords(scoring)
+        init(self, *args, **kwargs)
+        self.tokenizer = tokenizer
+
+    return call
+
+
 class WaterDrumCallback(TrainerCallback):
     """Logs WaterDrum forget/retain values during training; optionally stops the run.
 
     Logged (all under ``waterdrum/``): ``forget``, ``retain``, ``separability_auroc``,
     ``forget_ratio`` and ``retain_ratio`` (shares of the step-0 values), ``owner/<name>`` per
-    owner (never the key), the sample counts, with a null (``null_keys`` or ``null``) the null
-    levels, z-scores and p-values, with ``confidence`` the confidence intervals
+    owner (never the key), the sample counts, with a null (``config.null``) the null levels,
+    z-scores and p-values, with an interval (``config.interval``) the confidence intervals
     (``forget_ci_low``, ``forget_ci_high``, the same for ``retain`` and ``separability_auroc``,
     and the level), and ``seconds`` (generation and verification time of that evaluation).
 
@@ -73,39 +148,25 @@ class WaterDrumCallback(TrainerCallback):
         retain_queries: prompts made from the retain owners' data.
         retain_ids: the watermark id behind each retain query.
         watermark_tokenizer: tokenizer that watermarked the data (or its name/path).
-        eval_steps: evaluate every this many optimizer steps (and at step 0 and the end).
-        num_samples: completions per query, pooled per query.
-        max_new_tokens: length of each completion.
+        config: how values are read (:class:`~waterdrum_hf.WaterDrumConfig`: scheme, pooling,
+            null, interval); default: Waterfall, no null, no interval. An analytic null costs a
+            few percent of the scoring; intervals a fraction of a second beside the sampling.
+        sampling: how completions are sampled (:class:`~waterdrum_hf.SamplingConfig`);
+            default :data:`CALLBACK_SAMPLING` (2 samples of 64 tokens, seed 0). Its seed must be
+            set: every evaluation samples with it, and the training RNG is untouched.
+        plan: when to evaluate and stop (:class:`EvaluationPlan`; default every 50 steps).
         owner_names: display name per owner id; default ``owner-1``, ``owner-2``, ...
-        null_keys: random non-owner keys for null levels and p-values (0: none).
-        null: ``"analytic"`` for null levels and p-values from the pair counts instead (a few
-            percent of the scoring, where each null key costs about a scoring pass); see
-            :func:`waterdrum_hf.compute_waterdrum`.
-        confidence: if given (e.g. 0.95), also log the values' bootstrap confidence intervals
-            at this level (:func:`waterdrum_hf.waterdrum_result`; resampled with ``seed``, 1000
-            resamples: a fraction of a second beside the sampling). Off by default.
-        max_queries_per_owner: evaluate at most this many queries per owner (drawn once, with
-            ``seed``), to bound the cost.
-        generation_kwargs: ``temperature``, ``top_p`` or ``batch_size`` for sampling.
-        stop_when: stop training when this holds: a callable taking the logged values
-            (without the prefix) and returning a bool, or a dict of bounds such as
-            ``{"max_forget_ratio": 0.05, "min_retain_ratio": 0.8}`` (all must hold).
-        save_on_stop: when ``stop_when`` first holds, save the model to
-            ``<output_dir>/waterdrum-stop-step-<step>`` (the best checkpoint by the rule).
-        seed: sampling seed, the same at every evaluation (so curves move with the model,
-            not with the sampling noise); the training RNG is untouched.
-        k_p, n_gram: the watermark's parameters (``k_p`` is Waterfall's; default 1).
-        scheme: the watermark scheme: ``"waterfall"`` (the default), ``"kgw"`` or a scheme
-            object.
-        tokenizer: the trained model's tokenizer, for generation; default: the trainer's
-            ``processing_class``.
         trainer: the trainer that logs the values. The public way to say which one (e.g.
             ``trainer.add_callback(WaterDrumCallback(..., trainer=trainer))``); without it, the
             callback finds the trainer that calls it when training begins (up the call stack:
             transformers hands callbacks no trainer), so
             ``Trainer(callbacks=[WaterDrumCallback(...)])`` works.
+
+    The generating tokenizer is the trainer's ``processing_class`` unless
+    :attr:`tokenizer` is set.
     """
 
+    @_accepts_callback_keywords
     def __init__(
         self,
         forget_queries: Sequence[str],
@@ -114,35 +175,22 @@ class WaterDrumCallback(TrainerCallback):
         retain_ids: Sequence[int],
         watermark_tokenizer: Any,
         *,
-        eval_steps: int = 50,
-        num_samples: int = 2,
-        max_new_tokens: int = 64,
+        config: WaterDrumConfig | None = None,
+        sampling: SamplingConfig | None = None,
+        plan: EvaluationPlan | None = None,
         owner_names: Mapping[int, str] | None = None,
-        null_keys: int = 0,
-        null: NullMethod | None = None,
-        confidence: float | None = None,
-        max_queries_per_owner: int | None = None,
-        generation_kwargs: Mapping[str, Any] | None = None,
-        stop_when: StopRule | None = None,
-        save_on_stop: bool = False,
-        seed: int = 0,
-        k_p: int | None = None,
-        n_gram: int = 2,
-        scheme: str | WatermarkScheme = "waterfall",
-        tokenizer: Any | None = None,
         trainer: Trainer | None = None,
     ) -> None:
         forget_queries = _query_set(forget_queries, forget_ids, "forget")
         retain_queries = _query_set(retain_queries, retain_ids, "retain")
-        self.eval_steps = check_positive_int(eval_steps, "eval_steps")
-        self.num_samples = check_positive_int(num_samples, "num_samples")
-        self.max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
-        self.null_keys = check_positive_int(null_keys, "null_keys", minimum=0)
-        self.null = resolve_null(null, self.null_keys)
-        self.confidence = None if confidence is None else check_confidence(confidence)
-        self.seed = check_positive_int(seed, "seed", minimum=0)
-        self.generation_kwargs = _generation_kwargs(generation_kwargs)
-        self.save_on_stop = bool(save_on_stop)
+        self.config = _typed(config, WaterDrumConfig, "config") or WaterDrumConfig()
+        self.sampling = _typed(sampling, SamplingConfig, "sampling") or CALLBACK_SAMPLING
+        self.plan = _typed(plan, EvaluationPlan, "plan") or EvaluationPlan()
+        if self.sampling.seed is None:
+            raise ValueError(
+                "The callback samples every evaluation with the same seed, so that its curves "
+                "move with the model: set SamplingConfig(seed=...)."
+            )
         try:
             self.watermark_tokenizer = load_tokenizer(watermark_tokenizer)
         except OSError as error:
@@ -150,24 +198,22 @@ class WaterDrumCallback(TrainerCallback):
                 f"`watermark_tokenizer` could not be loaded ({type(error).__name__}); pass the "
                 "tokenizer of the model that watermarked the data, or a path to it."
             ) from None
-        # The scheme and n_gram fit this vocabulary (checked once, here).
-        self.scheme = Verifier(
-            self.watermark_tokenizer, k_p=k_p, n_gram=n_gram, scheme=scheme
-        ).scheme
-        self.n_gram = n_gram
+        # The scheme fits this vocabulary (checked once, here).
+        Verifier(self.watermark_tokenizer, self.config.scheme)
         forget_keys = np.unique(forget_queries[1])
         if np.isin(forget_keys, retain_queries[1]).any():
             raise ValueError("An owner cannot be in both the forget and the retain query sets.")
-        if max_queries_per_owner is not None:
-            check_positive_int(max_queries_per_owner, "max_queries_per_owner")
-            forget_queries = _subsample(*forget_queries, max_queries_per_owner, seed)
-            retain_queries = _subsample(*retain_queries, max_queries_per_owner, seed)
+        limit = self.plan.max_queries_per_owner
+        if limit is not None:
+            forget_queries = _subsample(*forget_queries, limit, self.sampling.seed)
+            retain_queries = _subsample(*retain_queries, limit, self.sampling.seed)
         self.queries = forget_queries[0] + retain_queries[0]
         self._ids = np.concatenate([forget_queries[1], retain_queries[1]])
         self._forget_ids = forget_keys.tolist()
         self._names = owner_display_names(self._ids, owner_names)
-        self.stop_when = _stop_rule(stop_when, list(self._names.values()))
-        self.tokenizer = tokenizer
+        self.stop_when = _stop_rule(self.plan.stop_when, list(self._names.values()))
+        self.tokenizer: Any | None = None
+        """The tokenizer that generates; ``None``: the trainer's ``processing_class``."""
         self.trainer = trainer
         self.history: list[dict[str, float]] = []
         """The logged values of every evaluation (with ``step``), on every process."""
@@ -187,23 +233,17 @@ class WaterDrumCallback(TrainerCallback):
         return {
             "queries": self.queries,
             "keys": [key_digest(int(k)) for k in self._ids],
-            "eval_steps": self.eval_steps,
-            "num_samples": self.num_samples,
-            "max_new_tokens": self.max_new_tokens,
-            "null_keys": self.null_keys,
-            "null": self.null,
-            **({"confidence": self.confidence} if self.confidence is not None else {}),
-            "seed": self.seed,
-            "generation": self.generation_kwargs,
-            **self.scheme.settings(),
-            "n_gram": self.n_gram,
+            "eval_steps": self.plan.eval_steps,
+            "sampling": asdict(self.sampling),
+            "config": self.config.to_dict(),
         }
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(queries={len(self.queries)}, owners={len(self._names)}, "
-            f"forget_owners={len(self._forget_ids)}, eval_steps={self.eval_steps}, "
-            f"num_samples={self.num_samples}, max_new_tokens={self.max_new_tokens})"
+            f"forget_owners={len(self._forget_ids)}, eval_steps={self.plan.eval_steps}, "
+            f"num_samples={self.sampling.num_samples}, "
+            f"max_new_tokens={self.sampling.max_new_tokens})"
         )
 
     @classmethod
@@ -223,9 +263,10 @@ class WaterDrumCallback(TrainerCallback):
         """Build the query sets the paper's way from a dataset with an owner column.
 
         Rows with ``text_column`` give completion queries (their first ``prefix_tokens``
-        tokens under the evaluated model's ``tokenizer``); without it, ``question_column``
-        gives QA queries in the model's chat format. Rows owned by ``forget_ids`` form the
-        forget set, the rest the retain set. ``kwargs`` go to the constructor.
+        tokens under the evaluated model's ``tokenizer``, which also generates); without it,
+        ``question_column`` gives QA queries in the model's chat format. Rows owned by
+        ``forget_ids`` form the forget set, the rest the retain set. ``kwargs`` go to the
+        constructor.
         """
         from waterdrum_hf.prompting import completion_queries, qa_queries
 
@@ -242,14 +283,11 @@ class WaterDrumCallback(TrainerCallback):
                 f"{columns}); pass text_column= or question_column=."
             )
         watermark_ids = check_watermark_ids(list(dataset[id_column]), len(dataset), id_column)
-        return cls.from_queries(
-            queries,
-            watermark_ids.tolist(),
-            forget_ids,
-            watermark_tokenizer,
-            tokenizer=tokenizer,
-            **kwargs,
+        callback = cls.from_queries(
+            queries, watermark_ids.tolist(), forget_ids, watermark_tokenizer, **kwargs
         )
+        callback.tokenizer = tokenizer
+        return callback
 
     @classmethod
     def from_queries(
@@ -292,7 +330,7 @@ class WaterDrumCallback(TrainerCallback):
     def on_step_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        if state.global_step % self.eval_steps == 0 or control.should_training_stop:
+        if state.global_step % self.plan.eval_steps == 0 or control.should_training_stop:
             self._evaluate(state, control)
 
     def on_train_end(
@@ -321,12 +359,9 @@ class WaterDrumCallback(TrainerCallback):
             model,
             tokenizer,
             self.queries,
-            num_samples=self.num_samples,
-            max_new_tokens=self.max_new_tokens,
-            seed=self.seed,
+            self.sampling,
             show_progress=False,
             accelerator=accelerator,
-            **self.generation_kwargs,
         )
         values: dict[str, float] = {}
         error: str | None = None
@@ -354,15 +389,9 @@ class WaterDrumCallback(TrainerCallback):
             completions,
             self._ids.tolist(),
             self.watermark_tokenizer,
+            config=self.config,
             forget_ids=self._forget_ids,
             owner_names=self._names,
-            null=self.null,
-            null_keys=self.null_keys,
-            null_seed=self.seed,
-            confidence=self.confidence,
-            bootstrap_seed=self.seed,
-            n_gram=self.n_gram,
-            scheme=self.scheme,
             return_details=True,
         )
         values = {name: float(value) for name, value in result.scalars().items()}
@@ -413,7 +442,7 @@ class WaterDrumCallback(TrainerCallback):
         values["stopped"] = 1.0
         control.should_training_stop = True
         message = f"WaterDrumCallback: stopping at step {state.global_step}: {reason}."
-        if self.save_on_stop:
+        if self.plan.save_on_stop:
             path = os.path.join(
                 self.trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}"
             )
@@ -451,6 +480,7 @@ def _subsample(
 
 
 def _generation_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The 0.1 ``generation_kwargs``: ``temperature``, ``top_p`` or ``batch_size``."""
     kwargs = dict(kwargs or {})
     unknown = sorted(set(kwargs) - set(_GENERATION_KWARGS))
     if unknown:
@@ -459,6 +489,13 @@ def _generation_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
             "(sampling stays unfiltered: no top-k, as the paper samples)."
         )
     return kwargs
+
+
+def _typed(value: Any, kind: type, name: str) -> Any:
+    """``value`` if it is a ``kind`` (or None), else a TypeError naming the argument."""
+    if value is not None and not isinstance(value, kind):
+        raise TypeError(f"`{name}` must be a {kind.__name__}, got {type(value).__name__}.")
+    return value
 
 
 def _logged_names(owner_names: Sequence[str]) -> frozenset[str]:

@@ -7,8 +7,8 @@ contiguous shards over processes (each shard is cached on its own, so a killed r
 the shards it finished), and an ``IterableDataset`` gets the column lazily, as it is iterated.
 
 The cache fingerprint covers the watermarking tokenizer's content, the scheme and its settings
-(``k_p``), ``n_gram``, the
-column names and the package version, never a key: keys are only read from the data.
+(``k_p``, ``n_gram``...), the column names and the package version, never a key: keys are only
+read from the data.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 from waterdrum_hf._fingerprint import json_digest, register_with_datasets_hasher, tokenizer_identity
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf._version import library_version
+from waterdrum_hf.config import WaterDrumConfig, accepts_scoring_keywords
 from waterdrum_hf.keys import check_watermark_id
-from waterdrum_hf.schemes import WatermarkScheme
 from waterdrum_hf.verification import Verifier, scores_from_sums
 
 logger = logging.getLogger(__name__)
@@ -80,9 +80,8 @@ class DatasetScorer:
                 "class": type(self).__qualname__,
                 "version": library_version(),
                 "tokenizer": tokenizer_identity(self.verifier.tokenizer),
-                "vocab_size": self.verifier.vocab_size,
                 **self.verifier.scheme.settings(),
-                "n_gram": self.verifier.n_gram,
+                "vocab_size": self.verifier.vocab_size,
                 "columns": [self.text_column, self.id_column, self.score_column],
             }
             self._fingerprint = json_digest(payload)
@@ -139,15 +138,14 @@ class DatasetScorer:
 register_with_datasets_hasher(DatasetScorer)
 
 
+@accepts_scoring_keywords
 def verify_dataset(
     dataset: Dataset | IterableDataset,
     *,
     text_column: str,
     id_column: str,
     watermark_tokenizer: Any,
-    k_p: int | None = None,
-    scheme: str | WatermarkScheme = "waterfall",
-    n_gram: int = 2,
+    config: WaterDrumConfig | None = None,
     num_proc: int | None = None,
     batch_size: int = 1000,
     score_column: str = SCORE_COLUMN,
@@ -163,8 +161,9 @@ def verify_dataset(
         text_column: the column of texts to verify (generated text, prompt removed).
         id_column: the column of watermark ids (0..2**32-1), one per row.
         watermark_tokenizer: tokenizer of the model that watermarked the data, or a name/path.
-        k_p, n_gram: the watermark's parameters (paper: 1 and 2; ``k_p`` is Waterfall's).
-        scheme: ``"waterfall"`` (the default), ``"kgw"`` or a scheme object.
+        config: the scoring configuration; its ``scheme`` (with ``k_p``, ``n_gram``...) decides
+            the scores. Row scores are not pooled and have no null or interval: a config with a
+            null or an interval is refused (those belong to :func:`waterdrum_hf.compute_waterdrum`).
         num_proc: processes for ``Dataset.map`` (``None``: this process only).
         batch_size: rows per call of the scorer; larger batches share more permutations.
         score_column: name of the new column; it must not exist yet.
@@ -173,8 +172,16 @@ def verify_dataset(
         TypeError: not a single ``Dataset``/``IterableDataset``; a text that is not a string
             or an id that is not an integer (the message names the row, never the id).
         ValueError: a missing column, an existing ``score_column``, an id outside
-            0..2**32-1, or bad ``k_p``/``n_gram``/``batch_size``/``num_proc``.
+            0..2**32-1, bad ``batch_size``/``num_proc``, or a config with a null or an
+            interval.
     """
+    config = config or WaterDrumConfig()
+    if config.null is not None or config.interval is not None:
+        raise ValueError(
+            "verify_dataset scores rows one by one: a null or an interval applies to a set's "
+            "value (compute_waterdrum). Pass a config without them, e.g. "
+            "WaterDrumConfig(scheme=config.scheme)."
+        )
     if isinstance(dataset, (DatasetDict, IterableDatasetDict)):
         raise TypeError(
             "`dataset` is a dict of splits: verify one split at a time, e.g. "
@@ -196,7 +203,7 @@ def verify_dataset(
             )
     _check_columns(dataset.column_names, text_column, id_column, score_column)
     scorer = DatasetScorer(
-        Verifier(watermark_tokenizer, k_p=k_p, n_gram=n_gram, show_progress=False, scheme=scheme),
+        Verifier(watermark_tokenizer, config.scheme, show_progress=False),
         text_column=text_column,
         id_column=id_column,
         score_column=score_column,

@@ -20,6 +20,7 @@ import inspect
 import logging
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -58,22 +59,82 @@ AUTO_BATCH_SIZE_LIMIT = 1024
 early and padding cost more than the larger batch saves."""
 
 
+@dataclass(frozen=True)
+class SamplingConfig:
+    """How :func:`generate` samples: the paper's protocol by default (10 samples of up to 200
+    tokens, temperature 1, top-p 1, no top-k), validated once.
+
+    Args:
+        num_samples: completions per query.
+        max_new_tokens: cap on each completion's length in tokens.
+        temperature: sampling temperature (> 0).
+        top_p: nucleus mass in (0, 1]; 1 samples from the full distribution.
+        greedy: take the most likely token at every step (the paper's ROUGE baseline);
+            ``num_samples`` must then be 1, and ``temperature``/``top_p`` do not apply.
+        batch_size: sequences per forward pass, or ``"auto"`` (see :func:`generate`).
+        seed: seeds torch for a reproducible call, leaving the global RNG state untouched.
+        shared_prefill: prefill each query's prompt once for all its samples in a batch
+            (see :func:`generate`); ``False`` runs transformers' plain ``generate``.
+    """
+
+    num_samples: int = 10
+    max_new_tokens: int = 200
+    temperature: float = 1.0
+    top_p: float = 1.0
+    greedy: bool = False
+    batch_size: int | str = "auto"
+    seed: int | None = None
+    shared_prefill: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("num_samples", "max_new_tokens"):
+            check_positive_int(getattr(self, name), name)
+        if isinstance(self.batch_size, str) and self.batch_size != "auto":
+            raise ValueError(
+                f'batch_size must be a positive integer or "auto", got {self.batch_size!r}'
+            )
+        if self.batch_size != "auto":
+            check_positive_int(self.batch_size, "batch_size")
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {self.temperature!r}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
+        if self.greedy and self.num_samples != 1:
+            raise ValueError(
+                "greedy decoding gives one completion per query: num_samples must be 1, got "
+                f"{self.num_samples}"
+            )
+
+    def generation_config(self, pad_id: int) -> GenerationConfig:
+        """transformers' configuration of one sequence per prompt row."""
+        settings = {
+            "num_return_sequences": 1,
+            "max_new_tokens": self.max_new_tokens,
+            "pad_token_id": pad_id,
+        }
+        if self.greedy:
+            return GenerationConfig(
+                do_sample=False,
+                num_beams=1,
+                repetition_penalty=1.0,
+                no_repeat_ngram_size=0,
+                **settings,
+            )
+        return unfiltered_sampling_config(
+            **settings, temperature=self.temperature, top_p=self.top_p
+        )
+
+
 def generate(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
     queries: Iterable[str],
+    sampling: SamplingConfig | None = None,
     *,
-    num_samples: int = 10,
-    max_new_tokens: int = 200,
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-    batch_size: int | str = "auto",
-    seed: int | None = None,
     show_progress: bool | None = None,
     accelerator: Any | None = None,
-    greedy: bool = False,
     logits_processor: Sequence[Any] | None = None,
-    shared_prefill: bool = True,
+    **settings: Any,
 ) -> list[list[str]]:
     """Sample ``num_samples`` completions per query; return only the generated text.
 
@@ -111,107 +172,103 @@ def generate(
         model: a causal LM (or a ``peft.PeftModel`` wrapping one, or a prepared model).
         tokenizer: its tokenizer; its pad token is used, else its EOS token.
         queries: prompts, e.g. from :func:`waterdrum_hf.completion_queries`.
-        num_samples: completions per query.
-        max_new_tokens: cap on each completion's length in tokens.
-        temperature: sampling temperature (> 0).
-        top_p: nucleus mass in (0, 1]; 1 samples from the full distribution.
-        batch_size: sequences per forward pass, or ``"auto"`` (see above).
-        seed: seeds torch for a reproducible call, leaving the global RNG state untouched.
+        sampling: how to sample (:class:`SamplingConfig`: samples per query, length,
+            temperature, top-p, greedy, batch size, seed, shared prefill).
         show_progress: progress bar; ``None`` shows it on a terminal only.
         accelerator: the ``accelerate.Accelerator`` that prepared ``model``, if any.
-        greedy: take the most likely token at every step (the paper's ROUGE baseline);
-            ``num_samples`` must then be 1, and ``temperature``/``top_p`` do not apply.
         logits_processor: processors run on the logits after the model's (e.g. a model
             owner's own :class:`~waterdrum_hf.WaterfallLogitsProcessor`); one with a
             ``reset(prompt_length=...)`` method is reset before each batch.
-        shared_prefill: prefill each query's prompt once for all its samples in a batch
-            (see above); ``False`` runs transformers' plain ``generate`` on every batch.
+        **settings: :class:`SamplingConfig` fields, a shorthand for ``sampling`` (e.g.
+            ``generate(model, tokenizer, queries, num_samples=10, seed=0)``).
 
     Returns:
         ``out[i][s]``: completion ``s`` of query ``i``, special tokens removed. This is the
         shape :func:`waterdrum_hf.compute_waterdrum` takes as ``predictions``.
     """
+    if sampling is None:
+        sampling = SamplingConfig(**settings)
+    elif settings:
+        raise TypeError(f"pass {sorted(settings)} inside `sampling`, not beside it.")
     queries = check_string_list(queries, "queries")
-    for name, value in [("num_samples", num_samples), ("max_new_tokens", max_new_tokens)]:
-        check_positive_int(value, name)
-    if isinstance(batch_size, str) and batch_size != "auto":
-        raise ValueError(f'batch_size must be a positive integer or "auto", got {batch_size!r}')
-    if batch_size != "auto":
-        check_positive_int(batch_size, "batch_size")
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature!r}")
-    if not 0 < top_p <= 1:
-        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
-    if greedy and num_samples != 1:
-        raise ValueError(
-            f"greedy decoding gives one completion per query: num_samples must be 1, got {num_samples}"
-        )
-    pad_id = pad_token_id(tokenizer)
-    settings = {"num_return_sequences": 1, "max_new_tokens": max_new_tokens, "pad_token_id": pad_id}
-    if greedy:
-        config = GenerationConfig(
-            do_sample=False, num_beams=1, repetition_penalty=1.0, no_repeat_ngram_size=0, **settings
-        )
-    else:
-        config = unfiltered_sampling_config(**settings, temperature=temperature, top_p=top_p)
-    processors = list(logits_processor or [])
-
-    processes = 1 if accelerator is None else accelerator.num_processes
-    local = queries
+    seed, processes = sampling.seed, 1 if accelerator is None else accelerator.num_processes
     if processes > 1:
         with accelerator.split_between_processes(queries) as share:
-            local = list(share)
+            queries = list(share)
         if seed is not None:
             seed += accelerator.process_index
     with unwrapped_for_generation(model, accelerator) as unwrapped:
-        prompts = _tokenize(local, tokenizer, _max_prompt_tokens(unwrapped, max_new_tokens))
-        owners = [query for query in range(len(prompts)) for _ in range(num_samples)]
-        device = model_device(unwrapped)
-        automatic = batch_size == "auto"
-        size = (
-            auto_batch_size(unwrapped, max(map(len, prompts), default=1), max_new_tokens, device)
-            if automatic
-            else batch_size
+        completions = _sample_all(
+            unwrapped,
+            tokenizer,
+            queries,
+            replace(sampling, seed=seed),
+            list(logits_processor or []),
+            show_progress,
         )
-        share_prefill = shared_prefill and num_samples > 1 and _has_plain_kv_cache(unwrapped)
-        completions: list[str] = []
-        bar = progress_bar(desc="Generating", total=len(owners), unit="seq", enabled=show_progress)
-        with inference_mode(unwrapped), seeded(seed, device), bar:
-            start = 0
-            while start < len(owners):
-                batch = owners[start : start + size]
-                before = rng_state(device) if automatic else None
-                try:
-                    new_tokens = _sample_batch(
-                        unwrapped,
-                        [prompts[query] for query in batch],
-                        batch if share_prefill else None,
-                        config,
-                        processors,
-                        pad_id,
-                        device,
-                    )
-                except Exception as error:
-                    if not (automatic and len(batch) > 1 and is_out_of_memory(error)):
-                        raise
-                    new_tokens = None
-                if new_tokens is None:  # out of memory: retry with half (the error is gone)
-                    set_rng_state(before, device)
-                    release_cached_memory()
-                    size = len(batch) // 2
-                    logger.info(
-                        "Out of memory: generating %d sequences per batch from now on", size
-                    )
-                    continue
-                completions += tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-                start += len(batch)
-                bar.update(len(batch))
-    result = [completions[i : i + num_samples] for i in range(0, len(completions), num_samples)]
+    size = sampling.num_samples
+    result = [completions[i : i + size] for i in range(0, len(completions), size)]
     if processes > 1:
         from accelerate.utils import gather_object
 
         result = gather_object(result)
     return result
+
+
+def _sample_all(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    queries: list[str],
+    sampling: SamplingConfig,
+    processors: list[Any],
+    show_progress: bool | None,
+) -> list[str]:
+    """Every sample of every query, in order, in batches (halved on out of memory with
+    ``batch_size="auto"``)."""
+    pad_id = pad_token_id(tokenizer)
+    config = sampling.generation_config(pad_id)
+    prompts = _tokenize(queries, tokenizer, _max_prompt_tokens(model, sampling.max_new_tokens))
+    owners = [query for query in range(len(prompts)) for _ in range(sampling.num_samples)]
+    device = model_device(model)
+    automatic = sampling.batch_size == "auto"
+    size = (
+        auto_batch_size(model, max(map(len, prompts), default=1), sampling.max_new_tokens, device)
+        if automatic
+        else int(sampling.batch_size)
+    )
+    share_prefill = (
+        sampling.shared_prefill and sampling.num_samples > 1 and _has_plain_kv_cache(model)
+    )
+    completions: list[str] = []
+    bar = progress_bar(desc="Generating", total=len(owners), unit="seq", enabled=show_progress)
+    with inference_mode(model), seeded(sampling.seed, device), bar:
+        start = 0
+        while start < len(owners):
+            batch = owners[start : start + size]
+            before = rng_state(device) if automatic else None
+            try:
+                new_tokens = _sample_batch(
+                    model,
+                    [prompts[query] for query in batch],
+                    batch if share_prefill else None,
+                    config,
+                    processors,
+                    pad_id,
+                    device,
+                )
+            except Exception as error:
+                if not (automatic and len(batch) > 1 and is_out_of_memory(error)):
+                    raise
+                # Out of memory: retry with half (the error is gone).
+                set_rng_state(before, device)
+                release_cached_memory()
+                size = len(batch) // 2
+                logger.info("Out of memory: generating %d sequences per batch from now on", size)
+                continue
+            completions += tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+            start += len(batch)
+            bar.update(len(batch))
+    return completions
 
 
 def auto_batch_size(

@@ -28,8 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from waterdrum_hf._validation import check_encodable
-
 MAX_WATERMARK_ID = 2**32 - 1
 """Largest watermark id: Waterfall seeds numpy's MT19937 with 32-bit words."""
 
@@ -64,8 +62,18 @@ def key_from_secret(secret: str | bytes, owner: str) -> int:
 
 
 def _utf8(value: str | bytes, name: str) -> bytes:
-    """``value`` as UTF-8 bytes; a string UTF-8 cannot encode (a lone surrogate) is refused."""
-    return value if isinstance(value, bytes) else check_encodable(value, name).encode("utf-8")
+    """``value`` as UTF-8 bytes; a string UTF-8 cannot encode (a lone surrogate) is refused.
+    (This module imports nothing of the library: the id range sits below every reader and
+    writer.)"""
+    if isinstance(value, bytes):
+        return value
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"`{name}` holds a lone surrogate at character {error.start}, which UTF-8 cannot "
+            "encode: clean it first."
+        ) from None
 
 
 def check_watermark_id(value: object, name: str = "id") -> int:

@@ -57,37 +57,38 @@ class Verifier:
     Args:
         tokenizer: the tokenizer of the model that watermarked the data (the paraphraser), or a
             name/path for ``AutoTokenizer``. It need not be the evaluated model's tokenizer.
-        k_p: which watermarking function was used (Waterfall's ``k_p``; default 1, the paper's).
-        n_gram: the n-gram of the watermark context (Waterfall's default 2: one previous token).
-        vocab_size: the watermark's permutation length N. Defaults to ``tokenizer.vocab_size``
-            (added tokens excluded, as Waterfall does); if given, it must match the tokenizer.
+        scheme: the watermark scheme with its settings (a
+            :class:`~waterdrum_hf.schemes.WatermarkScheme`: Waterfall's ``k_p``, ``n_gram`` and
+            ``vocab_size``, KGW's ``gamma``...), or its name. The vocabulary is the tokenizer's
+            ``vocab_size`` (added tokens excluded, as Waterfall does); a scheme whose
+            ``vocab_size`` differs is refused.
+        k_p, n_gram, vocab_size: shorthand with a scheme *name*: ``Verifier(tok, k_p=1)`` is
+            ``Verifier(tok, WaterfallScheme(k_p=1))``.
         chunk_pairs: token pairs scored per kernel call; bounds memory on huge inputs.
         show_progress: progress bar over chunks; ``None`` shows it for multi-chunk work on a TTY.
-        scheme: the watermark scheme: ``"waterfall"`` (the default), ``"kgw"`` or a
-            :class:`~waterdrum_hf.schemes.WatermarkScheme` with its own settings.
     """
 
     def __init__(
         self,
         tokenizer: Any,
+        scheme: str | WatermarkScheme = "waterfall",
         *,
         k_p: int | None = None,
-        n_gram: int = 2,
+        n_gram: int | None = None,
         vocab_size: int | None = None,
         chunk_pairs: int = DEFAULT_CHUNK_PAIRS,
         show_progress: bool | None = None,
-        scheme: str | WatermarkScheme = "waterfall",
     ) -> None:
         self.tokenizer = load_tokenizer(tokenizer)
-        tokenizer_vocab = int(self.tokenizer.vocab_size)
-        if vocab_size is not None and int(vocab_size) != tokenizer_vocab:
+        self.scheme = resolve_scheme(scheme, k_p=k_p, n_gram=n_gram, vocab_size=vocab_size)
+        self.vocab_size = int(self.tokenizer.vocab_size)
+        if self.scheme.vocab_size is not None and self.scheme.vocab_size != self.vocab_size:
             raise ValueError(
-                f"`vocab_size`={vocab_size} does not match the tokenizer's vocab_size "
-                f"{tokenizer_vocab}: verify with the tokenizer that watermarked the data."
+                f"`vocab_size`={self.scheme.vocab_size} does not match the tokenizer's "
+                f"vocab_size {self.vocab_size}: verify with the tokenizer that watermarked the "
+                "data."
             )
-        self.vocab_size = tokenizer_vocab
-        self.n_gram = check_positive_int(n_gram, "n_gram", minimum=2)
-        self.scheme = resolve_scheme(scheme, k_p=k_p)
+        self.n_gram = self.scheme.n_gram
         self.scheme.check_vocab_size(self.vocab_size)
         self.chunk_pairs = check_positive_int(chunk_pairs, "chunk_pairs")
         self.show_progress = show_progress
@@ -96,8 +97,12 @@ class Verifier:
         name = getattr(self.tokenizer, "name_or_path", type(self.tokenizer).__name__)
         return (
             f"Verifier(tokenizer={name!r}, vocab_size={self.vocab_size}, "
-            + "".join(f"{key}={value}, " for key, value in self.scheme.settings().items())
-            + f"n_gram={self.n_gram})"
+            + ", ".join(
+                f"{key}={value}"
+                for key, value in self.scheme.settings().items()
+                if key != "vocab_size"
+            )
+            + ")"
         )
 
     def token_ids(self, texts: str | Sequence[str]) -> list[np.ndarray]:
@@ -348,7 +353,7 @@ def verify_texts(
     tokenizer: Any,
     *,
     k_p: int | None = None,
-    n_gram: int = 2,
+    n_gram: int | None = None,
     scheme: str | WatermarkScheme = "waterfall",
 ) -> np.ndarray:
     """Score texts for Waterfall watermarks; one float64 per text.
@@ -362,10 +367,11 @@ def verify_texts(
             (0..2**32-1); the old keyword ``ids=`` still works.
         tokenizer: the watermarking model's tokenizer, or a name/path for ``AutoTokenizer``.
         k_p: the watermarking function used when watermarking (Waterfall's; default 1).
-        n_gram: the watermark's n-gram (2 in the paper).
-        scheme: ``"waterfall"`` (the default), ``"kgw"`` or a scheme object.
+        n_gram: the watermark's n-gram (default 2, the paper's).
+        scheme: ``"waterfall"`` (the default), ``"kgw"`` or a scheme object (which carries
+            ``k_p`` and ``n_gram`` itself).
     """
-    verifier = Verifier(tokenizer, k_p=k_p, n_gram=n_gram, scheme=scheme)
+    verifier = Verifier(tokenizer, scheme, k_p=k_p, n_gram=n_gram)
     return verifier.verify(texts, watermark_ids)
 
 
@@ -376,10 +382,10 @@ def null_reference(
     num_keys: int = 100,
     exclude_ids: Sequence[int] = (),
     k_p: int | None = None,
-    n_gram: int = 2,
+    n_gram: int | None = None,
     seed: int = 0,
     scheme: str | WatermarkScheme = "waterfall",
 ) -> NullReference:
     """Score texts under ``num_keys`` random keys (none in ``exclude_ids``) as a null reference."""
-    verifier = Verifier(tokenizer, k_p=k_p, n_gram=n_gram, scheme=scheme)
+    verifier = Verifier(tokenizer, scheme, k_p=k_p, n_gram=n_gram)
     return verifier.null_reference(texts, num_keys, exclude_ids=exclude_ids, seed=seed)

@@ -1,11 +1,14 @@
 """WaterDrum: watermark-based, data-centric unlearning metric (an `evaluate` module).
 
-A thin wrapper: all logic lives in ``waterdrum_hf.compute_waterdrum``.
+A thin wrapper: all logic lives in ``waterdrum_hf.compute_waterdrum``. Scoring settings come
+as flat keyword arguments here, as ``evaluate`` modules take them, and are mapped to a
+``waterdrum_hf.WaterDrumConfig`` in one place (``WaterDrumConfig.from_keywords``).
 """
 
 import datasets
 import evaluate
 
+from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.metric import compute_waterdrum
 
 _CITATION = """\
@@ -46,8 +49,10 @@ Args:
     query_ids (`list`, optional): with flat predictions, the query each sample answers.
     pooling (`str`, default "tokens"): how a query pools its samples: "tokens" (token-weighted,
         the paper's) or "mean".
-    k_p (`int`, default 1), n_gram (`int`, default 2): the watermark's parameters.
+    k_p (`int`, default 1), n_gram (`int`, default 2): the watermark's parameters (k_p is
+        Waterfall's).
     scheme (`str`, default "waterfall"): the watermark scheme, "waterfall" or "kgw".
+    gamma (`float`, default 0.5): KGW's green share (with scheme="kgw").
     vocab_size (`int`, optional): the watermark's vocabulary size (128000 for the published
         datasets); a tokenizer with another vocab_size raises.
     null (`str`, optional): "empirical" (random keys, the default with null_keys > 0) or
@@ -104,5 +109,26 @@ class Waterdrum(evaluate.Metric):
             reference_urls=["https://pypi.org/project/waterfall/"],
         )
 
-    def _compute(self, predictions, references, **kwargs):
-        return compute_waterdrum(predictions, references, **kwargs)
+    def _compute(
+        self,
+        predictions,
+        references,
+        watermark_tokenizer=None,
+        forget_ids=None,
+        owner_names=None,
+        query_ids=None,
+        return_details=False,
+        return_scores=False,
+        **settings,
+    ):
+        return compute_waterdrum(
+            predictions,
+            references,
+            watermark_tokenizer,
+            config=WaterDrumConfig.from_keywords(settings),
+            forget_ids=forget_ids,
+            owner_names=owner_names,
+            query_ids=query_ids,
+            return_details=return_details,
+            return_scores=return_scores,
+        )

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from waterdrum_hf import WaterfallLogitsProcessor, completion_queries, generate
-from waterdrum_hf.audits import AuditConfig, AuditResults, run_audits
+from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits
+from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 
 FORGET, RETAIN = 1234, 5678  # the owners' watermark ids (test keys, not secrets)
 
@@ -58,13 +59,18 @@ def test_relearning_restores_what_superficial_unlearning_hid(
     references = [FORGET] * 4 + [RETAIN] * 4
     config = AuditConfig(
         audits=("relearning",), relearn_share=0.25, relearn_steps=8, relearn_learning_rate=2e-3,
-        num_samples=2, max_new_tokens=48, null_keys=20, confidence=0.9,
+        num_samples=2, max_new_tokens=48,
+    )  # fmt: skip
+    scoring = WaterDrumConfig(null=NullConfig("empirical", 20), interval=IntervalConfig(0.9))
+    data = AuditQueries(
+        queries, references, [FORGET], forget_texts=owners_texts[FORGET],
+        owner_names={FORGET: "f", RETAIN: "r"},
     )  # fmt: skip
     results = run_audits(
-        superficially_unlearned, tokenizer, queries, references, forget_ids=[FORGET],
-        forget_texts=owners_texts[FORGET], config=config, owner_names={FORGET: "f", RETAIN: "r"},
+        superficially_unlearned, tokenizer, data, config=config, scoring=scoring,
         show_progress=False,
     )  # fmt: skip
+    assert results.settings["scoring"] == scoring.to_dict()
     assert isinstance(results, AuditResults) and results.audits() == ["relearned"]
     assert results.settings["relearn_texts"] == 1
     before = results.forget("gradascent", "before")
@@ -86,11 +92,11 @@ def test_an_audit_without_its_data_fails_before_any_model_is_touched(tiny_model)
     model, tokenizer = tiny_model
     untouchable = {"m": "/nonexistent/model/folder"}  # loading it would fail differently
     with pytest.raises(ValueError, match="needs the forget set's texts"):
-        run_audits(untouchable, tokenizer, ["a query"], [FORGET], forget_ids=[FORGET])
+        run_audits(untouchable, tokenizer, AuditQueries(["a query"], [FORGET], [FORGET]))
     with pytest.raises(ValueError, match="pass forget_ids"):
-        run_audits(untouchable, tokenizer, ["a query"], [FORGET], forget_ids=[])
+        AuditQueries(["a query"], [FORGET], forget_ids=[])
     with pytest.raises(ValueError, match="same length"):
-        run_audits(untouchable, tokenizer, ["a", "b"], [FORGET], forget_ids=[FORGET])
+        AuditQueries(["a", "b"], [FORGET], [FORGET])
     with pytest.raises(ValueError, match="unknown audit 'pruning'"):
         AuditConfig(audits=("pruning",))
 
@@ -102,11 +108,10 @@ def test_a_killed_audit_resumes_from_its_cached_stages(tiny_model, texts, tmp_pa
     model.save_pretrained(tmp_path / "m")
     models = {"a": str(tmp_path / "m"), "retrained": str(tmp_path / "m")}
     queries = completion_queries(texts[:2], tokenizer, prefix_tokens=8)
-    config = AuditConfig(
-        audits=("relearning",), relearn_steps=1, num_samples=1, max_new_tokens=8, null_keys=0
-    )
-    arguments = (models, tokenizer, queries, [FORGET, RETAIN])
-    options = {"forget_ids": [FORGET], "forget_texts": texts[:1], "config": config}
+    config = AuditConfig(audits=("relearning",), relearn_steps=1, num_samples=1, max_new_tokens=8)
+    data = AuditQueries(queries, [FORGET, RETAIN], [FORGET], forget_texts=texts[:1])
+    arguments = (models, tokenizer, data)
+    options = {"config": config, "scoring": WaterDrumConfig()}
     computed = []
 
     def counting(cache, stop_after=None):

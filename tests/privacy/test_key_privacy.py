@@ -34,7 +34,10 @@ from waterdrum_hf import (
     verify_dataset,
     verify_texts,
 )
+from waterdrum_hf.callbacks import EvaluationPlan
+from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.data import toy_corpus
+from waterdrum_hf.generation import SamplingConfig
 from waterdrum_hf.report import write_report
 
 
@@ -106,11 +109,10 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
         [key],
         tokenizer,
         tokenizer,
-        eval_steps=2,
-        num_samples=1,
-        max_new_tokens=8,
         prefix_tokens=8,
-        null_keys=3,
+        config=WaterDrumConfig(null=NullConfig("empirical", 3)),
+        sampling=SamplingConfig(num_samples=1, max_new_tokens=8, seed=0),
+        plan=EvaluationPlan(eval_steps=2),
     )
     train_set = watermarked.map(
         lambda b: tokenizer(
@@ -150,8 +152,8 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
         completions,
         owners,
         tokenizer,
+        config=WaterDrumConfig.from_keywords(dict(null_keys=3)),
         forget_ids=[key, key ^ 1],
-        null_keys=3,
         return_details=True,
     )
     shown.append(repr(result))
@@ -259,9 +261,9 @@ def test_split_by_owner_never_shows_the_ids_it_refuses():
 def test_the_metric_grouping_of_queries_has_no_revealing_repr():
     """Regression: the dataclass holding each query's owner used the default repr, keys and all
     (shown by debuggers and `pytest --showlocals`)."""
-    from waterdrum_hf.metric import _group
+    from waterdrum_hf.metric.inputs import group_queries
 
     key = random_key()
-    queries = _group([["w1 w2"], ["w3"]], [key, key], None)
+    queries = group_queries([["w1 w2"], ["w3"]], [key, key], None)
     assert queries.watermark_ids.tolist() == [key, key]
     assert find_leaks(repr(queries), key) == [] and find_leaks(str(queries), key) == []

@@ -32,6 +32,7 @@ from waterdrum_hf import (
     verify_dataset,
     verify_texts,
 )
+from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.data.pairing import IGNORE_INDEX, ForgetRetainCollator
 
 WORD_N = 64
@@ -282,9 +283,8 @@ def test_metric_counts_and_values_equal_the_rederivation(case):
             predictions,
             references,
             tok,
+            config=WaterDrumConfig.from_keywords(dict(pooling=pooling, null_keys=null_keys)),
             forget_ids=forget,
-            pooling=pooling,
-            null_keys=null_keys,
             return_details=True,
             **kwargs,
         )

@@ -15,6 +15,7 @@ import torch
 from tokenizer_builders import word_tokenizer
 
 from waterdrum_hf import Verifier, WaterfallLogitsProcessor, WaterfallScheme, WatermarkScheme
+from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.schemes import PermutationScheme
 from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
 from waterdrum_hf.schemes.waterfall import watermark_function
@@ -142,9 +143,19 @@ def test_schemes_by_name_and_every_reader_takes_one():
     assert not np.allclose(kgw, verify_texts(texts, owners, tokenizer))
     null = null_reference(texts, tokenizer, num_keys=5, scheme=KGWScheme(gamma=0.25))
     assert null.scores.shape == (6, 5)
-    waterfall_result = compute_waterdrum(texts, owners, tokenizer, forget_ids=[13], null_keys=4)
+    waterfall_result = compute_waterdrum(
+        texts,
+        owners,
+        tokenizer,
+        config=WaterDrumConfig.from_keywords(dict(null_keys=4)),
+        forget_ids=[13],
+    )
     kgw_result = compute_waterdrum(
-        texts, owners, tokenizer, forget_ids=[13], null_keys=4, scheme="kgw"
+        texts,
+        owners,
+        tokenizer,
+        config=WaterDrumConfig.from_keywords(dict(null_keys=4, scheme="kgw")),
+        forget_ids=[13],
     )
     assert set(kgw_result) == set(waterfall_result)  # the same keys, whatever the scheme
     assert kgw_result["forget"] == pytest.approx(kgw[4:].mean())

@@ -13,7 +13,7 @@ from waterdrum_hf.audits.config import AUDITS, QUANTIZATION_BITS, AuditConfig
 from waterdrum_hf.audits.quantization import QuantizationCheck, check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
 from waterdrum_hf.audits.results import AUDIT_TITLES, BEFORE, AuditResults
-from waterdrum_hf.audits.run import check_audits, run_audits
+from waterdrum_hf.audits.run import AuditQueries, check_audits, default_scoring, run_audits
 
 __all__ = [
     "AUDITS",
@@ -21,10 +21,12 @@ __all__ = [
     "BEFORE",
     "QUANTIZATION_BITS",
     "AuditConfig",
+    "AuditQueries",
     "AuditResults",
     "QuantizationCheck",
     "check_audits",
     "check_backend",
+    "default_scoring",
     "quantize",
     "relearn",
     "relearning_slice",

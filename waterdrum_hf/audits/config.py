@@ -16,12 +16,13 @@ QUANTIZATION_BITS = (8, 4)
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """What the audits do to each model before scoring it again, and how it is scored.
+    """What the audits do to each model before scoring it again (how it is scored is the
+    :class:`~waterdrum_hf.WaterDrumConfig` given to :func:`~waterdrum_hf.run_audits`).
 
     Relearning fine-tunes a copy of each model for ``relearn_steps`` optimizer steps on the
     first ``relearn_share`` of the forget set's texts; quantization stores each model's linear
-    weights in ``quantization_bits`` bits. Every perturbed model is scored like the original
-    (same queries, samples, null keys and seed).
+    weights in ``quantization_bits`` bits. Every perturbed model is sampled and scored like the
+    original (same queries, samples, seed and scoring).
     """
 
     audits: tuple[str, ...] = field(
@@ -59,14 +60,6 @@ class AuditConfig:
         default=16,
         metadata={"help": "Sequences per forward pass when sampling (the samples depend on it)."},
     )
-    null_keys: int = field(default=100, metadata={"help": "Random keys of the null reference."})
-    confidence: float | None = field(
-        default=None,
-        metadata={
-            "help": "Level of the bootstrap confidence intervals on every value (e.g. 0.95); "
-            "none by default."
-        },
-    )
     seed: int = field(default=0, metadata={"help": "Seed of the fine-tune and of sampling."})
 
     _argument_group_name: ClassVar[str] = "AuditConfig options"  # HfArgumentParser's section
@@ -89,7 +82,6 @@ class AuditConfig:
             "batch_size",
         ):
             check_positive_int(getattr(self, name), name)
-        check_positive_int(self.null_keys, "null_keys", minimum=0)
         check_positive_int(self.seed, "seed", minimum=0)
         if "quantization" in self.audits:
             if not self.quantization_bits:
@@ -97,8 +89,6 @@ class AuditConfig:
             for bits in self.quantization_bits:
                 if bits not in QUANTIZATION_BITS:
                     raise ValueError(f"`quantization_bits` may hold 8 and 4, got {bits}.")
-        if self.confidence is not None and not 0 < self.confidence < 1:
-            raise ValueError(f"`confidence` must be in (0, 1), e.g. 0.95, got {self.confidence}.")
 
     def audit_names(self) -> list[str]:
         """The perturbed models each audited model gets, in order: ``relearned``, ``int8``,

@@ -9,7 +9,7 @@ quantization backend) is checked before the first model is touched.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from waterdrum_hf.audits.config import AuditConfig
 from waterdrum_hf.audits.quantization import check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
 from waterdrum_hf.audits.results import BEFORE, AuditResults
+from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.metric import WaterDrumResult
 
 Cache = Callable[[str, str, Mapping[str, Any], Callable[[], dict[str, Any]]], dict[str, Any]]
@@ -26,20 +27,47 @@ Cache = Callable[[str, str, Mapping[str, Any], Callable[[], dict[str, Any]]], di
 the caller keeps stages (``settings`` name everything that produced it, beside the model)."""
 
 
+@dataclass(frozen=True, repr=False)  # no repr: `references` and `forget_ids` are secret keys
+class AuditQueries:
+    """What every audited model is asked, and whose data each question is.
+
+    Args:
+        queries, references: the prompts and each prompt's owner id (as for the metric).
+        forget_ids: the owners who asked to be forgotten.
+        forget_texts: the forget set's training texts (relearning fine-tunes on a slice).
+        owner_names: display names by owner id (ids are secret; never shown).
+    """
+
+    queries: Sequence[str]
+    references: Sequence[int]
+    forget_ids: Sequence[int]
+    forget_texts: Sequence[str] = ()
+    owner_names: Mapping[int, str] | None = None
+
+    def __post_init__(self) -> None:
+        queries = check_string_list(self.queries, "queries")
+        if len(queries) != len(self.references):
+            raise ValueError(
+                f"queries and references must have the same length, got {len(queries)} and "
+                f"{len(self.references)}"
+            )
+        if not self.forget_ids:
+            raise ValueError(
+                "the audits measure the forget set: pass forget_ids (the forget owners)"
+            )
+        object.__setattr__(self, "queries", queries)
+
+
 def run_audits(
     models: Mapping[str, Any],
     tokenizer: Any,
-    queries: Sequence[str],
-    references: Sequence[int],
+    queries: AuditQueries,
     *,
-    forget_ids: Sequence[int],
-    forget_texts: Sequence[str] = (),
     config: AuditConfig | None = None,
+    scoring: WaterDrumConfig | None = None,
     watermark_tokenizer: Any = None,
-    owner_names: Mapping[int, str] | None = None,
     retrained: str | None = "retrained",
     before: Mapping[str, WaterDrumResult] | None = None,
-    scheme: Any = "waterfall",
     cache: Cache | None = None,
     show_progress: bool | None = None,
 ) -> AuditResults:
@@ -48,15 +76,13 @@ def run_audits(
     Args:
         models: name -> a loaded causal LM or its saved folder (loaded when needed).
         tokenizer: the models' tokenizer.
-        queries, references: the prompts and each prompt's owner id (as for the metric).
-        forget_ids: the owners who asked to be forgotten.
-        forget_texts: the forget set's training texts (relearning fine-tunes on a slice).
+        queries: the queries, their owners, the forget owners and texts (:class:`AuditQueries`).
         config: what the audits do (:class:`AuditConfig`; its defaults when ``None``).
+        scoring: how every model is scored (:class:`~waterdrum_hf.WaterDrumConfig`); default:
+            Waterfall with an empirical null of 100 keys seeded with ``config.seed``.
         watermark_tokenizer: the tokenizer that watermarked the data (default: ``tokenizer``).
-        owner_names: display names by owner id (ids are secret; never shown).
         retrained: the name in ``models`` of the model retrained without the forget set, the
             comparison for every other (``None`` or absent: no comparison).
-        scheme: the watermark scheme of the data (as for the metric).
         before: results already computed for the unperturbed models with the same settings
             (otherwise they are sampled and scored here).
         cache: keeps each perturbed model's completions (:data:`Cache`), so that a killed run
@@ -64,20 +90,13 @@ def run_audits(
         show_progress: progress bars (``None``: on a terminal).
     """
     config = config or AuditConfig()
-    queries = check_string_list(queries, "queries")
-    if len(queries) != len(references):
-        raise ValueError(
-            f"queries and references must have the same length, got {len(queries)} and "
-            f"{len(references)}"
-        )
-    if not forget_ids:
-        raise ValueError("the audits measure the forget set: pass forget_ids (the forget owners)")
+    scoring = scoring or default_scoring(config)
     if not models:
         raise ValueError("no model to audit: pass models={name: model or folder}")
-    texts = check_audits(config, forget_texts)
+    texts = check_audits(config, queries.forget_texts)
     perturbations = _perturbations(config, tokenizer, texts, show_progress)
     sampling = {
-        "queries": queries,
+        "queries": queries.queries,
         "num_samples": config.num_samples,
         "max_new_tokens": config.max_new_tokens,
         "batch_size": config.batch_size,
@@ -86,14 +105,7 @@ def run_audits(
     cache = cache or (lambda model, audit, settings, compute: compute())
     found: dict[str, dict[str, WaterDrumResult]] = {}
     checks: dict[str, dict[str, int]] = {}
-    score = _scorer(
-        references,
-        watermark_tokenizer or tokenizer,
-        forget_ids,
-        owner_names,
-        scheme,
-        config,
-    )
+    score = _scorer(queries, watermark_tokenizer or tokenizer, scoring)
     before = before or {}
     steps = [
         (m, a) for m in models for a in [BEFORE, *perturbations] if a != BEFORE or m not in before
@@ -108,7 +120,7 @@ def run_audits(
             perturbed, kept = (
                 (_loaded(model), {}) if audit == BEFORE else perturbations[audit][1](model)
             )
-            completions = _sample(perturbed, tokenizer, queries, config, show_progress)
+            completions = _sample(perturbed, tokenizer, queries.queries, config, show_progress)
             return {"completions": completions, **kept}
 
         outcome = cache(name, audit, settings, compute)
@@ -123,6 +135,7 @@ def run_audits(
         retrained=retrained if retrained in models else None,
         settings={
             **asdict(config),
+            "scoring": scoring.to_dict(),
             "relearn_texts": len(texts),
             **({"quantization_checks": checks} if checks else {}),
         },
@@ -201,13 +214,14 @@ def _sample(
     )
 
 
+def default_scoring(config: AuditConfig) -> WaterDrumConfig:
+    """How the audits score by default: an empirical null of 100 keys seeded with the audits'
+    seed (what the audits of 0.1 did)."""
+    return WaterDrumConfig(null=NullConfig("empirical", keys=100, seed=config.seed))
+
+
 def _scorer(
-    references: Sequence[int],
-    watermark_tokenizer: Any,
-    forget_ids: Sequence[int],
-    owner_names: Mapping[int, str] | None,
-    scheme: Any,
-    config: AuditConfig,
+    queries: AuditQueries, watermark_tokenizer: Any, scoring: WaterDrumConfig
 ) -> Callable[[list[list[str]]], WaterDrumResult]:
     """Completions -> their WaterDrum result, scored as every audit scores (same null keys)."""
     from waterdrum_hf.metric import waterdrum_result
@@ -215,14 +229,11 @@ def _scorer(
     def score(completions: list[list[str]]) -> WaterDrumResult:
         return waterdrum_result(
             completions,
-            list(references),
+            list(queries.references),
             watermark_tokenizer,
-            forget_ids=list(forget_ids),
-            owner_names=owner_names,
-            scheme=scheme,
-            null_keys=config.null_keys,
-            null_seed=config.seed,
-            confidence=config.confidence,
+            config=scoring,
+            forget_ids=list(queries.forget_ids),
+            owner_names=queries.owner_names,
         )
 
     return score

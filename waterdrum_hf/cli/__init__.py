@@ -6,11 +6,13 @@ their owners' keys), ``unlearn`` (run a registered unlearning trainer), ``audit`
 quantization audits of unlearned models), ``reproduce`` (the paper's claims at small scale) and
 ``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks). Bad input gives one line on
 stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback. Ctrl-C gives one line
-and exit status 130 (the commands that cache their stages say that a re-run resumes).
+and exit status 130 (the commands that cache their stages say that a re-run resumes). Every
+command takes ``--config FILE.yaml`` (its options in a YAML file, TRL-style).
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -28,7 +30,13 @@ from waterdrum_hf.cli import (
     verify,
     watermark,
 )
-from waterdrum_hf.cli.common import CliError, Parser, refuse_stray
+from waterdrum_hf.cli.parsing import (
+    CliError,
+    Parser,
+    add_config_file_option,
+    expand_config_file,
+    refuse_stray,
+)
 
 COMMANDS = (demo, score, audit, verify, watermark, unlearn, reproduce, lm_eval_tasks)
 
@@ -43,7 +51,7 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"waterdrum-hf {library_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
-        command.add_parser(commands)
+        add_config_file_option(command.add_parser(commands))
     return parser
 
 
@@ -56,6 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv:
             parser.print_help()
             return 0
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        if argv[0] in commands.choices:
+            argv = [argv[0], *expand_config_file(commands.choices[argv[0]], argv[1:])]
         args, rest = parser.parse_known_args(argv)
         args.argv = argv  # what was asked, for reports that record their command
         if not getattr(args, "takes_rest", False):

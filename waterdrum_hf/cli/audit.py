@@ -6,20 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.cli.common import (
-    CliError,
-    add_no_progress,
-    add_scheme_options,
-    check_null_keys,
-    check_output_folder,
-    config_from_options,
-    config_parser,
-    load_tokenizer_option,
-    resolve_model_name,
-    scheme_from_options,
-    watermark_ids,
-)
+from waterdrum_hf.cli.files import check_output_folder
+from waterdrum_hf.cli.models import load_tokenizer_option, resolve_model_name, watermark_ids
+from waterdrum_hf.cli.parsing import CliError, add_no_progress, config_from_options, config_parser
 from waterdrum_hf.cli.score import add_data_options, load_rows, make_queries, row_owners
+from waterdrum_hf.cli.scoring_options import add_scoring_options, scoring_config
 
 DESCRIPTION = (
     "Perturb each model and score it again on the same queries: relearning fine-tunes it for a "
@@ -55,7 +46,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--tokenizer", help="the models' tokenizer (default: the first model's own)"
     )
     add_data_options(parser)
-    add_scheme_options(parser)
+    add_scoring_options(parser)
     parser.add_argument("--out", required=True, help="folder of the report")
     add_no_progress(parser)
     parser.set_defaults(run=run, parser=parser, resumes=True)  # stages cached in OUT/cache
@@ -63,7 +54,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from waterdrum_hf.audits import AuditConfig, check_audits, run_audits
+    from waterdrum_hf.audits import AuditConfig, AuditQueries, check_audits, run_audits
     from waterdrum_hf.report import write_report
 
     config = config_from_options(AuditConfig, args)
@@ -91,20 +82,21 @@ def run(args: argparse.Namespace) -> int:
                 "(check --forget-ids, or pass --audits quantization)"
             )
     check_audits(config, forget_texts)
-    check_null_keys(config.null_keys, len(rows) * config.num_samples)
+    # The audits' null by default: the empirical one (100 keys), as the audits' own default.
+    scoring = scoring_config(args, len(rows) * config.num_samples, default_null="empirical")
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     tokenizer = load_tokenizer_option(args.tokenizer or next(iter(models.values())), "tokenizer")
     check_output_folder(args.out, "--out")
+    queries = AuditQueries(
+        make_queries(rows, tokenizer, args), owners, forget_ids, forget_texts=forget_texts
+    )
     results = run_audits(
         models,
         tokenizer,
-        make_queries(rows, tokenizer, args),
-        owners,
-        forget_ids=forget_ids,
-        forget_texts=forget_texts,
+        queries,
         config=config,
+        scoring=scoring,
         watermark_tokenizer=watermark_tokenizer,
-        scheme=scheme_from_options(args),
         retrained="retrained" if args.retrained else None,
         cache=stage_cache(Path(args.out) / "cache", models),
         show_progress=getattr(args, "show_progress", None),
@@ -159,7 +151,7 @@ def named_models(specs: list[str], retrained: str | None) -> dict[str, str]:
 def stage_cache(folder: Path, models: dict[str, str]) -> Any:
     """``run_audits``' cache: each perturbed model's completions a stage under ``folder``,
     named by the model's files (name, size, modification time) and the audit's settings."""
-    from waterdrum_hf.experiments.cache import StageCache
+    from waterdrum_hf.stage_cache import StageCache
 
     stages = StageCache(folder)
 

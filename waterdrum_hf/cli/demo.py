@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waterdrum_hf.cli.common import (
-    add_quick_config_command,
-    check_null_keys,
-    check_output_folder,
-    config_from_options,
-)
+from waterdrum_hf.cli.files import check_output_folder
+from waterdrum_hf.cli.parsing import add_quick_config_command, config_from_options
+from waterdrum_hf.cli.scoring_options import check_null_keys
 
 DESCRIPTION = (
     "Watermark every owner's passages with its own key, fine-tune the built-in small model on "

@@ -7,14 +7,14 @@ import functools
 import shlex
 from typing import Any
 
-from waterdrum_hf.cli.common import (
+from waterdrum_hf.cli.files import check_output_folder
+from waterdrum_hf.cli.parsing import (
     Reading,
     add_quick_config_command,
-    check_null_keys,
-    check_output_folder,
     config_from_options,
     positive,
 )
+from waterdrum_hf.cli.scoring_options import check_null_keys
 
 DESCRIPTION = (
     "Reproduce the paper's separability (D1), calibration (D2), benchmark and resilience "

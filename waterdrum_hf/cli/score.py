@@ -8,21 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, MIN_RESAMPLES, check_confidence
-from waterdrum_hf.cli.common import (
-    CliError,
-    add_null_options,
-    add_scheme_options,
-    check_output_folder,
-    load_model,
-    load_tokenizer_option,
-    null_options,
-    positive,
-    positive_or_auto,
-    read_table,
-    require_columns,
-    scheme_from_options,
-    watermark_ids,
+from waterdrum_hf.cli.files import check_output_folder, read_table, require_columns
+from waterdrum_hf.cli.models import load_model, load_tokenizer_option, watermark_ids
+from waterdrum_hf.cli.parsing import CliError, positive, positive_or_auto
+from waterdrum_hf.cli.scoring_options import (
+    add_scoring_options,
+    scoring_config,
 )
 from waterdrum_hf.keys import watermark_id_from_text
 from waterdrum_hf.prompting import DEFAULT_MAX_FRACTION
@@ -51,16 +42,6 @@ def fraction_or_none(text: str) -> float | None:
     return value
 
 
-def confidence_level(text: str) -> float:
-    """``--confidence``'s value: a number strictly between 0 and 1."""
-    try:
-        return check_confidence(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number strictly between 0 and 1 (e.g. 0.95), got {text!r}"
-        ) from None
-
-
 def add_data_options(parser: argparse.ArgumentParser) -> None:
     """The options that say which owners' data to query and who is forgotten (``waterdrum
     score`` and ``waterdrum audit``; read with :func:`load_rows`)."""
@@ -69,7 +50,9 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="waterdrum-ax, waterdrum-tofu, or a local file/folder with an owner id column",
     )
-    parser.add_argument("--config", help="configuration of a published benchmark (e.g. forget_01)")
+    parser.add_argument(
+        "--dataset-config", help="configuration of a published benchmark (e.g. forget_01)"
+    )
     parser.add_argument("--split", default="full", help="split of a published benchmark")
     parser.add_argument("--dataset-path", help="local copy of the benchmark's Hub repository")
     parser.add_argument(
@@ -137,21 +120,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="sequences per forward pass; 'auto': as many as the device's memory holds (a fixed "
         "size on a CPU)",
     )
-    add_null_options(parser)
-    parser.add_argument(
-        "--confidence",
-        type=confidence_level,
-        help="add confidence intervals at this level (e.g. 0.95): a bootstrap over queries, "
-        "resampled within each owner (seeded by --seed)",
-    )
-    parser.add_argument(
-        "--bootstrap-resamples",
-        type=positive(MIN_RESAMPLES),
-        default=DEFAULT_RESAMPLES,
-        help="resamples of the --confidence bootstrap",
-    )
     parser.add_argument("--seed", type=positive(0), default=0, help="sampling seed")
-    add_scheme_options(parser)
+    add_scoring_options(parser)
     parser.add_argument("--name", default="model", help="the model's name in the report")
     parser.add_argument(
         "--generations",
@@ -185,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     if generations is not None:
         owners = generations_owners(generations, owners, args.generations)
     forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
-    nulls = null_options(args, len(owners) * (1 if args.generations else args.num_samples))
+    config = scoring_config(args, len(owners) * (1 if args.generations else args.num_samples))
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_output_folder(args.out, "--out")  # an existing folder is fine: its files are replaced
     out = Path(args.out)
@@ -202,14 +172,9 @@ def run(args: argparse.Namespace) -> int:
         completions,
         owners,
         watermark_tokenizer,
+        config=config,
         forget_ids=forget_ids,
-        **nulls,
-        null_seed=args.seed,
-        scheme=scheme_from_options(args),
         return_details=True,
-        confidence=args.confidence,
-        bootstrap_resamples=args.bootstrap_resamples,
-        bootstrap_seed=args.seed,
     )
     result = replace(result, scores=None)  # per-sample scores stay out of the report
     settings = {
@@ -217,7 +182,11 @@ def run(args: argparse.Namespace) -> int:
         for k, v in vars(args).items()
         if isinstance(v, (str, int, float, bool, type(None))) and "forget_ids" not in k
     }
-    settings.update(null=nulls["null"] or "none", null_keys=nulls["null_keys"])
+    settings.update(
+        null=config.null.method if config.null else "none",
+        null_keys=config.null.keys if config.null else 0,
+        scoring=config.to_dict(),
+    )
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
@@ -243,16 +212,19 @@ def _interval(low: float | None, high: float | None, level: str) -> str:
 
 def load_rows(args: argparse.Namespace) -> Any:
     """The dataset's rows (each owner's first ``--max-rows-per-owner``), with an owner id column."""
-    from waterdrum_hf import data as loaders
+    import waterdrum_hf.data as loaders
 
     name = args.dataset.lower()
     if name in BENCHMARKS:
         loader = getattr(loaders, BENCHMARKS[name])
         kwargs = {"path": args.dataset_path} if args.dataset_path else {}
-        rows = loader(*([args.config] if args.config else []), split=args.split, **kwargs)
+        config = [args.dataset_config] if args.dataset_config else []
+        rows = loader(*config, split=args.split, **kwargs)
     else:
-        if args.config or args.dataset_path:
-            raise CliError("--config and --dataset-path apply to the published benchmarks only")
+        if args.dataset_config or args.dataset_path:
+            raise CliError(
+                "--dataset-config and --dataset-path apply to the published benchmarks only"
+            )
         rows = read_table(args.dataset, what="dataset")
     require_columns(rows, [args.id_column], f"dataset {args.dataset!r} (pass --id-column)")
     if args.text_column not in rows.column_names:
@@ -277,16 +249,18 @@ def make_queries(rows: Any, tokenizer: Any, args: argparse.Namespace) -> list[st
 
 
 def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> list[list[str]]:
-    from waterdrum_hf.generation import generate
+    from waterdrum_hf.generation import SamplingConfig, generate
 
     return generate(
         model,
         tokenizer,
         make_queries(rows, tokenizer, args),
-        num_samples=args.num_samples,
-        max_new_tokens=args.max_new_tokens,
-        batch_size=args.batch_size,
-        seed=args.seed,
+        SamplingConfig(
+            num_samples=args.num_samples,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+            seed=args.seed,
+        ),
     )
 
 

@@ -8,17 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.cli.common import (
+from waterdrum_hf.cli.files import check_output_folder, read_table, require_columns
+from waterdrum_hf.cli.models import load_model, watermark_ids
+from waterdrum_hf.cli.parsing import (
     CliError,
     Parser,
-    check_output_folder,
     config_from_options,
     config_parser,
-    load_model,
-    read_table,
     refuse_stray,
-    require_columns,
-    watermark_ids,
 )
 
 DESCRIPTION = (
@@ -74,7 +71,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, rest: list[str]) -> int:
-    from waterdrum_hf import trainers
+    import waterdrum_hf.trainers as trainers
 
     if args.method is None and args.help:
         args.parser.print_help()

@@ -5,19 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from waterdrum_hf.cli.common import (
-    CliError,
-    add_null_options,
-    add_scheme_options,
+from waterdrum_hf.cli.files import check_output_file, read_table, require_columns
+from waterdrum_hf.cli.models import load_tokenizer_option, watermark_ids
+from waterdrum_hf.cli.parsing import CliError, positive
+from waterdrum_hf.cli.scoring_options import (
+    add_scoring_options,
     check_n_gram,
-    check_output_file,
-    load_tokenizer_option,
-    null_options,
-    positive,
-    read_table,
-    require_columns,
-    scheme_from_options,
-    watermark_ids,
+    scoring_config,
 )
 from waterdrum_hf.keys import watermark_id_from_text
 
@@ -58,14 +52,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--forget-ids-file",
         help="file with one forget id per line (keeps ids off the command line)",
     )
-    add_scheme_options(parser)
-    parser.add_argument("--n-gram", type=positive(2), default=2, help="watermark n-gram")
-    parser.add_argument(
-        "--vocab-size",
-        type=positive(2),
-        help="expected watermark vocabulary size (checked against the tokenizer)",
-    )
-    add_null_options(parser)
+    add_scoring_options(parser, intervals=False)
     parser.add_argument(
         "--max-rows", type=positive(), default=20, help="per-text scores printed at most"
     )
@@ -97,18 +84,15 @@ def run(args: argparse.Namespace) -> int:
     bad = sum(not isinstance(t, str) for t in texts)
     if bad:
         raise CliError(f"{bad} rows of column {args.text_column!r} are not text")
-    nulls = null_options(args, len(texts))
+    config = scoring_config(args, len(texts))
     tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_n_gram(args.n_gram, texts, tokenizer)
     result = waterdrum_result(
         texts,
         ids,
         tokenizer,
+        config=config,
         forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
-        scheme=scheme_from_options(args),
-        n_gram=args.n_gram,
-        vocab_size=args.vocab_size,
-        **nulls,
         return_details=True,
     )
     print_scores(list(result.scores), args.max_rows)

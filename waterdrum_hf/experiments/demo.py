@@ -20,280 +20,24 @@ or a run after an interruption, resumes; changed settings build new stages.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, ClassVar, Literal
+from typing import Any
 
 from waterdrum_hf._progress import logged_stage
-from waterdrum_hf._validation import check_positive_int
-from waterdrum_hf.audits.config import AUDITS
-from waterdrum_hf.bootstrap import check_confidence
-from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
-
-DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
-NO_CURVE: Mapping[str, str] = MappingProxyType(
-    {
-        "taskvector": "it fine-tunes a copy towards the forget set and subtracts the change "
-        "only at the end, so the models in between are not unlearned ones"
-    }
+from waterdrum_hf.experiments.demo_config import (
+    DATA_FILE,
+    DEFAULT_METHODS,
+    FORGET_IDS_FILE,
+    KEYS_FILE,
+    NO_CURVE,
+    DemoConfig,
+    demo_command,
+    score_command,
 )
-"""Methods the demo logs no WaterDrum curve for, and why (the report says it)."""
 
-
-@dataclass(frozen=True)
-class DemoConfig:
-    """Sizes of the demo. The defaults run in about 5 minutes on 2 CPU cores (2 of them the
-    audits); ``quick`` (no audits) in 1.
-    Every field is a flag of ``waterdrum demo`` (its ``help`` is the flag's)."""
-
-    output_dir: str = field(
-        default="waterdrum_report",
-        metadata={"help": "Where the report and the cache go.", "aliases": ["--out"]},
-    )
-    owners: int = field(
-        default=6,
-        metadata={
-            "help": "Data owners (each a set of documentation topics); at least 2, at most the "
-            "number of topics (79 on Python 3.11)."
-        },
-    )
-    forget: int = field(
-        default=2, metadata={"help": "Owners (the last ones) who ask to be forgotten."}
-    )
-    passages_per_owner: int = field(default=10, metadata={"help": "Passages per owner."})
-    scheme: Literal["waterfall", "kgw"] = field(
-        default="waterfall",
-        metadata={
-            "help": "Watermark scheme of the owners' passages, of verification and of the "
-            "curves: waterfall (the paper's) or kgw (adapted KGW)."
-        },
-    )
-    methods: tuple[str, ...] = field(
-        default=DEFAULT_METHODS, metadata={"help": "Unlearning methods to benchmark."}
-    )
-    epochs: int = field(
-        default=30, metadata={"help": "Fine-tuning epochs (the model must memorise its data)."}
-    )
-    batch_size: int = field(
-        default=4, metadata={"help": "Batch size of fine-tuning and unlearning."}
-    )
-    learning_rate: float = field(default=2e-3, metadata={"help": "Fine-tuning learning rate."})
-    unlearn_steps: int = field(
-        default=30, metadata={"help": "Optimizer steps of each unlearning method."}
-    )
-    unlearn_learning_rate: float = field(
-        default=2e-4, metadata={"help": "Unlearning learning rate."}
-    )
-    curve_points: int = field(
-        default=4, metadata={"help": "WaterDrum evaluations during unlearning (after step 0)."}
-    )
-    prefix_tokens: int = field(
-        default=24, metadata={"help": "Query length: first tokens of each passage (at most half)."}
-    )
-    num_samples: int = field(
-        default=4, metadata={"help": "Completions sampled per query (pooled per query)."}
-    )
-    max_new_tokens: int = field(default=96, metadata={"help": "Tokens generated per completion."})
-    null_keys: int = field(default=200, metadata={"help": "Random keys of the null reference."})
-    audits: tuple[str, ...] = field(
-        default=AUDITS,
-        metadata={
-            "help": "Audits run on every model after scoring (relearning on a slice of the "
-            "forget set, 8- and 4-bit quantization; see waterdrum audit); none with --quick."
-        },
-    )
-    confidence: float | None = field(
-        default=0.95,
-        metadata={
-            "help": "Level of the confidence intervals in the report (a bootstrap over queries, "
-            "resampled within each owner); none for no intervals."
-        },
-    )
-    seed: int = field(default=0, metadata={"help": "Seed of keys, training and sampling."})
-    write_keys: bool = field(
-        default=False,
-        metadata={
-            "help": "Also write the owners' secret watermark keys beside the report (keys.json, "
-            "forget_ids.txt and the owner_id column of watermarked.jsonl), which `waterdrum "
-            "score` needs to score the demo's models; anyone with them can read or forge the "
-            "owners' watermarks, so keep them private."
-        },
-    )
-    show_progress: bool | None = field(
-        default=None, metadata={"help": "Progress bars (default: on a terminal)."}
-    )
-
-    _argument_group_name: ClassVar[str] = "DemoConfig options"  # HfArgumentParser's --help section
-    QUICK: ClassVar[Mapping[str, Any]] = MappingProxyType(
-        {
-            "owners": 4,
-            "forget": 1,
-            "passages_per_owner": 6,
-            "unlearn_steps": 12,
-            "curve_points": 2,
-            "num_samples": 2,
-            "max_new_tokens": 64,
-            "null_keys": 50,
-            "audits": (),
-        }
-    )
-    """The settings :meth:`quick` changes."""
-
-    def __post_init__(self) -> None:
-        from waterdrum_hf.data.corpus import topic_texts
-
-        check_positive_int(self.owners, "owners", minimum=2)  # a forget and a retain owner
-        if self.owners > len(topic_texts()):
-            raise ValueError(
-                f"`owners` must be at most {len(topic_texts())}, the toy corpus's number of "
-                f"topics (each owner gets at least one), got {self.owners}."
-            )
-        for name in (
-            "passages_per_owner",
-            "epochs",
-            "batch_size",
-            "unlearn_steps",
-            "curve_points",
-            "prefix_tokens",
-            "num_samples",
-            "max_new_tokens",
-        ):
-            check_positive_int(getattr(self, name), name)
-        check_positive_int(self.null_keys, "null_keys", minimum=0)
-        if self.confidence is not None:
-            check_confidence(self.confidence)
-        check_positive_int(self.seed, "seed", minimum=0)
-        if not 1 <= self.forget < self.owners:
-            raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
-        from waterdrum_hf.schemes import SCHEMES
-
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"`scheme` must be one of {', '.join(SCHEMES)}, got {self.scheme!r}.")
-        for name in ("learning_rate", "unlearn_learning_rate"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"`{name}` must be > 0.")
-        from waterdrum_hf import trainers
-
-        if not self.methods:
-            raise ValueError(
-                f"`methods` must name at least one unlearning method, e.g. {','.join(DEFAULT_METHODS)}."
-            )
-        for method in self.methods:
-            trainers.get(method)  # an unknown name raises, listing the known ones
-        if self.audits:
-            self.audit_config()  # bad audit names raise here, not after training
-
-    def audit_config(self) -> Any:
-        """The :class:`~waterdrum_hf.audits.AuditConfig` of the demo's audits: its sampling
-        and null keys, so that the values before and after each audit compare."""
-        from waterdrum_hf.audits import AuditConfig
-
-        return AuditConfig(
-            audits=self.audits,
-            num_samples=self.num_samples,
-            max_new_tokens=self.max_new_tokens,
-            batch_size=COMPLETION_BATCH_SIZE,
-            null_keys=self.null_keys,
-            confidence=self.confidence,
-            seed=self.seed,
-        )
-
-    @classmethod
-    def quick(cls, **overrides: Any) -> DemoConfig:
-        """A smaller setting (about a minute on 2 CPU cores) that still shows the effect."""
-        return cls(**{**cls.QUICK, **overrides})
-
-
-DATA_FILE = "watermarked.jsonl"
-KEYS_FILE = "keys.json"
-FORGET_IDS_FILE = "forget_ids.txt"
-
-
-def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
-    """The ``waterdrum score`` command that scores the demo's model ``name`` (saved in
-    ``model``) as the demo did: the same queries, samples, null keys and seed, so it prints the
-    demo's values (it needs the files of ``write_keys``)."""
-    out = Path(config.output_dir)
-    arguments = {
-        "--model": model,
-        "--dataset": out / DATA_FILE,
-        "--watermark-tokenizer": "tiny",
-        "--forget-ids-file": out / FORGET_IDS_FILE,
-        "--prefix-tokens": config.prefix_tokens,
-        "--num-samples": config.num_samples,
-        "--max-new-tokens": config.max_new_tokens,
-        "--batch-size": COMPLETION_BATCH_SIZE,  # sampling depends on the batches
-        "--null-keys": config.null_keys,
-        **({"--confidence": config.confidence} if config.confidence is not None else {}),
-        "--seed": config.seed,
-        **({"--scheme": config.scheme} if config.scheme != "waterfall" else {}),
-        "--name": name,
-        "--out": out / f"score-{name}",
-    }
-    return _command([*waterdrum_program(), "score"], arguments)
-
-
-def demo_command(config: DemoConfig) -> str:
-    """The ``waterdrum demo`` command that runs ``config`` (``--quick`` where that is shorter;
-    progress bars as the terminal decides)."""
-    candidates = []
-    for flags, base in (([], DemoConfig()), (["--quick"], DemoConfig.quick())):
-        arguments = {}
-        for spec in fields(DemoConfig):
-            value = getattr(config, spec.name)
-            if spec.name == "show_progress" or value == getattr(base, spec.name):
-                continue
-            if isinstance(value, tuple):
-                value = ",".join(value)
-            elif isinstance(value, bool):
-                value = str(value).lower()
-            flag = spec.metadata.get("aliases", ["--" + spec.name.replace("_", "-")])[0]
-            arguments[flag] = value
-        candidates.append(_command([*waterdrum_program(), "demo", *flags], arguments))
-    return min(candidates, key=len)
-
-
-def waterdrum_program() -> list[str]:
-    """How to run the ``waterdrum`` command from here, so printed commands run as printed:
-    ``waterdrum`` when it is on PATH (or when the library is used from Python), else the entry
-    point that is running (``.venv/bin/waterdrum`` under ``bash dev.sh demo``, with the
-    ``HF_HOME`` it ran with, so the built model and every cached stage are found again), or
-    ``<python> -m waterdrum_hf``."""
-    import os
-    import shutil
-    import sys
-
-    running = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    on_path = shutil.which("waterdrum")
-    if running is not None and running.name == "waterdrum" and running.exists():
-        if on_path and Path(on_path).resolve() == running.resolve():
-            return ["waterdrum"]
-        home = os.environ.get("HF_HOME")
-        return [*([f"HF_HOME={home}"] if home else []), os.path.relpath(running)]
-    if (
-        running is not None
-        and running.name == "__main__.py"
-        and running.parent.name == "waterdrum_hf"
-    ):
-        return [os.path.relpath(sys.executable), "-m", "waterdrum_hf"]
-    return ["waterdrum"]
-
-
-def _command(words: list[str], arguments: Mapping[str, Any]) -> str:
-    import shlex
-
-    for flag, value in arguments.items():
-        words += [flag, str(value)]
-    return shlex.join(words)
-
-
-def _write_private(path: Path, text: str) -> None:
-    """``text`` into ``path``, readable by its owner only (it may hold keys)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(0o600)
+__all__ = ["DEFAULT_METHODS", "DemoConfig", "demo_command", "run_demo", "score_command"]
 
 
 def run_demo(
@@ -312,83 +56,144 @@ def run_demo(
         return _Demo(config or DemoConfig(), log).run()
 
 
+@dataclass
+class _Owners:
+    """Who is who: each owner's secret key (never shown), display name, and the forget owners."""
+
+    keys: list[int]
+    names: dict[int, str]
+    forget: set[int]
+    of_text: list[int] = field(default_factory=list)
+
+    @property
+    def forget_ids(self) -> list[int]:
+        return [self.keys[o] for o in sorted(self.forget)]
+
+    @property
+    def references(self) -> list[int]:
+        """Each text's owner key."""
+        return [self.keys[o] for o in self.of_text]
+
+
 class _Demo:
-    """The demo's stages (:class:`~waterdrum_hf.experiments.pipeline.CachedPipeline`), each timed."""
+    """The demo as named stages (:meth:`run` lists them), each cached
+    (:class:`~waterdrum_hf.experiments.pipeline.CachedPipeline`) and timed."""
 
     def __init__(self, config: DemoConfig, log: Callable[[str], None]) -> None:
+        from waterdrum_hf.keys import random_keys
+
         self.config = config
         self.log = log
         self.out = Path(config.output_dir)
         self.timings: dict[str, float] = {}
         self.stage_count = 4 + len(config.methods) + bool(config.audits)
         self.stage_index = 0
+        self.scoring = config.scoring_config()
+        keys = random_keys(config.owners, seed=config.seed).tolist()  # secret: never shown
+        self.owners = _Owners(
+            keys,
+            {key: f"owner-{i + 1}" for i, key in enumerate(keys)},
+            set(range(config.owners - config.forget, config.owners)),
+        )
 
     def run(self) -> dict[str, Any]:
-        from waterdrum_hf import tiny, trainers
-        from waterdrum_hf.data import partition_by_owner, toy_corpus
-        from waterdrum_hf.experiments.pipeline import CachedPipeline
-        from waterdrum_hf.keys import random_keys
-        from waterdrum_hf.metric import waterdrum_result
+        from waterdrum_hf.data import partition_by_owner
         from waterdrum_hf.prompting import completion_queries
         from waterdrum_hf.report import write_report
 
-        config = self.config
+        pipeline, tokenizer = self.load()
+        texts, scores = self.watermark(pipeline)
+        forget, retain = partition_by_owner(texts, self.owners.of_text, self.owners.forget)
+        models = self.finetune(pipeline, texts, retain)
+        queries = completion_queries(
+            texts, tokenizer, prefix_tokens=self.config.prefix_tokens, max_fraction=0.5
+        )
+        curves, curve_sampling = self.unlearn(pipeline, models, forget, retain, queries, tokenizer)
+        results = self.score(pipeline, models, queries, tokenizer)
+        audits = None
+        if self.config.audits:
+            audits = self.audit(pipeline, models, queries, forget, results, tokenizer)
+        report = self.report(results, curves, curve_sampling, audits, scores)
+        write_report(report, self.out, title="WaterDrum demo report")
+        report["next"] = self.write_data(
+            texts,
+            self.owners.of_text,
+            self.owners.keys,
+            self.owners.names,
+            self.owners.forget,
+            models,
+        )
+        return report
+
+    def load(self) -> tuple[Any, Any]:
+        """The built-in small model (built on first use) and the stage pipeline around it."""
+        import waterdrum_hf.tiny as tiny
+        from waterdrum_hf.experiments.pipeline import CachedPipeline
+
+        show = self.config.show_progress
         with self.step(
             "load", "Loading the built-in small model (built on first use, about a minute)"
         ):
-            model, tokenizer = tiny.load(show_progress=config.show_progress)
-        pipeline = CachedPipeline(
-            model, tokenizer, self.out / "cache", show_progress=config.show_progress
-        )
-        keys = random_keys(config.owners, seed=config.seed).tolist()  # secret: never shown
-        names = {key: f"owner-{i + 1}" for i, key in enumerate(keys)}
-        forget_owners = set(range(config.owners - config.forget, config.owners))
+            model, tokenizer = tiny.load(show_progress=show)
+        return CachedPipeline(model, tokenizer, self.out / "cache", show_progress=show), tokenizer
 
+    def watermark(self, pipeline: Any) -> tuple[list[str], list[float]]:
+        """Every owner's passages watermarked under its own key; their self-check scores."""
+        from waterdrum_hf.data import toy_corpus
+
+        config = self.config
         corpus = toy_corpus(config.owners, max_passages_per_owner=config.passages_per_owner)
-        owners = list(corpus["owner_id"])
+        self.owners.of_text = list(corpus["owner_id"])
         with self.step(
             "watermark",
             f"Watermarking {len(corpus)} passages of {config.owners} owners, each under its own key (about {math.ceil(1.2 * len(corpus))} s unless cached)",
         ):
             # No n-gram repeats: the tiny paraphraser falls into loops without that.
-            texts, scores = pipeline.watermark(
+            return pipeline.watermark(
                 "corpus",
                 list(corpus["text"]),
-                [keys[o] for o in owners],
+                self.owners.references,
                 seed=config.seed,
                 no_repeat_ngram_size=3,
                 scheme=config.scheme,
             )
-        forget, retain = partition_by_owner(texts, owners, forget_owners)
+
+    def finetune(self, pipeline: Any, texts: list[str], retain: list[str]) -> dict[str, Any]:
+        """The original model (all owners' passages) and the retrained one (retain only)."""
+        config = self.config
         training = {
             "epochs": config.epochs,
             "batch_size": config.batch_size,
             "learning_rate": config.learning_rate,
             "seed": config.seed,
         }
-        models = {}
         with self.step(
             "finetune",
             f"Fine-tuning the original model ({config.epochs} epochs) and retraining without the forget owners",
         ):
-            models["original"] = pipeline.finetune("original", texts, **training)
-            models["retrained"] = pipeline.finetune("retrained", retain, **training)
+            return {
+                "original": pipeline.finetune("original", texts, **training),
+                "retrained": pipeline.finetune("retrained", retain, **training),
+            }
 
-        queries = completion_queries(
-            texts, tokenizer, prefix_tokens=config.prefix_tokens, max_fraction=0.5
-        )
-        references = [keys[o] for o in owners]
-        curves = {}
-        curve_sampling = None
+    def unlearn(
+        self,
+        pipeline: Any,
+        models: dict[str, Any],
+        forget: list[str],
+        retain: list[str],
+        queries: list[str],
+        tokenizer: Any,
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """Each method unlearns the forget owners from the original model (added to
+        ``models``), with its WaterDrum curve where one means something."""
+        config = self.config
+        curves, curve_sampling = {}, None
         for method in config.methods:
             with self.step(
                 f"unlearn/{method}", f"Unlearning with {method} ({config.unlearn_steps} steps)"
             ):
-                callback = (
-                    None
-                    if method.lower() in NO_CURVE
-                    else self.callback(queries, references, forget_owners, owners, names, tokenizer)
-                )
+                callback = None if method.lower() in NO_CURVE else self.callback(queries, tokenizer)
                 models[method.lower()], curve = pipeline.unlearn(
                     method,
                     models["original"],
@@ -399,19 +204,26 @@ class _Demo:
                     batch_size=config.batch_size,
                     seed=config.seed,
                     callback=callback,
-                    callback_settings=callback.settings() if callback else None,
                 )
-                if curve:
-                    curves[method.lower()] = curve
-                    curve_sampling = {
-                        "queries": len(callback.queries),
-                        "num_samples": callback.num_samples,
-                        "max_new_tokens": callback.max_new_tokens,
-                        "no_curve": {
-                            m: NO_CURVE[m] for m in map(str.lower, config.methods) if m in NO_CURVE
-                        },
-                    }
+            if curve:
+                curves[method.lower()] = curve
+                curve_sampling = {
+                    "queries": len(callback.queries),
+                    "num_samples": callback.sampling.num_samples,
+                    "max_new_tokens": callback.sampling.max_new_tokens,
+                    "no_curve": {
+                        m: NO_CURVE[m] for m in map(str.lower, config.methods) if m in NO_CURVE
+                    },
+                }
+        return curves, curve_sampling
 
+    def score(
+        self, pipeline: Any, models: dict[str, Any], queries: list[str], tokenizer: Any
+    ) -> dict[str, Any]:
+        """Every model's completions of every query, scored with the owners' keys."""
+        from waterdrum_hf.metric import waterdrum_result
+
+        config = self.config
         results = {}
         with self.step(
             "sample_and_verify",
@@ -428,31 +240,65 @@ class _Demo:
                 )
                 result = waterdrum_result(
                     completions,
-                    references,
+                    self.owners.references,
                     tokenizer,
-                    forget_ids=[keys[o] for o in sorted(forget_owners)],
-                    owner_names=names,
-                    null_keys=config.null_keys,
-                    null_seed=config.seed,
+                    config=self.scoring,
+                    forget_ids=self.owners.forget_ids,
+                    owner_names=self.owners.names,
                     return_details=True,
-                    confidence=config.confidence,
-                    bootstrap_seed=config.seed,
-                    scheme=config.scheme,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
-        audits = None
-        if config.audits:
-            with self.step(
-                "audits",
-                f"Auditing {len(models)} models: {', '.join(config.audits)} (each perturbed model "
-                "sampled and scored again)",
-            ):
-                audits = self.audits(
-                    pipeline, models, tokenizer, queries, references, forget, results, keys,
-                    forget_owners, names,
-                )  # fmt: skip
+        return results
+
+    def audit(
+        self,
+        pipeline: Any,
+        models: dict[str, Any],
+        queries: list[str],
+        forget: list[str],
+        results: dict[str, Any],
+        tokenizer: Any,
+    ) -> Any:
+        """Every model relearned and quantized, sampled and scored again; each perturbed model's
+        completions are a cached stage of its model, so a killed audit resumes."""
+        from waterdrum_hf.audits import AuditQueries, run_audits
+
+        with self.step(
+            "audits",
+            f"Auditing {len(models)} models: {', '.join(self.config.audits)} (each perturbed model "
+            "sampled and scored again)",
+        ):
+            return run_audits(
+                {name: stage.path for name, stage in models.items()},
+                tokenizer,
+                AuditQueries(
+                    queries,
+                    self.owners.references,
+                    forget_ids=self.owners.forget_ids,
+                    forget_texts=forget,
+                    owner_names=self.owners.names,
+                ),
+                config=self.config.audit_config(),
+                scoring=self.scoring,
+                before=results,
+                cache=pipeline.audit_cache(models),
+                show_progress=self.config.show_progress,
+            )
+
+    def report(
+        self,
+        results: dict[str, Any],
+        curves: dict[str, Any],
+        curve_sampling: dict[str, Any] | None,
+        audits: Any,
+        scores: list[float],
+    ) -> dict[str, Any]:
+        """What :func:`~waterdrum_hf.report.write_report` writes."""
+        import waterdrum_hf.trainers as trainers
+
+        config = self.config
         finite = [s for s in scores if s == s]
-        report = {
+        return {
             "models": results,
             "curves": curves,
             "timings": self.timings,
@@ -465,16 +311,15 @@ class _Demo:
                 **{f.name: f.metadata["help"] for f in fields(DemoConfig)},
                 "forget_owners": "The owners who asked to be forgotten.",
                 "watermark_self_check": "Mean q of the watermarked passages under their owners' keys.",
+                "scoring": "How every model was scored (WaterDrumConfig.to_dict()).",
             },
             "settings": {
                 **asdict(config),
-                "forget_owners": [names[keys[o]] for o in sorted(forget_owners)],
+                "forget_owners": [self.owners.names[k] for k in self.owners.forget_ids],
                 "watermark_self_check": sum(finite) / max(len(finite), 1),
+                "scoring": self.scoring.to_dict(),
             },
         }
-        write_report(report, self.out, title="WaterDrum demo report")
-        report["next"] = self.write_data(texts, owners, keys, names, forget_owners, models)
-        return report
 
     def write_data(
         self,
@@ -524,51 +369,29 @@ class _Demo:
             for name in ("original", "retrained")
         ]
 
-    def audits(
-        self, pipeline, models, tokenizer, queries, references, forget, results, keys,
-        forget_owners, names,
-    ) -> Any:  # fmt: skip
-        """Every model relearned and quantized, sampled and scored again; each perturbed model's
-        completions are a cached stage of its model, so a killed audit resumes."""
-        from waterdrum_hf.audits import run_audits
-
-        return run_audits(
-            {name: stage.path for name, stage in models.items()},
-            tokenizer,
-            queries,
-            references,
-            forget_ids=[keys[o] for o in sorted(forget_owners)],
-            forget_texts=forget,
-            config=self.config.audit_config(),
-            owner_names=names,
-            before=results,
-            cache=pipeline.audit_cache(models),
-            show_progress=self.config.show_progress,
-            scheme=self.config.scheme,
-        )
-
-    def callback(self, queries, references, forget_owners, owners, names, tokenizer) -> Any:
+    def callback(self, queries: list[str], tokenizer: Any) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
-        from waterdrum_hf.callbacks import WaterDrumCallback
+        from waterdrum_hf.callbacks import EvaluationPlan, WaterDrumCallback
+        from waterdrum_hf.generation import SamplingConfig
 
         config = self.config
-        forget_ids = {
-            key for key, owner in zip(references, owners, strict=True) if owner in forget_owners
-        }
-        return WaterDrumCallback.from_queries(
+        callback = WaterDrumCallback.from_queries(
             queries,
-            references,
-            sorted(forget_ids),
+            self.owners.references,
+            self.owners.forget_ids,
             tokenizer,
-            tokenizer=tokenizer,
-            owner_names=names,
-            eval_steps=max(1, config.unlearn_steps // config.curve_points),
-            num_samples=1,
-            max_new_tokens=min(48, config.max_new_tokens),
-            max_queries_per_owner=3,
-            seed=config.seed,
-            scheme=config.scheme,
+            config=replace(self.scoring, null=None, interval=None),
+            sampling=SamplingConfig(
+                num_samples=1, max_new_tokens=min(48, config.max_new_tokens), seed=config.seed
+            ),
+            plan=EvaluationPlan(
+                eval_steps=max(1, config.unlearn_steps // config.curve_points),
+                max_queries_per_owner=3,
+            ),
+            owner_names=self.owners.names,
         )
+        callback.tokenizer = tokenizer
+        return callback
 
     def step(self, key: str, title: str) -> Any:
         """A numbered, timed stage (its seconds go into the report)."""
@@ -576,3 +399,10 @@ class _Demo:
         return logged_stage(
             self.log, self.timings, key, f"[{self.stage_index}/{self.stage_count}] {title}"
         )
+
+
+def _write_private(path: Path, text: str) -> None:
+    """``text`` into ``path``, readable by its owner only (it may hold keys)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o600)

@@ -2,7 +2,7 @@
 
 The demo and the paper reproduction are sequences of these stages. Each stage's artefact (a
 watermarked text list, a saved model, a set of generations) lives in a folder of a
-:class:`~waterdrum_hf.experiments.cache.StageCache` named by everything that produced it, so re-runs and
+:class:`~waterdrum_hf.stage_cache.StageCache` named by everything that produced it, so re-runs and
 interrupted runs resume, and changed settings never reuse a stale artefact. Keys enter the
 digests only through their slow one-way hash (:func:`waterdrum_hf._fingerprint.key_digest`).
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from waterdrum_hf._fingerprint import key_digest, module_identity
 from waterdrum_hf._progress import library_progress, progress_enabled
-from waterdrum_hf.experiments.cache import Stage, StageCache
+from waterdrum_hf.stage_cache import Stage, StageCache
 
 COMPLETION_BATCH_SIZE = 64
 """Queries per batch of :meth:`CachedPipeline.completions` (sampled text depends on it)."""
@@ -151,10 +151,9 @@ class CachedPipeline:
         batch_size: int,
         seed: int,
         callback: Any | None = None,
-        callback_settings: Mapping[str, Any] | None = None,
     ) -> tuple[Stage, list[dict[str, float]]]:
         """``original`` unlearnt with a registered method; returns it and the callback's curve
-        (``callback_settings`` describe the callback in the stage's digest)."""
+        (the callback's ``settings()`` describe it in the stage's digest)."""
         stage = self.cache.stage(
             f"model-{method.lower()}",
             {
@@ -165,7 +164,7 @@ class CachedPipeline:
                 "learning_rate": learning_rate,
                 "batch_size": batch_size,
                 "seed": seed,
-                "callback": dict(callback_settings or {}),
+                "callback": callback.settings() if callback is not None else {},
             },
             original,
         )
@@ -340,7 +339,7 @@ def unlearn(
     """Run the registered trainer ``method`` on plain-text forget/retain sets; returns the model."""
     from datasets import Dataset
 
-    from waterdrum_hf import trainers
+    import waterdrum_hf.trainers as trainers
     from waterdrum_hf._torch_plumbing import has_gpu, quiet_trainer_logs
 
     trainer_class, config_class = trainers.get(method)

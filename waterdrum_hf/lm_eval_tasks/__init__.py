@@ -70,6 +70,9 @@ class Source:
     question_column: str = "question"
     max_rows_per_owner: int | None = None
     watermark_tokenizer: str | None = None
+    scoring: str | None = None
+    """How the values are read: :meth:`WaterDrumConfig.to_json` text (from the metadata's
+    ``scoring`` mapping, e.g. ``{"null": {"method": "analytic"}}``); ``None``: the defaults."""
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any]) -> Source:
@@ -87,6 +90,8 @@ class Source:
             given["dataset_path"] = str(mirror.resolve())
         if "max_rows_per_owner" in given:
             given["max_rows_per_owner"] = int(given["max_rows_per_owner"])
+        if "scoring" in given:  # checked now, kept as JSON text (documents hold the source)
+            given["scoring"] = _scoring_config(given["scoring"]).to_json()
         if "benchmark" in given:
             given.setdefault("watermark_tokenizer", WATERMARK_TOKENIZER)
         source = cls(**given)
@@ -129,7 +134,7 @@ class Source:
         ``max_rows_per_owner`` rows)."""
         from datasets import Dataset
 
-        from waterdrum_hf import data
+        import waterdrum_hf.data as data
 
         if self.benchmark is not None:
             rows = self._benchmark(self.split)
@@ -165,7 +170,7 @@ class Source:
         return read_watermark_ids(self.forget_ids_file, "forget ids")
 
     def _benchmark(self, split: str) -> Any:
-        from waterdrum_hf import data
+        import waterdrum_hf.data as data
 
         load = (
             data.load_waterdrum_ax if self.benchmark == "waterdrum-ax" else data.load_waterdrum_tofu
@@ -281,9 +286,24 @@ def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
         [list(item.samples) for item in items],
         [ids[item.owner] for item in items],
         source.watermark_tokenizer,
+        config=_scoring_config(source.scoring),
         forget_ids=source.forget_ids(),
     )
     return result.scalars()
+
+
+def _scoring_config(scoring: Any) -> Any:
+    """The :class:`~waterdrum_hf.WaterDrumConfig` of a task's ``scoring`` (a mapping, or its
+    JSON text); the defaults without one."""
+    from waterdrum_hf.config import WaterDrumConfig
+
+    if scoring is None:
+        return WaterDrumConfig()
+    return (
+        WaterDrumConfig.from_json(scoring)
+        if isinstance(scoring, str)
+        else WaterDrumConfig.from_dict(scoring)
+    )
 
 
 def _aggregation(name: str) -> Any:

@@ -6,7 +6,7 @@ Each scheme implements :class:`WatermarkScheme`; Waterfall is the default, adapt
 
 from waterdrum_hf.schemes.base import PermutationScheme, WatermarkScheme
 from waterdrum_hf.schemes.kgw import KGWScheme, kgw_z_score
-from waterdrum_hf.schemes.registry import SCHEMES, resolve_scheme
+from waterdrum_hf.schemes.registry import SCHEMES, resolve_scheme, scheme_from_settings
 from waterdrum_hf.schemes.waterfall import WaterfallScheme
 
 __all__ = [
@@ -17,4 +17,5 @@ __all__ = [
     "WaterfallScheme",
     "kgw_z_score",
     "resolve_scheme",
+    "scheme_from_settings",
 ]

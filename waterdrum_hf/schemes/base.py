@@ -20,22 +20,44 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
+from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.schemes.permutation import permuted_positions
 
 
+@dataclass(frozen=True, kw_only=True)
 class WatermarkScheme(ABC):
     """A watermark scheme: per-token perturbation while writing, per-token terms while reading.
 
     Implementations are immutable value objects (frozen dataclasses): equal settings compare
-    and hash equal, and :meth:`settings` feeds cache fingerprints. They hold no key.
+    and hash equal, and :meth:`settings` feeds cache fingerprints and reports. They hold no key.
+    Every scheme reads a token in the context of the ``n_gram - 1`` tokens before it, in a
+    vocabulary of ``vocab_size`` tokens; the scheme's own settings (Waterfall's ``k_p``, KGW's
+    ``gamma``) come first in its constructor.
+
+    Args:
+        n_gram: context length plus one (2, the paper's: one previous token).
+        vocab_size: the watermark's vocabulary size N, if known (128000 for the published
+            datasets); ``None`` takes the watermarking tokenizer's, and a tokenizer with
+            another ``vocab_size`` is refused instead of scoring ~0.
     """
 
     #: Short name used in configs, fingerprints and on the command line.
-    name: str
+    name: ClassVar[str]
+
+    n_gram: int = 2
+    vocab_size: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n_gram", check_positive_int(self.n_gram, "n_gram", minimum=2))
+        if self.vocab_size is not None:
+            vocab_size = check_positive_int(self.vocab_size, "vocab_size", minimum=2)
+            object.__setattr__(self, "vocab_size", vocab_size)
+            self.check_vocab_size(vocab_size)
 
     @abstractmethod
     def check_vocab_size(self, vocab_size: int) -> None:
@@ -57,18 +79,20 @@ class WatermarkScheme(ABC):
         self,
         vocab_size: int,
         watermark_ids: int | Sequence[int],
-        *,
-        n_gram: int = 2,
         **kwargs: Any,
     ) -> Any:
         """A ``transformers`` logits processor that watermarks generation under ``watermark_ids``
-        (one for all rows or one per input row)."""
+        (one for all rows or one per input row), in contexts of the scheme's ``n_gram``."""
 
-    @abstractmethod
     def settings(self) -> dict[str, Any]:
-        """What decides the watermark (for fingerprints and reports); never a key."""
+        """What decides the watermark, as JSON scalars (for fingerprints, reports and
+        :func:`~waterdrum_hf.schemes.scheme_from_settings`); never a key."""
+        common = [f.name for f in fields(WatermarkScheme)]  # type: ignore[arg-type]
+        own = [f.name for f in fields(self) if f.name not in common]
+        return {"scheme": self.name, **{name: getattr(self, name) for name in own + common}}
 
 
+@dataclass(frozen=True, kw_only=True)
 class PermutationScheme(WatermarkScheme):
     """A scheme whose token ``t`` after context ``c`` under key ``id`` is read at its position
     ``RandomState((id, *c)).permutation(N)[t]``, and written by adding a bias at that position.
@@ -86,8 +110,6 @@ class PermutationScheme(WatermarkScheme):
         self,
         vocab_size: int,
         watermark_ids: int | Sequence[int],
-        *,
-        n_gram: int = 2,
         **kwargs: Any,
     ) -> Any:
         """A :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor` adding
@@ -97,7 +119,7 @@ class PermutationScheme(WatermarkScheme):
         cache_size = kwargs.pop("cache_size", None)
         bias = self.position_bias(vocab_size, **kwargs)
         return PermutationLogitsProcessor(
-            vocab_size, watermark_ids, bias, n_gram, cache_size=cache_size
+            vocab_size, watermark_ids, bias, self.n_gram, cache_size=cache_size
         )
 
     def token_terms(

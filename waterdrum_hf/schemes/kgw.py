@@ -48,6 +48,7 @@ class KGWScheme(PermutationScheme):
         gamma: share of the vocabulary that is green in each context, ``0 < gamma < 1``.
             The writer's strength ``delta`` is a setting of :meth:`position_bias` /
             :meth:`logits_processor` (default 2.0).
+        n_gram, vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
     """
 
     gamma: float = 0.5
@@ -59,6 +60,7 @@ class KGWScheme(PermutationScheme):
         if not 0 < self.gamma < 1:
             raise ValueError(f"`gamma` must be in (0, 1) (the green share), got {self.gamma}.")
         object.__setattr__(self, "gamma", float(self.gamma))
+        super().__post_init__()
 
     def green_size(self, vocab_size: int) -> int:
         """``G = floor(gamma * N)``: how many tokens are green in each context."""
@@ -80,9 +82,6 @@ class KGWScheme(PermutationScheme):
         if isinstance(delta, bool) or not math.isfinite(delta) or delta < 0:
             raise ValueError(f"`delta` must be a finite number >= 0, got {delta!r}.")
         return np.where(np.arange(vocab_size) < self.green_size(vocab_size), float(delta), 0.0)
-
-    def settings(self) -> dict[str, object]:
-        return {"scheme": self.name, "gamma": self.gamma}
 
 
 def kgw_z_score(score: float, num_tokens: int) -> float:

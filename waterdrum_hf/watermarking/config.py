@@ -197,11 +197,11 @@ class WatermarkingConfig:
         self.watermark_scheme()  # validates gamma
 
     def watermark_scheme(self) -> WatermarkScheme:
-        """The scheme with its reading settings (what verification needs)."""
+        """The scheme with its reading settings and ``n_gram`` (what verification needs)."""
         from waterdrum_hf.schemes.registry import READING_SETTINGS, resolve_scheme
 
         reading = {name: getattr(self, name) for name in READING_SETTINGS[self.scheme]}
-        return resolve_scheme(self.scheme, **reading)
+        return resolve_scheme(self.scheme, **reading, n_gram=self.n_gram)
 
     def writer_settings(self) -> dict[str, float]:
         """The chosen scheme's writing strength, for its logits processor."""

@@ -231,12 +231,7 @@ class WatermarkedDataset:
         chosen: list[str] = [""] * len(texts)
         chosen_scores = [math.nan] * len(texts)
         chosen_sts = [math.nan] * len(texts)
-        verifier = Verifier(
-            self.tokenizer,
-            n_gram=self.config.n_gram,
-            scheme=self.config.watermark_scheme(),
-            show_progress=False,
-        )
+        verifier = Verifier(self.tokenizer, self.config.watermark_scheme(), show_progress=False)
         bar = progress_bar(
             chunks, desc="Watermarking", unit="batch", enabled=self.config.show_progress
         )

@@ -47,7 +47,7 @@ class WatermarkedParaphraser:
         self.tokenizer = tokenizer
         self.config = config
         self._processor = config.watermark_scheme().logits_processor(
-            int(tokenizer.vocab_size), 0, n_gram=config.n_gram, **config.writer_settings()
+            int(tokenizer.vocab_size), 0, **config.writer_settings()
         )  # the ids are set per generation batch
         self._end_ids: list[int] | None = None
 

@@ -248,7 +248,7 @@ class ReproductionConfig:
             or len(fractions) < 3
         ):
             raise ValueError("`fractions` must rise from 0 to 1 with at least one point between.")
-        from waterdrum_hf import trainers
+        import waterdrum_hf.trainers as trainers
 
         for method in self.methods:
             trainers.get(method)

@@ -131,7 +131,7 @@ class Reproduction:
 
     def _models(self) -> tuple[Any, Any, Any]:
         """The base model, its tokenizer, and the watermarking tokenizer."""
-        from waterdrum_hf import tiny
+        import waterdrum_hf.tiny as tiny
 
         config = self.config
         if config.model is None:
@@ -187,8 +187,10 @@ class Reproduction:
         """WaterDrum (raw and null-corrected) and, with ``baselines``, ROUGE-L and MIA of one
         model; per query, forget queries first. ``dilution``: the model owner's own logits
         processor, applied while sampling."""
+        from waterdrum_hf.config import NullConfig, WaterDrumConfig
         from waterdrum_hf.experiments.baselines import mia_value, min_k_percent_prob, rouge_l_recall
         from waterdrum_hf.metric import waterdrum_result
+        from waterdrum_hf.schemes import resolve_scheme
 
         config = self.config
         queries, references = data.queries, data.references
@@ -210,11 +212,14 @@ class Reproduction:
             completions,
             keys,
             self.watermark_tokenizer,
+            config=WaterDrumConfig(
+                scheme=resolve_scheme(config.scheme),
+                null=NullConfig("empirical", config.null_keys, seed=seed)
+                if config.null_keys
+                else None,
+            ),
             forget_ids=sorted(set(data.forget_keys)),
-            null_keys=config.null_keys,
-            null_seed=seed,
             return_details=True,
-            scheme=config.scheme,
         )
         values = np.array(result.query_values, dtype=float)
         measured = {
@@ -272,8 +277,10 @@ class Reproduction:
     ) -> dict[str, Any]:
         """(a) a decoy model answering the most forget-like queries with unwatermarked text;
         (b) the model owner's own Waterfall watermark diluting the owners' watermarks."""
+        from waterdrum_hf.config import WaterDrumConfig
         from waterdrum_hf.keys import random_keys
         from waterdrum_hf.metric import waterdrum_result
+        from waterdrum_hf.schemes import resolve_scheme
         from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
 
         config = self.config
@@ -294,8 +301,8 @@ class Reproduction:
                 base,
                 data.forget_keys,
                 self.watermark_tokenizer,
+                config=WaterDrumConfig(scheme=resolve_scheme(config.scheme)),
                 return_details=True,
-                scheme=config.scheme,
             ).query_values,
             dtype=float,
         )

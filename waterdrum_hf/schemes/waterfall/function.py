@@ -34,3 +34,9 @@ def watermark_function(positions: np.ndarray, k_p: int, vocab_size: int) -> np.n
     function, frequency = watermark_function_terms(k_p, vocab_size)
     angle = np.asarray(positions, dtype=np.float64) * (2.0 * np.pi * frequency / vocab_size)
     return np.cos(angle) if function == "cos" else np.sin(angle)
+
+
+def watermark_bias(vocab_size: int, k_p: int, kappa: float) -> np.ndarray:
+    """The writer's ``(N,)`` logit bias at each permuted position: ``kappa`` times function
+    ``k_p`` (what :class:`~waterdrum_hf.schemes.WaterfallScheme` and its logits processor add)."""
+    return kappa * watermark_function(np.arange(vocab_size), k_p, vocab_size)

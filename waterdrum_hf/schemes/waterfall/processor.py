@@ -16,7 +16,7 @@ import numpy as np
 from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
-from waterdrum_hf.schemes.waterfall.scheme import WaterfallScheme
+from waterdrum_hf.schemes.waterfall.function import watermark_bias
 
 
 class WaterfallLogitsProcessor(PermutationLogitsProcessor):
@@ -46,7 +46,7 @@ class WaterfallLogitsProcessor(PermutationLogitsProcessor):
         self.kappa = float(kappa)
         self.k_p = k_p
         vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
-        bias = WaterfallScheme(k_p=self.k_p).position_bias(vocab_size, kappa=self.kappa)
+        bias = watermark_bias(vocab_size, self.k_p, self.kappa)
         super().__init__(vocab_size, watermark_ids, bias, n_gram, cache_size=cache_size)
 
     def scheme_settings(self) -> dict[str, object]:

@@ -10,7 +10,11 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf.schemes.base import PermutationScheme
-from waterdrum_hf.schemes.waterfall.function import watermark_function, watermark_function_terms
+from waterdrum_hf.schemes.waterfall.function import (
+    watermark_bias,
+    watermark_function,
+    watermark_function_terms,
+)
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,7 @@ class WaterfallScheme(PermutationScheme):
 
     Args:
         k_p: which of Waterfall's functions carries the watermark (the paper uses 1).
+        n_gram, vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
     """
 
     k_p: int = 1
@@ -31,6 +36,7 @@ class WaterfallScheme(PermutationScheme):
         if self.k_p < 1:
             raise ValueError(f"`k_p` must be in 1..2*max_freq of the vocabulary, got {self.k_p}.")
         object.__setattr__(self, "k_p", int(self.k_p))
+        super().__post_init__()
 
     def check_vocab_size(self, vocab_size: int) -> None:
         watermark_function_terms(self.k_p, vocab_size)
@@ -39,22 +45,19 @@ class WaterfallScheme(PermutationScheme):
         return watermark_function(positions, self.k_p, vocab_size)
 
     def position_bias(self, vocab_size: int, *, kappa: float = 2.0) -> np.ndarray:
-        return kappa * watermark_function(np.arange(vocab_size), self.k_p, vocab_size)
+        return watermark_bias(vocab_size, self.k_p, kappa)
 
     def logits_processor(
         self,
         vocab_size: int,
         watermark_ids: int | Sequence[int],
         *,
-        n_gram: int = 2,
         kappa: float = 2.0,
         **kwargs: Any,
     ) -> Any:
+        # Imported here: the processor needs torch, which reading text does not.
         from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
 
         return WaterfallLogitsProcessor(
-            vocab_size, watermark_ids, kappa=kappa, k_p=self.k_p, n_gram=n_gram, **kwargs
+            vocab_size, watermark_ids, kappa=kappa, k_p=self.k_p, n_gram=self.n_gram, **kwargs
         )
-
-    def settings(self) -> dict[str, Any]:
-        return {"scheme": self.name, "k_p": self.k_p}

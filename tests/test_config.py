@@ -1,0 +1,239 @@
+"""WaterDrumConfig: one frozen, validated scoring configuration, its JSON round trip, the
+mapping of the flat keywords (the evaluate edge, and the deprecated 0.1 forms), and
+WaterDrumArguments in a real TrlParser."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+
+import numpy as np
+import pytest
+from tokenizer_builders import word_tokenizer
+
+from waterdrum_hf import (
+    IntervalConfig,
+    KGWScheme,
+    NullConfig,
+    WaterDrumArguments,
+    WaterDrumConfig,
+    WaterfallScheme,
+    compute_waterdrum,
+    waterdrum_result,
+)
+from waterdrum_hf.config import KEYWORDS
+
+OWNERS = [11, 11, 12, 12, 13, 13]
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return [" ".join(f"w{(7 * i + j) % 60}" for j in range(30)) for i in range(6)]
+
+
+CONFIGS = [
+    WaterDrumConfig(),
+    WaterDrumConfig(scheme=WaterfallScheme(k_p=3, n_gram=3), pooling="mean"),
+    WaterDrumConfig(scheme=KGWScheme(gamma=0.25, vocab_size=64), null=NullConfig("analytic")),
+    WaterDrumConfig(
+        null=NullConfig("empirical", keys=7, seed=2), interval=IntervalConfig(0.9, 200, seed=5)
+    ),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_json_round_trip(config, tmp_path):
+    assert WaterDrumConfig.from_dict(config.to_dict()) == config
+    assert WaterDrumConfig.from_json(config.to_json()) == config
+    config.to_json(tmp_path / "c.json")
+    assert WaterDrumConfig.from_json(tmp_path / "c.json") == config
+    json.dumps(config.to_dict())  # JSON scalars and dicts only
+
+
+def test_frozen_and_hashable():
+    config = WaterDrumConfig(null=NullConfig("analytic"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.pooling = "mean"  # type: ignore[misc]
+    assert hash(config) == hash(WaterDrumConfig(null=NullConfig("analytic")))
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "match"),
+    [
+        (lambda: WaterDrumConfig(scheme="kgw"), TypeError, "must be a WatermarkScheme"),
+        (lambda: WaterDrumConfig(pooling="max"), ValueError, "`pooling` must be"),
+        (lambda: WaterDrumConfig(null="analytic"), TypeError, "NullConfig or None"),
+        (lambda: WaterDrumConfig(interval=0.95), TypeError, "IntervalConfig or None"),
+        (lambda: NullConfig("exact"), ValueError, "`null` must be"),
+        (lambda: NullConfig("empirical"), ValueError, "needs `null_keys` > 0"),
+        (lambda: NullConfig("analytic", keys=5), ValueError, "leave it at 0"),
+        (lambda: NullConfig("empirical", keys=-1), ValueError, "`null_keys` must be >= 0"),
+        (lambda: IntervalConfig(1.5), ValueError, "strictly between 0 and 1"),
+        (lambda: IntervalConfig(0.9, resamples=10), ValueError, "`bootstrap_resamples` must be"),
+        (lambda: WaterfallScheme(k_p=0), ValueError, "`k_p` must be"),
+        (lambda: WaterfallScheme(n_gram=1), ValueError, "`n_gram` must be >= 2"),
+        (lambda: WaterfallScheme(k_p=99, vocab_size=100), ValueError, r"1\.\.98"),
+        (lambda: WaterDrumConfig.from_dict({"nul": None}), ValueError, "not parts"),
+        (lambda: WaterDrumConfig.from_dict({"null": {"keys": 3}}), ValueError, "leave it at 0"),
+        (lambda: WaterDrumConfig.from_dict({"scheme": {"scheme": "x"}}), ValueError, "one of"),
+        (lambda: WaterDrumConfig.from_keywords({"kp": 1}), TypeError, "not WaterDrum settings"),
+        (lambda: WaterDrumConfig.from_keywords({"null_seed": 3}), ValueError, "null_keys > 0"),
+        (
+            lambda: WaterDrumConfig.from_keywords({"bootstrap_seed": 3}),
+            ValueError,
+            "pass `confidence`",
+        ),
+    ],
+)
+def test_validated_once_when_built(build, error, match):
+    with pytest.raises(error, match=match):
+        build()
+
+
+def test_keywords_map_as_the_evaluate_module_documents():
+    keywords = {
+        "k_p": 2,
+        "n_gram": 3,
+        "pooling": "mean",
+        "null_keys": 9,
+        "null_seed": 4,
+        "confidence": 0.8,
+        "bootstrap_resamples": 300,
+        "bootstrap_seed": 1,
+    }
+    assert WaterDrumConfig.from_keywords(keywords) == WaterDrumConfig(
+        scheme=WaterfallScheme(k_p=2, n_gram=3),
+        pooling="mean",
+        null=NullConfig("empirical", keys=9, seed=4),
+        interval=IntervalConfig(0.8, resamples=300, seed=1),
+    )
+    analytic = WaterDrumConfig.from_keywords({"null": "analytic", "scheme": "kgw", "gamma": 0.3})
+    assert analytic == WaterDrumConfig(scheme=KGWScheme(gamma=0.3), null=NullConfig("analytic"))
+    assert WaterDrumConfig.from_keywords({}) == WaterDrumConfig()
+    assert set(KEYWORDS) >= {"scheme", "k_p", "null", "confidence"}
+
+
+def test_the_old_keywords_still_work_with_a_future_warning(texts):
+    tokenizer = word_tokenizer(60)
+    config = WaterDrumConfig(null=NullConfig("empirical", 5, seed=2), interval=IntervalConfig())
+    new = compute_waterdrum(texts, OWNERS, tokenizer, config=config, forget_ids=[13])
+    with pytest.warns(FutureWarning, match="config=WaterDrumConfig") as caught:
+        old = compute_waterdrum(
+            texts,
+            OWNERS,
+            tokenizer,
+            null_keys=5,
+            null_seed=2,
+            confidence=0.95,
+            forget_ids=[13],
+        )
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    assert old == new
+    with pytest.raises(TypeError, match="inside it, not beside it"):
+        waterdrum_result(texts, OWNERS, tokenizer, config=config, k_p=2)
+
+
+def test_the_evaluate_module_maps_flat_keywords_without_warning(texts):
+    from waterdrum_hf import load_metric
+
+    tokenizer = word_tokenizer(60)
+    metric = load_metric()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        flat = metric.compute(
+            predictions=texts,
+            references=OWNERS,
+            watermark_tokenizer=tokenizer,
+            forget_ids=[13],
+            null="analytic",
+            k_p=2,
+        )
+    config = WaterDrumConfig(scheme=WaterfallScheme(k_p=2), null=NullConfig("analytic"))
+    expected = compute_waterdrum(texts, OWNERS, tokenizer, config=config, forget_ids=[13])
+    assert flat == pytest.approx(expected)
+
+
+def test_settings_reach_the_scores(texts):
+    """Each part of the config changes what it should: k_p the values, pooling the query
+    values, the null its statistics, the interval its bounds."""
+    tokenizer = word_tokenizer(60)
+    nested = [texts[i : i + 2] for i in range(0, 6, 2)]
+    owners = [11, 12, 13]
+
+    def run(**parts):
+        config = WaterDrumConfig(**parts)
+        return waterdrum_result(nested, owners, tokenizer, config=config, forget_ids=[13])
+
+    base = run()
+    assert run(scheme=WaterfallScheme(k_p=3)).forget.value != base.forget.value
+    assert run(null=NullConfig("analytic")).forget.null_std > 0 and base.forget.null_std is None
+    mean = run(pooling="mean")
+    assert not np.isclose(mean.retain.value, base.retain.value) or mean.retain == base.retain
+
+
+def test_waterdrum_arguments_in_a_real_trl_parser(tmp_path):
+    """A TRL script adds WaterDrumArguments to its parser tuple; flags are prefixed, so nothing
+    clashes with the training config, and a --config recipe sets them too."""
+    from trl import ModelConfig, SFTConfig, TrlParser
+
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("waterdrum_null: analytic\nwaterdrum_eval_steps: 7\nlearning_rate: 0.001\n")
+    parser = TrlParser((SFTConfig, ModelConfig, WaterDrumArguments))
+    training, _, waterdrum = parser.parse_args_and_config(
+        [
+            "--output_dir", str(tmp_path / "out"), "--config", str(recipe), "--use_cpu", "true",
+            "--waterdrum_confidence", "0.9", "--waterdrum_k_p", "2", "--eval_steps", "3",
+        ]
+    )  # fmt: skip
+    assert training.learning_rate == 0.001 and training.eval_steps == 3
+    assert waterdrum.waterdrum_eval_steps == 7
+    assert waterdrum.scoring_config() == WaterDrumConfig(
+        scheme=WaterfallScheme(k_p=2),
+        null=NullConfig("analytic"),
+        interval=IntervalConfig(0.9),
+    )
+    assert waterdrum.evaluation_plan().eval_steps == 7
+    with pytest.raises(ValueError, match="leave it at 0"):
+        parser.parse_args_and_config(
+            [
+                "--output_dir",
+                "o",
+                "--use_cpu",
+                "true",
+                "--waterdrum_null",
+                "analytic",
+                "--waterdrum_null_keys",
+                "3",
+            ]
+        )
+
+
+def test_waterdrum_arguments_build_the_callback_from_a_forget_column(tiny_model):
+    """Forget owners come from the dataset's boolean `forget` column (or an ids file)."""
+    from datasets import Dataset
+
+    from waterdrum_hf import tiny
+
+    _, tokenizer = tiny_model
+    rows = Dataset.from_dict(
+        {
+            "text": ["The class statement defines a", "A lambda is a small"] * 3,
+            "owner_id": [5, 5, 6, 6, 7, 7],
+            "forget": [True, True, False, False, False, False],
+        }
+    )
+    arguments = WaterDrumArguments(waterdrum_null="analytic", waterdrum_prefix_tokens=3)
+    with pytest.raises(ValueError, match="--waterdrum_watermark_tokenizer is required"):
+        arguments.callback(rows, tokenizer)
+    arguments = dataclasses.replace(arguments, waterdrum_watermark_tokenizer=str(tiny.built_path()))
+    callback = arguments.callback(rows, tokenizer, owner_names={5: "a", 6: "b", 7: "c"})
+    assert callback.config == arguments.scoring_config()
+    assert callback.plan.eval_steps == 50 and callback.sampling.num_samples == 2
+    assert callback._forget_ids == [5] and len(callback.queries) == 6
+    assert callback.tokenizer is tokenizer
+    as_ints = rows.remove_columns("forget").add_column("forget", [1, 1, 0, 0, 0, 0])
+    with pytest.raises(TypeError, match="must be boolean"):
+        arguments.callback(as_ints, tokenizer)
+    with pytest.raises(ValueError, match="boolean `forget` column"):
+        arguments.callback(rows.remove_columns("forget"), tokenizer)

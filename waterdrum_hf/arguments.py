@@ -1,0 +1,178 @@
+"""WaterDrum's flags for a training script's own parser (``HfArgumentParser``, ``TrlParser``).
+
+Add :class:`WaterDrumArguments` to the script's dataclass tuple; every field is prefixed
+``waterdrum_`` so none clashes with ``TrainingArguments`` or TRL's configs, and the parsed object
+builds the callback in one line::
+
+    parser = TrlParser((ScriptArguments, NPOConfig, ModelConfig, WaterDrumArguments))
+    script_args, training_args, model_args, waterdrum_args = parser.parse_args_and_config()
+    ...
+    trainer.add_callback(waterdrum_args.callback(eval_dataset, tokenizer, trainer=trainer))
+
+The flags (and a ``--config recipe.yaml``'s keys) are the fields' names:
+``--waterdrum_null analytic --waterdrum_confidence 0.95 --waterdrum_eval_steps 20``. The
+scoring fields become one :class:`~waterdrum_hf.WaterDrumConfig` (:meth:`scoring_config`),
+validated when the arguments are parsed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
+
+if TYPE_CHECKING:
+    from waterdrum_hf.callbacks import EvaluationPlan, WaterDrumCallback
+    from waterdrum_hf.generation import SamplingConfig
+
+
+def _flag(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class WaterDrumArguments:
+    """WaterDrum's settings as parser flags: the data, the scoring and the callback's sampling
+    and schedule (see the module docstring)."""
+
+    waterdrum_watermark_tokenizer: str | None = _flag(
+        None, "Tokenizer that watermarked the data (name or path); needed for the callback."
+    )
+    waterdrum_id_column: str = _flag("owner_id", "Column of each row's owner watermark id.")
+    waterdrum_forget_ids_file: str | None = _flag(
+        None,
+        "File with one forget owner id per line; default: the owners of the rows whose "
+        "boolean `forget` column is true.",
+    )
+    waterdrum_text_column: str = _flag("text", "Column of texts (completion queries).")
+    waterdrum_question_column: str = _flag(
+        "question", "Column of questions (QA queries), used without a text column."
+    )
+    waterdrum_prefix_tokens: int = _flag(50, "Query length: the first tokens of each text.")
+    waterdrum_scheme: Literal["waterfall", "kgw"] = _flag(
+        "waterfall", "Watermark scheme of the data."
+    )
+    waterdrum_k_p: int | None = _flag(None, "Waterfall's function number (default 1).")
+    waterdrum_gamma: float | None = _flag(None, "KGW's green share (default 0.5).")
+    waterdrum_n_gram: int = _flag(2, "Watermark n-gram (2: one previous token).")
+    waterdrum_vocab_size: int | None = _flag(
+        None, "Expected watermark vocabulary size (checked against the tokenizer)."
+    )
+    waterdrum_pooling: Literal["tokens", "mean"] = _flag(
+        "tokens", "How a query pools its samples: token-weighted (the paper's) or the mean."
+    )
+    waterdrum_null: Literal["none", "analytic", "empirical"] = _flag(
+        "none",
+        "Null levels and p-values: analytic (from the pair counts, a few percent of the "
+        "scoring), empirical (--waterdrum_null_keys random keys) or none.",
+    )
+    waterdrum_null_keys: int = _flag(0, "Random keys of the empirical null.")
+    waterdrum_null_seed: int = _flag(0, "Seed of the empirical null's keys.")
+    waterdrum_confidence: float | None = _flag(
+        None, "Level of bootstrap confidence intervals (e.g. 0.95); none by default."
+    )
+    waterdrum_bootstrap_resamples: int = _flag(1000, "Resamples of the bootstrap.")
+    waterdrum_bootstrap_seed: int = _flag(0, "Seed of the bootstrap.")
+    waterdrum_eval_steps: int = _flag(50, "Evaluate every this many optimizer steps.")
+    waterdrum_max_queries_per_owner: int | None = _flag(
+        None, "Evaluate at most this many queries per owner."
+    )
+    waterdrum_num_samples: int = _flag(2, "Completions sampled per query.")
+    waterdrum_max_new_tokens: int = _flag(64, "Tokens per completion.")
+    waterdrum_seed: int = _flag(0, "Sampling seed (the same at every evaluation).")
+
+    def __post_init__(self) -> None:
+        self.scoring_config()  # every setting checked when the flags are parsed
+        self.sampling_config()
+        self.evaluation_plan()
+
+    def scoring_config(self) -> WaterDrumConfig:
+        """The scoring fields as one :class:`~waterdrum_hf.WaterDrumConfig`."""
+        from waterdrum_hf.schemes import resolve_scheme
+
+        scheme = resolve_scheme(
+            self.waterdrum_scheme,
+            k_p=self.waterdrum_k_p,
+            gamma=self.waterdrum_gamma,
+            n_gram=self.waterdrum_n_gram,
+            vocab_size=self.waterdrum_vocab_size,
+        )
+        null = None
+        if self.waterdrum_null != "none":
+            keys, seed = self.waterdrum_null_keys, self.waterdrum_null_seed
+            null = NullConfig(self.waterdrum_null, keys=keys, seed=seed)
+        elif self.waterdrum_null_keys:
+            raise ValueError("--waterdrum_null_keys needs --waterdrum_null empirical.")
+        interval = None
+        if self.waterdrum_confidence is not None:
+            interval = IntervalConfig(
+                self.waterdrum_confidence,
+                resamples=self.waterdrum_bootstrap_resamples,
+                seed=self.waterdrum_bootstrap_seed,
+            )
+        return WaterDrumConfig(
+            scheme=scheme, pooling=self.waterdrum_pooling, null=null, interval=interval
+        )
+
+    def sampling_config(self) -> SamplingConfig:
+        """The callback's sampling: samples, length and seed."""
+        from waterdrum_hf.generation import SamplingConfig
+
+        return SamplingConfig(
+            num_samples=self.waterdrum_num_samples,
+            max_new_tokens=self.waterdrum_max_new_tokens,
+            seed=self.waterdrum_seed,
+        )
+
+    def evaluation_plan(self) -> EvaluationPlan:
+        """When the callback evaluates, and on how many queries per owner."""
+        from waterdrum_hf.callbacks import EvaluationPlan
+
+        return EvaluationPlan(
+            eval_steps=self.waterdrum_eval_steps,
+            max_queries_per_owner=self.waterdrum_max_queries_per_owner,
+        )
+
+    def callback(self, dataset: Any, tokenizer: Any, **kwargs: Any) -> WaterDrumCallback:
+        """A :class:`~waterdrum_hf.WaterDrumCallback` on ``dataset``'s rows (queries made with
+        the trained model's ``tokenizer``); ``kwargs`` (``trainer``, ``owner_names``,
+        ``plan``...) go to the callback."""
+        from waterdrum_hf.callbacks import WaterDrumCallback
+
+        if self.waterdrum_watermark_tokenizer is None:
+            raise ValueError(
+                "--waterdrum_watermark_tokenizer is required: the tokenizer that watermarked "
+                "the data."
+            )
+        kwargs.setdefault("plan", self.evaluation_plan())
+        return WaterDrumCallback.from_dataset(
+            dataset,
+            self._forget_ids(dataset),
+            tokenizer,
+            self.waterdrum_watermark_tokenizer,
+            text_column=self.waterdrum_text_column,
+            question_column=self.waterdrum_question_column,
+            id_column=self.waterdrum_id_column,
+            prefix_tokens=self.waterdrum_prefix_tokens,
+            config=self.scoring_config(),
+            sampling=self.sampling_config(),
+            **kwargs,
+        )
+
+    def _forget_ids(self, dataset: Any) -> list[int]:
+        """The forget owners: from the ids file, else the owners of ``forget`` rows."""
+        from waterdrum_hf.keys import check_watermark_ids, read_watermark_ids
+
+        if self.waterdrum_forget_ids_file is not None:
+            return read_watermark_ids(self.waterdrum_forget_ids_file, "forget ids")
+        if "forget" not in dataset.column_names:
+            raise ValueError(
+                "Give --waterdrum_forget_ids_file, or a boolean `forget` column in the dataset "
+                f"(columns: {dataset.column_names})."
+            )
+        flags = list(dataset["forget"])
+        if not all(isinstance(flag, bool) for flag in flags):
+            raise TypeError("The dataset's `forget` column must be boolean (True: forget row).")
+        owners = check_watermark_ids(list(dataset[self.waterdrum_id_column]), len(flags), "ids")
+        return sorted({int(o) for o, flag in zip(owners, flags, strict=True) if flag})

@@ -1,0 +1,93 @@
+"""Loading models, tokenizers and watermark ids named on the command line (``tiny``: the
+built-in model), with one-line errors for what does not exist."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from waterdrum_hf.cli.parsing import CliError, first_line
+from waterdrum_hf.keys import read_watermark_ids, watermark_id_from_text
+
+TINY = "tiny"
+"""The short name of the built-in model (:mod:`waterdrum_hf.tiny`) and its tokenizer, wherever
+a command loads a model or a tokenizer (the demo's models were trained from it)."""
+
+
+def resolve_model_name(name: str) -> str:
+    """``name``, or for :data:`TINY` the built-in model's folder (built on first use)."""
+    if name != TINY:
+        return name
+    import waterdrum_hf.tiny as tiny
+
+    return str(tiny.built_path())
+
+
+def load_tokenizer_option(name: str, what: str = "tokenizer") -> Any:
+    """``AutoTokenizer.from_pretrained`` (``tiny``: the built-in model's) with a one-line error
+    for a missing path or repo."""
+    from transformers import AutoTokenizer
+
+    _check_location(name, what)
+    name = resolve_model_name(name)
+    try:
+        return AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as error:
+        raise CliError(f"could not load the {what} {name!r}: {first_line(error)}") from None
+
+
+def load_model(name: str, tokenizer: str | None = None) -> tuple[Any, Any]:
+    """A causal LM and its tokenizer from a local folder, a Hub id or ``tiny`` (the built-in
+    model), on the GPU when there is one; a PEFT adapter folder (``adapter_config.json``) is
+    loaded on its base model. ``tokenizer`` names the tokenizer where the model's folder has
+    none (default: the model's own, or an adapter's base model's)."""
+    from waterdrum_hf._progress import library_progress
+    from waterdrum_hf._torch_plumbing import load_causal_lm
+
+    _check_location(name, "model")
+    name = resolve_model_name(name)
+    folder = Path(name)
+    bare = folder.is_dir() and not any(
+        (folder / file).is_file() for file in ("tokenizer_config.json", "tokenizer.json")
+    )
+    adapter = (folder / "adapter_config.json").is_file()
+    if tokenizer is None and bare and not adapter:  # said before the (slow) loading
+        raise CliError(
+            f"the model folder {name!r} has no tokenizer (no tokenizer_config.json): save "
+            "the one it was trained with into it (tokenizer.save_pretrained), or give it "
+            f"with `waterdrum score --tokenizer` ({TINY!r} for the built-in model's)"
+        )
+    try:
+        with library_progress(None):  # the loading bar on a terminal only
+            model = load_causal_lm(name)
+    except (OSError, ValueError) as error:
+        raise CliError(f"could not load the model {name!r}: {first_line(error)}") from None
+    if tokenizer is not None:
+        return model, load_tokenizer_option(tokenizer, "tokenizer")
+    tokenizer_source = name
+    if bare:  # a PEFT adapter folder: its base model's tokenizer
+        tokenizer_source = model.peft_config[model.active_adapter].base_model_name_or_path
+    return model, load_tokenizer_option(tokenizer_source, "model's tokenizer")
+
+
+def watermark_ids(values: Sequence[str] | None, file: str | None, what: str) -> list[int] | None:
+    """Watermark ids from the command line or from a file (one per line; keeps keys off the
+    command line and out of shell history)."""
+    if values and file:
+        raise CliError(f"give {what} on the command line or in a file, not both")
+    if file:
+        return read_watermark_ids(file, what)
+    if not values:
+        return None
+    return [watermark_id_from_text(v, what) for v in values]
+
+
+def _check_location(name: str, what: str) -> None:
+    """A name that looks like a path must exist; otherwise say so instead of the Hub's error."""
+    looks_local = (
+        name.startswith((".", "/", "~")) or os.sep in name.strip("/") and Path(name).parent.exists()
+    )
+    if looks_local and not Path(name).expanduser().exists():
+        raise CliError(f"the {what} {name!r} does not exist (no such folder)")

@@ -1,0 +1,290 @@
+"""How WaterDrum values are read from text: one frozen, typed configuration.
+
+:class:`WaterDrumConfig` holds everything that decides a value besides the texts and the
+owners: the watermark scheme with its own settings (Waterfall's ``k_p``, ``n_gram`` and
+vocabulary size; KGW's ``gamma``...), how a query pools its samples, the null that says what
+"no watermark" reads at, and the bootstrap interval. It is validated once, when built, and
+travels whole through the metric, the callback, the audits, ``verify_dataset``, the command
+line and the lm-evaluation-harness task; ``report.json`` and run fingerprints record its
+:meth:`~WaterDrumConfig.to_dict`. Flat keyword arguments exist at the ``evaluate`` edge only,
+mapped here by :meth:`WaterDrumConfig.from_keywords`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal, TypeVar, get_args
+
+from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf._warnings import warn_user
+from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, check_confidence, check_resamples
+from waterdrum_hf.schemes import (
+    WaterfallScheme,
+    WatermarkScheme,
+    resolve_scheme,
+    scheme_from_settings,
+)
+
+Pooling = Literal["tokens", "mean"]
+"""How a query pools its samples: token-weighted (the paper's) or the mean of sample scores."""
+
+NullMethod = Literal["analytic", "empirical"]
+"""The analytic null (exact moments from the token-pair counts) or random null keys."""
+
+KEYWORDS = (
+    "scheme",
+    "k_p",
+    "gamma",
+    "n_gram",
+    "vocab_size",
+    "pooling",
+    "null",
+    "null_keys",
+    "null_seed",
+    "confidence",
+    "bootstrap_resamples",
+    "bootstrap_seed",
+)
+"""The flat keyword arguments of the ``evaluate`` module that :meth:`WaterDrumConfig.from_keywords`
+maps to a configuration."""
+
+
+@dataclass(frozen=True)
+class NullConfig:
+    """What keys that own nothing read on the same texts: each value's null mean and spread,
+    its ``z`` and a one-sided p-value of "no watermark".
+
+    Args:
+        method: ``"analytic"``: the exact null mean and spread from the token-pair counts
+            (:mod:`waterdrum_hf.analytic_null`), p from the normal approximation; costs a few
+            percent of the scoring. ``"empirical"``: every query scored under ``keys`` random
+            keys; p is ``(1 + #{null >= value}) / (1 + keys)``; each key costs about one
+            scoring pass.
+        keys: the empirical null's random keys (> 0); 0 for the analytic null.
+        seed: seed of those keys.
+    """
+
+    method: NullMethod = "analytic"
+    keys: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.method not in get_args(NullMethod):
+            raise ValueError(
+                f"`null` must be 'empirical', 'analytic' or None (no null), got {self.method!r}."
+            )
+        object.__setattr__(self, "keys", check_positive_int(self.keys, "null_keys", minimum=0))
+        object.__setattr__(self, "seed", check_positive_int(self.seed, "null_seed", minimum=0))
+        if self.method == "empirical" and not self.keys:
+            raise ValueError(
+                "The empirical null needs `null_keys` > 0 (e.g. NullConfig('empirical', keys=100))."
+            )
+        if self.method == "analytic" and self.keys:
+            raise ValueError(
+                "`null_keys` is the empirical null's; with the analytic null leave it at 0 "
+                "(NullConfig('analytic'), or NullConfig('empirical', keys=...))."
+            )
+
+
+@dataclass(frozen=True)
+class IntervalConfig:
+    """Percentile bootstrap intervals over queries, resampled within each owner
+    (:mod:`waterdrum_hf.bootstrap` says why), on every set's value, the AUROC and, in the
+    details, each owner's value.
+
+    Args:
+        confidence: the level, strictly between 0 and 1 (e.g. 0.95).
+        resamples: bootstrap resamples (at least 100).
+        seed: seed of the resampling: the same call gives the same interval.
+    """
+
+    confidence: float = 0.95
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "confidence", check_confidence(self.confidence))
+        object.__setattr__(self, "resamples", check_resamples(self.resamples))
+        object.__setattr__(self, "seed", check_positive_int(self.seed, "bootstrap_seed", minimum=0))
+
+
+@dataclass(frozen=True)
+class WaterDrumConfig:
+    """How WaterDrum values are read from generated text (the owners and texts aside).
+
+    Args:
+        scheme: the watermark the data carries, with its settings: a
+            :class:`~waterdrum_hf.schemes.WaterfallScheme` (the default, the paper's ``k_p=1``,
+            ``n_gram=2``) or :class:`~waterdrum_hf.schemes.KGWScheme`.
+        pooling: how a query pools its samples: ``"tokens"`` (token-weighted, the authors'
+            choice: the mean term over all counted tokens of its samples) or ``"mean"`` (the
+            mean of the sample scores).
+        null: a :class:`NullConfig` for null levels, z-scores and p-values; ``None``: none.
+        interval: an :class:`IntervalConfig` for bootstrap confidence intervals; ``None``:
+            none (they cost ``resamples`` passes over the query values).
+
+    ``WaterDrumConfig.from_dict(config.to_dict()) == config``; ``to_json``/``from_json`` do the
+    same through a JSON file or string.
+    """
+
+    scheme: WatermarkScheme = field(default_factory=WaterfallScheme)
+    pooling: Pooling = "tokens"
+    null: NullConfig | None = None
+    interval: IntervalConfig | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scheme, WatermarkScheme):
+            raise TypeError(
+                "`scheme` must be a WatermarkScheme, e.g. WaterfallScheme(k_p=1) or "
+                f"KGWScheme(gamma=0.5), got {type(self.scheme).__name__}."
+            )
+        if self.pooling not in get_args(Pooling):
+            raise ValueError(f"`pooling` must be 'tokens' or 'mean', got {self.pooling!r}.")
+        for name, kind in (("null", NullConfig), ("interval", IntervalConfig)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(
+                    f"`{name}` must be a {kind.__name__} or None, got {type(value).__name__}."
+                )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON scalars and dicts: the scheme's settings, pooling, null and interval."""
+        return {
+            "scheme": self.scheme.settings(),
+            "pooling": self.pooling,
+            "null": None if self.null is None else _fields(self.null),
+            "interval": None if self.interval is None else _fields(self.interval),
+        }
+
+    @classmethod
+    def from_dict(cls, settings: Mapping[str, Any]) -> WaterDrumConfig:
+        """The configuration back from :meth:`to_dict` (missing parts take their defaults)."""
+        if not isinstance(settings, Mapping):
+            raise TypeError(
+                f"A WaterDrumConfig dict must be a dict, got {type(settings).__name__}."
+            )
+        unknown = sorted(set(settings) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"{unknown} are not parts of a WaterDrumConfig.")
+        parts: dict[str, Any] = {"pooling": settings.get("pooling", "tokens")}
+        if settings.get("scheme") is not None:
+            parts["scheme"] = scheme_from_settings(settings["scheme"])
+        for name, kind in (("null", NullConfig), ("interval", IntervalConfig)):
+            value = settings.get(name)
+            parts[name] = None if value is None else kind(**_checked_part(value, kind, name))
+        return cls(**parts)
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """The configuration as JSON text; also written to ``path`` if given."""
+        text = json.dumps(self.to_dict(), indent=2, sort_keys=True)
+        if path is not None:
+            Path(path).write_text(text + "\n", encoding="utf-8")
+        return text
+
+    @classmethod
+    def from_json(cls, source: str | Path) -> WaterDrumConfig:
+        """The configuration from a JSON file, or from JSON text (a string starting with ``{``)."""
+        text = str(source)
+        if not text.lstrip().startswith("{"):
+            text = Path(source).read_text(encoding="utf-8")
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_keywords(cls, keywords: Mapping[str, Any]) -> WaterDrumConfig:
+        """The configuration of the ``evaluate`` module's flat keyword arguments (the names of
+        :data:`KEYWORDS`, with that module's defaults): the one place they are mapped.
+
+        ``null_keys`` > 0 alone means the empirical null; ``null="analytic"`` takes no keys;
+        ``null_seed`` and ``bootstrap_*`` are refused where nothing would use them.
+        """
+        unknown = sorted(set(keywords) - set(KEYWORDS))
+        if unknown:
+            raise TypeError(f"{unknown} are not WaterDrum settings (known: {list(KEYWORDS)}).")
+        given = dict(keywords)
+        scheme = resolve_scheme(
+            given.get("scheme", "waterfall"),
+            **{
+                k: given[k]
+                for k in ("k_p", "gamma", "n_gram", "vocab_size")
+                if given.get(k) is not None
+            },
+        )
+        return cls(
+            scheme=scheme,
+            pooling=given.get("pooling", "tokens"),
+            null=_null_of_keywords(given),
+            interval=_interval_of_keywords(given),
+        )
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def accepts_scoring_keywords(function: F) -> F:
+    """Let ``function`` (which takes ``config=``) still take the flat scoring keywords of
+    0.1 (:data:`KEYWORDS`), mapped by :meth:`WaterDrumConfig.from_keywords`, with a
+    FutureWarning; beside ``config=`` they are refused."""
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        old = {name: kwargs.pop(name) for name in KEYWORDS if name in kwargs}
+        if old:
+            if kwargs.get("config") is not None:
+                raise TypeError(
+                    f"{sorted(old)} are settings of `config`: pass them inside it, not beside it."
+                )
+            warn_user(
+                f"The keyword arguments {sorted(old)} are deprecated and will be removed in "
+                "0.3: pass config=WaterDrumConfig(...) (WaterDrumConfig.from_keywords(dict(...)) "
+                "maps the old keywords).",
+                FutureWarning,
+            )
+            kwargs["config"] = WaterDrumConfig.from_keywords(old)
+        return function(*args, **kwargs)
+
+    return call  # type: ignore[return-value]
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    return {f.name: getattr(value, f.name) for f in fields(value)}
+
+
+def _checked_part(value: Any, kind: type, name: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"`{name}` must be a dict of {kind.__name__} fields or null.")
+    unknown = sorted(set(value) - {f.name for f in fields(kind)})
+    if unknown:
+        raise ValueError(f"{unknown} are not {kind.__name__} fields.")
+    return dict(value)
+
+
+def _null_of_keywords(given: Mapping[str, Any]) -> NullConfig | None:
+    method, keys = given.get("null"), given.get("null_keys", 0)
+    seed = given.get("null_seed", 0)
+    if method is None:
+        method = "empirical" if keys else None
+    if method is None:
+        if seed:
+            raise ValueError("`null_seed` seeds the null keys: pass null_keys > 0 with it.")
+        return None
+    if method == "analytic" and seed:
+        raise ValueError("`null_seed` seeds the empirical null's keys; the analytic null has none.")
+    return NullConfig(method, keys=keys, seed=seed)
+
+
+def _interval_of_keywords(given: Mapping[str, Any]) -> IntervalConfig | None:
+    confidence = given.get("confidence")
+    resamples = given.get("bootstrap_resamples", DEFAULT_RESAMPLES)
+    seed = given.get("bootstrap_seed", 0)
+    if confidence is None:
+        if resamples != DEFAULT_RESAMPLES or seed:
+            raise ValueError(
+                "`bootstrap_resamples` and `bootstrap_seed` set the intervals: pass "
+                "`confidence` (e.g. 0.95) with them."
+            )
+        return None
+    return IntervalConfig(confidence, resamples=resamples, seed=seed)

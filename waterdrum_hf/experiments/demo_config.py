@@ -1,0 +1,286 @@
+"""The demo's settings (:class:`DemoConfig`, every field a flag of ``waterdrum demo``) and the
+commands it prints to go on from its results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal
+
+from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.audits.config import AUDITS
+from waterdrum_hf.bootstrap import check_confidence
+from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
+from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
+
+DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
+NO_CURVE: Mapping[str, str] = MappingProxyType(
+    {
+        "taskvector": "it fine-tunes a copy towards the forget set and subtracts the change "
+        "only at the end, so the models in between are not unlearned ones"
+    }
+)
+"""Methods the demo logs no WaterDrum curve for, and why (the report says it)."""
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """Sizes of the demo. The defaults run in about 5 minutes on 2 CPU cores (2 of them the
+    audits); ``quick`` (no audits) in 1.
+    Every field is a flag of ``waterdrum demo`` (its ``help`` is the flag's)."""
+
+    output_dir: str = field(
+        default="waterdrum_report",
+        metadata={"help": "Where the report and the cache go.", "aliases": ["--out"]},
+    )
+    owners: int = field(
+        default=6,
+        metadata={
+            "help": "Data owners (each a set of documentation topics); at least 2, at most the "
+            "number of topics (79 on Python 3.11)."
+        },
+    )
+    forget: int = field(
+        default=2, metadata={"help": "Owners (the last ones) who ask to be forgotten."}
+    )
+    passages_per_owner: int = field(default=10, metadata={"help": "Passages per owner."})
+    scheme: Literal["waterfall", "kgw"] = field(
+        default="waterfall",
+        metadata={
+            "help": "Watermark scheme of the owners' passages, of verification and of the "
+            "curves: waterfall (the paper's) or kgw (adapted KGW)."
+        },
+    )
+    methods: tuple[str, ...] = field(
+        default=DEFAULT_METHODS, metadata={"help": "Unlearning methods to benchmark."}
+    )
+    epochs: int = field(
+        default=30, metadata={"help": "Fine-tuning epochs (the model must memorise its data)."}
+    )
+    batch_size: int = field(
+        default=4, metadata={"help": "Batch size of fine-tuning and unlearning."}
+    )
+    learning_rate: float = field(default=2e-3, metadata={"help": "Fine-tuning learning rate."})
+    unlearn_steps: int = field(
+        default=30, metadata={"help": "Optimizer steps of each unlearning method."}
+    )
+    unlearn_learning_rate: float = field(
+        default=2e-4, metadata={"help": "Unlearning learning rate."}
+    )
+    curve_points: int = field(
+        default=4, metadata={"help": "WaterDrum evaluations during unlearning (after step 0)."}
+    )
+    prefix_tokens: int = field(
+        default=24, metadata={"help": "Query length: first tokens of each passage (at most half)."}
+    )
+    num_samples: int = field(
+        default=4, metadata={"help": "Completions sampled per query (pooled per query)."}
+    )
+    max_new_tokens: int = field(default=96, metadata={"help": "Tokens generated per completion."})
+    null_keys: int = field(default=200, metadata={"help": "Random keys of the null reference."})
+    audits: tuple[str, ...] = field(
+        default=AUDITS,
+        metadata={
+            "help": "Audits run on every model after scoring (relearning on a slice of the "
+            "forget set, 8- and 4-bit quantization; see waterdrum audit); none with --quick."
+        },
+    )
+    confidence: float | None = field(
+        default=0.95,
+        metadata={
+            "help": "Level of the confidence intervals in the report (a bootstrap over queries, "
+            "resampled within each owner); none for no intervals."
+        },
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of keys, training and sampling."})
+    write_keys: bool = field(
+        default=False,
+        metadata={
+            "help": "Also write the owners' secret watermark keys beside the report (keys.json, "
+            "forget_ids.txt and the owner_id column of watermarked.jsonl), which `waterdrum "
+            "score` needs to score the demo's models; anyone with them can read or forge the "
+            "owners' watermarks, so keep them private."
+        },
+    )
+    show_progress: bool | None = field(
+        default=None, metadata={"help": "Progress bars (default: on a terminal)."}
+    )
+
+    _argument_group_name: ClassVar[str] = "DemoConfig options"  # HfArgumentParser's --help section
+    QUICK: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {
+            "owners": 4,
+            "forget": 1,
+            "passages_per_owner": 6,
+            "unlearn_steps": 12,
+            "curve_points": 2,
+            "num_samples": 2,
+            "max_new_tokens": 64,
+            "null_keys": 50,
+            "audits": (),
+        }
+    )
+    """The settings :meth:`quick` changes."""
+
+    def __post_init__(self) -> None:
+        from waterdrum_hf.data.corpus import topic_texts
+
+        check_positive_int(self.owners, "owners", minimum=2)  # a forget and a retain owner
+        if self.owners > len(topic_texts()):
+            raise ValueError(
+                f"`owners` must be at most {len(topic_texts())}, the toy corpus's number of "
+                f"topics (each owner gets at least one), got {self.owners}."
+            )
+        for name in (
+            "passages_per_owner",
+            "epochs",
+            "batch_size",
+            "unlearn_steps",
+            "curve_points",
+            "prefix_tokens",
+            "num_samples",
+            "max_new_tokens",
+        ):
+            check_positive_int(getattr(self, name), name)
+        check_positive_int(self.null_keys, "null_keys", minimum=0)
+        if self.confidence is not None:
+            check_confidence(self.confidence)
+        check_positive_int(self.seed, "seed", minimum=0)
+        if not 1 <= self.forget < self.owners:
+            raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
+        from waterdrum_hf.schemes import SCHEMES
+
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"`scheme` must be one of {', '.join(SCHEMES)}, got {self.scheme!r}.")
+        for name in ("learning_rate", "unlearn_learning_rate"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"`{name}` must be > 0.")
+        import waterdrum_hf.trainers as trainers
+
+        if not self.methods:
+            raise ValueError(
+                f"`methods` must name at least one unlearning method, e.g. {','.join(DEFAULT_METHODS)}."
+            )
+        for method in self.methods:
+            trainers.get(method)  # an unknown name raises, listing the known ones
+        if self.audits:
+            self.audit_config()  # bad audit names raise here, not after training
+
+    def audit_config(self) -> Any:
+        """The :class:`~waterdrum_hf.audits.AuditConfig` of the demo's audits: its sampling, so
+        that the values before and after each audit compare (they are scored alike:
+        :meth:`scoring_config`)."""
+        from waterdrum_hf.audits import AuditConfig
+
+        return AuditConfig(
+            audits=self.audits,
+            num_samples=self.num_samples,
+            max_new_tokens=self.max_new_tokens,
+            batch_size=COMPLETION_BATCH_SIZE,
+            seed=self.seed,
+        )
+
+    def scoring_config(self) -> WaterDrumConfig:
+        """How the demo scores every model (and its audits): its scheme, an empirical null of
+        ``null_keys`` keys and intervals at ``confidence``, both seeded with ``seed``."""
+        from waterdrum_hf.schemes import resolve_scheme
+
+        return WaterDrumConfig(
+            scheme=resolve_scheme(self.scheme),
+            null=NullConfig("empirical", self.null_keys, seed=self.seed)
+            if self.null_keys
+            else None,
+            interval=None
+            if self.confidence is None
+            else IntervalConfig(self.confidence, seed=self.seed),
+        )
+
+    @classmethod
+    def quick(cls, **overrides: Any) -> DemoConfig:
+        """A smaller setting (about a minute on 2 CPU cores) that still shows the effect."""
+        return cls(**{**cls.QUICK, **overrides})
+
+
+DATA_FILE = "watermarked.jsonl"
+KEYS_FILE = "keys.json"
+FORGET_IDS_FILE = "forget_ids.txt"
+
+
+def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
+    """The ``waterdrum score`` command that scores the demo's model ``name`` (saved in
+    ``model``) as the demo did: the same queries, samples, null keys and seed, so it prints the
+    demo's values (it needs the files of ``write_keys``)."""
+    out = Path(config.output_dir)
+    arguments = {
+        "--model": model,
+        "--dataset": out / DATA_FILE,
+        "--watermark-tokenizer": "tiny",
+        "--forget-ids-file": out / FORGET_IDS_FILE,
+        "--prefix-tokens": config.prefix_tokens,
+        "--num-samples": config.num_samples,
+        "--max-new-tokens": config.max_new_tokens,
+        "--batch-size": COMPLETION_BATCH_SIZE,  # sampling depends on the batches
+        "--null-keys": config.null_keys,
+        **({"--confidence": config.confidence} if config.confidence is not None else {}),
+        "--seed": config.seed,
+        **({"--scheme": config.scheme} if config.scheme != "waterfall" else {}),
+        "--name": name,
+        "--out": out / f"score-{name}",
+    }
+    return _command([*waterdrum_program(), "score"], arguments)
+
+
+def demo_command(config: DemoConfig) -> str:
+    """The ``waterdrum demo`` command that runs ``config`` (``--quick`` where that is shorter;
+    progress bars as the terminal decides)."""
+    candidates = []
+    for flags, base in (([], DemoConfig()), (["--quick"], DemoConfig.quick())):
+        arguments = {}
+        for spec in fields(DemoConfig):
+            value = getattr(config, spec.name)
+            if spec.name == "show_progress" or value == getattr(base, spec.name):
+                continue
+            if isinstance(value, tuple):
+                value = ",".join(value)
+            elif isinstance(value, bool):
+                value = str(value).lower()
+            flag = spec.metadata.get("aliases", ["--" + spec.name.replace("_", "-")])[0]
+            arguments[flag] = value
+        candidates.append(_command([*waterdrum_program(), "demo", *flags], arguments))
+    return min(candidates, key=len)
+
+
+def waterdrum_program() -> list[str]:
+    """How to run the ``waterdrum`` command from here, so printed commands run as printed:
+    ``waterdrum`` when it is on PATH (or when the library is used from Python), else the entry
+    point that is running (``.venv/bin/waterdrum`` under ``bash dev.sh demo``, with the
+    ``HF_HOME`` it ran with, so the built model and every cached stage are found again), or
+    ``<python> -m waterdrum_hf``."""
+    import os
+    import shutil
+    import sys
+
+    running = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    on_path = shutil.which("waterdrum")
+    if running is not None and running.name == "waterdrum" and running.exists():
+        if on_path and Path(on_path).resolve() == running.resolve():
+            return ["waterdrum"]
+        home = os.environ.get("HF_HOME")
+        return [*([f"HF_HOME={home}"] if home else []), os.path.relpath(running)]
+    if (
+        running is not None
+        and running.name == "__main__.py"
+        and running.parent.name == "waterdrum_hf"
+    ):
+        return [os.path.relpath(sys.executable), "-m", "waterdrum_hf"]
+    return ["waterdrum"]
+
+
+def _command(words: list[str], arguments: Mapping[str, Any]) -> str:
+    import shlex
+
+    for flag, value in arguments.items():
+        words += [flag, str(value)]
+    return shlex.join(words)
