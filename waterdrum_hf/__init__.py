@@ -19,8 +19,8 @@ _EXPORTS = {
     "NullConfig": "config",
     "IntervalConfig": "config",
     "WaterDrumArguments": "arguments",
-    "SamplingConfig": "generation",
-    "EvaluationPlan": "callbacks",
+    "SamplingConfig": "sampling",
+    "EvaluationPlan": "evaluation_plan",
     "AuditQueries": "audits",
     "KGWScheme": "schemes",
     "Verifier": "verification",
@@ -116,10 +116,11 @@ if TYPE_CHECKING:
     from waterdrum_hf.arguments import WaterDrumArguments
     from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
-    from waterdrum_hf.callbacks import EvaluationPlan, WaterDrumCallback
+    from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
     from waterdrum_hf.dataset_verification import verify_dataset
-    from waterdrum_hf.generation import SamplingConfig, auto_batch_size, generate
+    from waterdrum_hf.evaluation_plan import EvaluationPlan
+    from waterdrum_hf.generation import auto_batch_size, generate
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metric import (
         OwnerValue,
@@ -130,6 +131,7 @@ if TYPE_CHECKING:
         waterdrum_result,
     )
     from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.sampling import SamplingConfig
     from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.statistics import CalibrationFit, calibration_r2, separability_auroc

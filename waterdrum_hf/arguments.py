@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 
 if TYPE_CHECKING:
-    from waterdrum_hf.callbacks import EvaluationPlan, WaterDrumCallback
-    from waterdrum_hf.generation import SamplingConfig
+    from waterdrum_hf.evaluation_plan import EvaluationPlan, WaterDrumCallback
+    from waterdrum_hf.sampling import SamplingConfig
 
 
 def _flag(default: Any, help: str) -> Any:
@@ -117,7 +117,7 @@ class WaterDrumArguments:
 
     def sampling_config(self) -> SamplingConfig:
         """The callback's sampling: samples, length and seed."""
-        from waterdrum_hf.generation import SamplingConfig
+        from waterdrum_hf.sampling import SamplingConfig
 
         return SamplingConfig(
             num_samples=self.waterdrum_num_samples,
@@ -127,7 +127,7 @@ class WaterDrumArguments:
 
     def evaluation_plan(self) -> EvaluationPlan:
         """When the callback evaluates, and on how many queries per owner."""
-        from waterdrum_hf.callbacks import EvaluationPlan
+        from waterdrum_hf.evaluation_plan import EvaluationPlan
 
         return EvaluationPlan(
             eval_steps=self.waterdrum_eval_steps,

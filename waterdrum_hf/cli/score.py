@@ -190,6 +190,13 @@ def run(args: argparse.Namespace) -> int:
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
+    print_summary(result)
+    print(f"Report: {out / 'report.md'}")
+    return 0
+
+
+def print_summary(result: Any) -> None:
+    """Each set's value (with its interval), the AUROC, the forget p-value, the skipped."""
     level = f" ({100 * result.confidence:g}% CI)" if result.confidence else ""
     for name, value in result.sets().items():
         print(f"{name}: {value.value:.4f}{_interval(value.ci_low, value.ci_high, level)}")
@@ -201,8 +208,6 @@ def run(args: argparse.Namespace) -> int:
     if result.forget is not None and result.forget.p_value is not None:
         print(f"forget_p_value: {result.forget.p_value:.4f}")
     print(f"num_skipped: {result.num_skipped}")
-    print(f"Report: {out / 'report.md'}")
-    return 0
 
 
 def _interval(low: float | None, high: float | None, level: str) -> str:

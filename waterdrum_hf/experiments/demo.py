@@ -371,8 +371,8 @@ class _Demo:
 
     def callback(self, queries: list[str], tokenizer: Any) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
-        from waterdrum_hf.callbacks import EvaluationPlan, WaterDrumCallback
-        from waterdrum_hf.generation import SamplingConfig
+        from waterdrum_hf.evaluation_plan import EvaluationPlan, WaterDrumCallback
+        from waterdrum_hf.sampling import SamplingConfig
 
         config = self.config
         callback = WaterDrumCallback.from_queries(
