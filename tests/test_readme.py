@@ -46,6 +46,7 @@ BLOCKS = readme_blocks()
 def test_the_readme_has_the_snippets_this_file_runs():
     assert set(BLOCKS) == {
         "Score a model",
+        "WaterDrum flags in a training script",
         "Watermark data, load the benchmarks, sample queries",
         "Unlearn, and watch it happen",
         "Does the unlearning hold? Relearning and quantization audits",
@@ -83,8 +84,42 @@ def mirrored_hub(tmp_path, monkeypatch):
     )
 
 
+def test_waterdrum_flags_in_a_training_script_run_as_printed(tiny_model, tmp_path, monkeypatch):
+    """The TRL-script snippet with a real TrlParser and the script's command-line flags."""
+    from datasets import Dataset
+
+    from waterdrum_hf import tiny
+
+    _, tokenizer = tiny_model
+    monkeypatch.setattr(
+        "sys.argv",
+        ["train.py", "--output_dir", str(tmp_path / "o"), "--use_cpu", "true"]
+        + ["--waterdrum_watermark_tokenizer", str(tiny.built_path())]
+        + ["--waterdrum_null", "analytic", "--waterdrum_prefix_tokens", "4"],
+    )
+    added = []
+    scope = {
+        "tokenizer": tokenizer,
+        "eval_dataset": Dataset.from_dict(
+            {
+                "text": ["The class statement", "A lambda is small", "The import system"],
+                "owner_id": [3, 4, 5],
+                "forget": [True, False, False],
+            }
+        ),
+        "trainer": type("Script", (), {"add_callback": staticmethod(added.append)})(),
+    }
+    exec(compile(BLOCKS["WaterDrum flags in a training script"], "README.md", "exec"), scope)
+
+    (callback,) = added
+    assert isinstance(callback, waterdrum_hf.WaterDrumCallback)
+    assert callback.config == waterdrum_hf.WaterDrumConfig(null=waterdrum_hf.NullConfig("analytic"))
+    assert scope["waterdrum_args"].waterdrum_prefix_tokens == 4
+
+
 @pytest.mark.slow
-def test_score_a_model_runs_as_printed(tiny_model, mirrored_hub):
+def test_score_a_model_runs_as_printed(tiny_model, mirrored_hub, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the snippet writes scoring.json
     model, tokenizer = tiny_model
     scope = {"model": model, "model_tokenizer": tokenizer, "paraphraser_tokenizer": tokenizer}
     scores = np.array([0.1, 0.2, 0.8, 0.9])
@@ -106,6 +141,7 @@ def test_score_a_model_runs_as_printed(tiny_model, mirrored_hub):
     assert len(scope["completions"]) == 40 and all(len(c) == 10 for c in scope["completions"])
     assert scope["scores"].shape == (2,) and scope["fit"].r2 > 0.9
     assert scope["null"].scores.shape == (2, 100)
+    assert waterdrum_hf.WaterDrumConfig.from_json("scoring.json") == scope["config"]
 
 
 @pytest.mark.slow
