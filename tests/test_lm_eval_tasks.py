@@ -139,6 +139,36 @@ def test_documents_need_the_evaluated_models_tokenizer(local_data, monkeypatch):
         )
 
 
+def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(local_data, tiny_folder):
+    """The ``scoring`` metadata (a WaterDrumConfig's dict) is checked when the task is built,
+    travels in the documents as JSON, and is what the aggregations score with."""
+    from waterdrum_hf import NullConfig, WaterDrumConfig, WaterfallScheme, compute_waterdrum
+
+    folder, rows = local_data
+    metadata = {
+        "data_file": str(folder / "rows.jsonl"),
+        "forget_ids_file": str(folder / "forget.txt"),
+        "watermark_tokenizer": str(tiny_folder),
+        "scoring": {"scheme": {"scheme": "waterfall", "k_p": 3}, "null": {"method": "analytic"}},
+    }
+    source = Source.from_metadata(metadata)
+    config = WaterDrumConfig(scheme=WaterfallScheme(k_p=3), null=NullConfig("analytic"))
+    assert WaterDrumConfig.from_json(source.scoring) == config
+    samples = [[row["text"][:60], row["text"][60:140]] for row in rows]
+    items = [
+        QuerySamples(source.to_json(), owner, tuple(pair))
+        for owner, pair in zip([0, 0, 1, 1], samples, strict=True)
+    ]
+    expected = compute_waterdrum(
+        samples, [r["owner_id"] for r in rows], str(tiny_folder), config=config,
+        forget_ids=[KEYS[1]],
+    )  # fmt: skip
+    assert lm_eval_tasks.aggregate_forget(items) == expected["forget"]
+    assert lm_eval_tasks.aggregate_retain(items) == expected["retain"]
+    with pytest.raises(ValueError, match="`pooling` must be"):
+        Source.from_metadata({**metadata, "scoring": {"pooling": "max"}})
+
+
 def test_items_log_as_a_summary_and_one_result_serves_every_metric():
     item = lm_eval_tasks.process_results({"source": "{}", "owner": 1}, [["a b", "c d"]])
     assert set(item) == set(lm_eval_tasks.METRICS)
