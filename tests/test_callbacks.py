@@ -334,7 +334,9 @@ def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):
     }
     arguments.update(kwargs)
     with pytest.raises(error, match=match) as raised:
-        built = {k: v() if callable(v) else v for k, v in arguments.items()}
+        built = {
+            k: v() if getattr(v, "__name__", "") == "<lambda>" else v for k, v in arguments.items()
+        }
         WaterDrumCallback(**built)
     assert not any(str(key) in str(raised.value) for key in KEYS)
 
