@@ -103,6 +103,31 @@ def test_verify_takes_the_analytic_null_or_none(scored_file, capsys, null):
     assert ("retain_p_value" in written) == (null == "analytic")
 
 
+def test_a_yaml_config_gives_options_and_the_command_line_overrides_it(scored_file, capsys):
+    """`--config FILE.yaml` (TRL-style): its keys are option names (underscores or dashes), its
+    scoring settings become the WaterDrumConfig, and flags given on the command line win."""
+    tmp_path, texts, owners, tok = scored_file
+    recipe = tmp_path / "verify.yaml"
+    recipe.write_text(
+        f"watermark_tokenizer: {tmp_path / 'tok'}\nid-column: owner_id\n"
+        f"forget_ids_file: {tmp_path / 'forget.txt'}\nnull: empirical\nnull_keys: 3\n"
+        "k_p: 2\noverwrite: true\n"
+    )
+    argv = ["verify", tmp_path / "outputs.jsonl", "--config", recipe, "--null-keys", "4"]
+    code, _, err = run([*argv, "--output", tmp_path / "yaml.json"], capsys)
+    assert code == 0, err
+    written = json.loads((tmp_path / "yaml.json").read_text())
+    config = WaterDrumConfig.from_keywords({"k_p": 2, "null_keys": 4})  # 4: the flag's
+    expected = compute_waterdrum(texts, owners, tok, config=config, forget_ids=[KEYS[1]])
+    assert {k: v for k, v in written.items() if k in expected} == pytest.approx(expected)
+    recipe.write_text("null_kyes: 3\n")
+    code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
+    assert code == 2 and "'null_kyes' is not an option of this command" in err
+    recipe.write_text("- a list\n")
+    code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
+    assert code == 2 and "must hold a mapping" in err
+
+
 def test_version_and_module_entry_point():
     from waterdrum_hf import __version__
 

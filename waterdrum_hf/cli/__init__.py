@@ -64,9 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv:
             parser.print_help()
             return 0
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if argv[0] in commands.choices:
-            argv = [argv[0], *expand_config_file(commands.choices[argv[0]], argv[1:])]
+        argv = _with_config_file(parser, argv)
+        if argv is None:
+            return 2
         args, rest = parser.parse_known_args(argv)
         args.argv = argv  # what was asked, for reports that record their command
         if not getattr(args, "takes_rest", False):
@@ -90,6 +90,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         again = "; run the same command again to resume" if resumes else ""
         print(f"\n{name}: interrupted{again}", file=sys.stderr)
         return 130
+
+
+def _with_config_file(parser: Parser, argv: list[str]) -> list[str] | None:
+    """``argv`` with the subcommand's ``--config FILE.yaml`` read into options; for a bad file,
+    its one-line error is printed and ``None`` returned (exit status 2)."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if argv[0] not in commands.choices:
+        return argv
+    command = commands.choices[argv[0]]
+    try:
+        return [argv[0], *expand_config_file(command, argv[1:])]
+    except CliError as error:
+        print(f"waterdrum {argv[0]}: error: {error}", file=sys.stderr)
+        return None
 
 
 if __name__ == "__main__":

@@ -94,8 +94,10 @@ def confidence_level(text: str) -> float:
 
     try:
         return check_confidence(float(text))
-    except (TypeError, ValueError) as error:
-        raise argparse.ArgumentTypeError(first_line(error)) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number strictly between 0 and 1 (e.g. 0.95), got {text!r}"
+        ) from None
 
 
 def scoring_config(
