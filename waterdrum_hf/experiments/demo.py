@@ -371,7 +371,8 @@ class _Demo:
 
     def callback(self, queries: list[str], tokenizer: Any) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
-        from waterdrum_hf.evaluation_plan import EvaluationPlan, WaterDrumCallback
+        from waterdrum_hf.callbacks import WaterDrumCallback
+        from waterdrum_hf.evaluation_plan import EvaluationPlan
         from waterdrum_hf.sampling import SamplingConfig
 
         config = self.config
