@@ -163,8 +163,8 @@ def _plain_generate(model, tokenizer, queries, num_samples, batch_sizes, seed, m
     """transformers' own ``generate`` on the batches ``generate`` makes (left-padded rows of
     each query repeated ``num_samples`` times, cut into ``batch_sizes``): the samples that
     ``generate`` gave before it shared prefills or sized batches itself."""
-    from waterdrum_hf.sampling import unfiltered_sampling_config
     from waterdrum_hf.prompting import prompt_token_ids
+    from waterdrum_hf.sampling import unfiltered_sampling_config
 
     rows = [prompt_token_ids(tokenizer, q) for q in queries for _ in range(num_samples)]
     config = unfiltered_sampling_config(

@@ -24,7 +24,8 @@ from waterdrum_hf._fields import flag
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 
 if TYPE_CHECKING:
-    from waterdrum_hf.evaluation_plan import EvaluationPlan, WaterDrumCallback
+    from waterdrum_hf.callbacks import WaterDrumCallback
+    from waterdrum_hf.evaluation_plan import EvaluationPlan
     from waterdrum_hf.sampling import SamplingConfig
 
 
