@@ -2,7 +2,9 @@
 
 Public names are imported lazily so that ``import waterdrum_hf`` stays cheap (scoring text
 does not need torch loaded); ``from waterdrum_hf import X`` works for every name in
-``__all__``.
+``__all__``. The import also registers the WaterDrum module in evaluate's module cache, so that
+``evaluate.load("waterdrum")`` finds it (:mod:`waterdrum_hf.evaluate_cache`; a stat when
+current, silent, and never an error).
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from waterdrum_hf._version import library_version
+from waterdrum_hf.evaluate_cache import register_metric_quietly
 
 __version__ = library_version()
+register_metric_quietly()
 
 _EXPORTS = {
     "Verifier": "verification",
@@ -27,6 +31,7 @@ _EXPORTS = {
     "bootstrap_replicates": "bootstrap",
     "percentile_interval": "bootstrap",
     "load_metric": "metric",
+    "register_metric": "evaluate_cache",
     "compute_waterdrum": "metric",
     "waterdrum_result": "metric",
     "WaterDrumResult": "metric",
@@ -84,6 +89,7 @@ __all__ = [
     "null_reference",
     "percentile_interval",
     "qa_queries",
+    "register_metric",
     "resumable_map",
     "run_audits",
     "separability_auroc",
@@ -101,6 +107,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.dataset_verification import verify_dataset
+    from waterdrum_hf.evaluate_cache import register_metric
     from waterdrum_hf.generation import auto_batch_size, generate
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metric import (
