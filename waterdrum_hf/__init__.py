@@ -4,7 +4,8 @@ Public names are imported lazily so that ``import waterdrum_hf`` stays cheap (sc
 does not need torch loaded); ``from waterdrum_hf import X`` works for every name in
 ``__all__``. The import also registers the WaterDrum module in evaluate's module cache, so that
 ``evaluate.load("waterdrum")`` finds it (:mod:`waterdrum_hf.evaluate_cache`; a stat when
-current, silent, and never an error).
+current, silent, and never an error), and drops the lines torchao prints when transformers
+imports it (:func:`waterdrum_hf._backend_logs.drop_torchao_import_lines`).
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from waterdrum_hf._backend_logs import drop_torchao_import_lines
 from waterdrum_hf._version import library_version
 from waterdrum_hf.evaluate_cache import register_metric_quietly
 
 __version__ = library_version()
+drop_torchao_import_lines()
 register_metric_quietly()
 
 _EXPORTS = {
