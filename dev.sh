@@ -9,36 +9,59 @@
 # (passed to pip as --index-url for the torch install only; unset, nothing extra is asked of
 # any index).
 #
-#   bash dev.sh demo   # the whole WaterDrum loop on the built-in small model (`waterdrum demo`)
-#   bash dev.sh test   # the test suite (offline)
-#   bash dev.sh lint   # ruff check and ruff format --check
+#   bash dev.sh demo     # the whole WaterDrum loop on the built-in small model (`waterdrum demo`)
+#   bash dev.sh test     # the test suite (offline)
+#   bash dev.sh lint     # ruff check and ruff format --check
+#   bash dev.sh floors   # the declared dependency floors (.ci/floors.txt) in their own
+#                        # environment, ./.venv-floors, and the tests that exercise them
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PYTHON=${PYTHON:-python3}
 VENV=.venv
+FLOORS_VENV=.venv-floors
+# The tests that failed at false floors: trainers (trl, accelerate, peft with torchao), LoRA
+# models, the built-in tokenizer (add_bos_token, token_type_ids), generate, datasets' num_proc.
+FLOOR_TESTS=(
+    tests/trainers tests/test_generation.py tests/test_tiny.py tests/test_prompting.py
+    tests/test_torch_plumbing.py tests/test_dataset_verification.py
+)
 export HF_HOME=${HF_HOME:-$PWD/.hf_home}
 export HF_EVALUATE_OFFLINE=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
-setup() {
-    local stamp=$VENV/.installed
+# make_venv VENV FRESH PIP_ARGS...: unless VENV's stamp is current, install torch==2.13.0, then
+# PIP_ARGS; FRESH=1 starts from an empty environment (nothing newer left from before).
+make_venv() {
+    local venv=$1 fresh=$2
+    shift 2
+    local stamp=$venv/.installed
     local want
-    want=$( (cat pyproject.toml dev.sh; echo "${TORCH_INDEX_URL:-}") | sha256sum | cut -d' ' -f1)
+    want=$( (cat pyproject.toml dev.sh .ci/floors.txt; echo "${TORCH_INDEX_URL:-}") | sha256sum | cut -d' ' -f1)
     if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
         return
     fi
-    [[ -x $VENV/bin/python ]] || "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install -q --upgrade pip
+    [[ $fresh == 1 ]] && rm -rf "$venv"
+    [[ -x $venv/bin/python ]] || "$PYTHON" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --upgrade pip
     local torch_source=()
     [[ -n ${TORCH_INDEX_URL:-} ]] && torch_source=(--index-url "$TORCH_INDEX_URL")
-    "$VENV/bin/python" -m pip install -q "torch==2.13.0" "${torch_source[@]}"
-    "$VENV/bin/python" -m pip install -q -e ".[dev]"
+    "$venv/bin/python" -m pip install -q "torch==2.13.0" "${torch_source[@]}"
+    "$venv/bin/python" -m pip install -q "$@"
     echo "$want" > "$stamp"
+}
+
+setup() { make_venv "$VENV" 0 -e ".[dev]"; }
+
+floors() {
+    make_venv "$FLOORS_VENV" 1 -c .ci/floors.txt -e . pytest hypothesis scikit-learn torchao
+    "$FLOORS_VENV/bin/python" -m pip check
+    exec "$FLOORS_VENV/bin/python" -m pytest -m "not slow" -p no:cacheprovider "${FLOOR_TESTS[@]}" "$@"
 }
 
 case "${1:-}" in
     demo) setup; shift; exec "$VENV/bin/waterdrum" demo "$@" ;;
     test) setup; shift; exec "$VENV/bin/python" -m pytest "$@" ;;
     lint) setup; "$VENV/bin/ruff" check . && exec "$VENV/bin/ruff" format --check . ;;
-    *) echo "usage: bash dev.sh {demo|test|lint} [args...]" >&2; exit 2 ;;
+    floors) shift; floors "$@" ;;
+    *) echo "usage: bash dev.sh {demo|test|lint|floors} [args...]" >&2; exit 2 ;;
 esac

@@ -2,7 +2,10 @@
 
 Public names are imported lazily so that ``import waterdrum_hf`` stays cheap (scoring text
 does not need torch loaded); ``from waterdrum_hf import X`` works for every name in
-``__all__``.
+``__all__``. The import also registers the WaterDrum module in evaluate's module cache, so that
+``evaluate.load("waterdrum")`` finds it (:mod:`waterdrum_hf.evaluate_cache`; a stat when
+current, silent, and never an error), and drops the lines torchao prints when transformers
+imports it (:func:`waterdrum_hf._backend_logs.drop_torchao_import_lines`).
 """
 
 from __future__ import annotations
@@ -10,9 +13,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from waterdrum_hf._backend_logs import drop_torchao_import_lines
 from waterdrum_hf._version import library_version
+from waterdrum_hf.evaluate_cache import register_metric_quietly
 
 __version__ = library_version()
+drop_torchao_import_lines()
+register_metric_quietly()
 
 _EXPORTS = {
     "WaterDrumConfig": "config",
@@ -35,6 +42,7 @@ _EXPORTS = {
     "bootstrap_replicates": "bootstrap",
     "percentile_interval": "bootstrap",
     "load_metric": "metric",
+    "register_metric": "evaluate_cache",
     "compute_waterdrum": "metric",
     "waterdrum_result": "metric",
     "WaterDrumResult": "metric",
@@ -100,6 +108,7 @@ __all__ = [
     "null_reference",
     "percentile_interval",
     "qa_queries",
+    "register_metric",
     "resumable_map",
     "run_audits",
     "separability_auroc",
@@ -119,6 +128,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
     from waterdrum_hf.dataset_verification import verify_dataset
+    from waterdrum_hf.evaluate_cache import register_metric
     from waterdrum_hf.evaluation_plan import EvaluationPlan
     from waterdrum_hf.generation import auto_batch_size, generate
     from waterdrum_hf.keys import key_from_secret

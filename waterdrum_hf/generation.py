@@ -30,6 +30,8 @@ from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
+from transformers.cache_utils import DynamicCache, DynamicLayer
+from transformers.modeling_outputs import CausalLMOutputWithPast
 
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._torch_plumbing import (
@@ -54,6 +56,12 @@ logger = logging.getLogger(__name__)
 CPU_BATCH_SIZE = 64
 """Sequences per batch of ``batch_size="auto"`` on a CPU (measured: see
 ``benchmarks/generation_speed.py``)."""
+
+CACHE_KEYWORD = (
+    "cache" if "cache" in CausalLMOutputWithPast.__dataclass_fields__ else "past_key_values"
+)
+"""transformers' name for the KV cache in a model's outputs and in ``generate``'s keywords:
+``cache`` from 5.24 (which deprecates ``past_key_values``), ``past_key_values`` before."""
 
 AUTO_BATCH_SIZE_LIMIT = 1024
 """Most sequences per batch of ``batch_size="auto"`` on a GPU: past this, rows that finished
@@ -288,8 +296,9 @@ def _shared_prompt_cache(
     attention_mask: torch.Tensor,
     owners: list[int],
 ) -> dict[str, Any]:
-    """``{"past_key_values": cache}`` of every row's prompt but its last token, computed once
-    per query and copied to its rows; ``{}`` when the model's cache is not a plain one.
+    """``{CACHE_KEYWORD: cache}``, a ``DynamicCache`` of every row's prompt but its last token,
+    computed once per query and copied to its rows; ``{}`` when the model's cache is not a
+    plain one.
 
     Positions come from the attention mask as transformers' ``generate`` makes them, so the
     cache equals the one ``generate`` would build for each row.
@@ -305,13 +314,13 @@ def _shared_prompt_cache(
         use_cache=True,
         logits_to_keep=1,
     )
-    cache = out.past_key_values
+    cache = getattr(out, CACHE_KEYWORD, None)
     if not _is_plain_kv_cache(cache) or cache.get_seq_length() != unique_ids.shape[1]:
         return {}
     starts = torch.zeros(len(owners), dtype=torch.long, device=input_ids.device)
     starts[firsts] = 1
     cache.batch_select_indices(starts.cumsum(0) - 1)  # row -> its query's prefilled row
-    return {"past_key_values": cache}
+    return {CACHE_KEYWORD: cache}
 
 
 def _max_prompt_tokens(model: PreTrainedModel, max_new_tokens: int) -> int | None:
@@ -363,10 +372,6 @@ def _has_plain_kv_cache(model: PreTrainedModel) -> bool:
 def _is_plain_kv_cache(cache: Any) -> bool:
     """A ``DynamicCache`` of full-attention layers only: rows of it can be copied (no sliding
     window, linear attention or quantisation state to keep consistent)."""
-    try:
-        from transformers.cache_utils import DynamicCache, DynamicLayer
-    except ImportError:  # transformers < 4.56 has no cache layers
-        return False
     layers = getattr(cache, "layers", None)
     return (
         isinstance(cache, DynamicCache)

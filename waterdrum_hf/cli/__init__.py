@@ -3,8 +3,9 @@
 Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluate a model on a
 watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
 their owners' keys), ``unlearn`` (run a registered unlearning trainer), ``audit`` (relearning and
-quantization audits of unlearned models), ``reproduce`` (the paper's claims at small scale) and
-``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks). Bad input gives one line on
+quantization audits of unlearned models), ``reproduce`` (the paper's claims at small scale),
+``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks) and ``register-metric``
+(make ``evaluate.load("waterdrum")`` find the metric). Bad input gives one line on
 stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback. Ctrl-C gives one line
 and exit status 130 (the commands that cache their stages say that a re-run resumes). Every
 command takes ``--config FILE.yaml`` (its options in a YAML file, TRL-style).
@@ -24,6 +25,7 @@ from waterdrum_hf.cli import (
     audit,
     demo,
     lm_eval_tasks,
+    register_metric,
     reproduce,
     score,
     unlearn,
@@ -38,7 +40,17 @@ from waterdrum_hf.cli.parsing import (
     refuse_stray,
 )
 
-COMMANDS = (demo, score, audit, verify, watermark, unlearn, reproduce, lm_eval_tasks)
+COMMANDS = (
+    demo,
+    score,
+    audit,
+    verify,
+    watermark,
+    unlearn,
+    reproduce,
+    lm_eval_tasks,
+    register_metric,
+)
 
 
 def build_parser() -> Parser:
