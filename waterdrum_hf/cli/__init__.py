@@ -4,7 +4,8 @@ Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluat
 watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
 their owners' keys), ``unlearn`` (run a registered unlearning trainer), ``audit`` (relearning and
 quantization audits of unlearned models), ``reproduce`` (the paper's claims at small scale) and
-``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks). Bad input gives one line on
+``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks); ``show`` draws each token's
+watermark term as HTML and PNG. Bad input gives one line on
 stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback. Ctrl-C gives one line
 and exit status 130 (the commands that cache their stages say that a re-run resumes).
 """
@@ -24,13 +25,14 @@ from waterdrum_hf.cli import (
     lm_eval_tasks,
     reproduce,
     score,
+    show,
     unlearn,
     verify,
     watermark,
 )
 from waterdrum_hf.cli.common import CliError, Parser, refuse_stray
 
-COMMANDS = (demo, score, audit, verify, watermark, unlearn, reproduce, lm_eval_tasks)
+COMMANDS = (demo, score, audit, verify, show, watermark, unlearn, reproduce, lm_eval_tasks)
 
 
 def build_parser() -> Parser:

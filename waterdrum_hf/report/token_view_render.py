@@ -93,7 +93,7 @@ def token_views_html(
         f"<title>{html.escape(title)}</title>\n"
         f"<style>{_STYLE.replace('COLUMNS', str(columns))}</style>\n</head>\n<body>\n"
         f'<h1>{html.escape(title)}</h1>\n<p class="about">{html.escape(EXPLANATION)}</p>\n'
-        f'<p class="about">{legend} <span class="u">not counted</span></p>\n'
+        f'<p class="about">{legend} <span class="key" style="color:#999">not counted</span></p>\n'
         f'<div class="grid">\n{sections}\n</div>\n</body>\n</html>\n'
     )
 
