@@ -48,6 +48,9 @@ _EXPORTS = {
     "AuditConfig": "audits",
     "AuditResults": "audits",
     "run_audits": "audits",
+    "TokenView": "report.token_view",
+    "token_view": "report.token_view",
+    "write_token_views": "report.token_view",
 }
 _SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
@@ -60,6 +63,7 @@ __all__ = [
     "NullReference",
     "OwnerValue",
     "SetValue",
+    "TokenView",
     "Verifier",
     "WaterDrumCallback",
     "WaterDrumResult",
@@ -88,10 +92,12 @@ __all__ = [
     "run_audits",
     "separability_auroc",
     "tiny",
+    "token_view",
     "trainers",
     "verify_dataset",
     "verify_texts",
     "waterdrum_result",
+    "write_token_views",
 ]
 
 if TYPE_CHECKING:
@@ -112,6 +118,7 @@ if TYPE_CHECKING:
         waterdrum_result,
     )
     from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.report.token_view import TokenView, token_view, write_token_views
     from waterdrum_hf.schemes import WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.statistics import CalibrationFit, calibration_r2, separability_auroc
