@@ -64,6 +64,9 @@ _EXPORTS = {
     "AuditConfig": "audits",
     "AuditResults": "audits",
     "run_audits": "audits",
+    "TokenView": "report.token_view",
+    "token_view": "report.token_view",
+    "write_token_views": "report.token_view",
 }
 _SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
@@ -84,6 +87,7 @@ __all__ = [
     "NullReference",
     "OwnerValue",
     "SetValue",
+    "TokenView",
     "Verifier",
     "WaterDrumCallback",
     "WaterDrumResult",
@@ -113,10 +117,12 @@ __all__ = [
     "run_audits",
     "separability_auroc",
     "tiny",
+    "token_view",
     "trainers",
     "verify_dataset",
     "verify_texts",
     "waterdrum_result",
+    "write_token_views",
 ]
 
 if TYPE_CHECKING:
@@ -141,6 +147,7 @@ if TYPE_CHECKING:
         waterdrum_result,
     )
     from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.report.token_view import TokenView, token_view, write_token_views
     from waterdrum_hf.sampling import SamplingConfig
     from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor

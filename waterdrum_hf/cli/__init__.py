@@ -4,8 +4,9 @@ Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluat
 watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
 their owners' keys), ``unlearn`` (run a registered unlearning trainer), ``audit`` (relearning and
 quantization audits of unlearned models), ``reproduce`` (the paper's claims at small scale),
-``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks) and ``register-metric``
-(make ``evaluate.load("waterdrum")`` find the metric). Bad input gives one line on
+``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks), ``register-metric``
+(make ``evaluate.load("waterdrum")`` find the metric) and ``show`` (each token's watermark
+term as HTML and PNG). Bad input gives one line on
 stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback. Ctrl-C gives one line
 and exit status 130 (the commands that cache their stages say that a re-run resumes). Every
 command takes ``--config FILE.yaml`` (its options in a YAML file, TRL-style).
@@ -28,6 +29,7 @@ from waterdrum_hf.cli import (
     register_metric,
     reproduce,
     score,
+    show,
     unlearn,
     verify,
     watermark,
@@ -45,6 +47,7 @@ COMMANDS = (
     score,
     audit,
     verify,
+    show,
     watermark,
     unlearn,
     reproduce,

@@ -30,10 +30,36 @@ DEFAULT_NULL_KEYS = 100
 _FLAGS = {"k_p": "--k-p", "gamma": "--gamma", "n_gram": "--n-gram", "vocab_size": "--vocab-size"}
 
 
+def add_scheme_options(parser: argparse.ArgumentParser) -> Any:
+    """The scheme flags (read with :func:`scheme_from_options`); returns their group."""
+    from waterdrum_hf.schemes import SCHEMES  # light: the kernel loads when first used
+
+    group = parser.add_argument_group("scoring (WaterDrumConfig)")
+    group.add_argument(
+        "--scheme", choices=list(SCHEMES), default="waterfall",
+        help="the watermark scheme the data was watermarked with",
+    )  # fmt: skip
+    group.add_argument(
+        "--k-p", type=positive(), default=None, help="Waterfall's function number (default 1)"
+    )
+    group.add_argument(
+        "--gamma",
+        type=float,
+        default=None,
+        help="KGW's green share of the vocabulary (default 0.5)",
+    )
+    group.add_argument("--n-gram", type=positive(2), default=2, help="watermark n-gram")
+    group.add_argument(
+        "--vocab-size",
+        type=positive(2),
+        help="expected watermark vocabulary size (checked against the tokenizer)",
+    )
+    return group
+
+
 def add_scoring_options(parser: argparse.ArgumentParser, *, intervals: bool = True) -> None:
     """The scheme, pooling and null flags; with ``intervals``, the bootstrap's too."""
     from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, MIN_RESAMPLES
-    from waterdrum_hf.schemes import SCHEMES  # light: the kernel loads when first used
 
     group = parser.add_argument_group("scoring (WaterDrumConfig)")
     group.add_argument(
