@@ -248,6 +248,33 @@ def test_stop_when_stops_saves_and_says_why(tiny_model, corpus, train_set, tmp_p
     assert (saved / "config.json").is_file() and (saved / "model.safetensors").is_file()
 
 
+def test_stop_when_needs_every_bound_and_a_value_on_its_bound_holds(
+    tiny_model, corpus, train_set, tmp_path, monkeypatch
+):
+    """Scripted values, one evaluation per step: ``stop_when`` holds when all its bounds hold
+    (step 1 meets only the forget bound, step 2 only the retain one), ``max_`` is ``<=`` and
+    ``min_`` is ``>=`` (steps 3 and 4 miss a bound by 1e-9; step 5 sits on both: it stops)."""
+    callback = make_callback(
+        tiny_model, corpus, eval_steps=1, stop_when={"max_forget": 0.3, "min_retain": 0.4}
+    )
+    scripted = iter(
+        [(0.8, 0.5), (0.2, 0.3), (0.5, 0.6), (0.3 + 1e-9, 0.6), (0.1, 0.4 - 1e-9), (0.3, 0.4)]
+        + [(0.1, 0.9)] * 3  # would hold under a strict rule
+    )
+
+    def fake_evaluate(model, tokenizer, accelerator=None):
+        forget, retain = next(scripted)
+        return {"forget": forget, "retain": retain, "seconds": 0.01}
+
+    monkeypatch.setattr(callback, "evaluate", fake_evaluate)
+    trainer = make_trainer(tiny_model, train_set, tmp_path, [callback], max_steps=8)
+    trainer.train()
+    assert callback.stopped_at == 5 and trainer.state.global_step == 5
+    assert callback.stop_reason == "forget 0.300 <= 0.3 and retain 0.400 >= 0.4"
+    entries = logged(trainer)
+    assert [s for s in entries if "waterdrum/stopped" in entries[s]] == [5]
+
+
 def test_a_rule_that_never_holds_lets_training_finish(tiny_model, corpus, train_set, tmp_path):
     callback = make_callback(tiny_model, corpus, stop_when={"min_separability_auroc": 2.0})
     trainer = make_trainer(tiny_model, train_set, tmp_path, [callback])
@@ -256,7 +283,7 @@ def test_a_rule_that_never_holds_lets_training_finish(tiny_model, corpus, train_
 
 
 def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, capsys, caplog):
-    secret = int(np.random.default_rng().integers(2**31, 2**32))
+    secret = int(np.random.default_rng(11).integers(2**31, 2**32))
     model, tokenizer = tiny_model
     texts = toy_corpus(2, max_passages_per_owner=2)["text"]
     callback = WaterDrumCallback(
