@@ -61,26 +61,7 @@ def add_scoring_options(parser: argparse.ArgumentParser, *, intervals: bool = Tr
     """The scheme, pooling and null flags; with ``intervals``, the bootstrap's too."""
     from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, MIN_RESAMPLES
 
-    group = parser.add_argument_group("scoring (WaterDrumConfig)")
-    group.add_argument(
-        "--scheme", choices=list(SCHEMES), default="waterfall",
-        help="the watermark scheme the data was watermarked with",
-    )  # fmt: skip
-    group.add_argument(
-        "--k-p", type=positive(), default=None, help="Waterfall's function number (default 1)"
-    )
-    group.add_argument(
-        "--gamma",
-        type=float,
-        default=None,
-        help="KGW's green share of the vocabulary (default 0.5)",
-    )
-    group.add_argument("--n-gram", type=positive(2), default=2, help="watermark n-gram")
-    group.add_argument(
-        "--vocab-size",
-        type=positive(2),
-        help="expected watermark vocabulary size (checked against the tokenizer)",
-    )
+    group = add_scheme_options(parser)
     group.add_argument(
         "--pooling", choices=["tokens", "mean"], default="tokens",
         help="how a query pools its samples: token-weighted (the paper's) or the mean score",
