@@ -49,7 +49,7 @@ _EXPORTS = {
     "AuditResults": "audits",
     "run_audits": "audits",
 }
-_SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
+_SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
 __all__ = [
     "AnalyticNull",
@@ -69,6 +69,7 @@ __all__ = [
     "WaterfallLogitsProcessor",
     "WaterfallScheme",
     "__version__",
+    "attacks",
     "audits",
     "auto_batch_size",
     "bootstrap_replicates",
@@ -95,7 +96,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from waterdrum_hf import audits, data, lm_eval_tasks, tiny
+    from waterdrum_hf import attacks, audits, data, lm_eval_tasks, tiny
     from waterdrum_hf.analytic_null import AnalyticNull
     from waterdrum_hf.audits import AuditConfig, AuditResults, run_audits
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
