@@ -165,7 +165,7 @@ def markdown(results: dict) -> str:
         "",
         f"Command: `{results['command']}` ({results['seconds'] / 60:.1f} minutes on "
         f"{results['machine']}). The data owners' watermark: Waterfall; {len(seeds)} seed(s); "
-        "mean ± standard deviation over seeds, [min, max] beside. The paper's numbers are from "
+        "with several seeds, mean ± standard deviation over seeds and [min, max]. The paper's numbers are from "
         "its appendix table of watermarking for a model owner (WaterDrum-Ax, Llama-2-7B); its "
         "third scheme is ITS, ours Unigram.",
         "",
@@ -179,9 +179,12 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fmt(value: dict[str, float]) -> str:
+def fmt(value: dict[str, float], seeds: int) -> str:
+    """``mean ± sd [min, max]`` over seeds (the value alone for one seed)."""
     if not math.isfinite(value["mean"]):
         return "–"
+    if seeds == 1:
+        return f"{value['mean']:.3f}"
     return f"{value['mean']:.3f} ± {value['std']:.3f} [{value['min']:.3f}, {value['max']:.3f}]"
 
 

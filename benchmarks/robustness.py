@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import platform
 import tempfile
@@ -47,15 +48,16 @@ STRENGTHS = (0.0, 0.1, 0.2, 0.3, 0.5)
 ALPHA = 0.01
 """An owner counts as detected at p < ALPHA."""
 SCHEMES = ("waterfall", "kgw")
-COLUMNS = {
-    "original_forget": "original: forget",
-    "original_retain": "original: retain",
-    "retrained_forget": "retrained: forget",
-    "retrained_retain": "retrained: retain",
-    "auroc": "D1 AUROC (retrained)",
-    "detected_original": f"owners detected, original (p < {ALPHA})",
-    "detected_retain": f"retain owners detected, retrained (p < {ALPHA})",
-    "false_forget": f"forget owners detected, retrained (p < {ALPHA})",
+COLUMNS = {  # name: (heading, format)
+    "original_forget": ("original: forget", "{:+.3f}"),
+    "original_retain": ("original: retain", "{:+.3f}"),
+    "retrained_forget": ("retrained: forget", "{:+.3f}"),
+    "retrained_retain": ("retrained: retain", "{:+.3f}"),
+    "auroc": ("D1 AUROC (retrained)", "{:.3f}"),
+    "detected_original": (f"owners detected, original (p < {ALPHA})", "{:.2f}"),
+    "detected_retain": (f"retain owners detected, retrained (p < {ALPHA})", "{:.2f}"),
+    "false_forget": (f"forget owners detected, retrained (p < {ALPHA})", "{:.2f}"),
+    "skipped": ("samples without a countable token (both models)", "{:.1f}"),
 }
 
 
@@ -88,6 +90,9 @@ def main() -> None:
     cache = args.cache or (out / "cache" if plan.quick else DEMO_CACHE)
     from waterdrum_hf._torch_plumbing import torch_threads
 
+    # Samples left without a countable token (e.g. all words cut) are counted in the results
+    # ("skipped"), not logged at every scoring.
+    logging.getLogger("waterdrum_hf.metric").setLevel(logging.ERROR)
     start = time.perf_counter()
     with torch_threads(1):  # the tiny model gains nothing from more (and a busy CPU loses)
         rows = [row for s in plan.schemes for row in run_scheme(s, plan, cache, args.progress)]
@@ -200,6 +205,7 @@ def measure(
     }
     original, retrained = results["original"], results["retrained"]
     return {
+        "skipped": original.num_skipped + retrained.num_skipped,
         "original_forget": original.forget.value,
         "original_retain": original.retain.value,
         "retrained_forget": retrained.forget.value,
@@ -256,11 +262,11 @@ def summarise(rows: list[dict]) -> list[dict]:
 
 
 def format_row(values: dict[str, float]) -> str:
-    return ", ".join(f"{key} {values[key]:+.3f}" for key in COLUMNS)
+    return ", ".join(f"{key} {COLUMNS[key][1].format(values[key])}" for key in COLUMNS)
 
 
-def cell(value: dict[str, float], signed: bool) -> str:
-    form = "{:+.3f}" if signed else "{:.3f}"
+def cell(value: dict[str, float], form: str) -> str:
+    """``mean [low, high]`` (the mean alone without an interval)."""
     text = form.format(value["mean"])
     if math.isfinite(value["low"]):
         text += f" [{form.format(value['low'])}, {form.format(value['high'])}]"
@@ -289,13 +295,11 @@ def markdown(results: dict) -> str:
             "",
             f"## {scheme}",
             "",
-            "| attack | strength | " + " | ".join(COLUMNS.values()) + " |",
+            "| attack | strength | " + " | ".join(h for h, _ in COLUMNS.values()) + " |",
         ]
         lines.append("| --- | --- |" + " --- |" * len(COLUMNS))
         for entry in (e for e in results["summary"] if e["scheme"] == scheme):
-            cells = [
-                cell(entry[c], signed=c.startswith(("original", "retrained"))) for c in COLUMNS
-            ]
+            cells = [cell(entry[c], form) for c, (_, form) in COLUMNS.items()]
             lines.append(
                 f"| {entry['attack']} | {entry['strength']:.1f} | " + " | ".join(cells) + " |"
             )
@@ -336,7 +340,7 @@ def plot(results: dict, path: Path) -> None:
                     ]
                 ).T
                 ax.errorbar(x, y, yerr=np.nan_to_num(spread), marker="o", capsize=3, label=attack)
-            ax.set_title(f"{scheme}: {COLUMNS[column]}", fontsize=9)
+            ax.set_title(f"{scheme}: {COLUMNS[column][0]}", fontsize=9)
             ax.set_xlabel("attack strength (share of words)")
             ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
