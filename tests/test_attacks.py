@@ -26,10 +26,33 @@ def is_subsequence(short, long):
     return all(word in remaining for word in short)
 
 
-def test_names_lists_every_attack():
+def test_names_lists_every_attack_and_the_package_exports_it():
+    import subprocess
+    import sys
+
+    import waterdrum_hf
+
     assert attacks.names() == (
         "deletion", "substitution", "insertion", "copy_paste", "truncation", "paraphrase",
     )  # fmt: skip
+    assert "attacks" in waterdrum_hf.__all__ and waterdrum_hf.attacks.apply is attacks.apply
+    # Word-level attacks need no torch: importing them does not load it.
+    code = "import sys, waterdrum_hf.attacks; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_parse_reads_name_colon_strength():
+    assert attacks.parse("deletion:0.2") == ("deletion", 0.2)
+    assert attacks.parse(" copy_paste : 1 ") == ("copy_paste", 1.0)
+    with pytest.raises(ValueError, match="NAME:STRENGTH, e.g. deletion:0.2"):
+        attacks.parse("deletion")
+    with pytest.raises(ValueError, match="unknown attack 'synonym'"):
+        attacks.parse("synonym:0.2")
+    with pytest.raises(ValueError, match="must be a number in \\[0, 1\\], e.g. deletion:0.2"):
+        attacks.parse("deletion:much")
+    with pytest.raises(ValueError, match="`strength` must be in \\[0, 1\\]"):
+        attacks.parse("deletion:1.5")
 
 
 @pytest.mark.parametrize(

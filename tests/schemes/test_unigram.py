@@ -30,7 +30,7 @@ def test_green_list_equals_the_construction_by_hand(vocab_size, gamma):
     for key, mask in zip(keys, masks, strict=True):
         assert set(np.flatnonzero(mask).tolist()) == green_by_hand(key, vocab_size, gamma)
         assert mask.sum() == math.floor(gamma * vocab_size)
-    if vocab_size > 2:
+    if vocab_size > 16:  # (at N = 4, two keys share a list one time in six)
         assert not np.array_equal(masks[0], masks[1])  # each key its own list
 
 

@@ -58,7 +58,7 @@ from waterdrum_hf.attacks.sources import (
 )
 from waterdrum_hf.attacks.words import Words, affected, text_rngs
 
-__all__ = ["affected", "apply", "names", "word_source"]
+__all__ = ["affected", "apply", "names", "parse", "word_source"]
 
 _NAMES = ("deletion", "substitution", "insertion", "copy_paste", "truncation", "paraphrase")
 
@@ -66,6 +66,26 @@ _NAMES = ("deletion", "substitution", "insertion", "copy_paste", "truncation", "
 def names() -> tuple[str, ...]:
     """Every attack's name, as :func:`apply` takes it."""
     return _NAMES
+
+
+def parse(spec: str) -> tuple[str, float]:
+    """``"NAME:STRENGTH"`` (e.g. ``"deletion:0.2"``, as a command line writes an attack) as
+    ``(name, strength)``, both checked."""
+    if not isinstance(spec, str) or spec.count(":") != 1:
+        raise ValueError(
+            f"an attack is written NAME:STRENGTH, e.g. deletion:0.2, got {spec!r}; the names "
+            f"are {', '.join(_NAMES)}."
+        )
+    name, strength = (part.strip() for part in spec.split(":"))
+    if name not in _NAMES:
+        raise ValueError(f"unknown attack {name!r} in {spec!r}: the names are {', '.join(_NAMES)}.")
+    try:
+        value = float(strength)
+    except ValueError:
+        raise ValueError(
+            f"the strength in {spec!r} must be a number in [0, 1], e.g. {name}:0.2."
+        ) from None
+    return name, _checked_strength(value)
 
 
 def apply(
