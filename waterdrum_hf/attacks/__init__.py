@@ -125,8 +125,7 @@ def apply(
             "the paraphrase attack needs a paraphrasing `model` and its `tokenizer` "
             "(e.g. `model, tokenizer = waterdrum_hf.tiny.load()`)."
         )
-    if name == "copy_paste":
-        source = _checked_source(source)
+    pasted = _checked_source(source) if name == "copy_paste" else None
     if model is not None and tokenizer is None and name in ("substitution", "insertion"):
         raise ValueError(
             "embedding-neighbour words need the model's `tokenizer` beside `model` (it maps "
@@ -145,7 +144,7 @@ def apply(
             parsed, counts, rngs, model=model, tokenizer=tokenizer, seed=seed,
             batch_size=batch_size, show_progress=show_progress,
         )  # fmt: skip
-    edit = _word_edit(name, texts, tokenizer, model, source)
+    edit = _word_edit(name, texts, tokenizer, model, pasted)
     return [
         edit(words, k, rng) if k else words.text
         for words, k, rng in zip(parsed, counts, rngs, strict=True)
@@ -153,7 +152,7 @@ def apply(
 
 
 def _word_edit(
-    name: str, texts: list[str], tokenizer: Any, model: Any, source: list[Words] | None
+    name: str, texts: list[str], tokenizer: Any, model: Any, pasted: list[Words] | None
 ) -> Callable[[Words, int, np.random.Generator], str]:
     """The word-level attack ``name`` as a function of (words, k, generator)."""
     if name == "deletion":
@@ -161,7 +160,7 @@ def _word_edit(
     if name == "truncation":
         return lambda words, k, rng: edits.truncation(words, k)
     if name == "copy_paste":
-        return lambda words, k, rng: edits.copy_paste(words, k, rng, source)
+        return lambda words, k, rng: edits.copy_paste(words, k, rng, pasted)
     words = word_source(texts, tokenizer=tokenizer, model=model)
     edit = edits.substitution if name == "substitution" else edits.insertion
     return lambda text, k, rng: edit(text, k, rng, words)
