@@ -61,6 +61,10 @@ COLUMNS = {  # name: (heading, format)
 }
 
 
+SHARES = ("auroc", "detected_original", "detected_retain", "false_forget")
+"""Columns bounded by [0, 1]."""
+
+
 @dataclass(frozen=True)
 class Plan:
     """What one run measures."""
@@ -239,7 +243,8 @@ def detected_share(result: Any, forget: bool | None) -> float:
 
 
 def summarise(rows: list[dict]) -> list[dict]:
-    """Mean and 95 % t-interval over seeds of every column, per scheme, attack and strength."""
+    """Mean and 95 % t-interval over seeds of every column, per scheme, attack and strength
+    (clipped to [0, 1] for AUROCs and shares)."""
     from scipy import stats
 
     groups: dict[tuple, list[dict]] = {}
@@ -256,7 +261,10 @@ def summarise(rows: list[dict]) -> list[dict]:
                 finite = values[np.isfinite(values)]
                 sem = finite.std(ddof=1) / math.sqrt(len(finite))
                 half = float(stats.t.ppf(0.975, len(finite) - 1) * sem)
-            entry[column] = {"mean": mean, "low": mean - half, "high": mean + half}
+            low, high = mean - half, mean + half
+            if column in SHARES:  # an AUROC or a share: the interval stays in [0, 1]
+                low, high = max(low, 0.0), min(high, 1.0)
+            entry[column] = {"mean": mean, "low": low, "high": high}
         summary.append(entry)
     return summary
 
@@ -282,7 +290,8 @@ def markdown(results: dict) -> str:
         f"Command: `{results['command']}` ({results['seconds'] / 60:.1f} minutes on "
         f"{results['machine']}). Seeds: {', '.join(map(str, plan['seeds']))} (each the "
         "sampling seed of the completions and the attack's seed); cells are the mean over "
-        "seeds with its 95 % t-interval over seeds (none with one seed). Strength is the share "
+        "seeds with its 95 % t-interval over seeds (none with one seed; AUROCs and shares "
+        "clipped to [0, 1]). Strength is the share "
         "of each completion's words the attack affects; 0 is the unedited text. Detection: "
         f"an owner's value has p < {results['alpha']} under the analytic null.",
         "",
