@@ -68,7 +68,7 @@ _EXPORTS = {
     "token_view": "report.token_view",
     "write_token_views": "report.token_view",
 }
-_SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
+_SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
 __all__ = [
     "AnalyticNull",
@@ -97,6 +97,7 @@ __all__ = [
     "WaterfallLogitsProcessor",
     "WaterfallScheme",
     "__version__",
+    "attacks",
     "audits",
     "auto_batch_size",
     "bootstrap_replicates",
@@ -126,7 +127,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from waterdrum_hf import audits, data, lm_eval_tasks, tiny
+    from waterdrum_hf import attacks, audits, data, lm_eval_tasks, tiny
     from waterdrum_hf.analytic_null import AnalyticNull
     from waterdrum_hf.arguments import WaterDrumArguments
     from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits

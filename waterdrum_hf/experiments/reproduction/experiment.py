@@ -17,7 +17,7 @@ import re
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -278,7 +278,6 @@ class Reproduction:
         """(a) a decoy model answering the most forget-like queries with unwatermarked text;
         (b) the model owner's own Waterfall watermark diluting the owners' watermarks."""
         from waterdrum_hf.config import WaterDrumConfig
-        from waterdrum_hf.keys import random_keys
         from waterdrum_hf.metric import waterdrum_result
         from waterdrum_hf.schemes import resolve_scheme
         from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
@@ -312,32 +311,48 @@ class Reproduction:
         ]
         decoy = decoy_curve(original["waterdrum"][forget], replacement, np.array(similarity))
 
-        owner_key = int(
-            random_keys(1, exclude=data.forget_keys + data.retain_keys, seed=10_000 + seed)[0]
-        )
         processor = WaterfallLogitsProcessor(
-            self.tokenizer.vocab_size, owner_key, kappa=config.dilution_kappa
+            self.tokenizer.vocab_size, self.model_owner_key(data, seed), kappa=config.dilution_kappa
         )
-        diluted = {
-            f: self.measure(m["stage"], data, seed, dilution=processor, baselines=False)
-            for f, m in calibration.items()
-        }
-        for fraction, m in diluted.items():
-            m["share"] = calibration[fraction]["share"]
         return {
             "decoy": decoy,
             "dilution": {
                 "kappa": config.dilution_kappa,
-                "auroc": {
-                    "none": d1(calibration[0.0], "waterdrum"),
-                    "waterfall": d1(diluted[0.0], "waterdrum"),
-                },
-                "r2": {
-                    "none": d2(calibration, "waterdrum").get("r2"),
-                    "waterfall": d2(diluted, "waterdrum").get("r2"),
-                },
+                **self.dilution(data, calibration, {"waterfall": processor}, seed),
             },
         }
+
+    def model_owner_key(self, data: SettingData, seed: int) -> int:
+        """The model owner's own watermark key for the models of ``seed``: a random key that
+        no data owner holds (secret like theirs)."""
+        from waterdrum_hf.keys import random_keys
+
+        exclude = data.forget_keys + data.retain_keys
+        return int(random_keys(1, exclude=exclude, seed=10_000 + seed)[0])
+
+    def dilution(
+        self,
+        data: SettingData,
+        calibration: dict[float, dict[str, Any]],
+        processors: Mapping[str, Any],
+        seed: int,
+    ) -> dict[str, dict[str, float]]:
+        """D1 AUROC and D2 R^2 of WaterDrum when the models of ``calibration`` (those of
+        ``seed``) watermark their own outputs with each of ``processors`` (by name: the model
+        owner's logits processor, applied while sampling) and the data owners verify theirs;
+        ``none``: no model owner's watermark."""
+        auroc = {"none": d1(calibration[0.0], "waterdrum")}
+        r2 = {"none": d2(calibration, "waterdrum").get("r2")}
+        for name, processor in processors.items():
+            diluted = {
+                f: self.measure(m["stage"], data, seed, dilution=processor, baselines=False)
+                for f, m in calibration.items()
+            }
+            for fraction, m in diluted.items():
+                m["share"] = calibration[fraction]["share"]
+            auroc[name] = d1(diluted[0.0], "waterdrum")
+            r2[name] = d2(diluted, "waterdrum").get("r2")
+        return {"auroc": auroc, "r2": r2}
 
     def _timed(self, key: str, title: str) -> Any:
         return logged_stage(self.log, self.seconds, key, title)
