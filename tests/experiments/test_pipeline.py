@@ -8,6 +8,7 @@ import warnings
 from transformers import AutoTokenizer
 
 from waterdrum_hf.experiments.pipeline import CachedPipeline
+from waterdrum_hf.experiments.training import TrainingSettings
 
 TEXTS = [
     "A dictionary maps keys to values.",
@@ -23,10 +24,10 @@ def test_quiet_stages_save_the_tokenizer_and_write_nothing_to_stderr(tiny_model,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         original = pipeline.finetune(
-            "original", TEXTS, epochs=1, batch_size=2, learning_rate=1e-3, seed=0
+            "original", TEXTS, epochs=1, training=TrainingSettings(2, 1e-3, seed=0)
         )
         unlearned, _ = pipeline.unlearn(
-            "kl", original, TEXTS[:2], TEXTS[2:], steps=2, learning_rate=1e-4, batch_size=2, seed=0
+            "kl", original, TEXTS[:2], TEXTS[2:], steps=2, training=TrainingSettings(2, 1e-4, 0)
         )
         pipeline.load(unlearned)
     out, err = capsys.readouterr()
