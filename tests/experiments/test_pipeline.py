@@ -1,10 +1,12 @@
 """CachedPipeline: saved models load on their own (tokenizer included), and an ordinary quiet
-run writes nothing to stderr (no load/save bars, no deprecation or pin-memory warnings)."""
+run writes nothing to stderr (no load/save bars, no deprecation or pin-memory warnings);
+TrainingSettings names a bad argument."""
 
 from __future__ import annotations
 
 import warnings
 
+import pytest
 from transformers import AutoTokenizer
 
 from waterdrum_hf.experiments.pipeline import CachedPipeline
@@ -39,3 +41,16 @@ def test_quiet_stages_save_the_tokenizer_and_write_nothing_to_stderr(tiny_model,
     for stage in (original, unlearned):
         saved = AutoTokenizer.from_pretrained(stage.path)
         assert saved("a def b")["input_ids"] == tokenizer("a def b")["input_ids"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "error", "match"),
+    [
+        ({"batch_size": 0, "learning_rate": 1e-3}, ValueError, "`batch_size` must be >= 1"),
+        ({"batch_size": 2.0, "learning_rate": 1e-3}, TypeError, "`batch_size` must be an integer"),
+        ({"batch_size": 2, "learning_rate": 0.0}, ValueError, "`learning_rate` must be > 0"),
+    ],
+)
+def test_training_settings_name_the_bad_argument(settings, error, match):
+    with pytest.raises(error, match=match):
+        TrainingSettings(**settings, seed=0)
