@@ -1,7 +1,7 @@
 """The model owner's own watermark (the paper's dilution study): the deployed model
 watermarks its outputs under a key of its own, and the data owners still verify theirs.
 
-This is the reproduction's resilience experiment (:meth:`Reproduction.dilution`, the code
+This is the reproduction's resilience experiment (:func:`~waterdrum_hf.experiments.reproduction.resilience.diluted_values`, the code
 behind ``resilience`` in ``waterdrum reproduce``), run for three model-owner schemes and every
 seed instead of Waterfall on the first seed:
 
@@ -118,6 +118,7 @@ def reproduction_config(quick: bool, cache_from: Path, progress: bool) -> Any:
 def run(config: Any) -> dict[int, dict[str, dict[str, float]]]:
     """Seed -> {"auroc": {scheme: value}, "r2": {scheme: value}}."""
     from waterdrum_hf.experiments.reproduction.experiment import Reproduction
+    from waterdrum_hf.experiments.reproduction.resilience import diluted_values, model_owner_key
     from waterdrum_hf.schemes import KGWScheme
     from waterdrum_hf.schemes.unigram import UnigramWatermark
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
@@ -128,7 +129,7 @@ def run(config: Any) -> dict[int, dict[str, dict[str, float]]]:
     vocab_size = reproduction.tokenizer.vocab_size
     per_seed = {}
     for seed in config.seeds:
-        key = reproduction.model_owner_key(data, seed)  # secret: never shown
+        key = model_owner_key(data, seed)  # secret: never shown
         processors = {
             "waterfall": WaterfallLogitsProcessor(vocab_size, key, kappa=config.dilution_kappa),
             "kgw": KGWScheme(gamma=GAMMA).logits_processor(vocab_size, key, delta=DELTA),
@@ -137,7 +138,7 @@ def run(config: Any) -> dict[int, dict[str, dict[str, float]]]:
         print(
             f"seed {seed}: sampling every model under each model owner's watermark ...", flush=True
         )
-        per_seed[seed] = reproduction.dilution(data, measured[seed], processors, seed)
+        per_seed[seed] = diluted_values(reproduction, data, measured[seed], processors, seed)
         print(f"    D1 AUROC {per_seed[seed]['auroc']}, D2 R2 {per_seed[seed]['r2']}", flush=True)
     return per_seed
 

@@ -30,7 +30,7 @@ from waterdrum_hf import (
     key_from_secret,
 )
 from waterdrum_hf.data import split_by_owner, toy_corpus
-from waterdrum_hf.experiments.pipeline import finetune
+from waterdrum_hf.experiments.training import TrainingSettings, finetune
 from waterdrum_hf.report import plot_curves
 from waterdrum_hf.trainers import KLConfig, KLTrainer
 
@@ -82,9 +82,7 @@ def main() -> None:
         watermarked["text"],
         out / "finetune",
         epochs=30,
-        batch_size=4,
-        learning_rate=2e-3,
-        seed=0,
+        training=TrainingSettings(batch_size=4, learning_rate=2e-3, seed=0),
     )
     forget, retain = split_by_owner(watermarked, [keys[-1]])
     callback = WaterDrumCallback.from_dataset(

@@ -22,6 +22,7 @@ from waterdrum_hf.experiments.demo import (
     demo_command,
     score_command,
 )
+from waterdrum_hf.experiments.training import TrainingSettings
 from waterdrum_hf.keys import random_keys
 
 QUICK_KEYS = random_keys(DemoConfig.quick().owners, seed=0).tolist()
@@ -171,6 +172,12 @@ def test_printed_commands_reproduce_the_config():
 def test_demo_config_rejects_impossible_settings(settings, match):
     with pytest.raises(ValueError, match=match):
         DemoConfig(**settings)
+
+
+def test_fine_tuning_and_unlearning_take_their_own_learning_rates():
+    config = DemoConfig(batch_size=3, learning_rate=1e-3, unlearn_learning_rate=5e-5, seed=7)
+    assert config.finetuning() == TrainingSettings(batch_size=3, learning_rate=1e-3, seed=7)
+    assert config.unlearning() == TrainingSettings(batch_size=3, learning_rate=5e-5, seed=7)
 
 
 def test_printed_commands_name_the_waterdrum_the_user_can_run(tmp_path, monkeypatch):

@@ -543,6 +543,7 @@ def test_scheme_comparison_runs_both_schemes_on_the_same_owners(tiny_model, tmp_
 
 def test_dilution_measures_every_model_under_each_processor(monkeypatch):
     from waterdrum_hf.experiments.reproduction.experiment import Reproduction
+    from waterdrum_hf.experiments.reproduction.resilience import diluted_values
 
     rng = np.random.default_rng(0)
     calibration = {f: {**fake_model(f, rng), "stage": f"stage-{f}"} for f in (0.0, 0.5, 1.0)}
@@ -556,8 +557,12 @@ def test_dilution_measures_every_model_under_each_processor(monkeypatch):
         return measured
 
     monkeypatch.setattr(Reproduction, "measure", measure)
-    out = Reproduction(ReproductionConfig.quick()).dilution(
-        None, calibration, {"a": "processor-a", "bb": "processor-bb"}, seed=3
+    out = diluted_values(
+        Reproduction(ReproductionConfig.quick()),
+        None,
+        calibration,
+        {"a": "processor-a", "bb": "processor-bb"},
+        seed=3,
     )
     assert out["auroc"]["none"] == d1(calibration[0.0], "waterdrum")
     assert out["r2"]["none"] == d2(calibration, "waterdrum")["r2"]

@@ -157,9 +157,7 @@ class _Demo:
                     data.forget,
                     data.retain,
                     steps=config.unlearn_steps,
-                    learning_rate=config.unlearn_learning_rate,
-                    batch_size=config.batch_size,
-                    seed=config.seed,
+                    training=config.unlearning(),
                     callback=callback,
                 )
             if curve:

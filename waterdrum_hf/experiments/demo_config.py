@@ -15,6 +15,7 @@ from waterdrum_hf.audits.config import AUDITS
 from waterdrum_hf.bootstrap import check_confidence
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
+from waterdrum_hf.experiments.training import TrainingSettings
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
 NO_CURVE: Mapping[str, str] = MappingProxyType(
@@ -176,6 +177,14 @@ class DemoConfig:
             if self.confidence is None
             else IntervalConfig(self.confidence, seed=self.seed),
         )
+
+    def finetuning(self) -> TrainingSettings:
+        """How the original and the retrained model are fine-tuned (for ``epochs``)."""
+        return TrainingSettings(self.batch_size, self.learning_rate, self.seed)
+
+    def unlearning(self) -> TrainingSettings:
+        """How every method unlearns (for ``unlearn_steps``)."""
+        return TrainingSettings(self.batch_size, self.unlearn_learning_rate, self.seed)
 
     @classmethod
     def quick(cls, **overrides: Any) -> DemoConfig:

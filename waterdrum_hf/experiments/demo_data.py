@@ -105,13 +105,8 @@ def watermark_corpus(config: DemoConfig, pipeline: Any, corpus: Any = None) -> D
 def train_models(config: DemoConfig, pipeline: Any, data: DemoData) -> dict[str, Any]:
     """The original model (fine-tuned on every owner's passages) and the retrained one (on
     the retain owners' only), as cached pipeline stages by name."""
-    training = {
-        "epochs": config.epochs,
-        "batch_size": config.batch_size,
-        "learning_rate": config.learning_rate,
-        "seed": config.seed,
-    }
+    training = config.finetuning()
     return {
-        "original": pipeline.finetune("original", data.texts, **training),
-        "retrained": pipeline.finetune("retrained", data.retain, **training),
+        name: pipeline.finetune(name, texts, epochs=config.epochs, training=training)
+        for name, texts in (("original", data.texts), ("retrained", data.retain))
     }

@@ -23,7 +23,8 @@ colour in every plot (:func:`model_color`); owners appear by name only.
 
 The modules, in the order the data flows: :mod:`~waterdrum_hf.report.findings` reads the
 results (closest method, detection, p-value floor), :mod:`~waterdrum_hf.report.text` writes
-``report.md``'s words (with :mod:`~waterdrum_hf.report.audit_section` for the audits),
+``report.md``'s words (with :mod:`~waterdrum_hf.report.verdict` for the verdict and
+:mod:`~waterdrum_hf.report.audit_section` for the audits),
 :mod:`~waterdrum_hf.report.plots` draws the PNGs and :mod:`~waterdrum_hf.report.files` writes
 them all to a folder and reads ``report.json`` back. :mod:`~waterdrum_hf.report.token_view`
 reads one text token by token under an owner's key, and

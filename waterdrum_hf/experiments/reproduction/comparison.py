@@ -20,13 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from waterdrum_hf.experiments.reproduction.analysis import calibration_curves, summarise
 from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 from waterdrum_hf.experiments.reproduction.data import SettingData
-from waterdrum_hf.experiments.reproduction.experiment import (
-    Reproduction,
-    calibration_curves,
-    summarise,
-)
+from waterdrum_hf.experiments.reproduction.experiment import Reproduction
 
 TIMING_REPEATS = 3
 """Verification is timed this often (after one warm-up); the fastest run counts."""

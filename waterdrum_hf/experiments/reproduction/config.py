@@ -118,6 +118,15 @@ class ReproductionConfig:
     about 9 minutes on one core."""
 
     def __post_init__(self) -> None:
+        self._check_dataset()
+        self._check_schemes()
+        self._check_published()
+        self._check_sizes()
+        self._check_runs()
+        self._check_training()
+
+    def _check_dataset(self) -> None:
+        """The dataset is known, and only the built-in corpus is watermarked here."""
         if self.dataset not in DATASETS:
             raise ValueError(
                 f"`dataset` must be one of {', '.join(DATASETS)}, got {self.dataset!r}."
@@ -130,6 +139,10 @@ class ReproductionConfig:
             raise ValueError(
                 "`watermarking` applies to the built-in corpus: published datasets come watermarked."
             )
+
+    def _check_schemes(self) -> None:
+        """Known schemes, at least two distinct ones to compare, each able to watermark this
+        corpus this way."""
         for name in (self.scheme, *self.schemes):
             if name not in SCHEME_NAMES:
                 raise ValueError(
@@ -147,6 +160,10 @@ class ReproductionConfig:
                 "Published datasets are watermarked with Waterfall: other schemes (and scheme "
                 "comparisons) run on the built-in corpus."
             )
+
+    def _check_published(self) -> None:
+        """A published dataset comes with the tokenizer that watermarked it, and gets its
+        default configuration."""
         if self.dataset != "toy" and not self.watermark_tokenizer:
             raise ValueError(
                 "A published dataset needs `watermark_tokenizer` (Llama-3.1-8B-Instruct's)."
@@ -154,6 +171,9 @@ class ReproductionConfig:
         if self.dataset_config is None and self.dataset != "toy":
             default = "forget_01" if self.dataset == "waterdrum-ax" else "forget_10"
             object.__setattr__(self, "dataset_config", default)
+
+    def _check_sizes(self) -> None:
+        """Counts are positive integers; at least one owner forgotten and one retained."""
         check_positive_fields(
             self,
             "owners",
@@ -172,6 +192,9 @@ class ReproductionConfig:
             check_positive_int(self.max_rows_per_owner, "max_rows_per_owner")
         if not 1 <= self.forget < self.owners:
             raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
+
+    def _check_runs(self) -> None:
+        """Known settings, distinct seeds, and fractions rising from 0 to 1."""
         unknown = sorted(set(self.settings) - set(SETTINGS))
         if unknown or not self.settings:
             raise ValueError(
@@ -187,6 +210,9 @@ class ReproductionConfig:
             or len(fractions) < 3
         ):
             raise ValueError("`fractions` must rise from 0 to 1 with at least one point between.")
+
+    def _check_training(self) -> None:
+        """Registered unlearning methods, positive rates and strengths, and a share for MIA."""
         import waterdrum_hf.trainers as trainers
 
         for method in self.methods:
