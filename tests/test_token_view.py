@@ -21,9 +21,12 @@ from waterdrum_hf.report.token_view import (
     token_colour,
     token_view,
     unlearning_token_views,
+)
+from waterdrum_hf.report.token_view_render import (
+    token_views_figure,
+    token_views_html,
     write_token_views,
 )
-from waterdrum_hf.report.token_view_render import token_views_figure, token_views_html
 
 KEY = 3_000_000_017  # distinctive, so that a leak would show
 OTHER_KEY = 3_999_999_929

@@ -66,7 +66,7 @@ _EXPORTS = {
     "run_audits": "audits",
     "TokenView": "report.token_view",
     "token_view": "report.token_view",
-    "write_token_views": "report.token_view",
+    "write_token_views": "report.token_view_render",
 }
 _SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
@@ -148,7 +148,8 @@ if TYPE_CHECKING:
         waterdrum_result,
     )
     from waterdrum_hf.prompting import completion_queries, qa_queries
-    from waterdrum_hf.report.token_view import TokenView, token_view, write_token_views
+    from waterdrum_hf.report.token_view import TokenView, token_view
+    from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.sampling import SamplingConfig
     from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor

@@ -45,7 +45,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from waterdrum_hf.report.token_view import token_view, write_token_views
+    from waterdrum_hf.report.token_view import token_view
+    from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.verification import Verifier
 
     out = Path(args.output)

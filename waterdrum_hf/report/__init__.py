@@ -79,12 +79,12 @@ from waterdrum_hf.report.token_view import (
     token_colour,
     token_view,
     unlearning_token_views,
-    write_token_views,
 )
 from waterdrum_hf.report.token_view_render import (
     plot_token_views,
     token_views_figure,
     token_views_html,
+    write_token_views,
 )
 
 __all__ = [

@@ -7,15 +7,15 @@ one hue, a text without the watermark a mix of both. The terms come from the ver
 pieces (:meth:`~waterdrum_hf.Verifier.countable_pairs` and the scheme's ``token_terms``), the
 null level and p-value from the analytic null of the text's token pairs
 (:mod:`waterdrum_hf.analytic_null`). A view holds the owner's display name, never the key.
-:mod:`~waterdrum_hf.report.token_view_render` draws views as HTML and PNG.
+:mod:`~waterdrum_hf.report.token_view_render` draws views as HTML and PNG and writes them
+(:func:`~waterdrum_hf.report.token_view_render.write_token_views`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -162,26 +162,6 @@ def unlearning_token_views(
         for name in sets
         for model in completions
     ]
-
-
-def write_token_views(
-    views: Sequence[TokenView],
-    out_dir: str | Path,
-    *,
-    stem: str = "watermark_view",
-    title: str = "Watermark view",
-    columns: int = 1,
-) -> tuple[Path, Path]:
-    """Write ``views`` as ``<stem>.html`` (self-contained: inline CSS, no script, nothing
-    fetched) and ``<stem>.png`` into ``out_dir``, ``columns`` views side by side; return both
-    paths."""
-    from waterdrum_hf.report.token_view_render import plot_token_views, token_views_html
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    html = out / f"{stem}.html"
-    html.write_text(token_views_html(views, title=title, columns=columns), encoding="utf-8")
-    return html, plot_token_views(views, out / f"{stem}.png", title=title, columns=columns)
 
 
 def _token_terms(ids: np.ndarray, watermark_id: int, verifier: Verifier) -> np.ndarray:

@@ -237,3 +237,21 @@ def _font_characters() -> frozenset[int]:
     from matplotlib.ft2font import FT2Font
 
     return frozenset(FT2Font(font_manager.findfont(FONT)).get_charmap())
+
+
+def write_token_views(
+    views: Sequence[TokenView],
+    out_dir: str | Path,
+    *,
+    stem: str = "watermark_view",
+    title: str = "Watermark view",
+    columns: int = 1,
+) -> tuple[Path, Path]:
+    """Write ``views`` as ``<stem>.html`` (self-contained: inline CSS, no script, nothing
+    fetched) and ``<stem>.png`` into ``out_dir``, ``columns`` views side by side; return both
+    paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    html = out / f"{stem}.html"
+    html.write_text(token_views_html(views, title=title, columns=columns), encoding="utf-8")
+    return html, plot_token_views(views, out / f"{stem}.png", title=title, columns=columns)

@@ -8,15 +8,16 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from waterdrum_hf.experiments.reproduction.analysis import d1, d2
 from waterdrum_hf.experiments.reproduction.data import SettingData
 
-if TYPE_CHECKING:
-    from waterdrum_hf.experiments.reproduction.experiment import Reproduction
+Reproduction = Any
+"""The running :class:`~waterdrum_hf.experiments.reproduction.experiment.Reproduction` (its
+config, pipeline, tokenizers and ``measure``); not imported, since it calls this module."""
 
 
 def resilience(
