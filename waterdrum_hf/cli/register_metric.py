@@ -1,24 +1,22 @@
 """``waterdrum register-metric``: put the WaterDrum module where ``evaluate.load("waterdrum")``
-finds it, for scripts that never import waterdrum_hf (importing it does the same)."""
+
+Register the WaterDrum metric in evaluate's module cache ($HF_MODULES_CACHE, default
+$HF_HOME/modules), so that evaluate.load('waterdrum') loads it, offline too, in scripts that
+never import waterdrum_hf. Replaces a copy an older waterdrum-hf wrote there; prints the cached
+script's path.
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-DESCRIPTION = (
-    "Register the WaterDrum metric in evaluate's module cache ($HF_MODULES_CACHE, default "
-    "$HF_HOME/modules), so that evaluate.load('waterdrum') loads it, offline too, in scripts "
-    "that never import waterdrum_hf. Replaces a copy an older waterdrum-hf wrote there; prints "
-    "the cached script's path."
-)
-
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "register-metric",
         help="make evaluate.load('waterdrum') find this library's metric",
-        description=DESCRIPTION,
+        description=__doc__,
     )
     parser.set_defaults(run=run, parser=parser)
     return parser

@@ -1,7 +1,9 @@
 """``waterdrum show``: the per-token watermark view of texts in a file, as HTML and PNG.
 
-It takes the texts, ids and scheme as ``waterdrum verify`` does (:mod:`.texts` and the scheme
-flags of :mod:`.scoring_options`, shared with it).
+Show how the watermark reads in each text: every token coloured by its term of the scheme's
+watermark function under the owner's key, with the text's score, null level and p-value. Writes
+one self-contained .html and one .png per text (the first --max-rows) into --output; keys
+appear in neither.
 """
 
 from __future__ import annotations
@@ -16,17 +18,10 @@ from waterdrum_hf.cli.parsing import CliError, positive
 from waterdrum_hf.cli.scoring_options import add_scheme_options, check_n_gram, scheme_from_options
 from waterdrum_hf.cli.texts import add_text_and_owner_options, texts_and_owner_ids
 
-DESCRIPTION = (
-    "Show how the watermark reads in each text: every token coloured by its term of the "
-    "scheme's watermark function under the owner's key, with the text's score, null level and "
-    "p-value. Writes one self-contained .html and one .png per text (the first --max-rows) "
-    "into --output; keys appear in neither."
-)
-
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser = commands.add_parser(
-        "show", help="per-token watermark view of texts (HTML and PNG)", description=DESCRIPTION
+        "show", help="per-token watermark view of texts (HTML and PNG)", description=__doc__
     )
     add_text_and_owner_options(parser)
     parser.add_argument(

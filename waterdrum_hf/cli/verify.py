@@ -1,4 +1,9 @@
-"""``waterdrum verify``: score texts in a file with their owners' watermark keys."""
+"""``waterdrum verify``: score texts in a file with their owners' watermark keys.
+
+Score texts (JSON Lines, JSON, CSV, Parquet, or plain text with one text per line) for
+Waterfall watermarks: per-text scores, then each set's value with a null-based p-value of 'no
+watermark'.
+"""
 
 from __future__ import annotations
 
@@ -18,17 +23,9 @@ from waterdrum_hf.cli.texts import add_text_and_owner_options, texts_and_owner_i
 if TYPE_CHECKING:
     from waterdrum_hf.metric import WaterDrumResult
 
-DESCRIPTION = (
-    "Score texts (JSON Lines, JSON, CSV, Parquet, or plain text with one text per line) for "
-    "Waterfall watermarks: per-text scores, then each set's value with a null-based p-value "
-    "of 'no watermark'."
-)
-
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "verify", help="score texts for watermarks", description=DESCRIPTION
-    )
+    parser = commands.add_parser("verify", help="score texts for watermarks", description=__doc__)
     add_text_and_owner_options(parser)
     parser.add_argument(
         "--forget-ids", nargs="+", metavar="ID", help="owners to report as the forget set"

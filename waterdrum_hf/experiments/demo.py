@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,17 @@ def run_demo(
         return _Demo(config or DemoConfig(), log).run()
 
 
+@dataclass(frozen=True)
+class _Setting:
+    """What the stages after training share: the stage pipeline, the model's tokenizer, the
+    owners' watermarked data and each passage's query."""
+
+    pipeline: Any
+    tokenizer: Any
+    data: DemoData
+    queries: list[str]
+
+
 class _Demo:
     """The demo as named stages (:meth:`run` lists them), each cached
     (:class:`~waterdrum_hf.experiments.pipeline.CachedPipeline`) and timed."""
@@ -91,12 +102,12 @@ class _Demo:
         pipeline, tokenizer = self.load()
         data = self.watermark(pipeline)
         models = self.finetune(pipeline, data)
-        queries = data.queries(self.config, tokenizer)
-        curves, curve_sampling = self.unlearn(pipeline, models, data, queries, tokenizer)
-        results = self.score(pipeline, models, data, queries, tokenizer)
+        setting = _Setting(pipeline, tokenizer, data, data.queries(self.config, tokenizer))
+        curves, curve_sampling = self.unlearn(setting, models)
+        results = self.score(setting, models)
         audits = None
         if self.config.audits:
-            audits = self.audit(pipeline, models, data, queries, results, tokenizer)
+            audits = self.audit(setting, models, results)
         report = self.report(data, results, curves, curve_sampling, audits)
         write_report(report, self.out, title="WaterDrum demo report")
         report["next"] = self.write_data(data, models)
@@ -133,12 +144,7 @@ class _Demo:
             return train_models(self.config, pipeline, data)
 
     def unlearn(
-        self,
-        pipeline: Any,
-        models: dict[str, Any],
-        data: DemoData,
-        queries: list[str],
-        tokenizer: Any,
+        self, setting: _Setting, models: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """Each method unlearns the forget owners from the original model (added to
         ``models``), with its WaterDrum curve where one means something."""
@@ -148,14 +154,12 @@ class _Demo:
             with self.step(
                 f"unlearn/{method}", f"Unlearning with {method} ({config.unlearn_steps} steps)"
             ):
-                callback = (
-                    None if method.lower() in NO_CURVE else self.callback(data, queries, tokenizer)
-                )
-                models[method.lower()], curve = pipeline.unlearn(
+                callback = None if method.lower() in NO_CURVE else self.callback(setting)
+                models[method.lower()], curve = setting.pipeline.unlearn(
                     method,
                     models["original"],
-                    data.forget,
-                    data.retain,
+                    setting.data.forget,
+                    setting.data.retain,
                     steps=config.unlearn_steps,
                     training=config.unlearning(),
                     callback=callback,
@@ -172,14 +176,7 @@ class _Demo:
                 }
         return curves, curve_sampling
 
-    def score(
-        self,
-        pipeline: Any,
-        models: dict[str, Any],
-        data: DemoData,
-        queries: list[str],
-        tokenizer: Any,
-    ) -> dict[str, Any]:
+    def score(self, setting: _Setting, models: dict[str, Any]) -> dict[str, Any]:
         """Every model's completions of every query, scored with the owners' keys."""
         from waterdrum_hf.metric import waterdrum_result
 
@@ -190,35 +187,27 @@ class _Demo:
             f"Sampling {config.num_samples} x {config.max_new_tokens} tokens per query from {len(models)} models and verifying",
         ):
             for name, stage in models.items():
-                completions = pipeline.completions(
+                completions = setting.pipeline.completions(
                     name,
                     stage,
-                    queries,
+                    setting.queries,
                     num_samples=config.num_samples,
                     max_new_tokens=config.max_new_tokens,
                     seed=config.seed,
                 )
                 result = waterdrum_result(
                     completions,
-                    data.references,
-                    tokenizer,
+                    setting.data.references,
+                    setting.tokenizer,
                     config=self.scoring,
-                    forget_ids=data.forget_ids,
-                    owner_names=data.names,
+                    forget_ids=setting.data.forget_ids,
+                    owner_names=setting.data.names,
                     return_details=True,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
         return results
 
-    def audit(
-        self,
-        pipeline: Any,
-        models: dict[str, Any],
-        data: DemoData,
-        queries: list[str],
-        results: dict[str, Any],
-        tokenizer: Any,
-    ) -> Any:
+    def audit(self, setting: _Setting, models: dict[str, Any], results: dict[str, Any]) -> Any:
         """Every model relearned and quantized, sampled and scored again; each perturbed model's
         completions are a cached stage of its model, so a killed audit resumes."""
         from waterdrum_hf.audits import AuditQueries, run_audits
@@ -230,18 +219,18 @@ class _Demo:
         ):
             return run_audits(
                 {name: stage.path for name, stage in models.items()},
-                tokenizer,
+                setting.tokenizer,
                 AuditQueries(
-                    queries,
-                    data.references,
-                    forget_ids=data.forget_ids,
-                    forget_texts=data.forget,
-                    owner_names=data.names,
+                    setting.queries,
+                    setting.data.references,
+                    forget_ids=setting.data.forget_ids,
+                    forget_texts=setting.data.forget,
+                    owner_names=setting.data.names,
                 ),
                 config=self.config.audit_config(),
                 scoring=self.scoring,
                 before=results,
-                cache=pipeline.audit_cache(models),
+                cache=setting.pipeline.audit_cache(models),
                 show_progress=self.config.show_progress,
             )
 
@@ -321,7 +310,7 @@ class _Demo:
             for name in ("original", "retrained")
         ]
 
-    def callback(self, data: DemoData, queries: list[str], tokenizer: Any) -> Any:
+    def callback(self, setting: _Setting) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
         from waterdrum_hf.callbacks import WaterDrumCallback
         from waterdrum_hf.evaluation_plan import EvaluationPlan
@@ -329,10 +318,10 @@ class _Demo:
 
         config = self.config
         callback = WaterDrumCallback.from_queries(
-            queries,
-            data.references,
-            data.forget_ids,
-            tokenizer,
+            setting.queries,
+            setting.data.references,
+            setting.data.forget_ids,
+            setting.tokenizer,
             config=replace(self.scoring, null=None, interval=None),
             sampling=SamplingConfig(
                 num_samples=1, max_new_tokens=min(48, config.max_new_tokens), seed=config.seed
@@ -341,9 +330,9 @@ class _Demo:
                 eval_steps=max(1, config.unlearn_steps // config.curve_points),
                 max_queries_per_owner=3,
             ),
-            owner_names=data.names,
+            owner_names=setting.data.names,
         )
-        callback.tokenizer = tokenizer
+        callback.tokenizer = setting.tokenizer
         return callback
 
     def step(self, key: str, title: str) -> Any:

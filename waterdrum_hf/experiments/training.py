@@ -31,6 +31,23 @@ class TrainingSettings:
         if not self.learning_rate > 0:
             raise ValueError(f"`learning_rate` must be > 0, got {self.learning_rate!r}.")
 
+    def arguments(self, output_dir: str | Path, show_progress: bool | None) -> dict[str, Any]:
+        """The ``TrainingArguments`` every run here shares: these settings, a constant learning
+        rate, no checkpoints or reports, the GPU when there is one."""
+        from waterdrum_hf._torch_plumbing import has_gpu
+
+        return {
+            "output_dir": str(Path(output_dir) / "run"),
+            "per_device_train_batch_size": self.batch_size,
+            "learning_rate": self.learning_rate,
+            "lr_scheduler_type": "constant",
+            "save_strategy": "no",
+            "report_to": "none",
+            "seed": self.seed,
+            "use_cpu": not has_gpu(),
+            "disable_tqdm": not progress_enabled(show_progress),
+        }
+
 
 def finetune(
     model: Any,
@@ -65,18 +82,10 @@ def finetune(
     encoded = [prompt_token_ids(tokenizer, t)[:255] + [tokenizer.eos_token_id] for t in texts]
     dataset = Dataset.from_dict({"input_ids": encoded})
     args = TrainingArguments(
-        output_dir=str(Path(output_dir) / "run"),
+        **training.arguments(output_dir, show_progress),
         num_train_epochs=epochs,
-        per_device_train_batch_size=training.batch_size,
-        learning_rate=training.learning_rate,
-        lr_scheduler_type="constant",
-        save_strategy="no",
-        report_to="none",
         logging_steps=max(1, epochs * math.ceil(len(texts) / training.batch_size) // 5),
-        seed=training.seed,
-        use_cpu=not has_gpu(),
         dataloader_pin_memory=has_gpu(),  # pinning without a GPU only warns
-        disable_tqdm=not progress_enabled(show_progress),
     )
     trainer = Trainer(
         model=model,
@@ -107,21 +116,13 @@ def unlearn(
     from datasets import Dataset
 
     import waterdrum_hf.trainers as trainers
-    from waterdrum_hf._torch_plumbing import has_gpu, quiet_trainer_logs
+    from waterdrum_hf._torch_plumbing import quiet_trainer_logs
 
     trainer_class, config_class = trainers.get(method)
     args = config_class(
-        output_dir=str(Path(output_dir) / "run"),
+        **training.arguments(output_dir, show_progress),
         max_steps=steps,
-        per_device_train_batch_size=training.batch_size,
-        learning_rate=training.learning_rate,
-        lr_scheduler_type="constant",
         logging_steps=max(1, steps // 4),
-        save_strategy="no",
-        report_to="none",
-        use_cpu=not has_gpu(),
-        seed=training.seed,
-        disable_tqdm=not progress_enabled(show_progress),
     )
     trainer = trainer_class(
         model=model.train(),
