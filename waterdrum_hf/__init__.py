@@ -51,6 +51,9 @@ _EXPORTS = {
     "TokenView": "report.token_view",
     "token_view": "report.token_view",
     "write_token_views": "report.token_view",
+    "HubResultsConfig": "hub_results",
+    "write_hub_results": "hub_results",
+    "push_hub_results": "hub_results",
 }
 _SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
@@ -59,6 +62,7 @@ __all__ = [
     "AuditConfig",
     "AuditResults",
     "CalibrationFit",
+    "HubResultsConfig",
     "Interval",
     "NullReference",
     "OwnerValue",
@@ -87,6 +91,7 @@ __all__ = [
     "metrics",
     "null_reference",
     "percentile_interval",
+    "push_hub_results",
     "qa_queries",
     "resumable_map",
     "run_audits",
@@ -97,6 +102,7 @@ __all__ = [
     "verify_dataset",
     "verify_texts",
     "waterdrum_result",
+    "write_hub_results",
     "write_token_views",
 ]
 
@@ -108,6 +114,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.dataset_verification import verify_dataset
     from waterdrum_hf.generation import auto_batch_size, generate
+    from waterdrum_hf.hub_results import HubResultsConfig, push_hub_results, write_hub_results
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metric import (
         OwnerValue,
