@@ -67,6 +67,9 @@ _EXPORTS = {
     "TokenView": "report.token_view",
     "token_view": "report.token_view",
     "write_token_views": "report.token_view_render",
+    "HubResultsConfig": "hub_results",
+    "write_hub_results": "hub_results",
+    "push_hub_results": "hub_results",
 }
 _SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
@@ -83,6 +86,7 @@ __all__ = [
     "WaterDrumConfig",
     "AuditResults",
     "CalibrationFit",
+    "HubResultsConfig",
     "Interval",
     "NullReference",
     "OwnerValue",
@@ -112,6 +116,7 @@ __all__ = [
     "metrics",
     "null_reference",
     "percentile_interval",
+    "push_hub_results",
     "qa_queries",
     "register_metric",
     "resumable_map",
@@ -123,6 +128,7 @@ __all__ = [
     "verify_dataset",
     "verify_texts",
     "waterdrum_result",
+    "write_hub_results",
     "write_token_views",
 ]
 
@@ -138,6 +144,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.evaluate_cache import register_metric
     from waterdrum_hf.evaluation_plan import EvaluationPlan
     from waterdrum_hf.generation import auto_batch_size, generate
+    from waterdrum_hf.hub_results import HubResultsConfig, push_hub_results, write_hub_results
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metric import (
         OwnerValue,
