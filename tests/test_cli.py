@@ -7,6 +7,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -1054,6 +1055,46 @@ def lm_eval_samples(rows, owner_indices, samples):
         + "\n"
         for row, owner, texts in zip(rows, owner_indices, samples, strict=True)
     )
+
+
+@pytest.mark.slow
+def test_score_writes_and_pushes_the_values_in_the_hubs_formats(
+    tiny_folder, owner_rows, tmp_path, capsys, monkeypatch
+):
+    """`--model-card DIR` writes README.md's model-index (read back with huggingface_hub);
+    `--push-to-hub REPO` uploads the same files in one commit (the upload call is captured:
+    the Hub is unreachable here)."""
+    from huggingface_hub import HfApi, ModelCard
+    from huggingface_hub.errors import EntryNotFoundError
+
+    uploaded = {}
+
+    def upload_folder(self, *, repo_id, folder_path, **kwargs):
+        uploaded.update(repo_id=repo_id, files=sorted(p.name for p in Path(folder_path).rglob("*")))
+        uploaded["card"] = (Path(folder_path) / "README.md").read_text()
+        return "https://huggingface.co/user/model/commit/0"
+
+    def no_card(self, *args, **kwargs):
+        raise EntryNotFoundError("no README.md")
+
+    monkeypatch.setattr(HfApi, "upload_folder", upload_folder)
+    monkeypatch.setattr(HfApi, "hf_hub_download", no_card)
+    argv = [
+        "score", "--model", tiny_folder, "--dataset", owner_rows, "--watermark-tokenizer",
+        tiny_folder, "--forget-ids", KEYS[1], "--null", "analytic", "--prefix-tokens", 8,
+        "--num-samples", 2, "--max-new-tokens", 8, "--out", tmp_path / "a",
+        "--model-card", tmp_path / "card", "--push-to-hub", "user/model",
+    ]  # fmt: skip
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    result = json.loads((tmp_path / "a" / "report.json").read_text())["models"]["model"]
+    card = ModelCard.load(tmp_path / "card" / "README.md")
+    values = {r.metric_type: r.metric_value for r in card.data.eval_results}
+    assert values["waterdrum_forget"] == pytest.approx(result["forget"])
+    assert values["waterdrum_retain"] == pytest.approx(result["retain"])
+    assert uploaded["repo_id"] == "user/model" and "README.md" in uploaded["files"]
+    assert "waterdrum_forget" in uploaded["card"] and "Pushed to user/model" in out
+    assert not any(str(key) in uploaded["card"] + out for key in KEYS)
 
 
 def test_score_rescores_an_lm_eval_samples_file_by_its_documents_rows(
