@@ -32,7 +32,7 @@ from waterdrum_hf import (
 )
 from waterdrum_hf.data import toy_corpus
 
-PLAN_FIELDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop")
+PLAN_FIELDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop", "model_card")
 
 TWO_LOGGED_STEPS = {
     "max_steps": 2, "per_device_train_batch_size": 2, "report_to": "none", "logging_steps": 1,
@@ -177,6 +177,28 @@ def test_confidence_logs_the_metrics_intervals(tiny_model, corpus):
     plain = make_callback(tiny_model, corpus, seed=3)
     assert not any("ci_" in name for name in plain.evaluate(model, tokenizer))
     assert plain.settings()["config"]["interval"] is None
+
+
+@pytest.mark.slow
+def test_the_last_values_go_into_the_output_dirs_model_card(
+    tiny_model, corpus, train_set, tmp_path
+):
+    """With ``model_card`` in its plan, the callback writes the last evaluation's values into
+    ``<output_dir>/README.md``'s model-index when training ends (keys never written)."""
+    from huggingface_hub import ModelCard
+
+    from waterdrum_hf import HubResultsConfig
+
+    card = HubResultsConfig("local-owners", notes="1 sample of 8 tokens")
+    callback = make_callback(tiny_model, corpus, eval_steps=2, model_card=card)
+    make_trainer(tiny_model, train_set, tmp_path, [callback], max_steps=2).train()
+    written = ModelCard.load(tmp_path / "README.md")
+    values = {r.metric_type: r.metric_value for r in written.data.eval_results}
+    last = callback.history[-1]
+    assert values["waterdrum_forget"] == pytest.approx(last["forget"])
+    assert values["waterdrum_retain"] == pytest.approx(last["retain"])
+    text = (tmp_path / "README.md").read_text()
+    assert not any(str(key) in text for key in KEYS)
 
 
 @pytest.mark.slow

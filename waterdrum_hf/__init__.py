@@ -67,7 +67,7 @@ _EXPORTS = {
     "TokenView": "report.token_view",
     "token_view": "report.token_view",
     "write_token_views": "report.token_view_render",
-    "HubResultsConfig": "hub_results",
+    "HubResultsConfig": "hub_results_config",
     "write_hub_results": "hub_results",
     "push_hub_results": "hub_results",
 }
@@ -144,7 +144,8 @@ if TYPE_CHECKING:
     from waterdrum_hf.evaluate_cache import register_metric
     from waterdrum_hf.evaluation_plan import EvaluationPlan
     from waterdrum_hf.generation import auto_batch_size, generate
-    from waterdrum_hf.hub_results import HubResultsConfig, push_hub_results, write_hub_results
+    from waterdrum_hf.hub_results import push_hub_results, write_hub_results
+    from waterdrum_hf.hub_results_config import HubResultsConfig
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metric import (
         OwnerValue,

@@ -23,7 +23,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,7 @@ from waterdrum_hf.evaluation_plan import (
 )
 from waterdrum_hf.generation import SamplingConfig, generate
 from waterdrum_hf.keys import check_watermark_ids
-from waterdrum_hf.metric import owner_display_names, waterdrum_result
+from waterdrum_hf.metric import WaterDrumResult, owner_display_names, waterdrum_result
 from waterdrum_hf.verification import Verifier, load_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -166,6 +166,8 @@ class WaterDrumCallback(TrainerCallback):
         self.stopped_at: int | None = None
         """The step at which ``stop_when`` first held, if it did."""
         self.stop_reason: str | None = None
+        self.last_result: WaterDrumResult | None = None
+        """The last evaluation's result (on the main process)."""
         self._baseline: dict[str, float] = {}
         self._seconds = 0.0
         self._train_start: float | None = None
@@ -290,6 +292,11 @@ class WaterDrumCallback(TrainerCallback):
             f"({100 * self._seconds / max(total, 1e-9):.1f} %) went to WaterDrum evaluation."
         )
         logger.info(message)
+        if self.plan.model_card is not None and self.last_result is not None:
+            from waterdrum_hf.hub_results import write_hub_results
+
+            written = write_hub_results(self.last_result, args.output_dir, self.plan.model_card)
+            logger.info("WaterDrumCallback: the last values are in %s.", written[0])
 
     # ---- one evaluation --------------------------------------------------------------------
 
@@ -340,6 +347,7 @@ class WaterDrumCallback(TrainerCallback):
             owner_names=self._names,
             return_details=True,
         )
+        self.last_result = replace(result, scores=None)
         values = {name: float(value) for name, value in result.scalars().items()}
         for name, owner in result.per_owner.items():
             if owner.value is not None:

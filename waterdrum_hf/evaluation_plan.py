@@ -15,6 +15,7 @@ import numpy as np
 
 from waterdrum_hf._validation import check_positive_int, check_string_list
 from waterdrum_hf.config import KEYWORDS, WaterDrumConfig
+from waterdrum_hf.hub_results_config import HubResultsConfig
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.metric.results import WaterDrumResult
 from waterdrum_hf.sampling import SamplingConfig
@@ -45,12 +46,17 @@ class EvaluationPlan:
             equal to its bound holds). ``None``: never stop.
         save_on_stop: when ``stop_when`` first holds, save the model to
             ``<output_dir>/waterdrum-stop-step-<step>`` (the best checkpoint by the rule).
+        model_card: at the end of training, write the last values in the Hub's formats into
+            ``<output_dir>`` (its ``README.md``'s ``model-index``, and ``.eval_results/`` for
+            the published benchmarks: :func:`~waterdrum_hf.hub_results.write_hub_results`);
+            a :class:`~waterdrum_hf.hub_results.HubResultsConfig` naming the dataset.
     """
 
     eval_steps: int = 50
     max_queries_per_owner: int | None = None
     stop_when: StopRule | None = None
     save_on_stop: bool = False
+    model_card: HubResultsConfig | None = None
 
     def __post_init__(self) -> None:
         check_positive_int(self.eval_steps, "eval_steps")

@@ -218,7 +218,8 @@ def publish(result: Any, args: argparse.Namespace) -> None:
     if not args.model_card and not args.push_to_hub:
         return
     from waterdrum_hf.data.hub import WATERDRUM_AX, WATERDRUM_TOFU
-    from waterdrum_hf.hub_results import HubResultsConfig, push_hub_results, write_hub_results
+    from waterdrum_hf.hub_results import push_hub_results, write_hub_results
+    from waterdrum_hf.hub_results_config import HubResultsConfig
 
     published = {"waterdrum-ax": WATERDRUM_AX, "waterdrum-tofu": WATERDRUM_TOFU}
     config = HubResultsConfig(
