@@ -104,11 +104,12 @@ class _Demo:
         models = self.finetune(pipeline, data)
         setting = _Setting(pipeline, tokenizer, data, data.queries(self.config, tokenizer))
         curves, curve_sampling = self.unlearn(setting, models)
-        results = self.score(setting, models)
+        results, sampled = self.score(setting, models)
         audits = None
         if self.config.audits:
             audits = self.audit(setting, models, results)
         report = self.report(data, results, curves, curve_sampling, audits)
+        report["token_views"] = self.token_views(setting, results, sampled)
         write_report(report, self.out, title="WaterDrum demo report")
         report["next"] = self.write_data(data, models)
         return report
@@ -176,12 +177,15 @@ class _Demo:
                 }
         return curves, curve_sampling
 
-    def score(self, setting: _Setting, models: dict[str, Any]) -> dict[str, Any]:
-        """Every model's completions of every query, scored with the owners' keys."""
+    def score(
+        self, setting: _Setting, models: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, list[list[str]]]]:
+        """Every model's completions of every query, scored with the owners' keys; the results
+        and the completions, by model."""
         from waterdrum_hf.metric import waterdrum_result
 
         config = self.config
-        results = {}
+        results, sampled = {}, {}
         with self.step(
             "sample_and_verify",
             f"Sampling {config.num_samples} x {config.max_new_tokens} tokens per query from {len(models)} models and verifying",
@@ -205,7 +209,35 @@ class _Demo:
                     return_details=True,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
-        return results
+                sampled[name] = completions
+        return results, sampled
+
+    def token_views(
+        self, setting: _Setting, results: dict[str, Any], sampled: dict[str, list[list[str]]]
+    ) -> list[Any]:
+        """The watermark, token by token, in one forget and one retain completion of the same
+        queries before unlearning (the original model) and after (the method closest to
+        retraining): what the report shows as ``watermark_view``."""
+        from waterdrum_hf.report import closest_to_retrained, unlearning_token_views
+        from waterdrum_hf.verification import Verifier
+
+        closest = closest_to_retrained(results)
+        if closest is None:
+            return []
+        data, after = setting.data, closest[0]
+        query = {}  # each set's first query whose completions have something to read
+        for row, key in enumerate(data.references):
+            name = "forget" if key in data.forget_ids else "retain"
+            if name not in query and all(sampled[m][row][0].strip() for m in ("original", after)):
+                query[name] = row
+        if set(query) != {"forget", "retain"}:
+            return []
+        return unlearning_token_views(
+            {m: {n: sampled[m][row][0] for n, row in query.items()} for m in ("original", after)},
+            {n: data.references[row] for n, row in query.items()},
+            Verifier(setting.tokenizer, self.scoring.scheme, show_progress=False),
+            owner_names={n: data.names[data.references[row]] for n, row in query.items()},
+        )
 
     def audit(self, setting: _Setting, models: dict[str, Any], results: dict[str, Any]) -> Any:
         """Every model relearned and quantized, sampled and scored again; each perturbed model's

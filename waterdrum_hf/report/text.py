@@ -147,6 +147,11 @@ def _plots(report: Mapping[str, Any], plots: Mapping[str, Path], level: str) -> 
         "roc": "ROC of per-query values, retain positive, forget negative.",
         "audits": "Forget value of each model before (hollow) and after (filled) each audit; "
         "the dashed line is the retrained model after the same audit: the line to beat.",
+        "watermark_view": "One forget and one retain completion of the same queries, before "
+        "unlearning (the original model) and after (the method closest to retraining), each "
+        "token coloured by its term of its owner's watermark function: blue for the "
+        "watermark, red against, with each text's score, null level and p-value "
+        "(watermark_view.html: the same as a page).",
     }
     lines = ["## Plots", ""] if plots else []
     for key, path in plots.items():
