@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from tokenizer_builders import pydoc_bpe_tokenizer, word_texts, word_tokenizer
 
-from waterdrum_hf import Verifier, compute_waterdrum
+from waterdrum_hf import Verifier, WaterDrumConfig, compute_waterdrum
 from waterdrum_hf.cli import main
 from waterdrum_hf.report.token_view import (
     NEGATIVE_RGB,
@@ -106,7 +106,8 @@ def test_each_term_is_the_verifier_score_of_its_token_pair(words, scheme):
 def test_null_level_and_p_value_are_the_metrics_analytic_null_of_the_text(words, scheme):
     tok, texts = words
     view = token_view(texts[1], KEY, Verifier(tok, scheme=scheme))
-    metric = compute_waterdrum([texts[1]], [KEY], tok, null="analytic", scheme=scheme)
+    config = WaterDrumConfig.from_keywords({"null": "analytic", "scheme": scheme})
+    metric = compute_waterdrum([texts[1]], [KEY], tok, config=config)
     assert view.score == pytest.approx(metric["overall"], abs=1e-12)
     assert view.null_mean == pytest.approx(metric["overall_null_mean"], abs=1e-12)
     assert view.null_std == pytest.approx(metric["overall_null_std"], rel=1e-9)
