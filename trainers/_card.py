@@ -141,7 +141,7 @@ def model_card(facts: CardFacts, log_history: Iterable[Mapping[str, Any]]) -> Mo
     is_hub_id = bool(facts.base_model) and not os.path.isdir(facts.base_model)
     card_data = ModelCardData(
         base_model=facts.base_model if is_hub_id else None,
-        datasets=facts.dataset_name,
+        datasets=[facts.dataset_name] if facts.dataset_name else None,
         library_name="peft" if facts.is_peft else "transformers",
         model_name=facts.model_name,
         tags=sorted({*TAGS, facts.method.lower(), *facts.tags}),

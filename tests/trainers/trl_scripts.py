@@ -91,8 +91,7 @@ def patched_sft_script(method: str, folder: Path) -> Path:
         indent = match["indent"]
         ours_line = ", ".join(f"{names[name]} as {name}" for name in ours)
         return (
-            f"{indent}from trl import {kept}\n"
-            f"{indent}from waterdrum_hf.trainers import {ours_line}"
+            f"{indent}from trl import {kept}\n{indent}from waterdrum_hf.trainers import {ours_line}"
         )
 
     patched = TRL_IMPORT.sub(swap, source)
