@@ -46,7 +46,7 @@ class CardFacts:
     method: str
     trainer: str
     description: str
-    paper: Paper
+    paper: Paper | None
     base_model: str | None
     model_name: str | None = None
     forget_rows: int | None = None
@@ -62,9 +62,8 @@ TEMPLATE = """---
 
 # {{ model_name or "Unlearned model" }}
 
-This model was unlearned with **{{ method }}** ({{ description }}) with
-waterdrum-hf's `{{ trainer }}`, from
-{% if base_model %}`{{ base_model }}`{% else %}a model built in memory{% endif %}.
+This model was unlearned from {% if base_model %}`{{ base_model }}`{% else %}a model built in
+memory{% endif %} with waterdrum-hf's `{{ trainer }}` (method `{{ method }}`). {{ description }}
 
 ## Data
 
@@ -87,22 +86,22 @@ should stay near its value before unlearning.
 {% endfor %}{% else %}
 No `WaterDrumCallback` ran during training, so no WaterDrum values were logged.
 {% endif %}
-## Method
+{% if paper %}## Method
 
-{{ method }}: [{{ paper.title }}](https://huggingface.co/papers/{{ paper.arxiv_id }}).
-
+`{{ method }}` comes from [{{ paper.title }}](https://huggingface.co/papers/{{ paper.arxiv_id }}).
+{% endif %}
 ## Framework versions
 
 {% for name, number in versions %}- {{ name }}: {{ number }}
 {% endfor %}
 ## Citations
-
-{{ method }}:
+{% if paper %}
+`{{ method }}`:
 
 ```bibtex
 {{ paper.citation }}
 ```
-
+{% endif %}
 WaterDrum:
 
 ```bibtex

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from datasets import Dataset
+from datasets import Dataset, IterableDataset
 from transformers import PreTrainedTokenizerBase
 
 from waterdrum_hf._torch_plumbing import causal_lm_batch
@@ -252,13 +252,17 @@ def _row_columns(dataset: Any) -> list[set[str]]:
 
 def _holds_pairs(train_dataset: Any) -> bool:
     """Whether ``train_dataset``'s rows are forget/retain pairs (as ForgetRetainDataset yields);
-    a dataset that can only be iterated is taken to hold them (checked at the first batch)."""
+    a dataset that can only be iterated is taken to hold them (checked at the first batch)
+    unless it is a ``datasets.IterableDataset``, whose first row is looked at."""
     if isinstance(train_dataset, ForgetRetainDataset):
         return True
     try:
-        if len(train_dataset) == 0:
+        if isinstance(train_dataset, IterableDataset):
+            first = next(iter(train_dataset), {})
+        elif len(train_dataset) == 0:
             return True  # the Trainer says so
-        first = train_dataset[0]
+        else:
+            first = train_dataset[0]
     except (TypeError, NotImplementedError, KeyError):
         return not isinstance(train_dataset, Dataset)
     return isinstance(first, Mapping) and "forget" in first and "retain" in first

@@ -132,8 +132,8 @@ def is_quantized(model: torch.nn.Module) -> bool:
 def check_quantization(quantization_config: Any) -> None:
     """bitsandbytes (QLoRA) needs its package and a CUDA GPU: say so in one line, before
     transformers fails deeper down."""
-    method = str(getattr(quantization_config, "quant_method", ""))
-    if "bitsandbytes" not in method:
+    method = getattr(quantization_config, "quant_method", None)
+    if getattr(method, "value", method) != "bitsandbytes":
         return
     missing = [
         what

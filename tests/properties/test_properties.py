@@ -465,7 +465,7 @@ def test_collator_labels_only_trained_tokens(name, pairs, max_length, alternativ
         for item in items:
             item["alternative"] = alternative
     if alternative is not None and any("question" not in f for f, _ in pairs):
-        with pytest.raises(ValueError, match="alternative answers need QA-style"):
+        with pytest.raises(ValueError, match="refusal answers follow a prompt"):
             collator(items)
         return
     batch = collator(items)

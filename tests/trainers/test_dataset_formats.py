@@ -60,11 +60,7 @@ def trl_rows(dataset: Dataset, tokenizer, tmp_path) -> list[tuple[list[int], lis
         train_dataset=dataset,
         processing_class=copy.deepcopy(tokenizer),
     )
-    rows = []
-    for row in sft.train_dataset:
-        ids, mask = row["input_ids"], row["completion_mask"]
-        rows.append((ids, [i if m else IGNORE_INDEX for i, m in zip(ids, mask, strict=True)]))
-    return rows
+    return [(row["input_ids"], row["labels"]) for row in sft.train_dataset]
 
 
 @pytest.mark.parametrize("conversational", [False, True], ids=["strings", "messages"])

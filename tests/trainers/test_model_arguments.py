@@ -129,7 +129,7 @@ def test_lora_with_gradient_checkpointing_trains(reentrant, tiny_folder, tmp_pat
         ("plain", {"peft_config": {"r": 4}}, TypeError, r"^peft_config must be a peft.PeftConfig"),
         (
             "plain",
-            {"quantization_config": TorchAoConfig("int8_weight_only")},
+            {"quantization_config": "int8"},
             ValueError,
             r"^quantization_config applies when model is loaded here",
         ),
@@ -154,13 +154,22 @@ def test_bad_model_arguments_raise_one_clear_line(
         "missing-path": lambda: str(tmp_path / "does-not-exist"),
         "number": lambda: 3,
     }[model_kind]()
+    if kwargs.get("quantization_config") == "int8":
+        kwargs = {"quantization_config": int8()}
     with pytest.raises(error, match=message) as raised:
         build("npo", model, tmp_path, processing_class=tokenizer, **kwargs)
     assert "\n" not in str(raised.value)
 
 
+def int8() -> TorchAoConfig:
+    """int8 weights (torchao), which load on a CPU."""
+    from torchao.quantization import Int8WeightOnlyConfig
+
+    return TorchAoConfig(Int8WeightOnlyConfig())
+
+
 def test_a_quantized_model_must_train_an_adapter(tiny_folder, tmp_path):
-    quantization = TorchAoConfig("int8_weight_only")
+    quantization = int8()
     with pytest.raises(ValueError, match=r"^the model is quantized.*pass peft_config="):
         build("gradascent", str(tiny_folder), tmp_path, quantization_config=quantization)
 

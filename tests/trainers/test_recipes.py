@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from datasets import Dataset
 from trainer_setup import FORGET_QA, RETAIN_QA
-from trl_scripts import EXPECTED_TERMS, logged, patched_sft_script
+from trl_scripts import EXPECTED_TERMS, logged, patched_sft_script, script_args
 
 from waterdrum_hf import trainers
 
@@ -49,7 +50,9 @@ def test_there_is_one_recipe_per_method():
 @pytest.mark.parametrize("method", trainers.available())
 def test_recipes_hold_the_papers_settings(method, tmp_path):
     script = patched_sft_script(method, tmp_path)
-    argv = ["--config", str(RECIPES / f"{method}.yaml"), "--model_name_or_path", "m"]
+    recipe = RECIPES / f"{method}.yaml"
+    assert yaml.safe_load(recipe.read_text())["bf16"] is True  # for the GPU it is meant for
+    argv = ["--config", str(recipe), "--model_name_or_path", "m", "--bf16", "false"]
     script_args, config, model_args, _ = parse(script, argv)
     assert isinstance(config, trainers.get(method)[1])
     assert config.learning_rate == PAPER["learning_rate"]
@@ -85,22 +88,17 @@ def tofu_folder(folder: Path) -> Path:
 def test_recipes_run_in_trls_script(method, tiny_folder, tmp_path, monkeypatch):
     script = patched_sft_script(method, tmp_path)
     output = tmp_path / "out"
+    data = tofu_folder(tmp_path / "tofu")
     argv = [
         "--config", str(RECIPES / f"{method}.yaml"),
-        "--model_name_or_path", str(tiny_folder),
-        "--dataset_name", str(tofu_folder(tmp_path / "tofu")),
-        "--output_dir", str(output),
-        # A CPU and two steps instead of the paper's GPU run.
-        "--use_cpu", "--bf16", "false", "--dtype", "float32", "--report_to", "none",
-        "--max_steps", "2", "--per_device_train_batch_size", "2",
-        "--gradient_accumulation_steps", "1", "--logging_steps", "1",
-        "--save_strategy", "steps", "--save_steps", "2", "--disable_tqdm", "true",
-        "--max_phase_steps", "1", "--min_phase_steps", "1",
+        # The recipe, on a CPU for two steps of two pairs instead of the paper's GPU run.
+        *script_args(method, "full", tiny_folder, data, output),
+        "--bf16", "false", "--dtype", "float32", "--gradient_accumulation_steps", "1",
     ]  # fmt: skip
-    if method != "scrub":
-        argv = argv[:-4]
     monkeypatch.setattr(sys, "argv", [str(script), *argv])
     runpy.run_path(str(script), run_name="__main__")
     terms = set().union(*(e for e in logged(output) if "loss" in e))
     assert EXPECTED_TERMS[method] <= terms
     assert (output / "README.md").exists()
+    # The recipe's LoRA (TaskVector saves the merged model).
+    assert (output / "adapter_config.json").exists() == (method != "taskvector")
