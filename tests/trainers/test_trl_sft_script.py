@@ -93,6 +93,23 @@ def test_the_patch_changes_only_the_two_imports(tmp_path):
     ]
 
 
+def readme_patch_commands() -> str:
+    """The README's commands that write ``sft_npo.py`` (its "In your TRL script" section)."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("## In your TRL script", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    return block.split("\npython ", 1)[0]
+
+
+def test_the_readmes_patch_command_writes_the_same_script(tmp_path):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    subprocess.run(["bash", "-c", readme_patch_commands()], cwd=tmp_path, env=env, check=True)
+    by_readme = (tmp_path / "sft_npo.py").read_text().splitlines()
+    ours = patched_sft_script("npo", tmp_path).read_text().splitlines()
+    assert sorted(by_readme) == sorted(ours)  # the same lines (the README's in another order)
+    compile("\n".join(by_readme), "sft_npo.py", "exec")
+
+
 def test_sft_script_runs_npo(tiny_folder, dataset_folder, tmp_path, monkeypatch):
     script = patched_sft_script("npo", tmp_path)
     output = tmp_path / "out"
