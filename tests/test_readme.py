@@ -49,6 +49,7 @@ def test_the_readme_has_the_snippets_this_file_runs():
         "WaterDrum flags in a training script",
         "Watermark data, load the benchmarks, sample queries",
         "Unlearn, and watch it happen",
+        "In your TRL script",
         "Does the unlearning hold? Relearning and quantization audits",
         "Keys, privacy and scale",
     }
@@ -195,6 +196,32 @@ def test_unlearn_and_watch_runs_as_printed(tiny_model, tmp_path, monkeypatch):
         "waterdrum/forget_ratio",
     } <= logged
     assert (tmp_path / "kl-run").is_dir()
+
+
+@pytest.mark.slow
+def test_in_your_trl_script_runs_as_printed(tiny_model, tiny_folder, tmp_path, monkeypatch):
+    from datasets import Dataset, load_dataset
+    from huggingface_hub import ModelCard
+
+    monkeypatch.chdir(tmp_path)  # the snippet writes ./tofu_forget10 and ./npo-run
+    qa = [(f"Who owns item {i}?", f"Owner {i % 3} owns item {i}.") for i in range(6)]
+    columns = {"question": [q for q, _ in qa], "answer": [a for _, a in qa]}
+    scope = {
+        "forget": Dataset.from_dict({k: v[:2] for k, v in columns.items()}),
+        "retain": Dataset.from_dict({k: v[2:] for k, v in columns.items()}),
+        "model_path": str(tiny_folder),
+        "paraphraser_tokenizer": tiny_model[1],
+    }
+    exec(compile(BLOCKS["In your TRL script"], "README.md", "exec"), scope)
+
+    saved = load_dataset("tofu_forget10", split="train")
+    assert saved["forget"] == [True, True, False, False, False, False]
+    assert saved["owner_id"] == [1, 1, 0, 0, 0, 0]
+    logged = {key for entry in scope["trainer"].state.log_history for key in entry}
+    assert {"loss/forget", "loss/retain_nll", "waterdrum/forget", "waterdrum/retain"} <= logged
+    card = ModelCard.load(tmp_path / "npo-run" / "README.md")
+    assert {"unlearning", "waterdrum", "npo"} <= set(card.data.tags)
+    assert "| `waterdrum/forget` |" in card.text and "| forget | 2 |" in card.text
 
 
 @pytest.mark.slow

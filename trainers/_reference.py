@@ -16,7 +16,8 @@ from contextlib import contextmanager
 import torch
 from peft import LoraConfig, PeftModel, get_peft_model_state_dict, set_peft_model_state_dict
 from peft.tuners.lora import LoraLayer
-from trl.trainer.utils import use_adapter
+
+from waterdrum_hf.trainers._upstream import active_adapter
 
 REFERENCE_ADAPTER = "ref"
 
@@ -62,7 +63,7 @@ def peft_reference(model: PeftModel, adapter: str | None) -> Iterator[None]:
     was_training = model.training
     model.eval()
     try:
-        with use_adapter(model, adapter):
+        with active_adapter(model, adapter):
             yield
     finally:
         model.train(was_training)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer
 
 
@@ -23,6 +24,11 @@ class GradAscentConfig(UnlearningConfig):
 class GradAscentTrainer(UnlearningTrainer):
     """``forget_weight * -NLL(forget)`` (plus ``retain_weight * NLL(retain)`` if asked)."""
 
+    method_name = "gradascent"
+    description = (
+        "Gradient ascent: raises the loss on the forget set, pushing the model away from that text."
+    )
+    paper = _papers.GRAD_ASCENT
     config_class = GradAscentConfig
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:

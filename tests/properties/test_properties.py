@@ -465,7 +465,7 @@ def test_collator_labels_only_trained_tokens(name, pairs, max_length, alternativ
         for item in items:
             item["alternative"] = alternative
     if alternative is not None and any("question" not in f for f, _ in pairs):
-        with pytest.raises(ValueError, match="alternative answers need QA-style"):
+        with pytest.raises(ValueError, match="refusal answers follow a prompt"):
             collator(items)
         return
     batch = collator(items)
@@ -498,5 +498,5 @@ def test_collator_refuses_non_text_with_a_type_error(bad):
     ):
         with pytest.raises(TypeError, match=f"column '{column}' must hold strings"):
             collator([{"forget": bad_example, "retain": {"text": "ok"}}])
-    with pytest.raises(ValueError, match="neither a 'text'"):
+    with pytest.raises(ValueError, match=r"format is not recognised: its columns are \['body'\]"):
         collator([{"forget": {"body": "x"}, "retain": {"text": "ok"}}])
