@@ -484,7 +484,7 @@ def test_a_trainer_given_by_name_is_used_as_it_is(
     def no_walk(callback):
         raise AssertionError("the stack was walked although trainer= was given")
 
-    monkeypatch.setattr(callbacks, "_find_trainer", no_walk)
+    monkeypatch.setattr(callbacks, "find_trainer", no_walk)
     trainer = make_trainer(tiny_model, train_set, tmp_path, max_steps=2)
     callback = make_callback(tiny_model, corpus, trainer=trainer)
     monkeypatch.setattr(callback, "evaluate", scripted_values)

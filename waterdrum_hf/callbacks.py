@@ -17,27 +17,24 @@ back afterwards.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from waterdrum_hf._warnings import warn_user
+from waterdrum_hf._trainer_lookup import find_trainer
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.evaluation_plan import (
     CALLBACK_SAMPLING,
-    LEGACY_KEYWORDS,
     OWNER_PREFIX,
     RATIO_SETS,
     EvaluationPlan,
-    callback_settings_of_keywords,
+    accepts_callback_keywords,
     query_set,
     stop_rule,
     subsample,
@@ -50,32 +47,6 @@ from waterdrum_hf.verification import Verifier, load_tokenizer
 logger = logging.getLogger(__name__)
 
 PREFIX = "waterdrum/"
-
-
-def _accepts_callback_keywords(init: Callable[..., None]) -> Callable[..., None]:
-    """The 0.1 keywords of the callback, mapped by :func:`callback_settings_of_keywords` with
-    a FutureWarning; beside ``plan``/``sampling``/``config`` they are refused."""
-
-    @functools.wraps(init)
-    def call(self: WaterDrumCallback, *args: Any, **kwargs: Any) -> None:
-        old = [k for k in LEGACY_KEYWORDS if k in kwargs]
-        if not old:
-            init(self, *args, **kwargs)
-            return
-        if any(kwargs.get(name) is not None for name in ("plan", "sampling", "config")):
-            raise TypeError(f"{old} belong inside plan=, sampling= or config=, not beside them.")
-        warn_user(
-            f"The keyword arguments {old} are deprecated and will be removed in 0.3: pass "
-            "plan=EvaluationPlan(...), sampling=SamplingConfig(...) and "
-            "config=WaterDrumConfig(...).",
-            FutureWarning,
-        )
-        settings = callback_settings_of_keywords({k: kwargs.pop(k) for k in old})
-        tokenizer = settings.pop("tokenizer")
-        init(self, *args, **kwargs, **settings)
-        self.tokenizer = tokenizer
-
-    return call
 
 
 class WaterDrumCallback(TrainerCallback):
@@ -112,7 +83,7 @@ class WaterDrumCallback(TrainerCallback):
     :attr:`tokenizer` is set.
     """
 
-    @_accepts_callback_keywords
+    @accepts_callback_keywords
     def __init__(
         self,
         forget_queries: Sequence[str],
@@ -270,7 +241,7 @@ class WaterDrumCallback(TrainerCallback):
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         if self.trainer is None:
-            self.trainer = _find_trainer(self)
+            self.trainer = find_trainer(self)
         self._train_start = time.perf_counter()
         self._seconds = 0.0
         self._evaluate(state, control)
@@ -410,29 +381,3 @@ def _typed(value: Any, kind: type, name: str) -> Any:
     if value is not None and not isinstance(value, kind):
         raise TypeError(f"`{name}` must be a {kind.__name__}, got {type(value).__name__}.")
     return value
-
-
-def _find_trainer(callback: TrainerCallback) -> Trainer:
-    """The ``Trainer`` whose callback handler is calling ``callback``, found up the call stack.
-
-    Why the stack: transformers calls a callback with the training arguments, state, control,
-    model, processing class, optimizer, scheduler and dataloaders, never with the trainer, and
-    only ``Trainer.log`` reaches every ``report_to`` integration (each is another callback of
-    the trainer's handler). ``trainer=`` is the public way; this keeps
-    ``Trainer(callbacks=[WaterDrumCallback(...)])`` working for any Trainer. It relies on
-    transformers firing the event from a method of the trainer (``self`` in that frame);
-    ``tests/test_callbacks.py::test_finds_the_trainer_that_calls_it`` fails if that changes.
-    """
-    frame = inspect.currentframe()
-    try:
-        while frame is not None:
-            candidate = frame.f_locals.get("self")
-            if isinstance(candidate, Trainer) and callback in candidate.callback_handler.callbacks:
-                return candidate
-            frame = frame.f_back
-    finally:
-        del frame  # a frame held in a local keeps every frame above it alive
-    raise RuntimeError(
-        "WaterDrumCallback logs through the trainer but could not find it: pass trainer= or add "
-        "the callback with Trainer(callbacks=[...]) / trainer.add_callback(...)."
-    )

@@ -3,6 +3,7 @@ query sets it samples from (checked, subsampled per owner), and the stopping rul
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import numbers
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf._validation import check_positive_int, check_string_list
+from waterdrum_hf._warnings import warn_user
 from waterdrum_hf.config import KEYWORDS, WaterDrumConfig
 from waterdrum_hf.hub_results_config import HubResultsConfig
 from waterdrum_hf.keys import check_watermark_ids
@@ -211,3 +213,29 @@ def _generation_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
             "(sampling stays unfiltered: no top-k, as the paper samples)."
         )
     return kwargs
+
+
+def accepts_callback_keywords(init: Callable[..., None]) -> Callable[..., None]:
+    """The 0.1 keywords of the callback, mapped by :func:`callback_settings_of_keywords` with
+    a FutureWarning; beside ``plan``/``sampling``/``config`` they are refused."""
+
+    @functools.wraps(init)
+    def call(self: Any, *args: Any, **kwargs: Any) -> None:
+        old = [k for k in LEGACY_KEYWORDS if k in kwargs]
+        if not old:
+            init(self, *args, **kwargs)
+            return
+        if any(kwargs.get(name) is not None for name in ("plan", "sampling", "config")):
+            raise TypeError(f"{old} belong inside plan=, sampling= or config=, not beside them.")
+        warn_user(
+            f"The keyword arguments {old} are deprecated and will be removed in 0.3: pass "
+            "plan=EvaluationPlan(...), sampling=SamplingConfig(...) and "
+            "config=WaterDrumConfig(...).",
+            FutureWarning,
+        )
+        settings = callback_settings_of_keywords({k: kwargs.pop(k) for k in old})
+        tokenizer = settings.pop("tokenizer")
+        init(self, *args, **kwargs, **settings)
+        self.tokenizer = tokenizer
+
+    return call
