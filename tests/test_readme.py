@@ -218,7 +218,8 @@ def test_in_your_trl_script_runs_as_printed(tiny_model, tiny_folder, tmp_path, m
     assert saved["forget"] == [True, True, False, False, False, False]
     assert saved["owner_id"] == [1, 1, 0, 0, 0, 0]
     logged = {key for entry in scope["trainer"].state.log_history for key in entry}
-    assert {"loss/forget", "loss/retain_nll", "waterdrum/forget", "waterdrum/retain"} <= logged
+    assert {"train_loss", "waterdrum/forget", "waterdrum/retain"} <= logged
+    assert scope["trainer"].data_rows == (2, 4)
     card = ModelCard.load(tmp_path / "npo-run" / "README.md")
     assert {"unlearning", "waterdrum", "npo"} <= set(card.data.tags)
     assert "| `waterdrum/forget` |" in card.text and "| forget | 2 |" in card.text

@@ -478,6 +478,20 @@ class UnlearningTrainer(Trainer):
             return reference_preparer("fsdp")(reference, self.accelerator), None
         return self.accelerator.prepare_model(reference.eval(), evaluation_mode=True), None
 
+    def end(self) -> None:
+        """``Trainer.end`` (transformers >= 5.18; TRL's scripts call it last), after releasing
+        the distributed (DDP) wrapper of the model while the process group still exists.
+
+        Left to interpreter exit, the wrapper's reducer frees torch's gloo process group there,
+        and its destructor can deadlock waiting for the interpreter lock (seen with torch 2.13
+        on CPU processes: the script hangs after saving the model).
+        """
+        self.model_wrapped = self.model
+        self.accelerator.free_memory()
+        parent = getattr(super(), "end", None)
+        if parent is not None:
+            parent()
+
     # ---- saving: the model card --------------------------------------------------------------
 
     def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import runpy
+import signal
 import socket
 import subprocess
 import sys
@@ -155,6 +156,15 @@ def test_sft_script_runs_on_two_cpu_processes(method, tiny_folder, dataset_folde
         "--use_cpu", "true",
     ]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-4000:]
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    ) as launched:  # fmt: skip
+        try:
+            printed, _ = launched.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            os.killpg(launched.pid, signal.SIGKILL)  # the launcher and both ranks
+            printed, _ = launched.communicate()
+            pytest.fail(f"no exit after 240 s; its output:\n{printed[-4000:]}")
+    assert launched.returncode == 0, printed[-4000:]
     check_run(method, "lora", output, tiny_folder, processes=2)
