@@ -29,8 +29,10 @@ from waterdrum_hf import (
     completion_queries,
     compute_waterdrum,
     generate,
+    waterdrum_result,
 )
 from waterdrum_hf.data import toy_corpus
+from waterdrum_hf.metric import owner_display_names
 
 PLAN_FIELDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop", "model_card")
 
@@ -338,6 +340,35 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
     assert "waterdrum/forget" in json.dumps(trainer.state.log_history)
     for form in (str(secret), f"{secret:x}", f"{secret:X}", f"{secret:#x}"):
         assert form not in shown
+
+
+def test_owners_are_named_as_the_metric_names_them_in_the_datas_order(tiny_model, corpus):
+    """The forget owner (KEYS[2], the data's third owner) is owner-3, as compute_waterdrum
+    names it on the same queries in order, not owner-1 for coming first in the forget set."""
+    callback = make_callback(tiny_model, corpus)
+    model, tokenizer = tiny_model
+    values = callback.evaluate(model, tokenizer)
+    owners = {name for name in values if name.startswith("owner/")}
+    assert owners == {"owner/owner-1", "owner/owner-2", "owner/owner-3"}
+    completions = generate(
+        model, tokenizer, callback.queries, num_samples=1, max_new_tokens=8, seed=0
+    )
+    forget_first = sorted(corpus["owner_id"], key=lambda owner: owner != KEYS[2])
+    ours = waterdrum_result(completions, forget_first, tokenizer, forget_ids=[KEYS[2]])
+    in_order = owner_display_names(list(corpus["owner_id"]), None)
+    assert values["owner/owner-3"] == pytest.approx(
+        waterdrum_result(
+            completions,
+            forget_first,
+            tokenizer,
+            forget_ids=[KEYS[2]],
+            owner_names=in_order,
+            return_details=True,
+        )
+        .per_owner["owner-3"]
+        .value
+    )
+    assert ours.forget.value == pytest.approx(values["forget"])
 
 
 def stop(rule):

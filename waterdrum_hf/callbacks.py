@@ -72,7 +72,9 @@ class WaterDrumCallback(TrainerCallback):
             default :data:`CALLBACK_SAMPLING` (2 samples of 64 tokens, seed 0). Its seed must be
             set: every evaluation samples with it, and the training RNG is untouched.
         plan: when to evaluate and stop (:class:`EvaluationPlan`; default every 50 steps).
-        owner_names: display name per owner id; default ``owner-1``, ``owner-2``, ...
+        owner_names: display name per owner id; default ``owner-1``, ``owner-2``, ... by first
+            appearance in the forget then retain queries here, in the data's order through
+            :meth:`from_queries`/:meth:`from_dataset` (as the metric names them).
         trainer: the trainer that logs the values. The public way to say which one (e.g.
             ``trainer.add_callback(WaterDrumCallback(..., trainer=trainer))``); without it, the
             callback finds the trainer that calls it when training begins (up the call stack:
@@ -218,9 +220,15 @@ class WaterDrumCallback(TrainerCallback):
         **kwargs: Any,
     ) -> WaterDrumCallback:
         """Split queries (one watermark id each) into the forget set (the queries of
-        ``forget_ids``) and the retain set (the rest). ``kwargs`` go to the constructor."""
+        ``forget_ids``) and the retain set (the rest). ``kwargs`` go to the constructor.
+
+        Owners are named as the metric names them when it scores these queries in order
+        (``owner-<n>`` by first appearance in ``watermark_ids``; ids are secret keys, never
+        shown), not by their place in the forget-first sets, unless ``owner_names`` says."""
         from waterdrum_hf.data import partition_by_owner
 
+        ids = check_watermark_ids(list(watermark_ids), len(watermark_ids), "watermark_ids")
+        kwargs.setdefault("owner_names", owner_display_names(ids, None))
         forget = set(check_watermark_ids(list(forget_ids), len(forget_ids), "forget_ids").tolist())
         forget_queries, retain_queries = partition_by_owner(queries, watermark_ids, forget)
         forget_watermark_ids, retain_watermark_ids = partition_by_owner(
