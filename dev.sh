@@ -20,11 +20,14 @@ cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
 VENV=.venv
 FLOORS_VENV=.venv-floors
-# The tests that failed at false floors: trainers (trl, accelerate, peft with torchao), LoRA
-# models, the built-in tokenizer (add_bos_token, token_type_ids), generate, datasets' num_proc.
+# The tests that failed at false floors: trainers and the callback (trl, accelerate, peft with
+# torchao), LoRA models, the built-in tokenizer (add_bos_token, token_type_ids), generate,
+# datasets' num_proc; and the quantization audit (torchao through transformers) and evaluate's
+# module loading.
 FLOOR_TESTS=(
-    tests/trainers tests/test_generation.py tests/test_tiny.py tests/test_prompting.py
-    tests/test_torch_plumbing.py tests/test_dataset_verification.py
+    tests/trainers tests/test_callbacks.py tests/test_generation.py tests/test_tiny.py
+    tests/test_prompting.py tests/test_torch_plumbing.py tests/test_dataset_verification.py
+    tests/watermarking tests/audits/test_quantization.py tests/test_evaluate_cache.py
 )
 export HF_HOME=${HF_HOME:-$PWD/.hf_home}
 export HF_EVALUATE_OFFLINE=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false

@@ -11,9 +11,9 @@ Documents take the owners in turn (each owner's first row, then each one's secon
 
 Keys never reach lm-eval's logs. ``--log_samples`` writes whole documents, so a document holds
 its prompt (``query``), an opaque owner index (``owner``: owners numbered by first appearance
-in the data), its position in the data (``row``) and ``source``, a JSON description of where the rows and their ids come from (a published
-benchmark's layout, whose ids are public, or a local data file's path) and how they are
-scored. The aggregation reads that source again to turn indices into ids; the per-document
+in the data), its position in the data (``row``) and ``source``, a JSON description of where
+the rows and their ids come from (a published benchmark's layout, whose ids are public, or a
+local data file's path) and how they are scored. The aggregation reads that source again to turn indices into ids; the per-document
 items lm-eval logs under each metric name print as a short summary, never as ids.
 
 Settings come from the task's ``metadata`` (the YAML's, updated by ``--metadata '{...}'`` and
