@@ -268,3 +268,19 @@ def test_a_result_with_nothing_to_publish_is_refused(tmp_path):
         write_hub_results(empty, tmp_path, TOFU)
     with pytest.raises(ValueError, match="not keys of a WaterDrum result"):
         write_hub_results({**empty, "forget": 0.1, "accuracy": 1.0}, tmp_path, TOFU)
+
+
+def test_the_metric_cards_hub_snippet_runs_as_printed(result, tmp_path, monkeypatch):
+    card = Path(__file__).resolve().parents[1] / "metrics" / "waterdrum" / "README.md"
+    section = card.read_text().split("## How to report the values")[1].split("\n## ")[0]
+    snippet = section.split("```python\n")[1].split("```")[0]
+    api = mock.create_autospec(HfApi, instance=True)
+    api.hf_hub_download.side_effect = EntryNotFoundError("no README.md")
+    uploaded = staged_upload(api)
+    monkeypatch.chdir(tmp_path)
+    with mock.patch("huggingface_hub.HfApi", return_value=api):
+        exec(snippet, {"results": result})
+    assert (tmp_path / "my-unlearned-model" / ".eval_results").is_dir()
+    local = ModelCard.load(tmp_path / "my-unlearned-model" / "README.md")
+    assert uploaded.pop("__kwargs__")["repo_id"] == "me/my-unlearned-model"
+    assert card_values(ModelCard(uploaded["README.md"])) == card_values(local)
