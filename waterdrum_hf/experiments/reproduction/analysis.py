@@ -65,9 +65,18 @@ def summarise(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, Any
             table["r2_offset"].setdefault(metric, []).append(fits["r2_offset"])
     summary: dict[str, Any] = {}
     for name, columns in table.items():
-        summary[name] = {m: float(np.nanmean(v)) for m, v in columns.items()}
-        summary[f"{name}_std"] = {m: float(np.nanstd(v)) for m, v in columns.items()}
+        stats = {m: _mean_std(v) for m, v in columns.items()}
+        summary[name] = {m: mean for m, (mean, _) in stats.items()}
+        summary[f"{name}_std"] = {m: std for m, (_, std) in stats.items()}
     return summary
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard deviation over the seeds with a value; NaN for both without one (a
+    metric that cannot be fitted on any seed), without numpy's empty-slice warning."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[~np.isnan(finite)]
+    return (float(finite.mean()), float(finite.std())) if finite.size else (math.nan, math.nan)
 
 
 def calibration_curves(
