@@ -519,7 +519,16 @@ class UnlearningTrainer(Trainer):
         facts = self.card_facts(model_name or os.path.basename(os.path.normpath(output_dir)))
         facts = dataclasses.replace(facts, dataset_name=dataset_name, tags=tags)
         os.makedirs(output_dir, exist_ok=True)
-        model_card(facts, self.state.log_history).save(os.path.join(output_dir, "README.md"))
+        path = os.path.join(output_dir, "README.md")
+        card = model_card(facts, self.state.log_history)
+        if os.path.isfile(path):  # keep the evaluation results a callback wrote (model-index)
+            from huggingface_hub import ModelCard
+
+            kept = ModelCard.load(path).data.eval_results
+            if kept:
+                card.data.eval_results = kept
+                card.data.model_name = card.data.model_name or facts.model_name
+        card.save(path)
 
     def card_facts(self, model_name: str | None = None) -> CardFacts:
         """What the model card says about this run."""

@@ -101,3 +101,19 @@ def test_push_to_hub_writes_the_card_it_uploads(tiny_folder, tmp_path, monkeypat
     assert card.data.datasets == ["local/tofu-forget10"]
     assert {"tofu", "unlearning", "waterdrum", "simnpo"} <= set(card.data.tags)
     assert trainers.SimNPOTrainer.paper.title in card.text
+
+
+def test_the_card_keeps_the_evaluation_results_a_callback_wrote(tiny_folder, tmp_path):
+    """WaterDrumCallback writes model-index into README.md when training ends; saving the
+    model afterwards rewrites the card but keeps those results."""
+    from waterdrum_hf import HubResultsConfig
+    from waterdrum_hf.hub_results import write_hub_results
+
+    trainer = trainer_for("npo", str(tiny_folder), tmp_path)
+    result = {"forget": 0.05, "retain": 0.6, "num_queries": 4, "num_scored": 8, "num_skipped": 0}
+    write_hub_results(result, tmp_path, HubResultsConfig("local-owners"))
+    trainer.save_model()
+    card = ModelCard.load(tmp_path / "README.md")
+    values = {r.metric_type: r.metric_value for r in card.data.eval_results}
+    assert values["waterdrum_forget"] == 0.05 and values["waterdrum_retain"] == 0.6
+    assert "unlearning" in card.data.tags and "NPOTrainer" in card.text
