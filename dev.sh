@@ -56,7 +56,7 @@ make_venv() {
 setup() { make_venv "$VENV" 0 -e ".[dev]"; }
 
 floors() {
-    make_venv "$FLOORS_VENV" 1 -c .ci/floors.txt -e . pytest hypothesis scikit-learn torchao
+    make_venv "$FLOORS_VENV" 1 -c .ci/floors.txt -e . pytest hypothesis scikit-learn tensorboard torchao
     "$FLOORS_VENV/bin/python" -m pip check
     exec "$FLOORS_VENV/bin/python" -m pytest -m "not slow" -p no:cacheprovider "${FLOOR_TESTS[@]}" "$@"
 }

@@ -63,6 +63,11 @@ def run(argv, capsys):
     return code, out, err
 
 
+COMMAND_NAMES = [
+    "demo", "score", "audit", "verify", "watermark", "unlearn", "lm-eval-tasks", "register-metric"
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("argv", [[], ["--help"], ["-h"]])
 def test_help_lists_every_command(argv, capsys):
     if argv:
@@ -73,13 +78,11 @@ def test_help_lists_every_command(argv, capsys):
     else:
         code, out, _ = run(argv, capsys)
         assert code == 0
-    for command in ("demo", "score", "verify", "watermark", "unlearn", "lm-eval-tasks"):
+    for command in COMMAND_NAMES:
         assert command in out
 
 
-@pytest.mark.parametrize(
-    "command", ["demo", "score", "audit", "verify", "watermark", "unlearn", "lm-eval-tasks"]
-)
+@pytest.mark.parametrize("command", COMMAND_NAMES)
 def test_every_command_has_help(command, capsys):
     try:
         code = main([command, "--help"])
