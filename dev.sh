@@ -29,6 +29,10 @@ FLOOR_TESTS=(
     tests/test_prompting.py tests/test_torch_plumbing.py tests/test_dataset_verification.py
     tests/watermarking tests/audits/test_quantization.py tests/test_evaluate_cache.py
 )
+# Tests against TRL 1.x's own scripts and collators (trl/scripts/sft.py, its recipes, its
+# prompt-completion labels): the drop-in promise is made for TRL >= 1.16 and tested in the main
+# environment; at trl's library floor (0.29) those files differ.
+FLOOR_SKIP="not sft_script and not recipes and not equal_trls and not patch"
 export HF_HOME=${HF_HOME:-$PWD/.hf_home}
 export HF_EVALUATE_OFFLINE=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
@@ -58,7 +62,8 @@ setup() { make_venv "$VENV" 0 -e ".[dev]"; }
 floors() {
     make_venv "$FLOORS_VENV" 1 -c .ci/floors.txt -e . pytest hypothesis scikit-learn tensorboard torchao
     "$FLOORS_VENV/bin/python" -m pip check
-    exec "$FLOORS_VENV/bin/python" -m pytest -m "not slow" -p no:cacheprovider "${FLOOR_TESTS[@]}" "$@"
+    exec "$FLOORS_VENV/bin/python" -m pytest -m "not slow" -k "$FLOOR_SKIP" -p no:cacheprovider \
+        "${FLOOR_TESTS[@]}" "$@"
 }
 
 case "${1:-}" in
