@@ -15,6 +15,7 @@ from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import WaterDrumResult, compute_waterdrum
+from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 from waterdrum_hf.data.hub import WATERDRUM_AX, WATERDRUM_TOFU
 from waterdrum_hf.hub_results import (
     HubResultsConfig,
@@ -35,10 +36,10 @@ def result() -> dict:
     """A real flat result with null statistics and intervals (two owners, 12 queries)."""
     texts = word_texts(4096, 12, 40, seed=7)
     owners = [KEYS[i % 2] for i in range(12)]
+    config = WaterDrumConfig(null=NullConfig("analytic"), interval=IntervalConfig(0.9, 200))
     return compute_waterdrum(
-        texts, owners, word_tokenizer(4096), forget_ids=[KEYS[1]], null="analytic",
-        confidence=0.9, bootstrap_resamples=200,
-    )  # fmt: skip
+        texts, owners, word_tokenizer(4096), config=config, forget_ids=[KEYS[1]]
+    )
 
 
 def card_values(card: ModelCard) -> dict[str, float]:

@@ -188,13 +188,13 @@ def test_unlearn_and_watch_runs_as_printed(tiny_model, tmp_path, monkeypatch):
     }
     exec(compile(BLOCKS["Unlearn, and watch it happen"], "README.md", "exec"), scope)
 
-    logged = {key for entry in scope["trainer"].state.log_history for key in entry}
-    assert {
-        "train_loss",
-        "waterdrum/forget",
-        "waterdrum/retain",
-        "waterdrum/forget_ratio",
-    } <= logged
+    history = scope["trainer"].state.log_history
+    logged = {key for entry in history for key in entry}
+    assert {"train_loss", "waterdrum/forget", "waterdrum/retain"} <= logged
+    # A ratio to step 0 is logged where the step-0 value is above 0 (the toy data here is
+    # unwatermarked, so its forget value is noise around 0, of either sign).
+    first = next(entry for entry in history if "waterdrum/forget" in entry)
+    assert ("waterdrum/forget_ratio" in logged) == (first["waterdrum/forget"] > 0)
     assert (tmp_path / "kl-run").is_dir()
 
 
