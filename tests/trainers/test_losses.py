@@ -1,6 +1,6 @@
 """The unlearning losses as pure functions on random tensors: formulas, masking, padding.
 
-That IdkDPO's loss equals TRL's DPO loss is tested with models in ``test_trainers.py``.
+That IdkDPO's loss equals TRL's DPO loss is tested with models in ``test_idk_dpo.py``.
 """
 
 from __future__ import annotations
