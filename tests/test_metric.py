@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -752,23 +753,20 @@ def test_bad_input(tok, kwargs, error, match):
 
 
 def test_wheel_ships_the_metric_module(tmp_path):
+    """Built from a copy of the sources in a temporary folder: setuptools writes ``build/``
+    beside the sources it builds, and tests write nothing into the checkout."""
     root = metric_path().parents[1]
+    source = tmp_path / "source"
+    for folder in ("waterdrum_hf", "trainers", "metrics"):  # pyproject's package-dir
+        ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+        shutil.copytree(root / folder, source / folder, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(root / name, source / name)
     build = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            str(root),
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(tmp_path),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
+         "-w", str(tmp_path)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
     assert "absent from the `packages` configuration" not in build.stdout + build.stderr
     (wheel,) = tmp_path.glob("waterdrum_hf-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())

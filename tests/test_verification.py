@@ -417,3 +417,36 @@ def test_a_texts_ids_may_come_as_a_row_of_a_2d_array():
     np.testing.assert_array_equal(rows, flat)
     with pytest.raises(ValueError, match="`chunk_pairs`"):
         Verifier(word_tokenizer(64), chunk_pairs=0)
+
+
+def test_a_null_reference_of_texts_with_nothing_to_count_is_nan_without_warnings():
+    """No text has a countable pair: every null level is NaN, quietly (numpy's all-NaN-slice
+    warnings are silenced, and only they)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        null = Verifier(word_tokenizer(64)).null_reference(["w1", "w2"], 5)
+        assert np.isnan(null.scores).all() and np.isnan(null.key_means).all()
+        assert np.isnan(null.mean) and np.isnan(null.std)
+
+
+def test_null_keys_progress_bar_is_shown_as_asked(monkeypatch, capsys):
+    """``show_progress`` decides the null keys' bar as it does verify()'s: shown when True,
+    never when False, on a terminal only when None (and never for one key)."""
+    tok = word_tokenizer(64)
+    Verifier(tok, show_progress=True).null_reference(["w1 w2 w3"], 3)
+    assert "Null keys" in capsys.readouterr().err
+    Verifier(tok, show_progress=False).null_reference(["w1 w2 w3"], 3)
+    assert capsys.readouterr().err == ""
+    calls = []
+
+    def recorder(steps, **kwargs):
+        calls.append(kwargs)
+        return steps
+
+    monkeypatch.setattr(waterdrum_hf.verification, "progress_bar", recorder)
+    for show, keys in ((True, 3), (False, 3), (None, 3), (None, 1)):
+        Verifier(tok, show_progress=show).null_reference(["w1 w2 w3"], keys)
+    assert calls == [
+        {"desc": "Null keys", "unit": "chunk", "enabled": enabled}
+        for enabled in (True, False, None, False)
+    ]

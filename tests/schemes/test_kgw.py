@@ -1,5 +1,6 @@
-"""Adapted KGW: green lists per (owner key, previous token), checked by hand computation,
-its null on unwatermarked text, and text written by its processor read back per owner."""
+"""Adapted KGW: green lists per (owner key, previous token), checked by hand computation and by
+brute force over the vocabulary, its null on unwatermarked text, and text written by its
+processor read back per owner."""
 
 from __future__ import annotations
 
@@ -34,6 +35,44 @@ def test_single_owner_z_score_equals_a_hand_computation(gamma):
     expected = (greens - share * count) / math.sqrt(count * share * (1 - share))
     score = Verifier(tokenizer, scheme=KGWScheme(gamma=gamma)).verify(text, 77)[0]
     assert kgw_z_score(score, count) == pytest.approx(expected)
+
+
+def green_list(watermark_id: int, previous: int, gamma: float) -> set[int]:
+    """The green list by brute force: every token of the vocabulary whose entry in numpy's
+    ``RandomState((id, previous)).permutation(N)`` is below ``floor(gamma N)``."""
+    permutation = np.random.RandomState((watermark_id, previous)).permutation(N)
+    return {token for token in range(N) if permutation[token] < math.floor(gamma * N)}
+
+
+@pytest.mark.parametrize("gamma", [0.25, 0.5])
+def test_green_lists_by_brute_force_over_the_vocabulary(gamma):
+    """An oracle independent of the reader's permutation kernel (``permuted_positions``), of
+    ``position_terms``' formula and of the writer's bias: every token of the vocabulary is read
+    after a context through the public ``Verifier`` (one two-token text each) and written after
+    it by the public processor. The tokens that read as green, and those the writer favours,
+    must be :func:`green_list` (numpy directly), exactly ``floor(gamma N)`` of them; over the
+    vocabulary the terms must have mean 0 and mean square 1 exactly (what a null z needs); and
+    a written text's score must be the z-score of its greens counted in those lists."""
+    verifier = Verifier(word_tokenizer(N), scheme=KGWScheme(gamma=gamma))
+    share = math.floor(gamma * N) / N
+    for watermark_id, previous in ((77, 3), (77, 4), (78, 3), (2**32 - 1, N - 1)):
+        green = green_list(watermark_id, previous, gamma)
+        terms = verifier.verify([f"w{previous} w{token}" for token in range(N)], watermark_id)
+        assert set(np.flatnonzero(terms > 0).tolist()) == green
+        assert len(green) == math.floor(gamma * N)
+        assert terms.mean() == pytest.approx(0, abs=1e-12)
+        assert (terms**2).mean() == pytest.approx(1, rel=1e-12)
+        processor = KGWScheme(gamma=gamma).logits_processor(N, watermark_id, delta=3.0)
+        processor(torch.tensor([[0]]), torch.zeros(1, N))  # the prompt: one token
+        written = processor(torch.tensor([[0, previous]]), torch.zeros(1, N))[0]
+        assert set(torch.nonzero(written == 3.0)[:, 0].tolist()) == green
+        assert set(torch.nonzero(written == 0.0)[:, 0].tolist()) == set(range(N)) - green
+    ids = [int(word[1:]) for word in write(watermark_id=2024, delta=2.0).split()]
+    pairs = list(zip(ids[:-1], ids[1:], strict=True))
+    greens = sum(token in green_list(2024, previous, gamma) for previous, token in pairs)
+    z = (greens - share * len(pairs)) / math.sqrt(len(pairs) * share * (1 - share))
+    score = verifier.verify(" ".join(f"w{i}" for i in ids), 2024)[0]
+    assert kgw_z_score(score, len(pairs)) == pytest.approx(z, rel=1e-9)
 
 
 def test_null_reads_zero_with_unit_variance_per_token():

@@ -102,3 +102,34 @@ def test_repr_names_the_class_and_settings_but_no_key():
 def test_bad_watermark_ids_are_named():
     with pytest.raises(ValueError, match=r"`watermark_ids\[1\]`"):
         PermutationLogitsProcessor(VOCAB, [1, 2**32], bias())
+
+
+def test_permutations_and_bias_follow_the_scores_device():
+    """On the ``meta`` device (shapes and devices only, no data) a CPU run shows what a GPU
+    would: the permutations (computed, cached, and the identity of an out-of-vocabulary
+    context) and the perturbed scores must be on the scores' device, not the CPU's."""
+    processor = PermutationLogitsProcessor(VOCAB, 7, bias())
+    processor.reset(prompt_length=1)
+    scores = torch.zeros(2, VOCAB + 2, device="meta")
+    perturbed = processor(torch.tensor([[0, 3], [0, VOCAB + 1]]), scores)
+    assert perturbed.device.type == "meta" and perturbed.shape == scores.shape
+    assert [p.device.type for p in processor._cache.values()] == ["meta"]
+    meta = torch.device("meta")
+    for context in ([3], [VOCAB + 1]):  # cached, then the identity alone
+        rows = processor._permutations(np.array([7]), np.array([context]), meta)
+        assert rows.device == meta and rows.shape == (1, VOCAB) and rows.dtype == torch.int32
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_the_bias_is_added_on_the_gpu():
+    """The processor on CUDA scores: the same perturbation as on the CPU, on the GPU."""
+    processor = PermutationLogitsProcessor(VOCAB, 7, bias())
+    input_ids = torch.tensor([[0, 3], [0, 5], [0, VOCAB + 1]])
+    scores = torch.randn(3, VOCAB + 2, generator=torch.Generator().manual_seed(0))
+    processor.reset(prompt_length=1)
+    on_cpu = processor(input_ids, scores)
+    assert not torch.equal(on_cpu, scores)  # perturbed
+    processor.reset(prompt_length=1)
+    on_gpu = processor(input_ids.cuda(), scores.cuda())
+    assert on_gpu.device.type == "cuda"
+    torch.testing.assert_close(on_gpu.cpu(), on_cpu)

@@ -1,4 +1,4 @@
-"""IdkDPO's loss equals TRL's DPOTrainer loss on the same pairs."""
+"""IdkDPOTrainer's loss equals TRL's DPOTrainer loss on the same pairs."""
 
 from __future__ import annotations
 
@@ -6,21 +6,18 @@ import copy
 import math
 
 import torch
-from trainer_setup import (
-    perturbed,
-    small_model,
-)
+from trainer_setup import make_trainer, perturbed, small_model
 
-from waterdrum_hf import trainers
 from waterdrum_hf.data import IGNORE_INDEX
 
 
-def test_idkdpo_loss_equals_trl_dpo_trainer_loss(tokenizer, tmp_path):
+def test_idkdpo_trainer_loss_equals_trl_dpo_trainer_loss(tokenizer, tmp_path):
     """TRL 1.16 has no standalone DPO loss function: its sigmoid loss lives inside
     ``DPOTrainer._compute_loss``. So a real ``DPOTrainer`` (small model, explicit reference)
-    computes its loss on one of its own batches, and :func:`dpo_sigmoid_loss` is applied to the
-    log-probabilities of the same sequences (labels = completion tokens) from copies of the same
-    two models."""
+    computes its loss on one of its own batches, and an ``IdkDPOTrainer`` built on copies of
+    the same two models computes its forget term on the same sequences: the chosen half of
+    TRL's batch as the refusals, the rejected half as the forget answers (labels = completion
+    tokens)."""
     from datasets import Dataset
     from trl import DPOConfig, DPOTrainer
 
@@ -49,19 +46,22 @@ def test_idkdpo_loss_equals_trl_dpo_trainer_loss(tokenizer, tmp_path):
     )
     assert trainer.loss_types == ["sigmoid"]
     batch = trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
+    idk = make_trainer(
+        "idkdpo", ours, tokenizer, tmp_path, ref_model=ours_ref, beta=beta, retain_weight=0.0,
+        disable_dropout=True,
+    )  # fmt: skip
+    labels = batch["input_ids"].masked_fill(batch["completion_mask"] == 0, IGNORE_INDEX)
+    chosen, rejected = (
+        {"input_ids": ids, "attention_mask": mask, "labels": label}
+        for ids, mask, label in zip(
+            batch["input_ids"].chunk(2), batch["attention_mask"].chunk(2), labels.chunk(2),
+            strict=True,
+        )  # the batch is [chosen, rejected]
+    )  # fmt: skip
     with torch.no_grad():
         trl_loss = trainer.compute_loss(trainer.model, batch)
-        labels = batch["input_ids"].masked_fill(batch["completion_mask"] == 0, IGNORE_INDEX)
-
-        def log_probs(model):
-            logits = model(
-                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
-            ).logits
-            return trainers.losses.sequence_log_prob(logits, labels).chunk(
-                2
-            )  # the batch is [chosen, rejected]
-
-        (chosen, rejected), (ref_chosen, ref_rejected) = log_probs(ours), log_probs(ours_ref)
-    loss = trainers.losses.dpo_sigmoid_loss(chosen, rejected, ref_chosen, ref_rejected, beta).mean()
+        loss = idk.compute_loss(
+            idk.model, {"forget": rejected, "alternative": chosen, "retain": {}}
+        )
     assert abs(loss.item() - math.log(2)) > 1e-3  # the two models differ: not the trivial value
     torch.testing.assert_close(loss, trl_loss, rtol=1e-5, atol=1e-6)

@@ -1,6 +1,6 @@
 """The unlearning losses as pure functions on random tensors: formulas, masking, padding.
 
-That IdkDPO's loss equals TRL's DPO loss is tested with models in ``test_trainers.py``.
+That IdkDPO's loss equals TRL's DPO loss is tested with models in ``test_idk_dpo.py``.
 """
 
 from __future__ import annotations
@@ -124,6 +124,53 @@ def test_simnpo_loss_is_its_formula():
     torch.testing.assert_close(simnpo_loss(mean_log_prob, beta, gamma), expected)
 
 
+def answer_logits(probabilities: list[list[float]], length: int = 3):
+    """Logits over 4 tokens and labels of sequences whose answer token ``t`` (after a one-token
+    prompt) has probability ``probabilities[row][t]``: the target (token 1) gets the logit
+    ``log(3 p / (1 - p))`` and the other 3 tokens 0, so softmax gives it exactly ``p``."""
+    logits = torch.zeros(len(probabilities), length, 4)
+    labels = torch.full((len(probabilities), length), IGNORE_INDEX)
+    for row, answer in enumerate(probabilities):
+        for position, p in enumerate(answer):
+            logits[row, position, 1] = math.log(3 * p / (1 - p))
+            labels[row, position + 1] = 1
+    return logits, labels
+
+
+def test_npo_loss_equals_the_papers_equation_on_a_case_computed_by_hand():
+    """NPO (Zhang et al. 2024, eq. 3): ``-(2/beta) log sigmoid(-beta log(pi/pi_ref))``, with
+    ``sigmoid(-beta log r) = 1 / (1 + r**beta)``; beta = 1/2, answers of 2 tokens.
+    Row 1: each token 1/2 under the model, 3/4 under the reference: pi = 1/4, pi_ref = 9/16,
+    r = 4/9, r**beta = 2/3, loss = 4 log(5/3) = 2.0433. Row 2: both 1/2 per token: r = 1,
+    loss = 4 log 2 = 2.7726. Row 3: 3/4 against 1/2: r = 9/4, r**beta = 3/2, loss =
+    4 log(5/2) = 3.6652. Independent of ``npo_loss``'s softplus form and of the formulas
+    re-typed in the tests above: the log-probabilities come from logits set by hand, through
+    ``sequence_log_prob`` as the trainer takes them."""
+    logits, labels = answer_logits([[1 / 2, 1 / 2]] * 2 + [[3 / 4, 3 / 4]])
+    ref_logits, _ = answer_logits([[3 / 4, 3 / 4], [1 / 2, 1 / 2], [1 / 2, 1 / 2]])
+    loss = npo_loss(sequence_log_prob(logits, labels), sequence_log_prob(ref_logits, labels), 0.5)
+    expected = [4 * math.log(5 / 3), 4 * math.log(2), 4 * math.log(5 / 2)]
+    assert loss.tolist() == pytest.approx(expected, rel=1e-6)
+    assert expected == pytest.approx([2.0433, 2.7726, 3.6652], abs=1e-4)
+
+
+def test_simnpo_loss_equals_the_papers_equation_on_a_case_computed_by_hand():
+    """SimNPO (Fan et al. 2024): ``-(2/beta) log sigmoid(-(beta/|y|) log pi(y|x) - gamma)``;
+    beta = 4, gamma = log 2. Row 1: 2 answer tokens of 1/2: log pi = -2 log 2, the argument
+    is 4 log 2 - log 2 = log 8, sigmoid = 8/9, loss = (1/2) log(9/8) = 0.058892. Row 2: 1
+    answer token of 1/4 (then padding): log pi = -2 log 2 again but |y| = 1, so the argument
+    is log 256 - log 2 = log 128 and loss = (1/2) log(129/128) = 0.0038910: the length
+    normalisation is what tells the rows apart. Independent of ``simnpo_loss``'s
+    ``logsigmoid`` form and of the formulas re-typed in the tests above: the mean
+    log-probabilities come from logits set by hand, through ``sequence_nll`` as the trainer
+    takes them."""
+    logits, labels = answer_logits([[1 / 2, 1 / 2], [1 / 4]])
+    loss = simnpo_loss(-sequence_nll(logits, labels), beta=4.0, gamma=math.log(2))
+    expected = [0.5 * math.log(9 / 8), 0.5 * math.log(129 / 128)]
+    assert loss.tolist() == pytest.approx(expected, rel=1e-5)
+    assert expected == pytest.approx([0.058892, 0.0038910], rel=1e-4)
+
+
 def test_dpo_sigmoid_loss_is_its_formula():
     chosen, rejected = torch.tensor([-4.0, -9.0]), torch.tensor([-2.0, -3.0])
     ref_chosen, ref_rejected = torch.tensor([-5.0, -8.0]), torch.tensor([-2.5, -1.0])
@@ -181,3 +228,13 @@ def test_mean_nll_of_a_row_with_one_labelled_token_is_that_tokens_nll():
     expected = -torch.log_softmax(logits[0, 1], -1)[7]
     assert sequence_nll(logits, labels)[0].item() == pytest.approx(expected.item(), rel=1e-6)
     assert sequence_nll(logits, labels, "sum")[0].item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_token_kl_on_the_gpu_equals_the_cpu():
+    """Every intermediate stays on the logits' device (a CPU one would fail on CUDA inputs)."""
+    logits, labels = random_batch(5)
+    ref_logits = logits.roll(1, dims=-1)
+    on_gpu = token_kl(ref_logits.cuda(), logits.cuda(), labels.cuda())
+    assert on_gpu.device.type == "cuda"
+    torch.testing.assert_close(on_gpu.cpu(), token_kl(ref_logits, logits, labels))
