@@ -18,7 +18,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import torch
 from peft import PeftModel
@@ -117,8 +117,7 @@ class UnlearningTrainer(Trainer):
     """
 
     config_class: ClassVar[type[UnlearningConfig]] = UnlearningConfig
-    needs_reference: bool = False
-    """Whether the method runs the frozen reference model (a property where settings decide)."""
+    args: UnlearningConfig  # an instance of config_class (checked in __init__)
     loss_is_scaled_for_ga = False  # per-batch means: the Trainer divides by accumulation steps
 
     def __init__(
@@ -190,6 +189,12 @@ class UnlearningTrainer(Trainer):
 
     # ---- what a method defines -------------------------------------------------------------
 
+    @property
+    def needs_reference(self) -> bool:
+        """Whether the method runs the frozen reference model (a class attribute where it always
+        does, a property where settings decide)."""
+        return False
+
     def alternative_answers(self, args: UnlearningConfig) -> list[str] | None:
         """Answers paired with forget questions (refusals for the IDK methods); ``None``: none."""
         return None
@@ -238,7 +243,8 @@ class UnlearningTrainer(Trainer):
             terms["loss/retain"] = retain_weight, self.retain_loss(model, inputs)
         for name, (_, value) in terms.items():
             self.record(name, value)
-        loss = sum(weight * value for weight, value in terms.values())
+        # A tensor: the config refuses two zero weights, so at least one term is here.
+        loss = cast(torch.Tensor, sum(weight * value for weight, value in terms.values()))
         if return_outputs:
             return loss, {name: value.detach() for name, (_, value) in terms.items()}
         return loss
@@ -247,9 +253,10 @@ class UnlearningTrainer(Trainer):
 
     def forward(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
         """The model's logits on one side of the pairs."""
-        return model(
+        logits: torch.Tensor = model(
             input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
         ).logits
+        return logits
 
     def reference_forward(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
         """The frozen reference's logits on one side of the pairs (no gradient)."""
@@ -311,7 +318,7 @@ class UnlearningTrainer(Trainer):
 
     def record(self, name: str, value: torch.Tensor | float) -> None:
         """Add a value to the metric ``name``; the next log reports its mean since the last one."""
-        mode = "train" if self.model.training else "eval"
+        mode = self._mode()
         value = value.detach() if isinstance(value, torch.Tensor) else torch.tensor(value)
         self._metrics[mode][name].append(value.to(self.accelerator.device, torch.float32))
 
@@ -322,7 +329,7 @@ class UnlearningTrainer(Trainer):
         evaluation) take them: a callback logging other values through ``trainer.log`` (e.g.
         WaterDrumCallback, maybe on the main process only) neither receives nor consumes them.
         """
-        mode = "train" if self.model.training else "eval"
+        mode = self._mode()
         pending = self._metrics[mode]
         loss_key = "loss" if mode == "train" else f"{self._eval_prefix}_loss"
         if pending and loss_key in logs:
@@ -333,6 +340,10 @@ class UnlearningTrainer(Trainer):
             logs.update({f"{prefix}{name}": mean for name, mean in zip(names, means, strict=True)})
             pending.clear()
         super().log(logs, start_time)
+
+    def _mode(self) -> str:
+        """``"train"`` while the model trains, else ``"eval"``."""
+        return "train" if self.model is not None and self.model.training else "eval"
 
     # ---- evaluation ------------------------------------------------------------------------
 
@@ -359,7 +370,7 @@ class UnlearningTrainer(Trainer):
             return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
         inputs = self._prepare_inputs(inputs)
         with torch.no_grad(), self.compute_loss_context_manager():
-            loss = self.compute_loss(model, inputs)
+            loss = cast(torch.Tensor, self.compute_loss(model, inputs))  # no return_outputs
         return loss.detach(), None, None
 
     # ---- the reference ---------------------------------------------------------------------
@@ -378,13 +389,16 @@ class UnlearningTrainer(Trainer):
             return None, None
         if ref_model is None and isinstance(self.model, PeftModel):
             return None, reference_adapter(self.model)
-        reference = (
-            frozen_copy(self.model) if ref_model is None else ref_model.requires_grad_(False)
-        )
+        if ref_model is None:
+            assert self.model is not None  # Trainer.__init__ has set the model it was given
+            reference = frozen_copy(self.model)
+        else:
+            reference = ref_model.requires_grad_(False)
         if self.is_deepspeed_enabled:
             return prepare_deepspeed(reference, self.accelerator), None
         if self.is_fsdp_enabled:
-            return prepare_fsdp(reference, self.accelerator), None
+            # A module: trl's annotation names FSDPModule, the mixin fully_shard adds to it.
+            return cast(torch.nn.Module, prepare_fsdp(reference, self.accelerator)), None
         return self.accelerator.prepare_model(reference.eval(), evaluation_mode=True), None
 
 
@@ -393,7 +407,7 @@ def _has_accelerator() -> bool:
     2.6; CUDA before)."""
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is not None and hasattr(accelerator, "is_available"):
-        return accelerator.is_available()
+        return bool(accelerator.is_available())
     return torch.cuda.is_available()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 
@@ -23,7 +24,7 @@ class GradAscentConfig(UnlearningConfig):
 class GradAscentTrainer(UnlearningTrainer):
     """``forget_weight * -NLL(forget)`` (plus ``retain_weight * NLL(retain)`` if asked)."""
 
-    config_class = GradAscentConfig
+    config_class: ClassVar[type[UnlearningConfig]] = GradAscentConfig
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
         return -self.nll(model, inputs["forget"])

@@ -34,6 +34,7 @@ class GradDiffTrainer(GradAscentTrainer):
     """``forget_weight * -NLL(forget) + retain_weight * (NLL or KL)(retain)``."""
 
     config_class = GradDiffConfig
+    args: GradDiffConfig
 
     @property
     def needs_reference(self) -> bool:

@@ -24,6 +24,7 @@ class KLTrainer(GradAscentTrainer):
     """``forget_weight * -NLL(forget) + retain_weight * KL(p_ref || p)(retain)``."""
 
     config_class = KLConfig
+    args: KLConfig
 
     @property
     def needs_reference(self) -> bool:

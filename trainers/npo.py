@@ -33,6 +33,7 @@ class NPOTrainer(UnlearningTrainer):
     """``forget_weight * NPO(forget) + retain_weight * NLL(retain)``."""
 
     config_class = NPOConfig
+    args: NPOConfig
     needs_reference = True
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:

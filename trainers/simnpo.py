@@ -35,6 +35,7 @@ class SimNPOTrainer(UnlearningTrainer):
     """``forget_weight * SimNPO(forget) + retain_weight * NLL(retain)``; no reference model."""
 
     config_class = SimNPOConfig
+    args: SimNPOConfig
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
         forget = inputs["forget"]

@@ -50,6 +50,7 @@ class TaskVectorTrainer(UnlearningTrainer):
     the unlearned model and ``self.original_model`` the untouched original."""
 
     config_class = TaskVectorConfig
+    args: TaskVectorConfig
 
     def __init__(self, model: torch.nn.Module, args: TaskVectorConfig | None = None, **kwargs: Any):
         self.original_model = model

@@ -21,7 +21,7 @@ from waterdrum_hf._validation import check_encodable
 from waterdrum_hf.prompting import has_chat_template, prompt_token_ids, qa_queries
 
 
-class ForgetRetainDataset(torch.utils.data.Dataset):
+class ForgetRetainDataset(torch.utils.data.Dataset[dict[str, Any]]):
     """Pairs ``{"forget": example, "retain": example}`` (plus ``"alternative"``, see below).
 
     One epoch walks the anchor set in order; each anchor example gets a partner from the other

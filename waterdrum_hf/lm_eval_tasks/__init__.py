@@ -321,7 +321,7 @@ aggregate_separability_auroc = _aggregation("separability_auroc")
 aggregate_num_skipped = _aggregation("num_skipped")
 
 
-def read_samples(path: str | os.PathLike) -> tuple[list[int], list[int], list[list[str]]]:
+def read_samples(path: str | os.PathLike[str]) -> tuple[list[int], list[int], list[list[str]]]:
     """An lm-eval samples file (``samples_<task>_<date>.jsonl``) of a WaterDrum task, as
     written: each document's row (``doc_id``), owner index and samples, in row order."""
     from waterdrum_hf._files import read_json_lines

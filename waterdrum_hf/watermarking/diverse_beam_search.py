@@ -39,7 +39,7 @@ class HammingDiversityLogitsProcessor(LogitsProcessor):
                 self._earlier.append(tokens)
         self._current = []
 
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
         step = input_ids.shape[1] - self.prompt_length
         if step > 0:
             self._current.append(input_ids[:, -1].reshape(-1, self.beams))
