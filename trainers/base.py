@@ -71,7 +71,7 @@ class UnlearningConfig(TrainingArguments):
 
     def __post_init__(self) -> None:
         self.remove_unused_columns = False
-        super().__post_init__()
+        super().__post_init__()  # type: ignore[no-untyped-call]  # unannotated in transformers
         if self.dataloader_pin_memory and (self.use_cpu or not _has_accelerator()):
             self.dataloader_pin_memory = False  # pinning without an accelerator only warns
         check_fields(self, non_negative=("forget_weight", "retain_weight"))

@@ -181,8 +181,8 @@ class WaterDrumCallback(TrainerCallback):
         owner_names: Mapping[int, str] | None = None,
         trainer: Trainer | None = None,
     ) -> None:
-        forget_queries = _query_set(forget_queries, forget_ids, "forget")
-        retain_queries = _query_set(retain_queries, retain_ids, "retain")
+        forget_set = _query_set(forget_queries, forget_ids, "forget")
+        retain_set = _query_set(retain_queries, retain_ids, "retain")
         self.config = _typed(config, WaterDrumConfig, "config") or WaterDrumConfig()
         self.sampling = _typed(sampling, SamplingConfig, "sampling") or CALLBACK_SAMPLING
         self.plan = _typed(plan, EvaluationPlan, "plan") or EvaluationPlan()
@@ -200,15 +200,15 @@ class WaterDrumCallback(TrainerCallback):
             ) from None
         # The scheme fits this vocabulary (checked once, here).
         Verifier(self.watermark_tokenizer, self.config.scheme)
-        forget_keys = np.unique(forget_queries[1])
-        if np.isin(forget_keys, retain_queries[1]).any():
+        forget_keys = np.unique(forget_set[1])
+        if np.isin(forget_keys, retain_set[1]).any():
             raise ValueError("An owner cannot be in both the forget and the retain query sets.")
         limit = self.plan.max_queries_per_owner
         if limit is not None:
-            forget_queries = _subsample(*forget_queries, limit, self.sampling.seed)
-            retain_queries = _subsample(*retain_queries, limit, self.sampling.seed)
-        self.queries = forget_queries[0] + retain_queries[0]
-        self._ids = np.concatenate([forget_queries[1], retain_queries[1]])
+            forget_set = _subsample(*forget_set, limit, self.sampling.seed)
+            retain_set = _subsample(*retain_set, limit, self.sampling.seed)
+        self.queries = forget_set[0] + retain_set[0]
+        self._ids = np.concatenate([forget_set[1], retain_set[1]])
         self._forget_ids = forget_keys.tolist()
         self._names = owner_display_names(self._ids, owner_names)
         self.stop_when = _stop_rule(self.plan.stop_when, list(self._names.values()))
@@ -395,7 +395,7 @@ class WaterDrumCallback(TrainerCallback):
             return_details=True,
         )
         values = {name: float(value) for name, value in result.scalars().items()}
-        for name, owner in result.per_owner.items():
+        for name, owner in (result.per_owner or {}).items():  # set with return_details
             if owner.value is not None:
                 values[_OWNER_PREFIX + name] = owner.value
         return values
@@ -405,6 +405,7 @@ class WaterDrumCallback(TrainerCallback):
             return
         self._last_step = state.global_step
         trainer = self.trainer
+        assert trainer is not None  # found by on_train_begin, or given
         tokenizer = self.tokenizer or trainer.processing_class
         if tokenizer is None:
             raise ValueError(
@@ -435,6 +436,7 @@ class WaterDrumCallback(TrainerCallback):
         state: TrainerState,
         control: TrainerControl,
     ) -> None:
+        assert self.stop_when is not None  # _evaluate checks before it calls
         holds, reason = self.stop_when(shared)
         if not holds:
             return
@@ -443,10 +445,10 @@ class WaterDrumCallback(TrainerCallback):
         control.should_training_stop = True
         message = f"WaterDrumCallback: stopping at step {state.global_step}: {reason}."
         if self.plan.save_on_stop:
-            path = os.path.join(
-                self.trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}"
-            )
-            self.trainer.save_model(path)
+            trainer = self.trainer
+            assert trainer is not None and trainer.args.output_dir is not None  # while training
+            path = os.path.join(trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}")
+            trainer.save_model(path)
             message += f" Model saved to {path}."
         logger.warning(message)
 
@@ -524,7 +526,7 @@ def _stop_rule(
             "`stop_when` must be a callable or a dict of bounds such as "
             "{'max_forget_ratio': 0.05, 'min_retain_ratio': 0.8}."
         )
-    bounds = []
+    bounds: list[tuple[str, str, float]] = []
     logged = _logged_names(owner_names)
     for key, limit in rule.items():
         kind, _, metric = str(key).partition("_")
