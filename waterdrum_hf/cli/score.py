@@ -313,7 +313,7 @@ def generations_owners(generations: Generations, owners: list[int], path: str) -
     indices = owner_indices(owners)
     if max(generations.rows) >= len(owners) or any(
         indices[row] != index
-        for row, index in zip(generations.rows, generations.owner_indices, strict=True)
+        for row, index in zip(generations.rows, generations.owner_indices or [], strict=True)
     ):
         raise CliError(
             f"samples file {path!r} was not made from this dataset's rows: give the task's "

@@ -295,8 +295,9 @@ def finetune(
     model = copy.deepcopy(model).train()
     encoded = [prompt_token_ids(tokenizer, t)[:255] + [tokenizer.eos_token_id] for t in texts]
     dataset = Dataset.from_dict({"input_ids": encoded})
+    run_dir = str(Path(output_dir) / "run")
     args = TrainingArguments(
-        output_dir=str(Path(output_dir) / "run"),
+        output_dir=run_dir,
         num_train_epochs=epochs,
         per_device_train_batch_size=batch_size,
         learning_rate=learning_rate,
@@ -317,7 +318,7 @@ def finetune(
     )
     quiet_trainer_logs(trainer)
     trainer.train()
-    shutil.rmtree(args.output_dir, ignore_errors=True)
+    shutil.rmtree(run_dir, ignore_errors=True)
     return model.eval()
 
 
@@ -343,8 +344,9 @@ def unlearn(
     from waterdrum_hf._torch_plumbing import has_gpu, quiet_trainer_logs
 
     trainer_class, config_class = trainers.get(method)
+    run_dir = str(Path(output_dir) / "run")
     args = config_class(
-        output_dir=str(Path(output_dir) / "run"),
+        output_dir=run_dir,
         max_steps=steps,
         per_device_train_batch_size=batch_size,
         learning_rate=learning_rate,
@@ -366,7 +368,8 @@ def unlearn(
     )
     quiet_trainer_logs(trainer)
     trainer.train()
-    shutil.rmtree(args.output_dir, ignore_errors=True)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    assert trainer.model is not None  # the model it was given, trained
     return trainer.model.eval()
 
 

@@ -141,6 +141,7 @@ class Source:
         else:
             from waterdrum_hf._files import read_json_lines
 
+            assert self.data_file is not None  # check() refuses a local source without it
             records = read_json_lines(self.data_file)
             if not records:
                 raise ValueError(f"data file {self.data_file!r} has no rows")
@@ -167,6 +168,7 @@ class Source:
             return sorted(set(self._benchmark("forget")["owner_id"]))
         from waterdrum_hf.keys import read_watermark_ids
 
+        assert self.forget_ids_file is not None  # check() refuses a local source without it
         return read_watermark_ids(self.forget_ids_file, "forget ids")
 
     def _benchmark(self, split: str) -> Any:
@@ -176,6 +178,7 @@ class Source:
             data.load_waterdrum_ax if self.benchmark == "waterdrum-ax" else data.load_waterdrum_tofu
         )
         kwargs = {"path": self.dataset_path} if self.dataset_path else {}
+        assert self.config is not None  # check() refuses a benchmark without its config
         return load(self.config, split=split, **kwargs)
 
 

@@ -29,7 +29,7 @@ LABELS = {
 METRIC_COLORS = {metric: f"C{i}" for i, metric in enumerate(LABELS)}
 """Each metric's colour in every plot of the reproduction."""
 
-PAPER = {
+PAPER: dict[str, Any] = {
     # WaterDrum-Ax, Llama-2-7B (the paper's Table 1, AUROC +- 3 seeds; Table 2 and the offset
     # table of its appendix, R^2).
     "auroc": {
