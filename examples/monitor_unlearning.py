@@ -22,9 +22,15 @@ import torch
 from datasets import Dataset
 
 import waterdrum_hf
-from waterdrum_hf import WaterDrumCallback, WatermarkedDataset, key_from_secret
+from waterdrum_hf import (
+    EvaluationPlan,
+    SamplingConfig,
+    WaterDrumCallback,
+    WatermarkedDataset,
+    key_from_secret,
+)
 from waterdrum_hf.data import split_by_owner, toy_corpus
-from waterdrum_hf.experiments.pipeline import finetune
+from waterdrum_hf.experiments.training import TrainingSettings, finetune
 from waterdrum_hf.report import plot_curves
 from waterdrum_hf.trainers import KLConfig, KLTrainer
 
@@ -76,9 +82,7 @@ def main() -> None:
         watermarked["text"],
         out / "finetune",
         epochs=30,
-        batch_size=4,
-        learning_rate=2e-3,
-        seed=0,
+        training=TrainingSettings(batch_size=4, learning_rate=2e-3, seed=0),
     )
     forget, retain = split_by_owner(watermarked, [keys[-1]])
     callback = WaterDrumCallback.from_dataset(
@@ -88,13 +92,14 @@ def main() -> None:
         tokenizer,
         prefix_tokens=24,
         owner_names=dict(zip(keys, names, strict=True)),
-        eval_steps=args.eval_steps,
-        num_samples=1,
-        max_new_tokens=48,
-        save_on_stop=True,
-        stop_when={"max_forget_ratio": args.stop_forget_ratio, "min_retain_ratio": 0.8}
-        if args.stop_forget_ratio is not None
-        else None,
+        sampling=SamplingConfig(num_samples=1, max_new_tokens=48, seed=0),
+        plan=EvaluationPlan(
+            eval_steps=args.eval_steps,
+            stop_when={"max_forget_ratio": args.stop_forget_ratio, "min_retain_ratio": 0.8}
+            if args.stop_forget_ratio is not None
+            else None,
+            save_on_stop=args.stop_forget_ratio is not None,
+        ),
     )
     trainer = KLTrainer(
         model=original.train(),

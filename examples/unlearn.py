@@ -137,14 +137,10 @@ def read_waterdrum(model, tokenizer, forget: Dataset, retain: Dataset, script, s
     queries = waterdrum_hf.completion_queries(
         texts, tokenizer, prefix_tokens=script.prefix_tokens, max_fraction=0.5
     )
-    completions = waterdrum_hf.generate(
-        model,
-        tokenizer,
-        queries,
-        num_samples=script.num_samples,
-        max_new_tokens=script.max_new_tokens,
-        seed=seed,
+    sampling = waterdrum_hf.SamplingConfig(
+        num_samples=script.num_samples, max_new_tokens=script.max_new_tokens, seed=seed
     )
+    completions = waterdrum_hf.generate(model, tokenizer, queries, sampling)
     return waterdrum_hf.compute_waterdrum(
         completions, owners, tokenizer, forget_ids=sorted(set(forget["owner_id"]))
     )

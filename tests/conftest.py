@@ -1,9 +1,10 @@
-"""Test-wide settings: offline, caches in a temporary folder, small tokenizers built in code.
+"""Test-wide settings: offline, caches in a temporary folder, small tokenizers built in code,
+property tests derandomized.
 
 The tiny model may be reused from ``$HF_HOME`` (``dev.sh`` sets ``./.hf_home``): building it
 takes a minute. Everything else a test run writes (``datasets`` and ``evaluate`` caches,
-dynamic modules) goes to a temporary folder removed at exit, so tests leave nothing in the
-user's cache.
+dynamic modules, hypothesis's files) goes to a temporary folder removed at exit, so tests leave
+nothing in the user's cache or the checkout.
 """
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ import sys
 import tempfile
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (seeded by each test's name) and keep no
+# example database, so a failure replays as it is and nothing is written to the checkout.
+settings.register_profile("waterdrum", derandomize=True, database=None, print_blob=True)
+settings.load_profile("waterdrum")
 
 # Must happen before transformers / datasets / evaluate are imported anywhere.
 SCRATCH = tempfile.mkdtemp(prefix="waterdrum-hf-tests-")
@@ -26,6 +33,7 @@ for variable, folder in (
     ("HF_EVALUATE_CACHE", "evaluate"),
     ("HF_METRICS_CACHE", "metrics"),
     ("HF_MODULES_CACHE", "modules"),
+    ("HYPOTHESIS_STORAGE_DIRECTORY", "hypothesis"),  # its cache of constants
 ):
     os.environ[variable] = os.path.join(SCRATCH, folder)
 os.environ["HF_EVALUATE_OFFLINE"] = "1"

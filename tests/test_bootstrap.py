@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm
+from scipy.stats import binom, norm
+from scipy.stats import t as student_t
 from sklearn.metrics import roc_auc_score
 
 import waterdrum_hf.bootstrap as bootstrap
@@ -35,26 +36,51 @@ def owner_draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return values, strata
 
 
-def test_intervals_cover_the_true_mean_at_close_to_the_nominal_rate():
-    """95 % intervals over 1000 draws. The set's mean (62 queries, 3 owners) is covered at
-    0.95 ± 0.025 (measured 0.937); one owner's (20 queries) at 0.95 ± 0.04 (measured 0.917).
-    The percentile interval runs short with few queries: its width uses sd/sqrt(n) with the
-    biased sd and a normal quantile where Student's t applies, which on normal data predicts
-    P(|t_19| < 1.96 sqrt(19/20)) = 0.929 for 20 queries and 0.944 for 62; skewness costs a
-    little more. Binomial noise of a rate over 1000 draws is ± 0.007 (1 sd)."""
+def normal_theory(sizes: np.ndarray, spreads: np.ndarray, z: float) -> tuple[float, float]:
+    """Coverage and mean width that normal theory predicts for the percentile interval of a
+    stratified mean (weights ``n_h / n``). The interval is about ``mean +- z sqrt(V)`` with
+    ``V = sum w_h^2 s_h^2 / n_h`` and ``s_h`` the biased (1/n_h) sd: ``E V`` is ``shrink``
+    times the true variance, and ``V`` is spread as a chi-square with Satterthwaite's degrees
+    of freedom, so coverage is ``P(|t_df| < z sqrt(shrink))`` and the width ``2 z sqrt(E V)``
+    (one owner: ``P(|t_19| < z sqrt(19/20))``, the t-interval's coverage)."""
+    part = (sizes / sizes.sum()) ** 2 * spreads**2 / sizes  # each owner's share of the variance
+    shrink = (part * (sizes - 1) / sizes).sum() / part.sum()
+    df = part.sum() ** 2 / (part**2 / (sizes - 1)).sum()
+    coverage = 1 - 2 * student_t.sf(z * math.sqrt(shrink), df)
+    return coverage, 2 * z * math.sqrt(shrink * part.sum())
+
+
+def test_intervals_cover_the_true_mean_as_normal_theory_predicts():
+    """95 % intervals over 1000 draws, against :func:`normal_theory`: the set's mean (62
+    queries, 3 owners; 42 degrees of freedom) is predicted to be covered at 0.937 (measured
+    0.937), one owner's (20 queries) at 0.929 (measured 0.917: the skewness costs a little).
+    Both must lie in the binomial band of 1000 draws around the prediction (99.9 %: about +- 0.026),
+    so intervals a tenth too narrow fail. The mean width must be within 4 % of the predicted
+    one (measured 0.990 and 0.983 of it: E sqrt(V) is a little below sqrt(E V)), so intervals
+    too wide fail as well, which coverage alone would not show."""
     rng = np.random.default_rng(0)
     set_mean = np.dot(SIZES, MEANS) / sum(SIZES)  # owners given: their weights are fixed
-    draws, covered_set, covered_owner = 1000, 0, 0
+    z = norm.ppf(0.975)
+    draws, covered, widths = 1000, {"set": 0, "owner": 0}, {"set": 0.0, "owner": 0.0}
+    truth = {"set": set_mean, "owner": MEANS[1]}
     for draw in range(draws):
         values, strata = owner_draw(rng)
         masks = {"set": np.ones(len(values), dtype=bool), "owner": strata == 1}
         replicates, _ = bootstrap_replicates(values, strata, masks, resamples=1000, seed=draw)
-        whole = percentile_interval(replicates["set"], 0.95)
-        owner = percentile_interval(replicates["owner"], 0.95)
-        covered_set += whole.low <= set_mean <= whole.high
-        covered_owner += owner.low <= MEANS[1] <= owner.high
-    assert covered_set / draws == pytest.approx(0.95, abs=0.025)
-    assert covered_owner / draws == pytest.approx(0.95, abs=0.035)
+        for name in masks:
+            interval = percentile_interval(replicates[name], 0.95)
+            covered[name] += interval.low <= truth[name] <= interval.high
+            widths[name] += (interval.high - interval.low) / draws
+    predicted = {
+        "set": normal_theory(np.array(SIZES), np.array(SPREADS), z),
+        "owner": normal_theory(np.array(SIZES[1:2]), np.array(SPREADS[1:2]), z),
+    }
+    assert predicted["set"][0] == pytest.approx(0.937, abs=5e-4)
+    assert predicted["owner"][0] == pytest.approx(0.929, abs=5e-4)
+    for name, (coverage, width) in predicted.items():
+        low, high = binom.interval(0.999, draws, coverage)
+        assert low <= covered[name] <= high, (name, covered[name], coverage)
+        assert widths[name] == pytest.approx(width, rel=0.04), name
 
 
 def test_auroc_interval_covers_the_true_auroc_at_close_to_the_nominal_rate():
@@ -114,14 +140,19 @@ def test_the_same_seed_gives_the_same_interval_and_another_seed_another():
 
 
 def test_chunked_resamples_are_the_resamples(monkeypatch):
-    """Memory is bounded by chunks; chunking changes nothing but the draw order."""
+    """Memory is bounded by chunks; chunking changes nothing but the draw order: the chunks are
+    consecutive draws of one generator, so every chunk holds new resamples (a chunk that
+    redrew the same ones would repeat 7 values 43 times over)."""
     values, strata = owner_draw(np.random.default_rng(6))
     masks = {"set": np.ones(len(values), dtype=bool)}
-    whole, _ = bootstrap_replicates(values, strata, masks, resamples=300)
     monkeypatch.setattr(bootstrap, "CHUNK_CELLS", 7 * len(values))  # chunks of 7 resamples
-    chunked, _ = bootstrap_replicates(values, strata, masks, resamples=300)
-    assert len(chunked["set"]) == 300
-    assert abs(np.std(chunked["set"]) - np.std(whole["set"])) < 0.2 * np.std(whole["set"])
+    chunked, _ = bootstrap_replicates(values, strata, masks, resamples=300, seed=2)
+    rng = np.random.default_rng(2)
+    drawn = np.concatenate(
+        [stratified_multiplicities(strata, min(7, 300 - start), rng) for start in range(0, 300, 7)]
+    )
+    np.testing.assert_allclose(chunked["set"], drawn @ values / len(values), rtol=1e-12)
+    assert len(np.unique(chunked["set"])) >= 295  # 300 resamples of 62 values: ties are rare
 
 
 def test_chunks_hold_at_most_chunk_cells_and_at_least_one_resample(monkeypatch):

@@ -29,10 +29,12 @@ from waterdrum_hf import (
     completion_queries,
     compute_waterdrum,
     generate,
+    waterdrum_result,
 )
 from waterdrum_hf.data import toy_corpus
+from waterdrum_hf.metric import owner_display_names
 
-PLAN_FIELDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop")
+PLAN_FIELDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop", "model_card")
 
 TWO_LOGGED_STEPS = {
     "max_steps": 2, "per_device_train_batch_size": 2, "report_to": "none", "logging_steps": 1,
@@ -180,6 +182,28 @@ def test_confidence_logs_the_metrics_intervals(tiny_model, corpus):
 
 
 @pytest.mark.slow
+def test_the_last_values_go_into_the_output_dirs_model_card(
+    tiny_model, corpus, train_set, tmp_path
+):
+    """With ``model_card`` in its plan, the callback writes the last evaluation's values into
+    ``<output_dir>/README.md``'s model-index when training ends (keys never written)."""
+    from huggingface_hub import ModelCard
+
+    from waterdrum_hf import HubResultsConfig
+
+    card = HubResultsConfig("local-owners", notes="1 sample of 8 tokens")
+    callback = make_callback(tiny_model, corpus, eval_steps=2, model_card=card)
+    make_trainer(tiny_model, train_set, tmp_path, [callback], max_steps=2).train()
+    written = ModelCard.load(tmp_path / "README.md")
+    values = {r.metric_type: r.metric_value for r in written.data.eval_results}
+    last = callback.history[-1]
+    assert values["waterdrum_forget"] == pytest.approx(last["forget"])
+    assert values["waterdrum_retain"] == pytest.approx(last["retain"])
+    text = (tmp_path / "README.md").read_text()
+    assert not any(str(key) in text for key in KEYS)
+
+
+@pytest.mark.slow
 def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
     """Same seed, with and without the callback: the same weights, bit for bit, with dropout
     and gradient checkpointing on; modes are back afterwards."""
@@ -248,6 +272,33 @@ def test_stop_when_stops_saves_and_says_why(tiny_model, corpus, train_set, tmp_p
     assert (saved / "config.json").is_file() and (saved / "model.safetensors").is_file()
 
 
+def test_stop_when_needs_every_bound_and_a_value_on_its_bound_holds(
+    tiny_model, corpus, train_set, tmp_path, monkeypatch
+):
+    """Scripted values, one evaluation per step: ``stop_when`` holds when all its bounds hold
+    (step 1 meets only the forget bound, step 2 only the retain one), ``max_`` is ``<=`` and
+    ``min_`` is ``>=`` (steps 3 and 4 miss a bound by 1e-9; step 5 sits on both: it stops)."""
+    callback = make_callback(
+        tiny_model, corpus, eval_steps=1, stop_when={"max_forget": 0.3, "min_retain": 0.4}
+    )
+    scripted = iter(
+        [(0.8, 0.5), (0.2, 0.3), (0.5, 0.6), (0.3 + 1e-9, 0.6), (0.1, 0.4 - 1e-9), (0.3, 0.4)]
+        + [(0.1, 0.9)] * 3  # would hold under a strict rule
+    )
+
+    def fake_evaluate(model, tokenizer, accelerator=None):
+        forget, retain = next(scripted)
+        return {"forget": forget, "retain": retain, "seconds": 0.01}
+
+    monkeypatch.setattr(callback, "evaluate", fake_evaluate)
+    trainer = make_trainer(tiny_model, train_set, tmp_path, [callback], max_steps=8)
+    trainer.train()
+    assert callback.stopped_at == 5 and trainer.state.global_step == 5
+    assert callback.stop_reason == "forget 0.300 <= 0.3 and retain 0.400 >= 0.4"
+    entries = logged(trainer)
+    assert [s for s in entries if "waterdrum/stopped" in entries[s]] == [5]
+
+
 def test_a_rule_that_never_holds_lets_training_finish(tiny_model, corpus, train_set, tmp_path):
     callback = make_callback(tiny_model, corpus, stop_when={"min_separability_auroc": 2.0})
     trainer = make_trainer(tiny_model, train_set, tmp_path, [callback])
@@ -256,7 +307,7 @@ def test_a_rule_that_never_holds_lets_training_finish(tiny_model, corpus, train_
 
 
 def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, capsys, caplog):
-    secret = int(np.random.default_rng().integers(2**31, 2**32))
+    secret = int(np.random.default_rng(11).integers(2**31, 2**32))
     model, tokenizer = tiny_model
     texts = toy_corpus(2, max_passages_per_owner=2)["text"]
     callback = WaterDrumCallback(
@@ -289,6 +340,35 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
     assert "waterdrum/forget" in json.dumps(trainer.state.log_history)
     for form in (str(secret), f"{secret:x}", f"{secret:X}", f"{secret:#x}"):
         assert form not in shown
+
+
+def test_owners_are_named_as_the_metric_names_them_in_the_datas_order(tiny_model, corpus):
+    """The forget owner (KEYS[2], the data's third owner) is owner-3, as compute_waterdrum
+    names it on the same queries in order, not owner-1 for coming first in the forget set."""
+    callback = make_callback(tiny_model, corpus)
+    model, tokenizer = tiny_model
+    values = callback.evaluate(model, tokenizer)
+    owners = {name for name in values if name.startswith("owner/")}
+    assert owners == {"owner/owner-1", "owner/owner-2", "owner/owner-3"}
+    completions = generate(
+        model, tokenizer, callback.queries, num_samples=1, max_new_tokens=8, seed=0
+    )
+    forget_first = sorted(corpus["owner_id"], key=lambda owner: owner != KEYS[2])
+    ours = waterdrum_result(completions, forget_first, tokenizer, forget_ids=[KEYS[2]])
+    in_order = owner_display_names(list(corpus["owner_id"]), None)
+    assert values["owner/owner-3"] == pytest.approx(
+        waterdrum_result(
+            completions,
+            forget_first,
+            tokenizer,
+            forget_ids=[KEYS[2]],
+            owner_names=in_order,
+            return_details=True,
+        )
+        .per_owner["owner-3"]
+        .value
+    )
+    assert ours.forget.value == pytest.approx(values["forget"])
 
 
 def stop(rule):
@@ -334,7 +414,9 @@ def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):
     }
     arguments.update(kwargs)
     with pytest.raises(error, match=match) as raised:
-        built = {k: v() if callable(v) else v for k, v in arguments.items()}
+        built = {
+            k: v() if getattr(v, "__name__", "") == "<lambda>" else v for k, v in arguments.items()
+        }
         WaterDrumCallback(**built)
     assert not any(str(key) in str(raised.value) for key in KEYS)
 
@@ -433,7 +515,7 @@ def test_a_trainer_given_by_name_is_used_as_it_is(
     def no_walk(callback):
         raise AssertionError("the stack was walked although trainer= was given")
 
-    monkeypatch.setattr(callbacks, "_find_trainer", no_walk)
+    monkeypatch.setattr(callbacks, "find_trainer", no_walk)
     trainer = make_trainer(tiny_model, train_set, tmp_path, max_steps=2)
     callback = make_callback(tiny_model, corpus, trainer=trainer)
     monkeypatch.setattr(callback, "evaluate", scripted_values)

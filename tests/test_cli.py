@@ -7,6 +7,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -62,6 +63,11 @@ def run(argv, capsys):
     return code, out, err
 
 
+COMMAND_NAMES = [
+    "demo", "score", "audit", "verify", "watermark", "unlearn", "lm-eval-tasks", "register-metric"
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("argv", [[], ["--help"], ["-h"]])
 def test_help_lists_every_command(argv, capsys):
     if argv:
@@ -72,13 +78,11 @@ def test_help_lists_every_command(argv, capsys):
     else:
         code, out, _ = run(argv, capsys)
         assert code == 0
-    for command in ("demo", "score", "verify", "watermark", "unlearn", "lm-eval-tasks"):
+    for command in COMMAND_NAMES:
         assert command in out
 
 
-@pytest.mark.parametrize(
-    "command", ["demo", "score", "audit", "verify", "watermark", "unlearn", "lm-eval-tasks"]
-)
+@pytest.mark.parametrize("command", COMMAND_NAMES)
 def test_every_command_has_help(command, capsys):
     try:
         code = main([command, "--help"])
@@ -101,6 +105,31 @@ def test_verify_takes_the_analytic_null_or_none(scored_file, capsys, null):
     expected = compute_waterdrum(texts, owners, tok, config=config, forget_ids=[KEYS[1]])
     assert {k: v for k, v in written.items() if k in expected} == pytest.approx(expected)
     assert ("retain_p_value" in written) == (null == "analytic")
+
+
+def test_a_yaml_config_gives_options_and_the_command_line_overrides_it(scored_file, capsys):
+    """`--config FILE.yaml` (TRL-style): its keys are option names (underscores or dashes), its
+    scoring settings become the WaterDrumConfig, and flags given on the command line win."""
+    tmp_path, texts, owners, tok = scored_file
+    recipe = tmp_path / "verify.yaml"
+    recipe.write_text(
+        f"watermark_tokenizer: {tmp_path / 'tok'}\nid-column: owner_id\n"
+        f"forget_ids_file: {tmp_path / 'forget.txt'}\nnull: empirical\nnull_keys: 3\n"
+        "k_p: 2\noverwrite: true\n"
+    )
+    argv = ["verify", tmp_path / "outputs.jsonl", "--config", recipe, "--null-keys", "4"]
+    code, _, err = run([*argv, "--output", tmp_path / "yaml.json"], capsys)
+    assert code == 0, err
+    written = json.loads((tmp_path / "yaml.json").read_text())
+    config = WaterDrumConfig.from_keywords({"k_p": 2, "null_keys": 4})  # 4: the flag's
+    expected = compute_waterdrum(texts, owners, tok, config=config, forget_ids=[KEYS[1]])
+    assert {k: v for k, v in written.items() if k in expected} == pytest.approx(expected)
+    recipe.write_text("null_kyes: 3\n")
+    code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
+    assert code == 2 and "'null_kyes' is not an option of this command" in err
+    recipe.write_text("- a list\n")
+    code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
+    assert code == 2 and "must hold a mapping" in err
 
 
 def test_version_and_module_entry_point():
@@ -1029,6 +1058,46 @@ def lm_eval_samples(rows, owner_indices, samples):
         + "\n"
         for row, owner, texts in zip(rows, owner_indices, samples, strict=True)
     )
+
+
+@pytest.mark.slow
+def test_score_writes_and_pushes_the_values_in_the_hubs_formats(
+    tiny_folder, owner_rows, tmp_path, capsys, monkeypatch
+):
+    """`--model-card DIR` writes README.md's model-index (read back with huggingface_hub);
+    `--push-to-hub REPO` uploads the same files in one commit (the upload call is captured:
+    the Hub is unreachable here)."""
+    from huggingface_hub import HfApi, ModelCard
+    from huggingface_hub.errors import EntryNotFoundError
+
+    uploaded = {}
+
+    def upload_folder(self, *, repo_id, folder_path, **kwargs):
+        uploaded.update(repo_id=repo_id, files=sorted(p.name for p in Path(folder_path).rglob("*")))
+        uploaded["card"] = (Path(folder_path) / "README.md").read_text()
+        return "https://huggingface.co/user/model/commit/0"
+
+    def no_card(self, *args, **kwargs):
+        raise EntryNotFoundError("no README.md")
+
+    monkeypatch.setattr(HfApi, "upload_folder", upload_folder)
+    monkeypatch.setattr(HfApi, "hf_hub_download", no_card)
+    argv = [
+        "score", "--model", tiny_folder, "--dataset", owner_rows, "--watermark-tokenizer",
+        tiny_folder, "--forget-ids", KEYS[1], "--null", "analytic", "--prefix-tokens", 8,
+        "--num-samples", 2, "--max-new-tokens", 8, "--out", tmp_path / "a",
+        "--model-card", tmp_path / "card", "--push-to-hub", "user/model",
+    ]  # fmt: skip
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    result = json.loads((tmp_path / "a" / "report.json").read_text())["models"]["model"]
+    card = ModelCard.load(tmp_path / "card" / "README.md")
+    values = {r.metric_type: r.metric_value for r in card.data.eval_results}
+    assert values["waterdrum_forget"] == pytest.approx(result["forget"])
+    assert values["waterdrum_retain"] == pytest.approx(result["retain"])
+    assert uploaded["repo_id"] == "user/model" and "README.md" in uploaded["files"]
+    assert "waterdrum_forget" in uploaded["card"] and "Pushed to user/model" in out
+    assert not any(str(key) in uploaded["card"] + out for key in KEYS)
 
 
 def test_score_rescores_an_lm_eval_samples_file_by_its_documents_rows(

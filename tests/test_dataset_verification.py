@@ -15,7 +15,9 @@ from tokenizer_builders import word_texts, word_tokenizer
 
 import waterdrum_hf._version
 from waterdrum_hf import verify_dataset, verify_texts
+from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.dataset_verification import DatasetScorer
+from waterdrum_hf.schemes import resolve_scheme
 from waterdrum_hf.verification import Verifier
 
 N = 4096
@@ -42,9 +44,16 @@ def on_disk(rows, tmp_path):
     return load_from_disk(str(tmp_path / "ds"))  # on disk, so map results are cached there
 
 
-def run(dataset, tok, **kwargs):
+def run(dataset, tok, k_p=None, n_gram=None, **kwargs):
+    """``verify_dataset`` of the text and owner columns; ``k_p``/``n_gram`` build the scheme."""
+    scheme = resolve_scheme("waterfall", k_p=k_p, n_gram=n_gram)
     return verify_dataset(
-        dataset, text_column="text", id_column="owner_id", watermark_tokenizer=tok, **kwargs
+        dataset,
+        text_column="text",
+        id_column="owner_id",
+        watermark_tokenizer=tok,
+        config=WaterDrumConfig(scheme=scheme),
+        **kwargs,
     )
 
 
@@ -188,7 +197,19 @@ def test_a_cache_of_other_parameters_is_not_reused(on_disk, tok):
 def test_bad_arguments(on_disk, tok, change, error, match):
     kwargs = {"text_column": "text", "id_column": "owner_id", "watermark_tokenizer": tok}
     with pytest.raises(error, match=match):
+        if "k_p" in change:
+            change = {"config": WaterDrumConfig(scheme=resolve_scheme("waterfall", **change))}
         verify_dataset(on_disk, **{**kwargs, **change})
+
+
+def test_a_config_with_a_null_or_an_interval_is_refused(on_disk, tok):
+    """Row scores are not pooled: a null or an interval would be silently unused."""
+    from waterdrum_hf import IntervalConfig, NullConfig
+
+    kwargs = {"text_column": "text", "id_column": "owner_id", "watermark_tokenizer": tok}
+    for config in (WaterDrumConfig(null=NullConfig()), WaterDrumConfig(interval=IntervalConfig())):
+        with pytest.raises(ValueError, match="scores rows one by one"):
+            verify_dataset(on_disk, **kwargs, config=config)
 
 
 @pytest.mark.parametrize("num_proc", [None, 2])

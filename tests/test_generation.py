@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import logging
 import warnings
 
 import pytest
 import torch
 
 from waterdrum_hf import completion_queries, generate
+from waterdrum_hf.generation import CACHE_KEYWORD
 
 
 def test_generate_returns_only_completions_and_reproduces_with_a_seed(tiny_model, texts):
@@ -163,8 +165,8 @@ def _plain_generate(model, tokenizer, queries, num_samples, batch_sizes, seed, m
     """transformers' own ``generate`` on the batches ``generate`` makes (left-padded rows of
     each query repeated ``num_samples`` times, cut into ``batch_sizes``): the samples that
     ``generate`` gave before it shared prefills or sized batches itself."""
-    from waterdrum_hf.generation import unfiltered_sampling_config
     from waterdrum_hf.prompting import prompt_token_ids
+    from waterdrum_hf.sampling import unfiltered_sampling_config
 
     rows = [prompt_token_ids(tokenizer, q) for q in queries for _ in range(num_samples)]
     config = unfiltered_sampling_config(
@@ -204,7 +206,7 @@ def test_shared_prefill_gives_the_samples_of_plain_generate(tiny_model, mixed_qu
     plain = model.generate
 
     def recording(**kwargs):
-        cache = kwargs.get("past_key_values")
+        cache = kwargs.get(CACHE_KEYWORD)
         caches.append(
             None if cache is None else (kwargs["input_ids"].shape, cache.get_seq_length())
         )
@@ -220,6 +222,18 @@ def test_shared_prefill_gives_the_samples_of_plain_generate(tiny_model, mixed_qu
     caches.clear()
     assert generate(model, tokenizer, mixed_queries, shared_prefill=False, **kwargs) == expected
     assert caches == [None] * 3
+
+
+def test_the_shared_prefill_uses_the_current_cache_api(tiny_model, mixed_queries, caplog):
+    """No deprecation from transformers: the cache goes by the installed version's name (5.24
+    renamed ``past_key_values`` to ``cache``) and is a ``DynamicCache``."""
+    model, tokenizer = tiny_model
+    kwargs = {"num_samples": 3, "max_new_tokens": 4, "seed": 1, "batch_size": 6}
+    with warnings.catch_warnings(), caplog.at_level(logging.WARNING, logger="transformers"):
+        warnings.simplefilter("error")
+        shared = generate(model, tokenizer, mixed_queries, **kwargs)
+    assert not [r for r in caplog.records if "deprecated" in r.getMessage()]
+    assert shared == generate(model, tokenizer, mixed_queries, shared_prefill=False, **kwargs)
 
 
 def test_auto_batch_size_halves_on_out_of_memory_and_rewinds(
@@ -281,9 +295,9 @@ def test_auto_batch_size_fits_the_free_memory(tiny_model, monkeypatch):
     model, _ = tiny_model
     per_sequence = generation._bytes_per_sequence(model, 30, 70)
     with torch.no_grad():
-        cache = model(input_ids=torch.ones((2, 100), dtype=torch.long), use_cache=True)
+        out = model(input_ids=torch.ones((2, 100), dtype=torch.long), use_cache=True)
     kv_bytes = sum(
-        t.numel() * t.element_size() for k, v, _ in cache.past_key_values for t in (k, v)
+        t.numel() * t.element_size() for k, v, _ in getattr(out, CACHE_KEYWORD) for t in (k, v)
     )
     assert per_sequence > 2 * kv_bytes / 2
     cuda, cpu = torch.device("cuda"), torch.device("cpu")

@@ -4,6 +4,7 @@ offline run of lm-eval's ``hf`` backend whose values equal ``waterdrum score --g
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -70,9 +71,11 @@ def test_benchmark_tasks_sample_ten_unfiltered_completions_of_the_papers_prompts
     assert kwargs["top_p"] == 1.0 and kwargs["top_k"] == 0 and kwargs["repetition_penalty"] == 1.0
     assert kwargs["max_gen_toks"] == 200 and kwargs["until"] == []  # not lm-eval's "\n\n"
     docs = list(task.test_docs())
-    assert set(docs[0]) == {"query", "owner", "source"}
+    assert set(docs[0]) == {"query", "owner", "row", "source"}
     source = Source.from_json(docs[0]["source"])
     rows = source.rows()
+    order = [doc["row"] for doc in docs]
+    assert order == lm_eval_tasks.interleave_by_owner(rows["owner_id"])
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_folder)
@@ -83,10 +86,19 @@ def test_benchmark_tasks_sample_ten_unfiltered_completions_of_the_papers_prompts
         expected = qa_queries(rows["question"], tokenizer)
         assert expected[0].startswith(tokenizer.bos_token) and "<|assistant|>" in expected[0]
         assert source.forget_ids() == [1]
+    expected = [expected[row] for row in order]
     assert [doc["query"] for doc in docs] == expected
     assert [task.doc_to_text(doc) for doc in docs] == expected
     # Published ids are public: the owner index is the id, in the published layout.
-    assert [doc["owner"] for doc in docs] == list(rows["owner_id"])
+    assert [doc["owner"] for doc in docs] == [rows["owner_id"][row] for row in order]
+    owners = len(set(rows["owner_id"]))
+    assert len({doc["owner"] for doc in docs[:owners]}) == owners  # every owner, first
+
+
+def test_interleaving_takes_the_owners_in_turn_in_order_of_first_appearance():
+    assert lm_eval_tasks.interleave_by_owner([7, 7, 7, 2, 9, 9]) == [0, 3, 4, 1, 5, 2]
+    assert lm_eval_tasks.interleave_by_owner([1, 2, 1, 2]) == [0, 1, 2, 3]
+    assert lm_eval_tasks.interleave_by_owner([]) == []
 
 
 def test_forget_ids_follow_the_benchmark_config(tmp_path):
@@ -105,7 +117,7 @@ def test_local_documents_carry_owner_indices_only(local_data, tiny_folder, monke
         forget_ids_file=str(folder / "forget.txt"),
         watermark_tokenizer=str(tiny_folder),
     )["test"]
-    assert docs["owner"] == [0, 0, 1, 1]
+    assert docs["owner"] == [0, 1, 0, 1] and docs["row"] == [0, 2, 1, 3]  # owners in turn
     text = json.dumps(docs.to_list())
     assert not any(str(key) in text for key in KEYS)
     assert str(folder / "rows.jsonl") in docs[0]["source"]  # from the environment variable
@@ -137,6 +149,36 @@ def test_documents_need_the_evaluated_models_tokenizer(local_data, monkeypatch):
             forget_ids_file=str(folder / "forget.txt"),
             watermark_tokenizer="tiny",
         )
+
+
+def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(local_data, tiny_folder):
+    """The ``scoring`` metadata (a WaterDrumConfig's dict) is checked when the task is built,
+    travels in the documents as JSON, and is what the aggregations score with."""
+    from waterdrum_hf import NullConfig, WaterDrumConfig, WaterfallScheme, compute_waterdrum
+
+    folder, rows = local_data
+    metadata = {
+        "data_file": str(folder / "rows.jsonl"),
+        "forget_ids_file": str(folder / "forget.txt"),
+        "watermark_tokenizer": str(tiny_folder),
+        "scoring": {"scheme": {"scheme": "waterfall", "k_p": 3}, "null": {"method": "analytic"}},
+    }
+    source = Source.from_metadata(metadata)
+    config = WaterDrumConfig(scheme=WaterfallScheme(k_p=3), null=NullConfig("analytic"))
+    assert WaterDrumConfig.from_json(source.scoring) == config
+    samples = [[row["text"][:60], row["text"][60:140]] for row in rows]
+    items = [
+        QuerySamples(source.to_json(), owner, tuple(pair))
+        for owner, pair in zip([0, 0, 1, 1], samples, strict=True)
+    ]
+    expected = compute_waterdrum(
+        samples, [r["owner_id"] for r in rows], str(tiny_folder), config=config,
+        forget_ids=[KEYS[1]],
+    )  # fmt: skip
+    assert lm_eval_tasks.aggregate_forget(items) == expected["forget"]
+    assert lm_eval_tasks.aggregate_retain(items) == expected["retain"]
+    with pytest.raises(ValueError, match="`pooling` must be"):
+        Source.from_metadata({**metadata, "scoring": {"pooling": "max"}})
 
 
 def test_items_log_as_a_summary_and_one_result_serves_every_metric():
@@ -194,3 +236,46 @@ def test_lm_eval_hf_run_reports_the_values_waterdrum_score_gives_and_logs_no_id(
     assert ours["num_queries"] == 4 and ours["num_scored"] > 30
     assert 0 <= reported["separability_auroc,all_samples"] <= 1
     assert not any(str(key) in capsys.readouterr().out for key in KEYS)
+
+
+def test_lm_eval_limit_keeps_every_owner_and_gives_finite_values(tiny_folder, tmp_path):
+    """lm-eval itself (``simple_evaluate``, the ``hf`` backend, offline) with ``limit`` as small
+    as the number of owners: data ordered by owner would keep the first owner alone (forget
+    and AUROC NaN); owners taken in turn keep all three."""
+    from lm_eval import simple_evaluate
+
+    from waterdrum_hf.data import toy_corpus
+
+    keys = [*KEYS, 3_555_555_529]
+    corpus = toy_corpus(3, max_passages_per_owner=3)  # rows ordered by owner
+    rows = [
+        {"text": text, "owner_id": keys[owner]}
+        for text, owner in zip(corpus["text"], corpus["owner_id"], strict=True)
+    ]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "forget.txt").write_text(f"{keys[2]}\n")
+    metadata = {
+        "data_file": str(tmp_path / "rows.jsonl"),
+        "forget_ids_file": str(tmp_path / "forget.txt"),
+        "watermark_tokenizer": str(tiny_folder),
+        "pretrained": str(tiny_folder),
+    }
+    manager = TaskManager(include_path=str(tasks_path()), include_defaults=False, metadata=metadata)
+    out = simple_evaluate(
+        model="hf",
+        model_args={"pretrained": str(tiny_folder)},
+        tasks=["waterdrum_local"],
+        task_manager=manager,
+        limit=3,
+        gen_kwargs={"max_gen_toks": 16},
+        device="cpu",
+        batch_size=30,
+        random_seed=3,
+    )
+    docs = [sample["doc"] for sample in out["samples"]["waterdrum_local"]]
+    assert sorted(doc["owner"] for doc in docs) == [0, 1, 2]  # one query of each owner
+    assert sorted(doc["row"] for doc in docs) == [0, 3, 6]  # each owner's first row
+    reported = out["results"]["waterdrum_local"]
+    for name in ("forget", "retain", "separability_auroc"):
+        assert math.isfinite(reported[f"{name},all_samples"]), name
+    assert 0 <= reported["separability_auroc,all_samples"] <= 1

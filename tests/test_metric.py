@@ -27,7 +27,7 @@ from waterdrum_hf import (
     waterdrum_result,
 )
 from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments
-from waterdrum_hf.config import WaterDrumConfig
+from waterdrum_hf.config import KEYWORDS, WaterDrumConfig
 from waterdrum_hf.metric import metric_path
 from waterdrum_hf.metric.inputs import Queries
 from waterdrum_hf.metric.nulls import AnalyticReading
@@ -742,10 +742,13 @@ def test_old_call_style_still_works(tok, batch):
     ],
 )
 def test_bad_input(tok, kwargs, error, match):
+    """Scoring settings are checked by the configuration (built from the evaluate module's
+    keywords, as the metric module does); the rest by the metric."""
     args = {"predictions": ["w1 w2", "w3 w4"], "references": [1, 2], "watermark_tokenizer": tok}
+    settings = {k: kwargs.pop(k) for k in list(kwargs) if k in KEYWORDS}
     args.update(kwargs)
     with pytest.raises(error, match=match):
-        compute_waterdrum(**args)
+        compute_waterdrum(**args, config=cfg(**settings))
 
 
 def test_wheel_ships_the_metric_module(tmp_path):

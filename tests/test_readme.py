@@ -46,8 +46,10 @@ BLOCKS = readme_blocks()
 def test_the_readme_has_the_snippets_this_file_runs():
     assert set(BLOCKS) == {
         "Score a model",
+        "WaterDrum flags in a training script",
         "Watermark data, load the benchmarks, sample queries",
         "Unlearn, and watch it happen",
+        "In your TRL script",
         "Does the unlearning hold? Relearning and quantization audits",
         "Keys, privacy and scale",
     }
@@ -83,8 +85,42 @@ def mirrored_hub(tmp_path, monkeypatch):
     )
 
 
+def test_waterdrum_flags_in_a_training_script_run_as_printed(tiny_model, tmp_path, monkeypatch):
+    """The TRL-script snippet with a real TrlParser and the script's command-line flags."""
+    from datasets import Dataset
+
+    from waterdrum_hf import tiny
+
+    _, tokenizer = tiny_model
+    monkeypatch.setattr(
+        "sys.argv",
+        ["train.py", "--output_dir", str(tmp_path / "o"), "--use_cpu", "true"]
+        + ["--waterdrum_watermark_tokenizer", str(tiny.built_path())]
+        + ["--waterdrum_null", "analytic", "--waterdrum_prefix_tokens", "4"],
+    )
+    added = []
+    scope = {
+        "tokenizer": tokenizer,
+        "eval_dataset": Dataset.from_dict(
+            {
+                "text": ["The class statement", "A lambda is small", "The import system"],
+                "owner_id": [3, 4, 5],
+                "forget": [True, False, False],
+            }
+        ),
+        "trainer": type("Script", (), {"add_callback": staticmethod(added.append)})(),
+    }
+    exec(compile(BLOCKS["WaterDrum flags in a training script"], "README.md", "exec"), scope)
+
+    (callback,) = added
+    assert isinstance(callback, waterdrum_hf.WaterDrumCallback)
+    assert callback.config == waterdrum_hf.WaterDrumConfig(null=waterdrum_hf.NullConfig("analytic"))
+    assert scope["waterdrum_args"].waterdrum_prefix_tokens == 4
+
+
 @pytest.mark.slow
-def test_score_a_model_runs_as_printed(tiny_model, mirrored_hub):
+def test_score_a_model_runs_as_printed(tiny_model, mirrored_hub, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the snippet writes scoring.json
     model, tokenizer = tiny_model
     scope = {"model": model, "model_tokenizer": tokenizer, "paraphraser_tokenizer": tokenizer}
     scores = np.array([0.1, 0.2, 0.8, 0.9])
@@ -106,6 +142,7 @@ def test_score_a_model_runs_as_printed(tiny_model, mirrored_hub):
     assert len(scope["completions"]) == 40 and all(len(c) == 10 for c in scope["completions"])
     assert scope["scores"].shape == (2,) and scope["fit"].r2 > 0.9
     assert scope["null"].scores.shape == (2, 100)
+    assert waterdrum_hf.WaterDrumConfig.from_json("scoring.json") == scope["config"]
 
 
 @pytest.mark.slow
@@ -151,14 +188,41 @@ def test_unlearn_and_watch_runs_as_printed(tiny_model, tmp_path, monkeypatch):
     }
     exec(compile(BLOCKS["Unlearn, and watch it happen"], "README.md", "exec"), scope)
 
-    logged = {key for entry in scope["trainer"].state.log_history for key in entry}
-    assert {
-        "train_loss",
-        "waterdrum/forget",
-        "waterdrum/retain",
-        "waterdrum/forget_ratio",
-    } <= logged
+    history = scope["trainer"].state.log_history
+    logged = {key for entry in history for key in entry}
+    assert {"train_loss", "waterdrum/forget", "waterdrum/retain"} <= logged
+    # A ratio to step 0 is logged where the step-0 value is above 0 (the toy data here is
+    # unwatermarked, so its forget value is noise around 0, of either sign).
+    first = next(entry for entry in history if "waterdrum/forget" in entry)
+    assert ("waterdrum/forget_ratio" in logged) == (first["waterdrum/forget"] > 0)
     assert (tmp_path / "kl-run").is_dir()
+
+
+@pytest.mark.slow
+def test_in_your_trl_script_runs_as_printed(tiny_model, tiny_folder, tmp_path, monkeypatch):
+    from datasets import Dataset, load_dataset
+    from huggingface_hub import ModelCard
+
+    monkeypatch.chdir(tmp_path)  # the snippet writes ./tofu_forget10 and ./npo-run
+    qa = [(f"Who owns item {i}?", f"Owner {i % 3} owns item {i}.") for i in range(6)]
+    columns = {"question": [q for q, _ in qa], "answer": [a for _, a in qa]}
+    scope = {
+        "forget": Dataset.from_dict({k: v[:2] for k, v in columns.items()}),
+        "retain": Dataset.from_dict({k: v[2:] for k, v in columns.items()}),
+        "model_path": str(tiny_folder),
+        "paraphraser_tokenizer": tiny_model[1],
+    }
+    exec(compile(BLOCKS["In your TRL script"], "README.md", "exec"), scope)
+
+    saved = load_dataset("tofu_forget10", split="train")
+    assert saved["forget"] == [True, True, False, False, False, False]
+    assert saved["owner_id"] == [1, 1, 0, 0, 0, 0]
+    logged = {key for entry in scope["trainer"].state.log_history for key in entry}
+    assert {"train_loss", "waterdrum/forget", "waterdrum/retain"} <= logged
+    assert scope["trainer"].data_rows == (2, 4)
+    card = ModelCard.load(tmp_path / "npo-run" / "README.md")
+    assert {"unlearning", "waterdrum", "npo"} <= set(card.data.tags)
+    assert "| `waterdrum/forget` |" in card.text and "| forget | 2 |" in card.text
 
 
 @pytest.mark.slow

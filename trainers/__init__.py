@@ -44,26 +44,7 @@ _METHODS: dict[str, type[UnlearningTrainer]] = {
 }
 
 DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
-    {
-        "gradascent": "Gradient ascent: raises the loss on the forget set, pushing the model "
-        "away from that text.",
-        "graddiff": "Gradient difference: gradient ascent on the forget set plus ordinary "
-        "training on the retain set, to keep what should stay.",
-        "kl": "Gradient ascent on the forget set while keeping the predictions on the retain set "
-        "close (KL divergence) to the original model's.",
-        "scrub": "SCRUB: alternates steps that push the predictions on the forget set away from "
-        "the original model's with steps that keep them close on the retain set.",
-        "npo": "Negative preference optimisation: a bounded gradient ascent that lowers the "
-        "forget text's likelihood relative to the original model, plus training on the retain set.",
-        "simnpo": "SimNPO: NPO without the original model as reference (length-normalised "
-        "likelihood and a margin), plus training on the retain set.",
-        "idkdpo": 'Preference optimisation (DPO) of refusals such as "I don\'t know" over the '
-        "forget answers, plus training on the retain set.",
-        "idknll": "Trains the model to answer forget questions with a refusal such as \"I don't "
-        'know", plus training on the retain set.',
-        "taskvector": "Task vector: fine-tunes a copy further on the forget set, then subtracts "
-        "that change from the original model's weights.",
-    }
+    {name: trainer.description for name, trainer in _METHODS.items()}
 )
 """A one-line, plain-words description of each method of :func:`available` (for reports)."""
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import torch
+from datasets import Dataset, IterableDataset
 from transformers import PreTrainedTokenizerBase
 
 from waterdrum_hf._torch_plumbing import causal_lm_batch
 from waterdrum_hf.data import IGNORE_INDEX, ForgetRetainCollator, ForgetRetainDataset
+from waterdrum_hf.data.formats import example_format, has_prompt, unknown_format
 
 
 def build_pairs(
@@ -20,28 +23,38 @@ def build_pairs(
     seed: int,
     retain_needed: bool,
     alternative_answers: Sequence[str] | None = None,
-    text_column: str = "text",
-    question_column: str = "question",
-    answer_column: str = "answer",
+    forget_column: str = "forget",
+    **columns: str,
 ) -> Any:
-    """The training dataset: ``train_dataset`` as given, or the forget/retain sets paired.
+    """The training dataset: forget/retain pairs as given, or paired here.
 
-    Without a retain term (``retain_needed=False``) the retain set may be left out; the pairs then
-    repeat the forget set on their (unused) retain side. With ``alternative_answers`` (refusals
-    for the IDK methods) the forget set must be QA-style and every pair gets one. Rows the
-    collator could not read (no text, no question and answer; a train_dataset that is not pairs)
-    are refused here, not at the first batch.
+    ``train_dataset`` holds pairs, or rows of one dataset (any format of
+    :mod:`waterdrum_hf.data.formats`) marked by the boolean ``forget_column``; else the two sets
+    come as ``forget_dataset`` and ``retain_dataset``. Without a retain term
+    (``retain_needed=False``) the retain set may be left out; the pairs then repeat the forget
+    set on their (unused) retain side. With ``alternative_answers`` (refusals for the IDK
+    methods) the forget rows need a prompt and every pair gets one. ``columns`` are the
+    config's ``text_column``, ``question_column`` and ``answer_column``. Rows the collator could
+    not read are refused here, not at the first batch.
     """
-    columns = {
-        "text_column": text_column,
-        "question_column": question_column,
-        "answer_column": answer_column,
-    }
     if train_dataset is not None:
         if forget_dataset is not None or retain_dataset is not None:
             raise TypeError(
-                "pass either train_dataset (forget/retain pairs) or forget_dataset and "
-                "retain_dataset, not both"
+                "pass either train_dataset (forget/retain pairs, or rows with a boolean forget "
+                "column) or forget_dataset and retain_dataset, not both"
+            )
+        if not _holds_pairs(train_dataset):
+            forget_dataset, retain_dataset = split_on_forget_column(
+                train_dataset, forget_column, retain_needed=retain_needed
+            )
+            return build_pairs(
+                None,
+                forget_dataset,
+                retain_dataset,
+                seed=seed,
+                retain_needed=retain_needed,
+                alternative_answers=alternative_answers,
+                **columns,
             )
         if (
             alternative_answers is not None
@@ -51,17 +64,16 @@ def build_pairs(
             raise ValueError(
                 "this method needs refusal answers in its pairs: build train_dataset with "
                 "ForgetRetainDataset(forget, retain, alternative_answers=REFUSAL_ANSWERS), or pass "
-                "forget_dataset= and retain_dataset= and let the trainer pair them"
+                "the rows and let the trainer pair them"
             )
-        _check_pairs(train_dataset)
         if isinstance(train_dataset, ForgetRetainDataset):
             check_rows(train_dataset.forget, "forget", qa_answers=alternative_answers, **columns)
             check_rows(train_dataset.retain, "retain", **columns)
         return train_dataset
     if forget_dataset is None:
         raise ValueError(
-            "no forget set: pass forget_dataset= (and retain_dataset=), or "
-            "train_dataset=ForgetRetainDataset(forget, retain)"
+            "no forget set: pass train_dataset= with a boolean 'forget' column, or "
+            "forget_dataset= (and retain_dataset=), or train_dataset=ForgetRetainDataset(...)"
         )
     if retain_dataset is None:
         if retain_needed:
@@ -70,18 +82,90 @@ def build_pairs(
                 "retain_weight=0 to train on the forget set only, where the method allows it)"
             )
         retain_dataset = forget_dataset
-    if alternative_answers is not None and question_column not in _first_row(forget_dataset):
-        raise ValueError(
-            f"refusal answers pair with forget questions, but the forget set has no "
-            f"{question_column!r} column (columns: {sorted(_first_row(forget_dataset))}); give "
-            "QA-style forget data (question and answer columns) or set question_column"
-        )
     check_rows(forget_dataset, "forget", qa_answers=alternative_answers, **columns)
     if retain_dataset is not forget_dataset:
         check_rows(retain_dataset, "retain", **columns)
     return ForgetRetainDataset(
         forget_dataset, retain_dataset, seed=seed, alternative_answers=alternative_answers
     )
+
+
+def split_on_forget_column(
+    dataset: Any, column: str, *, retain_needed: bool
+) -> tuple[Any, Any | None]:
+    """``(forget rows, retain rows)`` of one dataset marked by the boolean ``column``; the retain
+    rows are ``None`` when there are none and ``retain_needed`` is false."""
+    names = _row_columns(dataset)
+    if not names or not isinstance(dataset, Sequence | Dataset):
+        raise TypeError(
+            f"train_dataset must be a datasets.Dataset or a list of rows (not streamed) to be "
+            f"split on its {column!r} column, got {type(dataset).__name__}"
+        )
+    if column not in names[0]:
+        raise ValueError(
+            f"train_dataset has no {column!r} column (its columns: {sorted(names[0])}): mark each "
+            f"row True (forget) or False (retain) in a boolean {column!r} column (or set "
+            "forget_column=), or pass forget_dataset= and retain_dataset="
+        )
+    marks = _boolean_column(dataset, column)
+    forget = [i for i, mark in enumerate(marks) if mark]
+    retain = [i for i, mark in enumerate(marks) if not mark]
+    if not forget:
+        raise ValueError(
+            f"train_dataset has no forget rows: its {column!r} column is False in all "
+            f"{len(marks)} rows; mark the rows to unlearn True"
+        )
+    if not retain and retain_needed:
+        raise ValueError(
+            f"train_dataset has no retain rows ({column!r} is True in all {len(marks)} rows), but "
+            "this method trains a retain term: add rows marked False (or set retain_weight=0, "
+            "where the method allows it)"
+        )
+    return _select(dataset, forget), (_select(dataset, retain) if retain else None)
+
+
+def pair_eval_dataset(
+    eval_dataset: Any, pair: Callable[[Any], Any], forget_column: str = "forget"
+) -> Any:
+    """``eval_dataset`` (or each dataset of a dict of them) with rows marked by
+    ``forget_column`` turned into pairs by ``pair``; pairs and tokenized rows stay as they are."""
+    if isinstance(eval_dataset, Mapping):
+        return {name: pair_eval_dataset(d, pair, forget_column) for name, d in eval_dataset.items()}
+    names = _row_columns(eval_dataset) if not _holds_pairs(eval_dataset) else []
+    return pair(eval_dataset) if names and forget_column in names[0] else eval_dataset
+
+
+def row_counts(pairs: Any) -> tuple[int | None, int | None]:
+    """``(forget rows, retain rows)`` behind the pairs; ``None`` where the pairs do not say. A
+    retain side that repeats the forget set (no retain term) counts 0 rows."""
+    if not isinstance(pairs, ForgetRetainDataset):
+        return None, None
+    return len(pairs.forget), 0 if pairs.retain is pairs.forget else len(pairs.retain)
+
+
+def _boolean_column(dataset: Any, column: str) -> list[bool]:
+    if isinstance(dataset, Dataset):
+        feature = dataset.features[column]
+        if getattr(feature, "dtype", None) != "bool":
+            raise ValueError(
+                f"column {column!r} must be boolean (True: forget row, False: retain row), but "
+                f"its type is {feature}; e.g. dataset.cast_column({column!r}, Value('bool'))"
+            )
+        return list(dataset[column])
+    marks = [row.get(column) for row in dataset]
+    for mark in marks:
+        if not isinstance(mark, (bool, np.bool_)):
+            raise ValueError(
+                f"column {column!r} must be boolean (True: forget row, False: retain row), got "
+                f"{mark!r} ({type(mark).__name__})"
+            )
+    return [bool(m) for m in marks]
+
+
+def _select(dataset: Any, indices: list[int]) -> Any:
+    if isinstance(dataset, Dataset):
+        return dataset.select(indices)
+    return [dataset[i] for i in indices]
 
 
 class UnlearningCollator:
@@ -132,21 +216,24 @@ def check_rows(
     answer_column: str,
     qa_answers: Sequence[str] | None = None,
 ) -> None:
-    """Raise a ``ValueError`` naming ``side`` and the fix if a row of ``dataset`` holds neither
-    ``text_column`` nor ``question_column`` and ``answer_column`` (the answer may come from
-    ``qa_answers``). A ``datasets.Dataset`` is checked by its columns, a list row by row, any
-    other dataset by its first row."""
+    """Raise a ``ValueError`` naming ``side`` and the fix if a row of ``dataset`` is in no format
+    the collator reads (:mod:`waterdrum_hf.data.formats`): QA rows need ``answer_column`` unless
+    ``qa_answers`` supplies the answers, which also need a prompt to follow. A
+    ``datasets.Dataset`` is checked by its columns, a list row by row, any other dataset by
+    its first row."""
+    columns = {
+        "text_column": text_column,
+        "question_column": question_column,
+        "answer_column": answer_column,
+    }
     for row_columns in _row_columns(dataset):
-        if text_column in row_columns or (
-            question_column in row_columns and (qa_answers or answer_column in row_columns)
-        ):
-            continue
-        raise ValueError(
-            f"{side}_dataset: a row has neither a {text_column!r} column (plain text) nor "
-            f"{question_column!r} and {answer_column!r} columns (QA); its columns are "
-            f"{sorted(row_columns)}. Rename the columns, or set text_column= (or "
-            "question_column= and answer_column=) in the config"
-        )
+        kind = example_format(row_columns, text_column=text_column, question_column=question_column)
+        if qa_answers is not None and not has_prompt(row_columns, question_column=question_column):
+            raise ValueError(f"{side} rows: {unknown_format(row_columns, refusal=True, **columns)}")
+        if kind == "qa" and not (qa_answers or answer_column in row_columns):
+            kind = None
+        if kind is None:
+            raise ValueError(f"{side} rows: {unknown_format(row_columns, **columns)}")
 
 
 def _row_columns(dataset: Any) -> list[set[str]]:
@@ -163,21 +250,22 @@ def _row_columns(dataset: Any) -> list[set[str]]:
     return [set(first)] if isinstance(first, Mapping) else [set()]
 
 
-def _check_pairs(train_dataset: Any) -> None:
-    """``train_dataset``'s rows must be forget/retain pairs (as ForgetRetainDataset yields)."""
+def _holds_pairs(train_dataset: Any) -> bool:
+    """Whether ``train_dataset``'s rows are forget/retain pairs (as ForgetRetainDataset yields);
+    a dataset that can only be iterated is taken to hold them (checked at the first batch)
+    unless it is a ``datasets.IterableDataset``, whose first row is looked at."""
+    if isinstance(train_dataset, ForgetRetainDataset):
+        return True
     try:
-        if len(train_dataset) == 0:
-            return  # the Trainer says so
-        first = train_dataset[0]
-    except (TypeError, NotImplementedError):  # iterable only: checked at the first batch
-        return
-    if not (isinstance(first, Mapping) and "forget" in first and "retain" in first):
-        keys = sorted(first) if isinstance(first, Mapping) else type(first).__name__
-        raise ValueError(
-            f"train_dataset must hold forget/retain pairs, but its rows are {keys}: pass "
-            "forget_dataset= (and retain_dataset=) and let the trainer pair them, or "
-            "train_dataset=ForgetRetainDataset(forget, retain)"
-        )
+        if isinstance(train_dataset, IterableDataset):
+            first = next(iter(train_dataset), {})
+        elif len(train_dataset) == 0:
+            return True  # the Trainer says so
+        else:
+            first = train_dataset[0]
+    except (TypeError, NotImplementedError, KeyError):
+        return not isinstance(train_dataset, Dataset)
+    return isinstance(first, Mapping) and "forget" in first and "retain" in first
 
 
 def _first_row(dataset: Any) -> Mapping[str, Any]:

@@ -17,7 +17,8 @@ from typing import cast
 import torch
 from peft import LoraConfig, PeftModel, get_peft_model_state_dict, set_peft_model_state_dict
 from peft.tuners.lora import LoraLayer
-from trl.trainer.utils import use_adapter
+
+from waterdrum_hf.trainers._upstream import active_adapter
 
 REFERENCE_ADAPTER = "ref"
 
@@ -49,9 +50,10 @@ def reference_adapter(model: PeftModel) -> str | None:
     if _is_identity(model, name):
         return None
     model.add_adapter(REFERENCE_ADAPTER, model.peft_config[name])
-    set_peft_model_state_dict(
-        model, get_peft_model_state_dict(model, adapter_name=name), adapter_name=REFERENCE_ADAPTER
-    )
+    # The adapter's own weights only: the base embeddings are shared, and peft's "auto" would
+    # look the base model's config up on the Hub (a warning offline) to decide about them.
+    weights = get_peft_model_state_dict(model, adapter_name=name, save_embedding_layers=False)
+    set_peft_model_state_dict(model, weights, adapter_name=REFERENCE_ADAPTER)
     model.set_requires_grad(REFERENCE_ADAPTER, requires_grad=False)
     return REFERENCE_ADAPTER
 
@@ -62,7 +64,7 @@ def peft_reference(model: PeftModel, adapter: str | None) -> Iterator[None]:
     was_training = model.training
     model.eval()
     try:
-        with use_adapter(model, adapter):
+        with active_adapter(model, adapter):
             yield
     finally:
         model.train(was_training)

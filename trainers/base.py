@@ -14,20 +14,34 @@ at every logging step as the mean over the logging window and over processes, li
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 import torch
 from peft import PeftModel
-from transformers import Trainer, TrainingArguments
-from trl.models.utils import prepare_deepspeed, prepare_fsdp
-from trl.trainer.utils import disable_dropout_in_model
+from transformers import Trainer, TrainingArguments, set_seed
 
-from waterdrum_hf.trainers._data import UnlearningCollator, build_pairs
+from waterdrum_hf.trainers._card import CardFacts, Paper, model_card
+from waterdrum_hf.trainers._data import (
+    UnlearningCollator,
+    build_pairs,
+    pair_eval_dataset,
+    row_counts,
+)
+from waterdrum_hf.trainers._model import (
+    load_model,
+    load_tokenizer,
+    model_name,
+    prepare_model,
+)
 from waterdrum_hf.trainers._reference import frozen_copy, peft_reference, reference_adapter
+from waterdrum_hf.trainers._upstream import disable_dropout, reference_preparer
 from waterdrum_hf.trainers.losses import sequence_log_prob, sequence_nll, token_kl
 
 Batch = Mapping[str, torch.Tensor]
@@ -64,14 +78,38 @@ class UnlearningConfig(TrainingArguments):
     answer_column: str = field(
         default="answer", metadata={"help": "Column of QA answers (the trained tokens)."}
     )
+    forget_column: str = field(
+        default="forget",
+        metadata={
+            "help": "Boolean column of a single train_dataset: True marks a forget row, False a "
+            "retain row."
+        },
+    )
     disable_dropout: bool = field(
         default=False,
         metadata={"help": "Set every dropout probability of the trained model to 0."},
     )
+    model_init_kwargs: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={
+            "help": "Keyword arguments of AutoModelForCausalLM.from_pretrained, used when the "
+            "trainer's model (or ref_model) is an id or path: dtype ('auto', 'bfloat16', "
+            "'float16', 'float32'; float32 when not set), attn_implementation, revision (also "
+            "of the tokenizer), ... (a JSON string on the command line)."
+        },
+    )
+    trust_remote_code: bool = field(
+        default=False,
+        metadata={
+            "help": "Allow a model or tokenizer loaded from an id or path to run its own code."
+        },
+    )
 
     def __post_init__(self) -> None:
         self.remove_unused_columns = False
-        super().__post_init__()  # type: ignore[no-untyped-call]  # unannotated in transformers
+        if isinstance(self.model_init_kwargs, str):
+            self.model_init_kwargs = _json_object(self.model_init_kwargs, "model_init_kwargs")
+        super().__post_init__()
         if self.dataloader_pin_memory and (self.use_cpu or not _has_accelerator()):
             self.dataloader_pin_memory = False  # pinning without an accelerator only warns
         check_fields(self, non_negative=("forget_weight", "retain_weight"))
@@ -99,68 +137,98 @@ def check_fields(
             raise ValueError(f"{type(config).__name__}.{name} must be {bound}, got {value!r}")
 
 
+def _json_object(text: str, name: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise ValueError(
+            f'{name} must be a JSON object such as \'{{"dtype": "bfloat16"}}\', got {text!r}'
+        )
+    return value
+
+
 class UnlearningTrainer(Trainer):
     """A ``transformers.Trainer`` that unlearns a forget set while keeping a retain set.
 
+    It takes what TRL's trainers take, so it drops into TRL's scripts in place of theirs.
+
     Args:
-        model: the model to unlearn (a ``PreTrainedModel`` or a ``peft.PeftModel``).
+        model: the model to unlearn: a model id or local path (loaded with
+            ``args.model_init_kwargs`` and ``args.trust_remote_code``), a ``PreTrainedModel``
+            or a ``peft.PeftModel``.
         args: the method's config (``config_class``); its defaults when ``None``.
-        ref_model: the frozen reference for methods that need one. By default a PEFT model is
-            its own reference with the adapter disabled, and any other model is deep-copied.
-        train_dataset: forget/retain pairs, e.g. ``ForgetRetainDataset(forget, retain)``.
+        ref_model: the frozen reference for methods that need one, an id, path or model. By
+            default a PEFT model is its own reference with the adapter disabled, and any other
+            model is deep-copied.
+        train_dataset: one dataset in a TRL standard format (``text``; ``prompt`` and
+            ``completion``; ``messages`` or prompt/completion as lists of messages) or QA
+            (``question``, ``answer``), with a boolean ``forget`` column (``forget_column``):
+            True for a forget row, False for a retain row. Or forget/retain pairs, e.g.
+            ``ForgetRetainDataset(forget, retain)``.
         forget_dataset, retain_dataset: the two sets, paired here instead (``train_dataset`` is
-            then left out). Rows hold ``text``, or ``question`` and ``answer``.
-        data_collator: defaults to a :class:`waterdrum_hf.data.ForgetRetainCollator` built
-            from ``processing_class`` and the config's columns and ``max_length``.
-        processing_class: the tokenizer.
-        **kwargs: passed on to ``transformers.Trainer`` (``eval_dataset``, ``callbacks``, ...).
+            then left out).
+        data_collator: defaults to one built from ``processing_class`` and the config.
+        processing_class: the tokenizer; by default the one saved with the model.
+        peft_config: a ``peft.PeftConfig`` (e.g. ``LoraConfig``) that wraps the model.
+        quantization_config: applied when ``model`` is loaded here from an id or path (e.g.
+            bitsandbytes 4-bit, which needs ``peft_config``: QLoRA).
+        **kwargs: passed on to ``transformers.Trainer`` (``eval_dataset``, ``callbacks``, ...);
+            an ``eval_dataset`` with a ``forget`` column is paired like ``train_dataset``.
+
+    ``save_model`` and ``push_to_hub`` write a model card (``README.md``) beside the model.
     """
 
     config_class: ClassVar[type[UnlearningConfig]] = UnlearningConfig
-    args: UnlearningConfig  # an instance of config_class (checked in __init__)
+    method_name: ClassVar[str] = "unlearning"
+    """The method's name in ``waterdrum_hf.trainers.available()``."""
+    description: ClassVar[str] = "Unlearning: a forget term and a retain term."
+    """What the method does, in one plain sentence (reports, model cards)."""
+    paper: ClassVar[Paper | None] = None
+    """The method's paper, named and cited in the model card."""
+    needs_reference: bool = False
+    """Whether the method runs the frozen reference model (a property where settings decide)."""
     loss_is_scaled_for_ga = False  # per-batch means: the Trainer divides by accumulation steps
 
     def __init__(
         self,
-        model: torch.nn.Module,
+        model: str | torch.nn.Module,
         args: UnlearningConfig | None = None,
         *,
-        ref_model: torch.nn.Module | None = None,
+        ref_model: str | torch.nn.Module | None = None,
         train_dataset: Any = None,
         forget_dataset: Any = None,
         retain_dataset: Any = None,
         data_collator: Any = None,
         processing_class: Any = None,
+        peft_config: Any = None,
+        quantization_config: Any = None,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(model, torch.nn.Module):
-            raise TypeError(
-                f"model must be a loaded model (torch.nn.Module), got {type(model).__name__}; load "
-                "it first, e.g. with AutoModelForCausalLM.from_pretrained"
-            )
         args = self.config_class() if args is None else args
         if not isinstance(args, self.config_class):
             raise TypeError(
                 f"args must be a {self.config_class.__name__} for {type(self).__name__}, got "
                 f"{type(args).__name__}"
             )
-        train_dataset = build_pairs(
-            train_dataset,
-            forget_dataset,
-            retain_dataset,
-            seed=args.seed if args.data_seed is None else args.data_seed,
-            retain_needed=args.retain_weight > 0,
-            alternative_answers=self.alternative_answers(args),
-            text_column=args.text_column,
-            question_column=args.question_column,
-            answer_column=args.answer_column,
-        )
+        set_seed(args.seed)  # before a PEFT adapter is initialised, as TRL does
+        loaded = load_model(model, args, quantization_config)
+        self.base_model_name = model_name(loaded) or None
+        """The id or path the model was loaded from (the model card's base model)."""
+        if processing_class is None and data_collator is None:
+            processing_class = load_tokenizer(loaded, self.base_model_name, args)
+        model = self.trained_model(prepare_model(loaded, peft_config, args))
+        train_dataset = self._pairs(train_dataset, forget_dataset, retain_dataset, args)
+        self.data_rows = row_counts(train_dataset)
+        """``(forget rows, retain rows)`` of the training data (``None`` where not known)."""
+        if kwargs.get("eval_dataset") is not None:
+            kwargs["eval_dataset"] = pair_eval_dataset(
+                kwargs["eval_dataset"],
+                lambda rows: self._pairs(rows, None, None, args),
+                args.forget_column,
+            )
         if data_collator is None:
-            if processing_class is None:
-                raise ValueError(
-                    "pass processing_class= (the tokenizer) so that the trainer can build its "
-                    "ForgetRetainCollator, or pass data_collator="
-                )
             data_collator = UnlearningCollator(
                 processing_class,
                 text_column=args.text_column,
@@ -169,7 +237,7 @@ class UnlearningTrainer(Trainer):
                 max_length=args.max_length,
             )
         if args.disable_dropout:
-            disable_dropout_in_model(model)
+            disable_dropout(model)
         super().__init__(
             model=model,
             args=args,
@@ -185,15 +253,31 @@ class UnlearningTrainer(Trainer):
         self._eval_prefix = "eval"
         # transformers < 5.19 reads this instead of `loss_is_scaled_for_ga`.
         self.model_accepts_loss_kwargs = False
-        self.ref_model, self._ref_adapter = self._build_reference(ref_model)
+        if isinstance(ref_model, torch.nn.Module) and ref_model is model:
+            raise ValueError("ref_model is the trained model itself; leave it out (None)")
+        self.ref_model, self._ref_adapter = self._build_reference(ref_model, quantization_config)
+
+    def _pairs(self, rows: Any, forget: Any, retain: Any, args: UnlearningConfig) -> Any:
+        """Forget/retain pairs of the data as given (see the class)."""
+        pairs = build_pairs(
+            rows,
+            forget,
+            retain,
+            seed=args.seed if args.data_seed is None else args.data_seed,
+            retain_needed=args.retain_weight > 0,
+            alternative_answers=self.alternative_answers(args),
+            forget_column=args.forget_column,
+            text_column=args.text_column,
+            question_column=args.question_column,
+            answer_column=args.answer_column,
+        )
+        return pairs
+
+    def trained_model(self, model: torch.nn.Module) -> torch.nn.Module:
+        """The model this trainer trains, given the prepared ``model`` (itself by default)."""
+        return model
 
     # ---- what a method defines -------------------------------------------------------------
-
-    @property
-    def needs_reference(self) -> bool:
-        """Whether the method runs the frozen reference model (a class attribute where it always
-        does, a property where settings decide)."""
-        return False
 
     def alternative_answers(self, args: UnlearningConfig) -> list[str] | None:
         """Answers paired with forget questions (refusals for the IDK methods); ``None``: none."""
@@ -243,8 +327,7 @@ class UnlearningTrainer(Trainer):
             terms["loss/retain"] = retain_weight, self.retain_loss(model, inputs)
         for name, (_, value) in terms.items():
             self.record(name, value)
-        # A tensor: the config refuses two zero weights, so at least one term is here.
-        loss = cast(torch.Tensor, sum(weight * value for weight, value in terms.values()))
+        loss = sum(weight * value for weight, value in terms.values())
         if return_outputs:
             return loss, {name: value.detach() for name, (_, value) in terms.items()}
         return loss
@@ -253,10 +336,9 @@ class UnlearningTrainer(Trainer):
 
     def forward(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
         """The model's logits on one side of the pairs."""
-        logits: torch.Tensor = model(
+        return model(
             input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
         ).logits
-        return logits
 
     def reference_forward(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
         """The frozen reference's logits on one side of the pairs (no gradient)."""
@@ -318,7 +400,7 @@ class UnlearningTrainer(Trainer):
 
     def record(self, name: str, value: torch.Tensor | float) -> None:
         """Add a value to the metric ``name``; the next log reports its mean since the last one."""
-        mode = self._mode()
+        mode = "train" if self.model.training else "eval"
         value = value.detach() if isinstance(value, torch.Tensor) else torch.tensor(value)
         self._metrics[mode][name].append(value.to(self.accelerator.device, torch.float32))
 
@@ -329,7 +411,7 @@ class UnlearningTrainer(Trainer):
         evaluation) take them: a callback logging other values through ``trainer.log`` (e.g.
         WaterDrumCallback, maybe on the main process only) neither receives nor consumes them.
         """
-        mode = self._mode()
+        mode = "train" if self.model.training else "eval"
         pending = self._metrics[mode]
         loss_key = "loss" if mode == "train" else f"{self._eval_prefix}_loss"
         if pending and loss_key in logs:
@@ -340,10 +422,6 @@ class UnlearningTrainer(Trainer):
             logs.update({f"{prefix}{name}": mean for name, mean in zip(names, means, strict=True)})
             pending.clear()
         super().log(logs, start_time)
-
-    def _mode(self) -> str:
-        """``"train"`` while the model trains, else ``"eval"``."""
-        return "train" if self.model is not None and self.model.training else "eval"
 
     # ---- evaluation ------------------------------------------------------------------------
 
@@ -370,13 +448,13 @@ class UnlearningTrainer(Trainer):
             return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
         inputs = self._prepare_inputs(inputs)
         with torch.no_grad(), self.compute_loss_context_manager():
-            loss = cast(torch.Tensor, self.compute_loss(model, inputs))  # no return_outputs
+            loss = self.compute_loss(model, inputs)
         return loss.detach(), None, None
 
     # ---- the reference ---------------------------------------------------------------------
 
     def _build_reference(
-        self, ref_model: torch.nn.Module | None
+        self, ref_model: str | torch.nn.Module | None, quantization_config: Any = None
     ) -> tuple[torch.nn.Module | None, str | None]:
         """``(reference model, reference adapter)``; both ``None`` where no reference is needed."""
         if not self.needs_reference:
@@ -390,16 +468,82 @@ class UnlearningTrainer(Trainer):
         if ref_model is None and isinstance(self.model, PeftModel):
             return None, reference_adapter(self.model)
         if ref_model is None:
-            assert self.model is not None  # Trainer.__init__ has set the model it was given
             reference = frozen_copy(self.model)
         else:
-            reference = ref_model.requires_grad_(False)
+            reference = load_model(ref_model, self.args, quantization_config, argument="ref_model")
+            reference.requires_grad_(False)
         if self.is_deepspeed_enabled:
-            return prepare_deepspeed(reference, self.accelerator), None
+            return reference_preparer("deepspeed")(reference, self.accelerator), None
         if self.is_fsdp_enabled:
-            # A module: trl's annotation names FSDPModule, the mixin fully_shard adds to it.
-            return cast(torch.nn.Module, prepare_fsdp(reference, self.accelerator)), None
+            return reference_preparer("fsdp")(reference, self.accelerator), None
         return self.accelerator.prepare_model(reference.eval(), evaluation_mode=True), None
+
+    def end(self) -> None:
+        """``Trainer.end`` (transformers >= 5.18; TRL's scripts call it last), after releasing
+        the distributed (DDP) wrapper of the model while the process group still exists.
+
+        Left to interpreter exit, the wrapper's reducer frees torch's gloo process group there,
+        and its destructor can deadlock waiting for the interpreter lock (seen with torch 2.13
+        on CPU processes: the script hangs after saving the model).
+        """
+        self.model_wrapped = self.model
+        self.accelerator.free_memory()
+        parent = getattr(super(), "end", None)
+        if parent is not None:
+            parent()
+
+    # ---- saving: the model card --------------------------------------------------------------
+
+    def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
+        """``Trainer.save_model``, then the model card (``README.md``) beside the model."""
+        super().save_model(output_dir, _internal_call)
+        self.create_model_card(output_dir=output_dir)
+
+    def create_model_card(
+        self,
+        model_name: str | None = None,
+        dataset_name: str | None = None,
+        tags: str | list[str] | None = None,
+        output_dir: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Write the model card (``README.md``) to ``output_dir`` (default ``args.output_dir``)
+        on the main process: the method and its paper, the base model, the forget and retain
+        row counts, the last WaterDrum values logged, the framework versions. ``push_to_hub``
+        calls it with ``model_name`` and its own keyword arguments (``dataset_name``, ``tags``;
+        transformers' others, such as ``dataset``, are accepted and not used)."""
+        if not self.is_world_process_zero():
+            return
+        output_dir = self.args.output_dir if output_dir is None else output_dir
+        tags = [tags] if isinstance(tags, str) else list(tags or [])
+        facts = self.card_facts(model_name or os.path.basename(os.path.normpath(output_dir)))
+        facts = dataclasses.replace(facts, dataset_name=dataset_name, tags=tags)
+        os.makedirs(output_dir, exist_ok=True)
+        path = os.path.join(output_dir, "README.md")
+        card = model_card(facts, self.state.log_history)
+        if os.path.isfile(path):  # keep the evaluation results a callback wrote (model-index)
+            from huggingface_hub import ModelCard
+
+            kept = ModelCard.load(path).data.eval_results
+            if kept:
+                card.data.eval_results = kept
+                card.data.model_name = card.data.model_name or facts.model_name
+        card.save(path)
+
+    def card_facts(self, model_name: str | None = None) -> CardFacts:
+        """What the model card says about this run."""
+        forget_rows, retain_rows = self.data_rows
+        return CardFacts(
+            method=self.method_name,
+            trainer=type(self).__name__,
+            description=self.description,
+            paper=self.paper,
+            base_model=self.base_model_name,
+            model_name=model_name,
+            forget_rows=forget_rows,
+            retain_rows=retain_rows,
+            is_peft=isinstance(self.accelerator.unwrap_model(self.model), PeftModel),
+        )
 
 
 def _has_accelerator() -> bool:
@@ -407,7 +551,7 @@ def _has_accelerator() -> bool:
     2.6; CUDA before)."""
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is not None and hasattr(accelerator, "is_available"):
-        return bool(accelerator.is_available())
+        return accelerator.is_available()
     return torch.cuda.is_available()
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import torch
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer
 
 
@@ -24,7 +24,12 @@ class GradAscentConfig(UnlearningConfig):
 class GradAscentTrainer(UnlearningTrainer):
     """``forget_weight * -NLL(forget)`` (plus ``retain_weight * NLL(retain)`` if asked)."""
 
-    config_class: ClassVar[type[UnlearningConfig]] = GradAscentConfig
+    method_name = "gradascent"
+    description = (
+        "Gradient ascent: raises the loss on the forget set, pushing the model away from that text."
+    )
+    paper = _papers.GRAD_ASCENT
+    config_class = GradAscentConfig
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
         return -self.nll(model, inputs["forget"])

@@ -8,6 +8,7 @@ from typing import Literal
 
 import torch
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningConfig
 from waterdrum_hf.trainers.grad_ascent import GradAscentTrainer
 
@@ -33,6 +34,12 @@ class GradDiffConfig(UnlearningConfig):
 class GradDiffTrainer(GradAscentTrainer):
     """``forget_weight * -NLL(forget) + retain_weight * (NLL or KL)(retain)``."""
 
+    method_name = "graddiff"
+    description = (
+        "Gradient difference: gradient ascent on the forget set plus ordinary "
+        "training on the retain set, to keep what should stay."
+    )
+    paper = _papers.GRAD_DIFF
     config_class = GradDiffConfig
     args: GradDiffConfig
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, check_fields
 from waterdrum_hf.trainers.idk import IdkConfig, IdkTrainer
 from waterdrum_hf.trainers.losses import dpo_sigmoid_loss
@@ -34,6 +35,12 @@ class IdkDPOTrainer(IdkTrainer):
     Also logs ``rewards/margin``: ``beta`` times the refusal's log-ratio minus the answer's.
     """
 
+    method_name = "idkdpo"
+    description = (
+        'Preference optimisation (DPO) of refusals such as "I don\'t know" over '
+        "the forget answers, plus training on the retain set."
+    )
+    paper = _papers.DPO
     config_class = IdkDPOConfig
     args: IdkDPOConfig
     needs_reference = True

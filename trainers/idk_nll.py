@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch
 from waterdrum_hf.trainers.idk import IdkConfig, IdkTrainer
 
@@ -24,6 +25,12 @@ class IdkNLLConfig(IdkConfig):
 class IdkNLLTrainer(IdkTrainer):
     """``forget_weight * NLL(refusal | forget question) + retain_weight * NLL(retain)``."""
 
+    method_name = "idknll"
+    description = (
+        'Trains the model to answer forget questions with a refusal such as "I '
+        "don't know\", plus training on the retain set."
+    )
+    paper = _papers.TOFU
     config_class = IdkNLLConfig
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:

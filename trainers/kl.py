@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningConfig
 from waterdrum_hf.trainers.grad_ascent import GradAscentTrainer
 
@@ -23,6 +24,12 @@ class KLConfig(UnlearningConfig):
 class KLTrainer(GradAscentTrainer):
     """``forget_weight * -NLL(forget) + retain_weight * KL(p_ref || p)(retain)``."""
 
+    method_name = "kl"
+    description = (
+        "Gradient ascent on the forget set while keeping the predictions on the retain "
+        "set close (KL divergence) to the original model's."
+    )
+    paper = _papers.TOFU
     config_class = KLConfig
     args: KLConfig
 

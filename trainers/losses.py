@@ -17,7 +17,6 @@ from typing import Literal
 
 import torch
 import torch.nn.functional as F
-from trl.trainer.utils import selective_log_softmax
 
 from waterdrum_hf.data import IGNORE_INDEX
 
@@ -42,7 +41,9 @@ def token_log_probs(
     _check_shapes(logits, labels)
     targets = labels[:, 1:]
     mask = targets != IGNORE_INDEX
-    log_probs = selective_log_softmax(logits[:, :-1].float(), targets.masked_fill(~mask, 0))
+    shifted = logits[:, :-1].float()
+    chosen = shifted.gather(-1, targets.masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)
+    log_probs = chosen - torch.logsumexp(shifted, dim=-1)
     return log_probs.masked_fill(~mask, 0.0), mask
 
 

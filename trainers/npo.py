@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
 from waterdrum_hf.trainers.losses import npo_loss
 
@@ -32,6 +33,13 @@ class NPOConfig(UnlearningConfig):
 class NPOTrainer(UnlearningTrainer):
     """``forget_weight * NPO(forget) + retain_weight * NLL(retain)``."""
 
+    method_name = "npo"
+    description = (
+        "Negative preference optimisation: a bounded gradient ascent that lowers the "
+        "forget text's likelihood relative to the original model, plus training on the retain "
+        "set."
+    )
+    paper = _papers.NPO
     config_class = NPOConfig
     args: NPOConfig
     needs_reference = True

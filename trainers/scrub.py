@@ -16,6 +16,7 @@ from typing import Literal
 
 import torch
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
 
 
@@ -65,6 +66,12 @@ class SCRUBTrainer(UnlearningTrainer):
     Evaluation scores both terms.
     """
 
+    method_name = "scrub"
+    description = (
+        "SCRUB: alternates steps that push the predictions on the forget set away "
+        "from the original model's with steps that keep them close on the retain set."
+    )
+    paper = _papers.SCRUB
     config_class = SCRUBConfig
     args: SCRUBConfig
     needs_reference = True

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
 from waterdrum_hf.trainers.losses import sequence_nll, simnpo_loss
 
@@ -34,6 +35,12 @@ class SimNPOConfig(UnlearningConfig):
 class SimNPOTrainer(UnlearningTrainer):
     """``forget_weight * SimNPO(forget) + retain_weight * NLL(retain)``; no reference model."""
 
+    method_name = "simnpo"
+    description = (
+        "SimNPO: NPO without the original model as reference (length-normalised "
+        "likelihood and a margin), plus training on the retain set."
+    )
+    paper = _papers.SIMNPO
     config_class = SimNPOConfig
     args: SimNPOConfig
 

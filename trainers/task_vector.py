@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from peft import PeftModel
 
+from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers._reference import copy_model
 from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
 
@@ -49,12 +50,19 @@ class TaskVectorTrainer(UnlearningTrainer):
     """Fine-tunes a copy of ``model`` with ``NLL(forget)``; after ``train()``, ``self.model`` is
     the unlearned model and ``self.original_model`` the untouched original."""
 
+    method_name = "taskvector"
+    description = (
+        "Task vector: fine-tunes a copy further on the forget set, then subtracts "
+        "that change from the original model's weights."
+    )
+    paper = _papers.TASK_ARITHMETIC
     config_class = TaskVectorConfig
     args: TaskVectorConfig
 
-    def __init__(self, model: torch.nn.Module, args: TaskVectorConfig | None = None, **kwargs: Any):
+    def trained_model(self, model: torch.nn.Module) -> torch.nn.Module:
+        """A copy of ``model`` (fine-tuned); ``model`` itself stays as ``original_model``."""
         self.original_model = model
-        super().__init__(copy_model(model, "fine-tuning on the forget set"), args, **kwargs)
+        return copy_model(model, "fine-tuning on the forget set")
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
         return self.nll(model, inputs["forget"])

@@ -2,7 +2,10 @@
 
 Public names are imported lazily so that ``import waterdrum_hf`` stays cheap (scoring text
 does not need torch loaded); ``from waterdrum_hf import X`` works for every name in
-``__all__``.
+``__all__``. The import also registers the WaterDrum module in evaluate's module cache, so that
+``evaluate.load("waterdrum")`` finds it (:mod:`waterdrum_hf.evaluate_cache`; a stat when
+current, silent, and never an error), and drops the lines torchao prints when transformers
+imports it (:func:`waterdrum_hf._backend_logs.drop_torchao_import_lines`).
 """
 
 from __future__ import annotations
@@ -10,17 +13,21 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from waterdrum_hf._backend_logs import drop_torchao_import_lines
 from waterdrum_hf._version import library_version
+from waterdrum_hf.evaluate_cache import register_metric_quietly
 
 __version__ = library_version()
+drop_torchao_import_lines()
+register_metric_quietly()
 
 _EXPORTS = {
     "WaterDrumConfig": "config",
     "NullConfig": "config",
     "IntervalConfig": "config",
     "WaterDrumArguments": "arguments",
-    "SamplingConfig": "generation",
-    "EvaluationPlan": "callbacks",
+    "SamplingConfig": "sampling",
+    "EvaluationPlan": "evaluation_plan",
     "AuditQueries": "audits",
     "KGWScheme": "schemes",
     "Verifier": "verification",
@@ -35,6 +42,7 @@ _EXPORTS = {
     "bootstrap_replicates": "bootstrap",
     "percentile_interval": "bootstrap",
     "load_metric": "metric",
+    "register_metric": "evaluate_cache",
     "compute_waterdrum": "metric",
     "waterdrum_result": "metric",
     "WaterDrumResult": "metric",
@@ -56,8 +64,14 @@ _EXPORTS = {
     "AuditConfig": "audits",
     "AuditResults": "audits",
     "run_audits": "audits",
+    "TokenView": "report.token_view",
+    "token_view": "report.token_view",
+    "write_token_views": "report.token_view_render",
+    "HubResultsConfig": "hub_results_config",
+    "write_hub_results": "hub_results",
+    "push_hub_results": "hub_results",
 }
-_SUBMODULES = {"audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
+_SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
 __all__ = [
     "AnalyticNull",
@@ -72,10 +86,12 @@ __all__ = [
     "WaterDrumConfig",
     "AuditResults",
     "CalibrationFit",
+    "HubResultsConfig",
     "Interval",
     "NullReference",
     "OwnerValue",
     "SetValue",
+    "TokenView",
     "Verifier",
     "WaterDrumCallback",
     "WaterDrumResult",
@@ -85,6 +101,7 @@ __all__ = [
     "WaterfallLogitsProcessor",
     "WaterfallScheme",
     "__version__",
+    "attacks",
     "audits",
     "auto_batch_size",
     "bootstrap_replicates",
@@ -99,27 +116,36 @@ __all__ = [
     "metrics",
     "null_reference",
     "percentile_interval",
+    "push_hub_results",
     "qa_queries",
+    "register_metric",
     "resumable_map",
     "run_audits",
     "separability_auroc",
     "tiny",
+    "token_view",
     "trainers",
     "verify_dataset",
     "verify_texts",
     "waterdrum_result",
+    "write_hub_results",
+    "write_token_views",
 ]
 
 if TYPE_CHECKING:
-    from waterdrum_hf import audits, data, lm_eval_tasks, tiny
+    from waterdrum_hf import attacks, audits, data, lm_eval_tasks, tiny
     from waterdrum_hf.analytic_null import AnalyticNull
     from waterdrum_hf.arguments import WaterDrumArguments
     from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
-    from waterdrum_hf.callbacks import EvaluationPlan, WaterDrumCallback
+    from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
     from waterdrum_hf.dataset_verification import verify_dataset
-    from waterdrum_hf.generation import SamplingConfig, auto_batch_size, generate
+    from waterdrum_hf.evaluate_cache import register_metric
+    from waterdrum_hf.evaluation_plan import EvaluationPlan
+    from waterdrum_hf.generation import auto_batch_size, generate
+    from waterdrum_hf.hub_results import push_hub_results, write_hub_results
+    from waterdrum_hf.hub_results_config import HubResultsConfig
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metric import (
         OwnerValue,
@@ -130,6 +156,9 @@ if TYPE_CHECKING:
         waterdrum_result,
     )
     from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.report.token_view import TokenView, token_view
+    from waterdrum_hf.report.token_view_render import write_token_views
+    from waterdrum_hf.sampling import SamplingConfig
     from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.statistics import CalibrationFit, calibration_r2, separability_auroc

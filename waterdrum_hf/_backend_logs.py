@@ -3,16 +3,52 @@
 transformers imports torchao whenever it is installed (its quantizers register at import), and
 torchao then logs a warning for each GPU kernel library it cannot load on a machine without
 CUDA, and torch a deprecation line per enum torchao registers. They are expected, say nothing
-about the user's run, and would otherwise lead every command's output.
+about the user's run, and would otherwise lead every command's output and follow every
+``import waterdrum_hf.trainers``.
+
+:func:`drop_torchao_import_lines` (called by ``import waterdrum_hf``, before anything imports
+torch) drops exactly those lines, whoever imports torchao later in the process; every other
+record of those loggers passes. :func:`quiet_backend_logs` quiets the backends' loggers
+wholesale while a command runs.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 BACKEND_LOGGERS = ("torchao", "torch.utils._pytree")
+
+_KERNEL_LIBRARY = re.compile(r"Failed to load .*torchao[/\\]_C[^/\\]*\.so: ")
+_ENUM_REGISTRATION = "register_constant() on Enum subclasses is deprecated"
+
+
+class _TorchaoImportLines(logging.Filter):
+    """Drops torchao's "Failed to load .../torchao/_C*.so" lines and torch's deprecation line
+    for each torchao enum registered with ``register_constant``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)
+        if record.name == "torchao":
+            return not _KERNEL_LIBRARY.match(message)
+        subject = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        return not (
+            _ENUM_REGISTRATION in message
+            and isinstance(subject, type)
+            and issubclass(subject, enum.Enum)
+            and subject.__module__.split(".")[0] == "torchao"
+        )
+
+
+def drop_torchao_import_lines() -> None:
+    """Attach the filter to the two loggers (once; they need not exist yet)."""
+    for name in BACKEND_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _TorchaoImportLines) for f in logger.filters):
+            logger.addFilter(_TorchaoImportLines())
 
 
 @contextmanager

@@ -68,3 +68,9 @@ def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"`{name}` must be >= {minimum}, got {value}.")
     return int(value)
+
+
+def check_positive_fields(config: object, *names: str) -> None:
+    """Each of ``config``'s fields ``names`` is an int >= 1 (:func:`check_positive_int`)."""
+    for name in names:
+        check_positive_int(getattr(config, name), name)

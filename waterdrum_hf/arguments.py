@@ -17,18 +17,16 @@ validated when the arguments are parsed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from waterdrum_hf._fields import flag
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 
 if TYPE_CHECKING:
-    from waterdrum_hf.callbacks import EvaluationPlan, WaterDrumCallback
-    from waterdrum_hf.generation import SamplingConfig
-
-
-def _flag(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
+    from waterdrum_hf.callbacks import WaterDrumCallback
+    from waterdrum_hf.evaluation_plan import EvaluationPlan
+    from waterdrum_hf.sampling import SamplingConfig
 
 
 @dataclass
@@ -36,51 +34,51 @@ class WaterDrumArguments:
     """WaterDrum's settings as parser flags: the data, the scoring and the callback's sampling
     and schedule (see the module docstring)."""
 
-    waterdrum_watermark_tokenizer: str | None = _flag(
+    waterdrum_watermark_tokenizer: str | None = flag(
         None, "Tokenizer that watermarked the data (name or path); needed for the callback."
     )
-    waterdrum_id_column: str = _flag("owner_id", "Column of each row's owner watermark id.")
-    waterdrum_forget_ids_file: str | None = _flag(
+    waterdrum_id_column: str = flag("owner_id", "Column of each row's owner watermark id.")
+    waterdrum_forget_ids_file: str | None = flag(
         None,
         "File with one forget owner id per line; default: the owners of the rows whose "
         "boolean `forget` column is true.",
     )
-    waterdrum_text_column: str = _flag("text", "Column of texts (completion queries).")
-    waterdrum_question_column: str = _flag(
+    waterdrum_text_column: str = flag("text", "Column of texts (completion queries).")
+    waterdrum_question_column: str = flag(
         "question", "Column of questions (QA queries), used without a text column."
     )
-    waterdrum_prefix_tokens: int = _flag(50, "Query length: the first tokens of each text.")
-    waterdrum_scheme: Literal["waterfall", "kgw"] = _flag(
+    waterdrum_prefix_tokens: int = flag(50, "Query length: the first tokens of each text.")
+    waterdrum_scheme: Literal["waterfall", "kgw"] = flag(
         "waterfall", "Watermark scheme of the data."
     )
-    waterdrum_k_p: int | None = _flag(None, "Waterfall's function number (default 1).")
-    waterdrum_gamma: float | None = _flag(None, "KGW's green share (default 0.5).")
-    waterdrum_n_gram: int = _flag(2, "Watermark n-gram (2: one previous token).")
-    waterdrum_vocab_size: int | None = _flag(
+    waterdrum_k_p: int | None = flag(None, "Waterfall's function number (default 1).")
+    waterdrum_gamma: float | None = flag(None, "KGW's green share (default 0.5).")
+    waterdrum_n_gram: int = flag(2, "Watermark n-gram (2: one previous token).")
+    waterdrum_vocab_size: int | None = flag(
         None, "Expected watermark vocabulary size (checked against the tokenizer)."
     )
-    waterdrum_pooling: Literal["tokens", "mean"] = _flag(
+    waterdrum_pooling: Literal["tokens", "mean"] = flag(
         "tokens", "How a query pools its samples: token-weighted (the paper's) or the mean."
     )
-    waterdrum_null: Literal["none", "analytic", "empirical"] = _flag(
+    waterdrum_null: Literal["none", "analytic", "empirical"] = flag(
         "none",
         "Null levels and p-values: analytic (from the pair counts, a few percent of the "
         "scoring), empirical (--waterdrum_null_keys random keys) or none.",
     )
-    waterdrum_null_keys: int = _flag(0, "Random keys of the empirical null.")
-    waterdrum_null_seed: int = _flag(0, "Seed of the empirical null's keys.")
-    waterdrum_confidence: float | None = _flag(
+    waterdrum_null_keys: int = flag(0, "Random keys of the empirical null.")
+    waterdrum_null_seed: int = flag(0, "Seed of the empirical null's keys.")
+    waterdrum_confidence: float | None = flag(
         None, "Level of bootstrap confidence intervals (e.g. 0.95); none by default."
     )
-    waterdrum_bootstrap_resamples: int = _flag(1000, "Resamples of the bootstrap.")
-    waterdrum_bootstrap_seed: int = _flag(0, "Seed of the bootstrap.")
-    waterdrum_eval_steps: int = _flag(50, "Evaluate every this many optimizer steps.")
-    waterdrum_max_queries_per_owner: int | None = _flag(
+    waterdrum_bootstrap_resamples: int = flag(1000, "Resamples of the bootstrap.")
+    waterdrum_bootstrap_seed: int = flag(0, "Seed of the bootstrap.")
+    waterdrum_eval_steps: int = flag(50, "Evaluate every this many optimizer steps.")
+    waterdrum_max_queries_per_owner: int | None = flag(
         None, "Evaluate at most this many queries per owner."
     )
-    waterdrum_num_samples: int = _flag(2, "Completions sampled per query.")
-    waterdrum_max_new_tokens: int = _flag(64, "Tokens per completion.")
-    waterdrum_seed: int = _flag(0, "Sampling seed (the same at every evaluation).")
+    waterdrum_num_samples: int = flag(2, "Completions sampled per query.")
+    waterdrum_max_new_tokens: int = flag(64, "Tokens per completion.")
+    waterdrum_seed: int = flag(0, "Sampling seed (the same at every evaluation).")
 
     def __post_init__(self) -> None:
         self.scoring_config()  # every setting checked when the flags are parsed
@@ -117,7 +115,7 @@ class WaterDrumArguments:
 
     def sampling_config(self) -> SamplingConfig:
         """The callback's sampling: samples, length and seed."""
-        from waterdrum_hf.generation import SamplingConfig
+        from waterdrum_hf.sampling import SamplingConfig
 
         return SamplingConfig(
             num_samples=self.waterdrum_num_samples,
@@ -127,7 +125,7 @@ class WaterDrumArguments:
 
     def evaluation_plan(self) -> EvaluationPlan:
         """When the callback evaluates, and on how many queries per owner."""
-        from waterdrum_hf.callbacks import EvaluationPlan
+        from waterdrum_hf.evaluation_plan import EvaluationPlan
 
         return EvaluationPlan(
             eval_steps=self.waterdrum_eval_steps,

@@ -17,24 +17,28 @@ back afterwards.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
-import math
-import numbers
-import operator
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from waterdrum_hf._validation import check_positive_int, check_string_list
-from waterdrum_hf._warnings import warn_user
-from waterdrum_hf.config import KEYWORDS, WaterDrumConfig
+from waterdrum_hf._trainer_lookup import find_trainer
+from waterdrum_hf.config import WaterDrumConfig
+from waterdrum_hf.evaluation_plan import (
+    CALLBACK_SAMPLING,
+    OWNER_PREFIX,
+    RATIO_SETS,
+    EvaluationPlan,
+    accepts_callback_keywords,
+    query_set,
+    stop_rule,
+    subsample,
+)
 from waterdrum_hf.generation import SamplingConfig, generate
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.metric import WaterDrumResult, owner_display_names, waterdrum_result
@@ -43,93 +47,6 @@ from waterdrum_hf.verification import Verifier, load_tokenizer
 logger = logging.getLogger(__name__)
 
 PREFIX = "waterdrum/"
-_GENERATION_KWARGS = ("temperature", "top_p", "batch_size")
-_BOUNDS = {"max": operator.le, "min": operator.ge}
-_RATIO_SETS = ("forget", "retain")
-"""Sets whose value is also logged as ``<set>_ratio``, a share of its step-0 value."""
-_OWNER_PREFIX = "owner/"
-"""Each owner's value is logged as ``owner/<display name>``."""
-
-StopRule = Callable[[Mapping[str, float]], bool] | Mapping[str, float]
-
-
-@dataclass(frozen=True)
-class EvaluationPlan:
-    """When :class:`WaterDrumCallback` evaluates, on how many queries, and when it stops the run.
-
-    Args:
-        eval_steps: evaluate every this many optimizer steps (and at step 0 and the end).
-        max_queries_per_owner: evaluate at most this many queries per owner (drawn once, with
-            the sampling seed), to bound the cost; ``None``: all.
-        stop_when: stop training when this holds: a callable taking the logged values
-            (without the prefix) and returning a bool, or a dict of bounds such as
-            ``{"max_forget_ratio": 0.05, "min_retain_ratio": 0.8}`` (all must hold; a value
-            equal to its bound holds). ``None``: never stop.
-        save_on_stop: when ``stop_when`` first holds, save the model to
-            ``<output_dir>/waterdrum-stop-step-<step>`` (the best checkpoint by the rule).
-    """
-
-    eval_steps: int = 50
-    max_queries_per_owner: int | None = None
-    stop_when: StopRule | None = None
-    save_on_stop: bool = False
-
-    def __post_init__(self) -> None:
-        check_positive_int(self.eval_steps, "eval_steps")
-        if self.max_queries_per_owner is not None:
-            check_positive_int(self.max_queries_per_owner, "max_queries_per_owner")
-        if self.save_on_stop and self.stop_when is None:
-            raise ValueError("`save_on_stop` saves when `stop_when` holds: pass a stop_when rule.")
-
-
-CALLBACK_SAMPLING = SamplingConfig(num_samples=2, max_new_tokens=64, seed=0)
-"""The callback's sampling by default: 2 samples of 64 tokens per query, seed 0 (the same at
-every evaluation, so curves move with the model, not with the sampling noise)."""
-
-_PLAN_KEYWORDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop")
-_SAMPLING_KEYWORDS = ("num_samples", "max_new_tokens", "generation_kwargs", "seed")
-
-
-def _accepts_callback_keywords(init: Callable[..., None]) -> Callable[..., None]:
-    """The 0.1 keywords of the callback (the plan's, the sampling's, the scoring's and
-    ``tokenizer``), mapped to ``plan``/``sampling``/``config`` with a FutureWarning."""
-
-    @functools.wraps(init)
-    def call(self: WaterDrumCallback, *args: Any, **kwargs: Any) -> None:
-        old = [
-            k for k in (*_PLAN_KEYWORDS, *_SAMPLING_KEYWORDS, *KEYWORDS, "tokenizer") if k in kwargs
-        ]
-        if not old:
-            init(self, *args, **kwargs)
-            return
-        if any(kwargs.get(name) is not None for name in ("plan", "sampling", "config")):
-            raise TypeError(f"{old} belong inside plan=, sampling= or config=, not beside them.")
-        warn_user(
-            f"The keyword arguments {old} are deprecated and will be removed in 0.3: pass "
-            "plan=EvaluationPlan(...), sampling=SamplingConfig(...) and "
-            "config=WaterDrumConfig(...).",
-            FutureWarning,
-        )
-        tokenizer = kwargs.pop("tokenizer", None)
-        kwargs["plan"] = EvaluationPlan(**{k: kwargs.pop(k) for k in _PLAN_KEYWORDS if k in kwargs})
-        seed = kwargs.pop("seed", 0)
-        sampling = {k: kwargs.pop(k) for k in ("num_samples", "max_new_tokens") if k in kwargs}
-        kwargs["sampling"] = replace(
-            CALLBACK_SAMPLING,
-            **sampling,
-            **_generation_kwargs(kwargs.pop("generation_kwargs", None)),
-            seed=seed,
-        )
-        scoring = {k: kwargs.pop(k) for k in KEYWORDS if k in kwargs}
-        if scoring.get("null_keys") and scoring.get("null") in (None, "empirical"):
-            scoring["null_seed"] = seed
-        if scoring.get("confidence") is not None:
-            scoring["bootstrap_seed"] = seed
-        kwargs["config"] = WaterDrumConfig.from_keywords(scoring)
-        init(self, *args, **kwargs)
-        self.tokenizer = tokenizer
-
-    return call
 
 
 class WaterDrumCallback(TrainerCallback):
@@ -155,7 +72,9 @@ class WaterDrumCallback(TrainerCallback):
             default :data:`CALLBACK_SAMPLING` (2 samples of 64 tokens, seed 0). Its seed must be
             set: every evaluation samples with it, and the training RNG is untouched.
         plan: when to evaluate and stop (:class:`EvaluationPlan`; default every 50 steps).
-        owner_names: display name per owner id; default ``owner-1``, ``owner-2``, ...
+        owner_names: display name per owner id; default ``owner-1``, ``owner-2``, ... by first
+            appearance in the forget then retain queries here, in the data's order through
+            :meth:`from_queries`/:meth:`from_dataset` (as the metric names them).
         trainer: the trainer that logs the values. The public way to say which one (e.g.
             ``trainer.add_callback(WaterDrumCallback(..., trainer=trainer))``); without it, the
             callback finds the trainer that calls it when training begins (up the call stack:
@@ -166,7 +85,7 @@ class WaterDrumCallback(TrainerCallback):
     :attr:`tokenizer` is set.
     """
 
-    @_accepts_callback_keywords
+    @accepts_callback_keywords
     def __init__(
         self,
         forget_queries: Sequence[str],
@@ -181,8 +100,8 @@ class WaterDrumCallback(TrainerCallback):
         owner_names: Mapping[int, str] | None = None,
         trainer: Trainer | None = None,
     ) -> None:
-        forget_set = _query_set(forget_queries, forget_ids, "forget")
-        retain_set = _query_set(retain_queries, retain_ids, "retain")
+        forget_queries = query_set(forget_queries, forget_ids, "forget")
+        retain_queries = query_set(retain_queries, retain_ids, "retain")
         self.config = _typed(config, WaterDrumConfig, "config") or WaterDrumConfig()
         self.sampling = _typed(sampling, SamplingConfig, "sampling") or CALLBACK_SAMPLING
         self.plan = _typed(plan, EvaluationPlan, "plan") or EvaluationPlan()
@@ -200,18 +119,18 @@ class WaterDrumCallback(TrainerCallback):
             ) from None
         # The scheme fits this vocabulary (checked once, here).
         Verifier(self.watermark_tokenizer, self.config.scheme)
-        forget_keys = np.unique(forget_set[1])
-        if np.isin(forget_keys, retain_set[1]).any():
+        forget_keys = np.unique(forget_queries[1])
+        if np.isin(forget_keys, retain_queries[1]).any():
             raise ValueError("An owner cannot be in both the forget and the retain query sets.")
         limit = self.plan.max_queries_per_owner
         if limit is not None:
-            forget_set = _subsample(*forget_set, limit, self.sampling.seed)
-            retain_set = _subsample(*retain_set, limit, self.sampling.seed)
-        self.queries = forget_set[0] + retain_set[0]
-        self._ids = np.concatenate([forget_set[1], retain_set[1]])
+            forget_queries = subsample(*forget_queries, limit, self.sampling.seed)
+            retain_queries = subsample(*retain_queries, limit, self.sampling.seed)
+        self.queries = forget_queries[0] + retain_queries[0]
+        self._ids = np.concatenate([forget_queries[1], retain_queries[1]])
         self._forget_ids = forget_keys.tolist()
         self._names = owner_display_names(self._ids, owner_names)
-        self.stop_when = _stop_rule(self.plan.stop_when, list(self._names.values()))
+        self.stop_when = stop_rule(self.plan.stop_when, list(self._names.values()))
         self.tokenizer: Any | None = None
         """The tokenizer that generates; ``None``: the trainer's ``processing_class``."""
         self.trainer = trainer
@@ -220,6 +139,8 @@ class WaterDrumCallback(TrainerCallback):
         self.stopped_at: int | None = None
         """The step at which ``stop_when`` first held, if it did."""
         self.stop_reason: str | None = None
+        self.last_result: WaterDrumResult | None = None
+        """The last evaluation's result (on the main process)."""
         self._baseline: dict[str, float] = {}
         self._seconds = 0.0
         self._train_start: float | None = None
@@ -299,9 +220,15 @@ class WaterDrumCallback(TrainerCallback):
         **kwargs: Any,
     ) -> WaterDrumCallback:
         """Split queries (one watermark id each) into the forget set (the queries of
-        ``forget_ids``) and the retain set (the rest). ``kwargs`` go to the constructor."""
+        ``forget_ids``) and the retain set (the rest). ``kwargs`` go to the constructor.
+
+        Owners are named as the metric names them when it scores these queries in order
+        (``owner-<n>`` by first appearance in ``watermark_ids``; ids are secret keys, never
+        shown), not by their place in the forget-first sets, unless ``owner_names`` says."""
         from waterdrum_hf.data import partition_by_owner
 
+        ids = check_watermark_ids(list(watermark_ids), len(watermark_ids), "watermark_ids")
+        kwargs.setdefault("owner_names", owner_display_names(ids, None))
         forget = set(check_watermark_ids(list(forget_ids), len(forget_ids), "forget_ids").tolist())
         forget_queries, retain_queries = partition_by_owner(queries, watermark_ids, forget)
         forget_watermark_ids, retain_watermark_ids = partition_by_owner(
@@ -322,7 +249,7 @@ class WaterDrumCallback(TrainerCallback):
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         if self.trainer is None:
-            self.trainer = _find_trainer(self)
+            self.trainer = find_trainer(self)
         self._train_start = time.perf_counter()
         self._seconds = 0.0
         self._evaluate(state, control)
@@ -344,6 +271,11 @@ class WaterDrumCallback(TrainerCallback):
             f"({100 * self._seconds / max(total, 1e-9):.1f} %) went to WaterDrum evaluation."
         )
         logger.info(message)
+        if self.plan.model_card is not None and self.last_result is not None:
+            from waterdrum_hf.hub_results import write_hub_results
+
+            written = write_hub_results(self.last_result, args.output_dir, self.plan.model_card)
+            logger.info("WaterDrumCallback: the last values are in %s.", written[0])
 
     # ---- one evaluation --------------------------------------------------------------------
 
@@ -394,10 +326,11 @@ class WaterDrumCallback(TrainerCallback):
             owner_names=self._names,
             return_details=True,
         )
+        self.last_result = replace(result, scores=None)
         values = {name: float(value) for name, value in result.scalars().items()}
-        for name, owner in (result.per_owner or {}).items():  # set with return_details
+        for name, owner in result.per_owner.items():
             if owner.value is not None:
-                values[_OWNER_PREFIX + name] = owner.value
+                values[OWNER_PREFIX + name] = owner.value
         return values
 
     def _evaluate(self, state: TrainerState, control: TrainerControl) -> None:
@@ -405,7 +338,6 @@ class WaterDrumCallback(TrainerCallback):
             return
         self._last_step = state.global_step
         trainer = self.trainer
-        assert trainer is not None  # found by on_train_begin, or given
         tokenizer = self.tokenizer or trainer.processing_class
         if tokenizer is None:
             raise ValueError(
@@ -415,7 +347,7 @@ class WaterDrumCallback(TrainerCallback):
         values = self.evaluate(trainer.model_wrapped, tokenizer, trainer.accelerator)
         self._seconds += values["seconds"]
         if state.global_step == 0 or not self._baseline:
-            self._baseline = {k: values[k] for k in _RATIO_SETS if k in values}
+            self._baseline = {k: values[k] for k in RATIO_SETS if k in values}
         for name, base in self._baseline.items():
             if name in values and base > 0:
                 values[f"{name}_ratio"] = values[name] / base
@@ -436,7 +368,6 @@ class WaterDrumCallback(TrainerCallback):
         state: TrainerState,
         control: TrainerControl,
     ) -> None:
-        assert self.stop_when is not None  # _evaluate checks before it calls
         holds, reason = self.stop_when(shared)
         if not holds:
             return
@@ -445,52 +376,12 @@ class WaterDrumCallback(TrainerCallback):
         control.should_training_stop = True
         message = f"WaterDrumCallback: stopping at step {state.global_step}: {reason}."
         if self.plan.save_on_stop:
-            trainer = self.trainer
-            assert trainer is not None and trainer.args.output_dir is not None  # while training
-            path = os.path.join(trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}")
-            trainer.save_model(path)
+            path = os.path.join(
+                self.trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}"
+            )
+            self.trainer.save_model(path)
             message += f" Model saved to {path}."
         logger.warning(message)
-
-
-def _query_set(
-    queries: Sequence[str], ids: Sequence[int], name: str
-) -> tuple[list[str], np.ndarray]:
-    queries = check_string_list(queries, f"{name}_queries")
-    if not queries:
-        raise ValueError(f"`{name}_queries` is empty: pass at least one query per set.")
-    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
-        raise TypeError(f"`{name}_ids` must be a list with one watermark id per query.")
-    if len(ids) != len(queries):
-        raise ValueError(
-            f"`{name}_ids` has {len(ids)} entries but there are {len(queries)} {name} queries: "
-            "pass one owner id per query."
-        )
-    return queries, check_watermark_ids(list(ids), len(queries), f"{name}_ids")
-
-
-def _subsample(
-    queries: list[str], ids: np.ndarray, limit: int, seed: int
-) -> tuple[list[str], np.ndarray]:
-    """At most ``limit`` queries per owner, drawn once with ``seed``, in their original order."""
-    rng = np.random.default_rng(seed)
-    keep = np.zeros(len(ids), dtype=bool)
-    for owner in np.unique(ids):
-        rows = np.flatnonzero(ids == owner)
-        keep[rng.permutation(rows)[:limit]] = True
-    return [q for q, k in zip(queries, keep, strict=True) if k], ids[keep]
-
-
-def _generation_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The 0.1 ``generation_kwargs``: ``temperature``, ``top_p`` or ``batch_size``."""
-    kwargs = dict(kwargs or {})
-    unknown = sorted(set(kwargs) - set(_GENERATION_KWARGS))
-    if unknown:
-        raise ValueError(
-            f"generation_kwargs {unknown} are not supported; use {list(_GENERATION_KWARGS)} "
-            "(sampling stays unfiltered: no top-k, as the paper samples)."
-        )
-    return kwargs
 
 
 def _typed(value: Any, kind: type, name: str) -> Any:
@@ -498,94 +389,3 @@ def _typed(value: Any, kind: type, name: str) -> Any:
     if value is not None and not isinstance(value, kind):
         raise TypeError(f"`{name}` must be a {kind.__name__}, got {type(value).__name__}.")
     return value
-
-
-def _logged_names(owner_names: Sequence[str]) -> frozenset[str]:
-    """Every value the callback can log (without the prefix) that a stopping rule may bound:
-    the metric's scalars, the ratios and each owner's value."""
-    return frozenset(
-        [*WaterDrumResult.scalar_names(), *(f"{s}_ratio" for s in _RATIO_SETS)]
-        + [_OWNER_PREFIX + name for name in owner_names]
-    )
-
-
-def _stop_rule(
-    rule: StopRule | None, owner_names: Sequence[str]
-) -> Callable[[Mapping[str, float]], tuple[bool, str]] | None:
-    """The stopping rule as a function of the values returning ``(holds, why)``; a dict's
-    keys must bound values that are logged (``owner/<name>`` for the owners named here)."""
-    if rule is None:
-        return None
-    if callable(rule):
-        return lambda values: (
-            bool(rule(values)),
-            f"stop_when held ({getattr(rule, '__name__', 'rule')})",
-        )
-    if not isinstance(rule, Mapping) or not rule:
-        raise TypeError(
-            "`stop_when` must be a callable or a dict of bounds such as "
-            "{'max_forget_ratio': 0.05, 'min_retain_ratio': 0.8}."
-        )
-    bounds: list[tuple[str, str, float]] = []
-    logged = _logged_names(owner_names)
-    for key, limit in rule.items():
-        kind, _, metric = str(key).partition("_")
-        if kind not in _BOUNDS or not metric:
-            raise ValueError(f"`stop_when` key {key!r} must be 'max_<value>' or 'min_<value>'.")
-        if metric not in logged:
-            raise ValueError(
-                f"`stop_when` key {key!r}: {metric!r} is not a value the callback logs (e.g. "
-                "forget, retain, forget_ratio, retain_ratio, separability_auroc, forget_p_value, "
-                f"{_OWNER_PREFIX}<owner name>)."
-            )
-        if (
-            isinstance(limit, bool)
-            or not isinstance(limit, numbers.Real)
-            or not math.isfinite(limit)
-        ):
-            raise ValueError(f"`stop_when[{key!r}]` must be a finite number, got {limit!r}.")
-        bounds.append((metric, kind, float(limit)))
-
-    missing: set[str] = set()
-
-    def check(values: Mapping[str, float]) -> tuple[bool, str]:
-        parts = []
-        for metric, kind, limit in bounds:
-            value = values.get(metric)
-            if value is None and metric not in missing:
-                missing.add(metric)  # e.g. a ratio whose step-0 value was <= 0
-                logger.warning(
-                    "WaterDrumCallback: stop_when needs %r, which was not logged.", metric
-                )
-            if value is None or not _BOUNDS[kind](value, limit):
-                return False, ""
-            parts.append(f"{metric} {value:.3f} {'<=' if kind == 'max' else '>='} {limit:g}")
-        return True, " and ".join(parts)
-
-    return check
-
-
-def _find_trainer(callback: TrainerCallback) -> Trainer:
-    """The ``Trainer`` whose callback handler is calling ``callback``, found up the call stack.
-
-    Why the stack: transformers calls a callback with the training arguments, state, control,
-    model, processing class, optimizer, scheduler and dataloaders, never with the trainer, and
-    only ``Trainer.log`` reaches every ``report_to`` integration (each is another callback of
-    the trainer's handler). ``trainer=`` is the public way; this keeps
-    ``Trainer(callbacks=[WaterDrumCallback(...)])`` working for any Trainer. It relies on
-    transformers firing the event from a method of the trainer (``self`` in that frame);
-    ``tests/test_callbacks.py::test_finds_the_trainer_that_calls_it`` fails if that changes.
-    """
-    frame = inspect.currentframe()
-    try:
-        while frame is not None:
-            candidate = frame.f_locals.get("self")
-            if isinstance(candidate, Trainer) and callback in candidate.callback_handler.callbacks:
-                return candidate
-            frame = frame.f_back
-    finally:
-        del frame  # a frame held in a local keeps every frame above it alive
-    raise RuntimeError(
-        "WaterDrumCallback logs through the trainer but could not find it: pass trainer= or add "
-        "the callback with Trainer(callbacks=[...]) / trainer.add_callback(...)."
-    )

@@ -4,9 +4,9 @@ Each query is answered ``num_samples`` times by pure ancestral sampling: tempera
 and *no* top-k by default. transformers would otherwise apply its global ``top_k=50`` (or a
 checkpoint's own warpers) behind the caller's back, which changes the watermark signal.
 
-:func:`unfiltered_sampling_config` is the one sampling configuration of the package (the
-paraphraser uses it too); the torch plumbing (padding, pad id, device, modes, seeding,
-unwrapping) lives in :mod:`waterdrum_hf._torch_plumbing`.
+How to sample is a :class:`~waterdrum_hf.sampling.SamplingConfig`; the torch plumbing
+(padding, pad id, device, modes, seeding, unwrapping) lives in
+:mod:`waterdrum_hf._torch_plumbing`.
 
 transformers' continuous batching (``model.generate_batch``, 5.23) is not offered: it takes no
 user logits processors (a model owner's watermark) and draws from its own seed, and on the
@@ -20,7 +20,7 @@ import inspect
 import logging
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -30,10 +30,11 @@ from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
+from transformers.cache_utils import DynamicCache, DynamicLayer
+from transformers.modeling_outputs import CausalLMOutputWithPast
 
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._torch_plumbing import (
-    GenerativeModel,
     free_memory,
     inference_mode,
     is_out_of_memory,
@@ -46,8 +47,9 @@ from waterdrum_hf._torch_plumbing import (
     set_rng_state,
     unwrapped_for_generation,
 )
-from waterdrum_hf._validation import check_positive_int, check_string_list
+from waterdrum_hf._validation import check_string_list
 from waterdrum_hf.prompting import prompt_token_ids
+from waterdrum_hf.sampling import SamplingConfig
 
 logger = logging.getLogger(__name__)
 
@@ -55,75 +57,15 @@ CPU_BATCH_SIZE = 64
 """Sequences per batch of ``batch_size="auto"`` on a CPU (measured: see
 ``benchmarks/generation_speed.py``)."""
 
+CACHE_KEYWORD = (
+    "cache" if "cache" in CausalLMOutputWithPast.__dataclass_fields__ else "past_key_values"
+)
+"""transformers' name for the KV cache in a model's outputs and in ``generate``'s keywords:
+``cache`` from 5.24 (which deprecates ``past_key_values``), ``past_key_values`` before."""
+
 AUTO_BATCH_SIZE_LIMIT = 1024
 """Most sequences per batch of ``batch_size="auto"`` on a GPU: past this, rows that finished
 early and padding cost more than the larger batch saves."""
-
-
-@dataclass(frozen=True)
-class SamplingConfig:
-    """How :func:`generate` samples: the paper's protocol by default (10 samples of up to 200
-    tokens, temperature 1, top-p 1, no top-k), validated once.
-
-    Args:
-        num_samples: completions per query.
-        max_new_tokens: cap on each completion's length in tokens.
-        temperature: sampling temperature (> 0).
-        top_p: nucleus mass in (0, 1]; 1 samples from the full distribution.
-        greedy: take the most likely token at every step (the paper's ROUGE baseline);
-            ``num_samples`` must then be 1, and ``temperature``/``top_p`` do not apply.
-        batch_size: sequences per forward pass, or ``"auto"`` (see :func:`generate`).
-        seed: seeds torch for a reproducible call, leaving the global RNG state untouched.
-        shared_prefill: prefill each query's prompt once for all its samples in a batch
-            (see :func:`generate`); ``False`` runs transformers' plain ``generate``.
-    """
-
-    num_samples: int = 10
-    max_new_tokens: int = 200
-    temperature: float = 1.0
-    top_p: float = 1.0
-    greedy: bool = False
-    batch_size: int | str = "auto"
-    seed: int | None = None
-    shared_prefill: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("num_samples", "max_new_tokens"):
-            check_positive_int(getattr(self, name), name)
-        if isinstance(self.batch_size, str) and self.batch_size != "auto":
-            raise ValueError(
-                f'batch_size must be a positive integer or "auto", got {self.batch_size!r}'
-            )
-        if self.batch_size != "auto":
-            check_positive_int(self.batch_size, "batch_size")
-        if not self.temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {self.temperature!r}")
-        if not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
-        if self.greedy and self.num_samples != 1:
-            raise ValueError(
-                "greedy decoding gives one completion per query: num_samples must be 1, got "
-                f"{self.num_samples}"
-            )
-
-    def generation_config(self, pad_id: int) -> GenerationConfig:
-        """transformers' configuration of one sequence per prompt row."""
-        settings = {
-            "num_return_sequences": 1,
-            "max_new_tokens": self.max_new_tokens,
-            "pad_token_id": pad_id,
-        }
-        if self.greedy:
-            return GenerationConfig(
-                do_sample=False,
-                num_beams=1,
-                repetition_penalty=1.0,
-                no_repeat_ngram_size=0,
-                **settings,
-            )
-        return unfiltered_sampling_config(
-            **settings, temperature=self.temperature, top_p=self.top_p
-        )
 
 
 def generate(
@@ -193,7 +135,7 @@ def generate(
         raise TypeError(f"pass {sorted(settings)} inside `sampling`, not beside it.")
     queries = check_string_list(queries, "queries")
     seed, processes = sampling.seed, 1 if accelerator is None else accelerator.num_processes
-    if accelerator is not None and processes > 1:
+    if processes > 1:
         with accelerator.split_between_processes(queries) as share:
             queries = list(share)
         if seed is not None:
@@ -217,7 +159,7 @@ def generate(
 
 
 def _sample_all(
-    model: GenerativeModel,
+    model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
     queries: list[str],
     sampling: SamplingConfig,
@@ -258,8 +200,8 @@ def _sample_all(
                     device,
                 )
             except Exception as error:
-                if before is None or not (len(batch) > 1 and is_out_of_memory(error)):
-                    raise  # `before` is kept with batch_size="auto" alone
+                if not (automatic and len(batch) > 1 and is_out_of_memory(error)):
+                    raise
                 # Out of memory: retry with half (the error is gone).
                 set_rng_state(before, device)
                 release_cached_memory()
@@ -316,12 +258,11 @@ def _bytes_per_sequence(
     kv_cache = 2 * layers * kv_heads * head_dim * tokens * element
     logits = vocab * (4 * 4 + element)  # float32 copy, processed scores, probabilities, ...
     prompt = prompt_tokens * (4 * hidden + 2 * intermediate + heads * prompt_tokens) * element
-    total: int = 2 * kv_cache + logits + prompt
-    return total
+    return 2 * kv_cache + logits + prompt
 
 
 def _sample_batch(
-    model: GenerativeModel,
+    model: PreTrainedModel,
     prompts: list[list[int]],
     owners: list[int] | None,
     config: GenerationConfig,
@@ -336,7 +277,7 @@ def _sample_batch(
     for processor in processors:
         if callable(getattr(processor, "reset", None)):
             processor.reset(prompt_length=input_ids.shape[1])
-    cache: dict[str, Any] = {}
+    cache = {}
     if owners is not None and input_ids.shape[1] > 1 and len(set(owners)) < len(owners):
         cache = _shared_prompt_cache(model, input_ids, attention_mask, owners)
     output = model.generate(
@@ -346,18 +287,18 @@ def _sample_batch(
         logits_processor=LogitsProcessorList(processors),
         **cache,
     )
-    new_tokens: torch.Tensor = output[:, input_ids.shape[1] :]
-    return new_tokens
+    return output[:, input_ids.shape[1] :]
 
 
 def _shared_prompt_cache(
-    model: GenerativeModel,
+    model: PreTrainedModel,
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor,
     owners: list[int],
 ) -> dict[str, Any]:
-    """``{"past_key_values": cache}`` of every row's prompt but its last token, computed once
-    per query and copied to its rows; ``{}`` when the model's cache is not a plain one.
+    """``{CACHE_KEYWORD: cache}``, a ``DynamicCache`` of every row's prompt but its last token,
+    computed once per query and copied to its rows; ``{}`` when the model's cache is not a
+    plain one.
 
     Positions come from the attention mask as transformers' ``generate`` makes them, so the
     cache equals the one ``generate`` would build for each row.
@@ -373,37 +314,13 @@ def _shared_prompt_cache(
         use_cache=True,
         logits_to_keep=1,
     )
-    cache = out.past_key_values
+    cache = getattr(out, CACHE_KEYWORD, None)
     if not _is_plain_kv_cache(cache) or cache.get_seq_length() != unique_ids.shape[1]:
         return {}
     starts = torch.zeros(len(owners), dtype=torch.long, device=input_ids.device)
     starts[firsts] = 1
     cache.batch_select_indices(starts.cumsum(0) - 1)  # row -> its query's prefilled row
-    return {"past_key_values": cache}
-
-
-def unfiltered_sampling_config(**settings: Any) -> GenerationConfig:
-    """A sampling ``GenerationConfig`` with every distribution filter explicitly off.
-
-    transformers applies a global ``top_k=50`` (and a checkpoint may add its own warpers or a
-    repetition penalty) unless told otherwise; either would cut the distribution behind the
-    caller's back and change the watermark signal. ``settings`` (temperature, top_p,
-    max_new_tokens, ...) override the defaults here.
-    """
-    config = {
-        "do_sample": True,
-        "num_beams": 1,
-        "temperature": 1.0,
-        "top_p": 1.0,
-        "top_k": 0,
-        "typical_p": 1.0,
-        "epsilon_cutoff": 0.0,
-        "eta_cutoff": 0.0,
-        "repetition_penalty": 1.0,
-        "no_repeat_ngram_size": 0,
-    }
-    config.update(settings)
-    return GenerationConfig(**config)
+    return {CACHE_KEYWORD: cache}
 
 
 def _max_prompt_tokens(model: PreTrainedModel, max_new_tokens: int) -> int | None:
@@ -416,8 +333,7 @@ def _max_prompt_tokens(model: PreTrainedModel, max_new_tokens: int) -> int | Non
             f"max_new_tokens ({max_new_tokens}) must be smaller than the model's context "
             f"({context} tokens)"
         )
-    room: int = context - max_new_tokens
-    return room
+    return context - max_new_tokens
 
 
 def _tokenize(
@@ -428,9 +344,7 @@ def _tokenize(
     empty = [i for i, p in enumerate(prompts) if not p]
     if empty:
         raise ValueError(f"queries{empty[:5]} give no tokens; every query needs at least one")
-    if max_tokens is None:
-        return prompts
-    too_long = sum(len(p) > max_tokens for p in prompts)
+    too_long = 0 if max_tokens is None else sum(len(p) > max_tokens for p in prompts)
     if too_long:
         warnings.warn(
             f"{too_long} of {len(prompts)} queries exceed the {max_tokens} tokens left in the "
@@ -441,7 +355,7 @@ def _tokenize(
     return prompts
 
 
-def _has_plain_kv_cache(model: GenerativeModel) -> bool:
+def _has_plain_kv_cache(model: PreTrainedModel) -> bool:
     """Whether a prompt can be prefilled apart from ``generate``: a decoder-only model that
     takes ``logits_to_keep`` (no full-vocabulary logits for the prompt) and whose generation
     config asks for no special cache. The cache itself is checked after the prefill."""
@@ -458,11 +372,7 @@ def _has_plain_kv_cache(model: GenerativeModel) -> bool:
 def _is_plain_kv_cache(cache: Any) -> bool:
     """A ``DynamicCache`` of full-attention layers only: rows of it can be copied (no sliding
     window, linear attention or quantisation state to keep consistent)."""
-    try:
-        from transformers.cache_utils import DynamicCache, DynamicLayer
-    except ImportError:  # transformers < 4.56 has no cache layers
-        return False
-    layers: Any = getattr(cache, "layers", None)
+    layers = getattr(cache, "layers", None)
     return (
         isinstance(cache, DynamicCache)
         and bool(layers)

@@ -12,19 +12,23 @@ from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.metric import compute_waterdrum
 
 _CITATION = """\
-@article{lu2025waterdrum,
-  title   = {WaterDrum: Watermark-based Data-centric Unlearning Metric},
-  author  = {Lu, Xinyang and Niu, Xinyuan and Lau, Gregory Kang Ruey and Bui, Nhung and
-             Sim, Rachael Hwee Ling and Himawan, John Russell and Wen, Fanyu and
-             Foo, Chuan-Sheng and Ng, See-Kiong and Low, Bryan Kian Hsiang},
-  year    = {2025}
+@inproceedings{lu2026waterdrum,
+  title     = {WaterDrum: Watermark-based Data-centric Unlearning Metric},
+  author    = {Lu, Xinyang and Niu, Xinyuan and Lau, Gregory Kang Ruey and Bui, Nhung and
+               Sim, Rachael Hwee Ling and Himawan, John Russell and Wen, Fanyu and
+               Foo, Chuan-Sheng and Ng, See-Kiong and Low, Bryan Kian Hsiang},
+  booktitle = {International Conference on Learning Representations (ICLR)},
+  year      = {2026}
 }
 @inproceedings{lau2024waterfall,
-  title     = {Waterfall: Framework for Robust and Scalable Text Watermarking and Provenance for LLMs},
+  title     = {Waterfall: Scalable Framework for Robust Text Watermarking and Provenance for {LLM}s},
   author    = {Lau, Gregory Kang Ruey and Niu, Xinyuan and Dao, Hieu and Chen, Jiangwei and
                Foo, Chuan-Sheng and Low, Bryan Kian Hsiang},
-  booktitle = {Proceedings of EMNLP},
-  year      = {2024}
+  booktitle = {Proceedings of the 2024 Conference on Empirical Methods in Natural Language
+               Processing},
+  pages     = {20432--20466},
+  year      = {2024},
+  doi       = {10.18653/v1/2024.emnlp-main.1138}
 }
 """
 

@@ -34,17 +34,19 @@ def superficially_unlearned(tiny_model, owners_texts, tmp_path_factory):
     """The original (trained on both owners), a model retrained on the retain owner only, and
     the original after a few large gradient-ascent steps on the forget texts: its forget
     watermark is gone from its answers, its weights still close to the original's."""
-    from waterdrum_hf.experiments.pipeline import finetune, unlearn
+    from waterdrum_hf.experiments.training import TrainingSettings, finetune, unlearn
 
     model, tokenizer = tiny_model
     folder = tmp_path_factory.mktemp("models")
-    training = {"epochs": 30, "batch_size": 4, "learning_rate": 2e-3, "seed": 0}
+    training = TrainingSettings(batch_size=4, learning_rate=2e-3, seed=0)
     everything = owners_texts[FORGET] + owners_texts[RETAIN]
-    original = finetune(model, tokenizer, everything, folder / "o", **training)
-    retrained = finetune(model, tokenizer, owners_texts[RETAIN], folder / "r", **training)
+    original = finetune(model, tokenizer, everything, folder / "o", epochs=30, training=training)
+    retrained = finetune(
+        model, tokenizer, owners_texts[RETAIN], folder / "r", epochs=30, training=training
+    )
     unlearned = unlearn(
         "gradascent", original, tokenizer, owners_texts[FORGET], owners_texts[RETAIN],
-        folder / "u", steps=4, learning_rate=3e-3, batch_size=4, seed=0,
+        folder / "u", steps=4, training=TrainingSettings(batch_size=4, learning_rate=3e-3, seed=0),
     )  # fmt: skip
     return {"retrained": retrained, "gradascent": unlearned}
 

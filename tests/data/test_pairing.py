@@ -165,7 +165,7 @@ def test_collator_names_the_missing_or_bad_column(word_tokenizer):
         collate([{"forget": {"body": "a"}, "retain": {"text": "b"}}])
     with pytest.raises(TypeError, match="'text' must hold strings"):
         collate([{"forget": {"text": 3}, "retain": {"text": "b"}}])
-    with pytest.raises(ValueError, match="alternative answers need QA-style"):
+    with pytest.raises(ValueError, match="refusal answers follow a prompt.*\\[.text.\\]"):
         collate([{"forget": {"text": "a"}, "retain": {"text": "b"}, "alternative": "c"}])
     with pytest.raises(ValueError, match="max_length"):
         ForgetRetainCollator(word_tokenizer, max_length=0)

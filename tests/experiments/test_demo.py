@@ -22,6 +22,7 @@ from waterdrum_hf.experiments.demo import (
     demo_command,
     score_command,
 )
+from waterdrum_hf.experiments.training import TrainingSettings
 from waterdrum_hf.keys import random_keys
 
 QUICK_KEYS = random_keys(DemoConfig.quick().owners, seed=0).tolist()
@@ -76,9 +77,15 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_dem
     assert set(report["curves"]) == set(DEFAULT_METHODS) - {"taskvector"}
     for curve in report["curves"].values():
         assert curve[0]["step"] == 0 and curve[-1]["step"] == DemoConfig.quick().unlearn_steps
-    for plot in ("benchmark", "curves", "per_owner", "roc"):
+    for plot in ("benchmark", "curves", "per_owner", "roc", "watermark_view"):
         assert (out / f"{plot}.png").stat().st_size > 10_000
     markdown = (out / "report.md").read_text()
+    # The watermark, token by token: one forget and one retain completion, before and after.
+    view = (out / "watermark_view.html").read_text()
+    assert "![watermark_view](watermark_view.png)" in markdown
+    assert "forget set, original model" in view and "retain set, original model" in view
+    closest = markdown.split("**Closest to retraining:** `")[1].split("`")[0]
+    assert f"forget set, {closest} model" in view and "<script" not in view
     assert "Closest to retraining" in markdown and "standard deviation" in markdown
     assert "| retrained |" in markdown and "[9/9]" in printed and "done in" in printed
     # Owner keys are secrets: neither the files (cache included) nor the console show them.
@@ -171,6 +178,12 @@ def test_printed_commands_reproduce_the_config():
 def test_demo_config_rejects_impossible_settings(settings, match):
     with pytest.raises(ValueError, match=match):
         DemoConfig(**settings)
+
+
+def test_fine_tuning_and_unlearning_take_their_own_learning_rates():
+    config = DemoConfig(batch_size=3, learning_rate=1e-3, unlearn_learning_rate=5e-5, seed=7)
+    assert config.finetuning() == TrainingSettings(batch_size=3, learning_rate=1e-3, seed=7)
+    assert config.unlearning() == TrainingSettings(batch_size=3, learning_rate=5e-5, seed=7)
 
 
 def test_printed_commands_name_the_waterdrum_the_user_can_run(tmp_path, monkeypatch):

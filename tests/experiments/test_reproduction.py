@@ -539,3 +539,36 @@ def test_scheme_comparison_runs_both_schemes_on_the_same_owners(tiny_model, tmp_
     markdown = (out / "results.md").read_text()
     assert "| Adapted KGW |" in markdown and "| 0.871 | 0.996 | 0.336 s | Yes |" in markdown
     assert (out / "calibration.png").exists()
+
+
+def test_dilution_measures_every_model_under_each_processor(monkeypatch):
+    from waterdrum_hf.experiments.reproduction.experiment import Reproduction
+    from waterdrum_hf.experiments.reproduction.resilience import diluted_values
+
+    rng = np.random.default_rng(0)
+    calibration = {f: {**fake_model(f, rng), "stage": f"stage-{f}"} for f in (0.0, 0.5, 1.0)}
+    seen = []
+
+    def measure(self, stage, data, seed, *, dilution=None, baselines=True):
+        seen.append((stage, dilution, seed, baselines))
+        share = float(stage.split("-")[1])
+        measured = fake_model(share, np.random.default_rng(len(dilution)))  # per processor
+        del measured["share"]  # the dilution copies it from the calibration
+        return measured
+
+    monkeypatch.setattr(Reproduction, "measure", measure)
+    out = diluted_values(
+        Reproduction(ReproductionConfig.quick()),
+        None,
+        calibration,
+        {"a": "processor-a", "bb": "processor-bb"},
+        seed=3,
+    )
+    assert out["auroc"]["none"] == d1(calibration[0.0], "waterdrum")
+    assert out["r2"]["none"] == d2(calibration, "waterdrum")["r2"]
+    for name, processor in (("a", "processor-a"), ("bb", "processor-bb")):
+        expected = {f: fake_model(f, np.random.default_rng(len(processor))) for f in calibration}
+        assert out["auroc"][name] == d1(expected[0.0], "waterdrum")
+        assert out["r2"][name] == d2(expected, "waterdrum")["r2"]
+        assert [s for s, d, _, _ in seen if d == processor] == [f"stage-{f}" for f in calibration]
+    assert {(seed, baselines) for *_, seed, baselines in seen} == {(3, False)}

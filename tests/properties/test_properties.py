@@ -37,10 +37,9 @@ from waterdrum_hf.data.pairing import IGNORE_INDEX, ForgetRetainCollator
 
 WORD_N = 64
 SPECIALS = ("<eos>", "<sep>")
-BOUNDED = settings(
+BOUNDED = settings(  # derandomized, no database: tests/conftest.py's profile
     max_examples=150,
     deadline=None,
-    database=None,  # nothing written to the working tree
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 MAX_ID = 2**32 - 1
@@ -465,7 +464,7 @@ def test_collator_labels_only_trained_tokens(name, pairs, max_length, alternativ
         for item in items:
             item["alternative"] = alternative
     if alternative is not None and any("question" not in f for f, _ in pairs):
-        with pytest.raises(ValueError, match="alternative answers need QA-style"):
+        with pytest.raises(ValueError, match="refusal answers follow a prompt"):
             collator(items)
         return
     batch = collator(items)
@@ -498,5 +497,22 @@ def test_collator_refuses_non_text_with_a_type_error(bad):
     ):
         with pytest.raises(TypeError, match=f"column '{column}' must hold strings"):
             collator([{"forget": bad_example, "retain": {"text": "ok"}}])
-    with pytest.raises(ValueError, match="neither a 'text'"):
+    with pytest.raises(ValueError, match=r"format is not recognised: its columns are \['body'\]"):
         collator([{"forget": {"body": "x"}, "retain": {"text": "ok"}}])
+
+
+def test_every_run_draws_the_same_examples():
+    """A failure found once is found again: the examples depend on the test alone (the
+    profile's ``derandomize``), and no database (``database=None``) reorders them."""
+    seen: list[list[int]] = []
+
+    @settings(BOUNDED, max_examples=30)
+    @given(st.lists(st.integers(0, 2**32 - 1), min_size=1))
+    def draw(values):
+        seen[-1].append(values)
+
+    for _ in range(2):
+        seen.append([])
+        draw()
+    assert seen[0] == seen[1] and len(seen[0]) >= 20
+    assert BOUNDED.database is None

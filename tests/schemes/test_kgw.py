@@ -78,7 +78,12 @@ def test_settings_are_checked():
         Verifier(word_tokenizer(3), scheme=KGWScheme(gamma=0.1))
     with pytest.raises(ValueError, match="`delta` must be"):
         KGWScheme().logits_processor(N, 1, delta=-1.0)
-    assert KGWScheme(gamma=0.25).settings() == {"scheme": "kgw", "gamma": 0.25}
+    assert KGWScheme(gamma=0.25).settings() == {
+        "scheme": "kgw",
+        "gamma": 0.25,
+        "n_gram": 2,
+        "vocab_size": None,
+    }
 
 
 def test_gamma_bounds_and_type():

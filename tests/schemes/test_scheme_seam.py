@@ -43,9 +43,6 @@ class FirstHalf(PermutationScheme):
     def position_bias(self, vocab_size: int, *, delta: float = 1.0) -> np.ndarray:
         return delta * (np.arange(vocab_size) < vocab_size // 2)
 
-    def settings(self) -> dict[str, object]:
-        return {"scheme": self.name}
-
 
 @pytest.mark.parametrize("k_p", [1, 3, N // 2 + 2])
 def test_waterfall_token_terms_are_its_function_at_numpys_positions(k_p):
@@ -125,7 +122,10 @@ def test_scheme_settings_are_checked():
     assert WaterfallScheme(k_p=2) == WaterfallScheme(k_p=2) and WaterfallScheme().settings() == {
         "scheme": "waterfall",
         "k_p": 1,
+        "n_gram": 2,
+        "vocab_size": None,
     }
+    assert list(WaterfallScheme().settings()) == ["scheme", "k_p", "n_gram", "vocab_size"]
 
 
 def test_schemes_by_name_and_every_reader_takes_one():
@@ -162,7 +162,7 @@ def test_schemes_by_name_and_every_reader_takes_one():
 
 
 def test_a_schemes_processor_takes_the_n_gram_and_the_cache_size():
-    processor = FirstHalf().logits_processor(N, 9, n_gram=3, cache_size=5, delta=2.0)
+    processor = FirstHalf(n_gram=3).logits_processor(N, 9, cache_size=5, delta=2.0)
     assert (processor.n_gram, processor.cache_size) == (3, 5)
     trigram = PermutationLogitsProcessor(N, 9, FirstHalf().position_bias(N, delta=2.0), 3)
     prompt, scores = torch.tensor([[1, 2, 3]]), torch.zeros(1, N)
@@ -224,7 +224,7 @@ def test_the_waterfall_scheme_builds_the_papers_perturbation():
     )
     default = scheme.logits_processor(1000, 7)
     assert (default.kappa, default.k_p, default.n_gram) == (2.0, 3, 2)
-    wider = scheme.logits_processor(1000, 7, n_gram=3, kappa=0.5, cache_size=5)
+    wider = WaterfallScheme(k_p=3, n_gram=3).logits_processor(1000, 7, kappa=0.5, cache_size=5)
     assert (wider.kappa, wider.n_gram, wider.cache_size) == (0.5, 3, 5)
 
 

@@ -46,7 +46,8 @@ def test_an_uncopyable_model_without_ref_model_raises(tokenizer, tmp_path):
             "idkdpo",
             {"forget_dataset": RETAIN_TEXT, "retain_dataset": RETAIN_QA},
             ValueError,
-            "'question' column",
+            r"forget rows: refusal answers follow a prompt, but the example has no 'question', "
+            r"'prompt' or 'messages' column \(columns: \['text'\]\)",
         ),
         (
             "idknll",
@@ -68,13 +69,14 @@ def test_an_uncopyable_model_without_ref_model_raises(tokenizer, tmp_path):
             "kl",
             {"forget_dataset": [{"content": "no text column"}], "retain_dataset": RETAIN_TEXT},
             ValueError,
-            r"forget_dataset: a row has neither a 'text' column .*\['content'\].*text_column=",
+            r"forget rows: the example's format is not recognised: its columns are \['content'\]"
+            r".*'prompt' and 'completion', 'messages'.*text_column=",
         ),
         (
             "graddiff",
             {"forget_dataset": FORGET_QA, "retain_dataset": [*RETAIN_TEXT, {"txt": "typo"}]},
             ValueError,
-            r"retain_dataset: .*\['txt'\]",
+            r"retain rows: .*\['txt'\]",
         ),
         (
             "npo",
@@ -83,20 +85,20 @@ def test_an_uncopyable_model_without_ref_model_raises(tokenizer, tmp_path):
                 "retain_dataset": RETAIN_TEXT,
             },
             ValueError,
-            r"forget_dataset: .*'question' and 'answer' columns",
+            r"forget rows: .*\['question'\].*'question' and 'answer' \(QA\)",
         ),
         (
             "kl",
             {"train_dataset": ForgetRetainDataset(FORGET_QA, [{"body": "x"}])},
             ValueError,
-            r"retain_dataset: .*\['body'\]",
+            r"retain rows: .*\['body'\]",
         ),
         (
             "taskvector",
             {"train_dataset": Dataset.from_dict({"text": ["a forget text"]})},
             ValueError,
-            r"train_dataset must hold forget/retain pairs, but its rows are \['text'\]: pass "
-            "forget_dataset=",
+            r"train_dataset has no 'forget' column \(its columns: \['text'\]\): mark each row "
+            r"True \(forget\) or False \(retain\) in a boolean 'forget' column",
         ),
     ],
 )
@@ -130,7 +132,11 @@ def test_rows_in_the_configured_columns_are_accepted(tokenizer, tmp_path):
     [
         ({"processing_class": None}, ValueError, "processing_class"),
         ({"args": "npo"}, TypeError, "KLConfig"),
-        ({"model": "meta-llama/Llama-3.1-8B"}, TypeError, "loaded model"),
+        (
+            {"model": "meta-llama/Llama-3.1-8B"},
+            ValueError,
+            r"^model 'meta-llama/Llama-3.1-8B' could not be loaded: it is not a local folder",
+        ),
     ],
 )
 def test_bad_trainer_arguments_raise(changes, error, message, tokenizer, tmp_path):

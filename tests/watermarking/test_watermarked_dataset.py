@@ -152,7 +152,7 @@ def test_map_is_cached_by_configuration_not_weights(tiny_model, tmp_path, monkey
     assert calls
     again = run()  # a new but identical callable: served from the cache
     assert again.cache_files == first.cache_files and not calls
-    for changes in ({"kappa": 3.0}, {"id": 5}):
+    for changes in ({"kappa": 3.0}, {"watermark_id": 5}):
         changed = run(**changes)
         assert calls and changed.cache_files != first.cache_files
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
-from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf._fields import flag
+from waterdrum_hf._validation import check_positive_fields, check_positive_int
+from waterdrum_hf.sampling import SamplingConfig
 
 AUDITS = ("relearning", "quantization")
 """The audits :class:`AuditConfig` can run, by name."""
@@ -25,42 +27,32 @@ class AuditConfig:
     original (same queries, samples, seed and scoring).
     """
 
-    audits: tuple[str, ...] = field(
-        default=AUDITS,
-        metadata={"help": f"Audits to run: any of {', '.join(AUDITS)}."},
-    )
-    relearn_share: float = field(
-        default=0.25,
-        metadata={
-            "help": "Share of the forget set's texts (its first ones, at least one text) that "
+    audits: tuple[str, ...] = flag(AUDITS, f"Audits to run: any of {', '.join(AUDITS)}.")
+    relearn_share: float = flag(
+        0.25,
+        (
+            "Share of the forget set's texts (its first ones, at least one text) that "
             "relearning fine-tunes on."
-        },
+        ),
     )
-    relearn_steps: int = field(
-        default=10, metadata={"help": "Optimizer steps of the relearning fine-tune."}
+    relearn_steps: int = flag(10, "Optimizer steps of the relearning fine-tune.")
+    relearn_learning_rate: float = flag(
+        1e-3, "Learning rate of the relearning fine-tune (constant)."
     )
-    relearn_learning_rate: float = field(
-        default=1e-3, metadata={"help": "Learning rate of the relearning fine-tune (constant)."}
-    )
-    relearn_batch_size: int = field(
-        default=4, metadata={"help": "Batch size of the relearning fine-tune."}
-    )
-    quantization_bits: tuple[int, ...] = field(
-        default=QUANTIZATION_BITS,
-        metadata={
-            "help": "Weight widths of the quantization audit: 8 (int8 weights) and/or 4 (int4 "
+    relearn_batch_size: int = flag(4, "Batch size of the relearning fine-tune.")
+    quantization_bits: tuple[int, ...] = flag(
+        QUANTIZATION_BITS,
+        (
+            "Weight widths of the quantization audit: 8 (int8 weights) and/or 4 (int4 "
             "weights); each needs torchao and a device its kernels support."
-        },
+        ),
     )
-    num_samples: int = field(
-        default=4, metadata={"help": "Completions sampled per query when scoring."}
+    num_samples: int = flag(4, "Completions sampled per query when scoring.")
+    max_new_tokens: int = flag(96, "Tokens generated per completion.")
+    batch_size: int = flag(
+        16, "Sequences per forward pass when sampling (the samples depend on it)."
     )
-    max_new_tokens: int = field(default=96, metadata={"help": "Tokens generated per completion."})
-    batch_size: int = field(
-        default=16,
-        metadata={"help": "Sequences per forward pass when sampling (the samples depend on it)."},
-    )
-    seed: int = field(default=0, metadata={"help": "Seed of the fine-tune and of sampling."})
+    seed: int = flag(0, "Seed of the fine-tune and of sampling.")
 
     _argument_group_name: ClassVar[str] = "AuditConfig options"  # HfArgumentParser's section
 
@@ -74,14 +66,14 @@ class AuditConfig:
             raise ValueError(f"`relearn_share` must be in (0, 1], got {self.relearn_share}.")
         if not self.relearn_learning_rate > 0:
             raise ValueError("`relearn_learning_rate` must be > 0.")
-        for name in (
+        check_positive_fields(
+            self,
             "relearn_steps",
             "relearn_batch_size",
             "num_samples",
             "max_new_tokens",
             "batch_size",
-        ):
-            check_positive_int(getattr(self, name), name)
+        )
         check_positive_int(self.seed, "seed", minimum=0)
         if "quantization" in self.audits:
             if not self.quantization_bits:
@@ -89,6 +81,15 @@ class AuditConfig:
             for bits in self.quantization_bits:
                 if bits not in QUANTIZATION_BITS:
                     raise ValueError(f"`quantization_bits` may hold 8 and 4, got {bits}.")
+
+    def sampling_config(self) -> SamplingConfig:
+        """How every model (perturbed or not) is sampled: the same queries, samples and seed."""
+        return SamplingConfig(
+            num_samples=self.num_samples,
+            max_new_tokens=self.max_new_tokens,
+            batch_size=self.batch_size,
+            seed=self.seed,
+        )
 
     def audit_names(self) -> list[str]:
         """The perturbed models each audited model gets, in order: ``relearned``, ``int8``,

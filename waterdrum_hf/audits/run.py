@@ -207,14 +207,7 @@ def _sample(
     from waterdrum_hf.generation import generate
 
     return generate(
-        model,
-        tokenizer,
-        queries,
-        num_samples=config.num_samples,
-        max_new_tokens=config.max_new_tokens,
-        batch_size=config.batch_size,
-        seed=config.seed,
-        show_progress=show_progress,
+        model, tokenizer, queries, config.sampling_config(), show_progress=show_progress
     )
 
 

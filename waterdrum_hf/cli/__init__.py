@@ -3,8 +3,10 @@
 Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluate a model on a
 watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
 their owners' keys), ``unlearn`` (run a registered unlearning trainer), ``audit`` (relearning and
-quantization audits of unlearned models), ``reproduce`` (the paper's claims at small scale) and
-``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks). Bad input gives one line on
+quantization audits of unlearned models), ``reproduce`` (the paper's claims at small scale),
+``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks), ``register-metric``
+(make ``evaluate.load("waterdrum")`` find the metric) and ``show`` (each token's watermark
+term as HTML and PNG). Bad input gives one line on
 stderr and exit status 2; set ``WATERDRUM_DEBUG=1`` for the traceback. Ctrl-C gives one line
 and exit status 130 (the commands that cache their stages say that a re-run resumes). Every
 command takes ``--config FILE.yaml`` (its options in a YAML file, TRL-style).
@@ -24,8 +26,10 @@ from waterdrum_hf.cli import (
     audit,
     demo,
     lm_eval_tasks,
+    register_metric,
     reproduce,
     score,
+    show,
     unlearn,
     verify,
     watermark,
@@ -38,7 +42,18 @@ from waterdrum_hf.cli.parsing import (
     refuse_stray,
 )
 
-COMMANDS = (demo, score, audit, verify, watermark, unlearn, reproduce, lm_eval_tasks)
+COMMANDS = (
+    demo,
+    score,
+    audit,
+    verify,
+    show,
+    watermark,
+    unlearn,
+    reproduce,
+    lm_eval_tasks,
+    register_metric,
+)
 
 
 def build_parser() -> Parser:
@@ -64,9 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv:
             parser.print_help()
             return 0
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if argv[0] in commands.choices:
-            argv = [argv[0], *expand_config_file(commands.choices[argv[0]], argv[1:])]
+        argv = _with_config_file(parser, argv)
+        if argv is None:
+            return 2
         args, rest = parser.parse_known_args(argv)
         args.argv = argv  # what was asked, for reports that record their command
         if not getattr(args, "takes_rest", False):
@@ -90,6 +105,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         again = "; run the same command again to resume" if resumes else ""
         print(f"\n{name}: interrupted{again}", file=sys.stderr)
         return 130
+
+
+def _with_config_file(parser: Parser, argv: list[str]) -> list[str] | None:
+    """``argv`` with the subcommand's ``--config FILE.yaml`` read into options; for a bad file,
+    its one-line error is printed and ``None`` returned (exit status 2)."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if argv[0] not in commands.choices:
+        return argv
+    command = commands.choices[argv[0]]
+    try:
+        return [argv[0], *expand_config_file(command, argv[1:])]
+    except CliError as error:
+        print(f"waterdrum {argv[0]}: error: {error}", file=sys.stderr)
+        return None
 
 
 if __name__ == "__main__":

@@ -65,22 +65,7 @@ def run(args: argparse.Namespace) -> int:
     forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
     if not forget_ids:
         raise CliError("the audits measure the forget set: give --forget-ids or --forget-ids-file")
-    forget_texts = []
-    if "relearning" in config.audits:
-        if args.text_column not in rows.column_names:
-            raise CliError(
-                f"relearning fine-tunes on the forget owners' texts, but the dataset has no "
-                f"{args.text_column!r} column (pass --text-column, or --audits quantization)"
-            )
-        chosen = set(forget_ids)
-        forget_texts = [
-            t for t, o in zip(rows[args.text_column], owners, strict=True) if o in chosen
-        ]
-        if not forget_texts:
-            raise CliError(
-                "relearning needs forget data, but no row of the dataset belongs to a forget id "
-                "(check --forget-ids, or pass --audits quantization)"
-            )
+    forget_texts = relearning_texts(rows, owners, forget_ids, config, args)
     check_audits(config, forget_texts)
     # The audits' null by default: the empirical one (100 keys), as the audits' own default.
     scoring = scoring_config(args, len(rows) * config.num_samples, default_null="empirical")
@@ -107,11 +92,40 @@ def run(args: argparse.Namespace) -> int:
         for k, v in vars(args).items()
         if isinstance(v, (str, int, float, bool, type(None))) and "forget_ids" not in k
     }
+    settings["scoring"] = scoring.to_dict()
     write_report(
         {"models": before, "audits": results, "settings": settings},
         args.out,
         title="WaterDrum audit report",
     )
+    print_table(results)
+    print(f"Report: {Path(args.out) / 'report.md'}")
+    return 0
+
+
+def relearning_texts(
+    rows: Any, owners: list[int], forget_ids: list[int], config: Any, args: argparse.Namespace
+) -> list[str]:
+    """The forget owners' texts that relearning fine-tunes on (none without relearning)."""
+    if "relearning" not in config.audits:
+        return []
+    if args.text_column not in rows.column_names:
+        raise CliError(
+            f"relearning fine-tunes on the forget owners' texts, but the dataset has no "
+            f"{args.text_column!r} column (pass --text-column, or --audits quantization)"
+        )
+    chosen = set(forget_ids)
+    texts = [t for t, o in zip(rows[args.text_column], owners, strict=True) if o in chosen]
+    if not texts:
+        raise CliError(
+            "relearning needs forget data, but no row of the dataset belongs to a forget id "
+            "(check --forget-ids, or pass --audits quantization)"
+        )
+    return texts
+
+
+def print_table(results: Any) -> None:
+    """Each model's forget and retain values per audit, and its excess over the retrained."""
     print(f"{'model':>12}  {'audit':>10}  {'forget':>7}  {'retain':>7}  excess over retrained")
     for name, entries in results.models.items():
         for audit, result in entries.items():
@@ -121,8 +135,6 @@ def run(args: argparse.Namespace) -> int:
             excess = results.excess(name, audit) if name != "retrained" else None
             shown = "" if excess is None else f"{excess:+.3f}"
             print(f"{name:>12}  {audit:>10}  {cells[0]}  {cells[1]}  {shown}")
-    print(f"Report: {Path(args.out) / 'report.md'}")
-    return 0
 
 
 def named_models(specs: list[str], retrained: str | None) -> dict[str, str]:

@@ -289,6 +289,7 @@ def _options_of_file(command: argparse.ArgumentParser, path: str) -> list[str]:
     actions = {o: a for a in command._actions for o in a.option_strings}
     tokens: list[str] = []
     for key, value in settings.items():
+        key = "null" if key is None else key  # YAML reads a bare `null:` key as None
         option = "--" + str(key).replace("_", "-")
         action = actions.get(option) or actions.get("--" + str(key))
         if action is None or option == CONFIG_OPTION:

@@ -129,6 +129,22 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "wrote for a WaterDrum task, instead of sampling (no --model needed)",
     )
     parser.add_argument("--out", required=True, help="folder of the report")
+    hub = parser.add_argument_group("the Hub's formats (model-index in README.md, .eval_results/)")
+    hub.add_argument(
+        "--model-card",
+        metavar="DIR",
+        help="write the values into DIR laid out as a model repository (README.md's model-index "
+        "merged into the card there; .eval_results/ for WaterDrum-Ax/TOFU)",
+    )
+    hub.add_argument(
+        "--push-to-hub",
+        metavar="REPO",
+        help="upload the same files to the model repository REPO (one commit; HF_TOKEN or "
+        "huggingface-cli login)",
+    )
+    hub.add_argument(
+        "--hub-create-pr", action="store_true", help="open a pull request instead of committing"
+    )
     parser.set_defaults(run=run, parser=parser)
     return parser
 
@@ -190,6 +206,39 @@ def run(args: argparse.Namespace) -> int:
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
+    print_summary(result)
+    print(f"Report: {out / 'report.md'}")
+    publish(result, args)
+    return 0
+
+
+def publish(result: Any, args: argparse.Namespace) -> None:
+    """``--model-card``/``--push-to-hub``: the values in the Hub's formats
+    (:mod:`waterdrum_hf.hub_results`)."""
+    if not args.model_card and not args.push_to_hub:
+        return
+    from waterdrum_hf.data.hub import WATERDRUM_AX, WATERDRUM_TOFU
+    from waterdrum_hf.hub_results import push_hub_results, write_hub_results
+    from waterdrum_hf.hub_results_config import HubResultsConfig
+
+    published = {"waterdrum-ax": WATERDRUM_AX, "waterdrum-tofu": WATERDRUM_TOFU}
+    config = HubResultsConfig(
+        dataset_id=published.get(args.dataset.lower(), Path(args.dataset).name),
+        dataset_config=args.dataset_config,
+        dataset_split=args.split if args.dataset.lower() in published else None,
+        scheme=args.scheme,
+        notes=f"{args.num_samples} samples of up to {args.max_new_tokens} tokens per query",
+    )
+    if args.model_card:
+        for path in write_hub_results(result, args.model_card, config):
+            print(f"Hub file: {path}")
+    if args.push_to_hub:
+        commit = push_hub_results(result, args.push_to_hub, config, create_pr=args.hub_create_pr)
+        print(f"Pushed to {args.push_to_hub}: {getattr(commit, 'commit_url', commit)}")
+
+
+def print_summary(result: Any) -> None:
+    """Each set's value (with its interval), the AUROC, the forget p-value, the skipped."""
     level = f" ({100 * result.confidence:g}% CI)" if result.confidence else ""
     for name, value in result.sets().items():
         print(f"{name}: {value.value:.4f}{_interval(value.ci_low, value.ci_high, level)}")
@@ -201,8 +250,6 @@ def run(args: argparse.Namespace) -> int:
     if result.forget is not None and result.forget.p_value is not None:
         print(f"forget_p_value: {result.forget.p_value:.4f}")
     print(f"num_skipped: {result.num_skipped}")
-    print(f"Report: {out / 'report.md'}")
-    return 0
 
 
 def _interval(low: float | None, high: float | None, level: str) -> str:

@@ -30,9 +30,8 @@ DEFAULT_NULL_KEYS = 100
 _FLAGS = {"k_p": "--k-p", "gamma": "--gamma", "n_gram": "--n-gram", "vocab_size": "--vocab-size"}
 
 
-def add_scoring_options(parser: argparse.ArgumentParser, *, intervals: bool = True) -> None:
-    """The scheme, pooling and null flags; with ``intervals``, the bootstrap's too."""
-    from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, MIN_RESAMPLES
+def add_scheme_options(parser: argparse.ArgumentParser) -> Any:
+    """The scheme flags (read with :func:`scheme_from_options`); returns their group."""
     from waterdrum_hf.schemes import SCHEMES  # light: the kernel loads when first used
 
     group = parser.add_argument_group("scoring (WaterDrumConfig)")
@@ -55,6 +54,14 @@ def add_scoring_options(parser: argparse.ArgumentParser, *, intervals: bool = Tr
         type=positive(2),
         help="expected watermark vocabulary size (checked against the tokenizer)",
     )
+    return group
+
+
+def add_scoring_options(parser: argparse.ArgumentParser, *, intervals: bool = True) -> None:
+    """The scheme, pooling and null flags; with ``intervals``, the bootstrap's too."""
+    from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, MIN_RESAMPLES
+
+    group = add_scheme_options(parser)
     group.add_argument(
         "--pooling", choices=["tokens", "mean"], default="tokens",
         help="how a query pools its samples: token-weighted (the paper's) or the mean score",
@@ -94,8 +101,10 @@ def confidence_level(text: str) -> float:
 
     try:
         return check_confidence(float(text))
-    except (TypeError, ValueError) as error:
-        raise argparse.ArgumentTypeError(first_line(error)) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number strictly between 0 and 1 (e.g. 0.95), got {text!r}"
+        ) from None
 
 
 def scoring_config(

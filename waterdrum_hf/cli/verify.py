@@ -1,50 +1,32 @@
-"""``waterdrum verify``: score texts in a file with their owners' watermark keys."""
+"""``waterdrum verify``: score texts in a file with their owners' watermark keys.
+
+Score texts (JSON Lines, JSON, CSV, Parquet, or plain text with one text per line) for
+Waterfall watermarks: per-text scores, then each set's value with a null-based p-value of 'no
+watermark'.
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from waterdrum_hf.cli.files import check_output_file, read_table, require_columns
+from waterdrum_hf.cli.files import check_output_file, read_table
 from waterdrum_hf.cli.models import load_tokenizer_option, watermark_ids
-from waterdrum_hf.cli.parsing import CliError, positive
+from waterdrum_hf.cli.parsing import positive
 from waterdrum_hf.cli.scoring_options import (
     add_scoring_options,
     check_n_gram,
     scoring_config,
 )
-from waterdrum_hf.keys import watermark_id_from_text
+from waterdrum_hf.cli.texts import add_text_and_owner_options, texts_and_owner_ids
 
 if TYPE_CHECKING:
     from waterdrum_hf.metric import WaterDrumResult
 
-DESCRIPTION = (
-    "Score texts (JSON Lines, JSON, CSV, Parquet, or plain text with one text per line) for "
-    "Waterfall watermarks: per-text scores, then each set's value with a null-based p-value "
-    "of 'no watermark'."
-)
-
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "verify", help="score texts for watermarks", description=DESCRIPTION
-    )
-    parser.add_argument("file", help="texts to score")
-    parser.add_argument(
-        "--watermark-tokenizer",
-        required=True,
-        help="tokenizer that watermarked the data (path, Hub id, or tiny: the built-in model's)",
-    )
-    owner = parser.add_mutually_exclusive_group(required=True)
-    owner.add_argument(
-        "--id", help="one watermark id for every text (visible in shell history: prefer --id-file)"
-    )
-    owner.add_argument(
-        "--id-file",
-        help="file holding one watermark id for every text (keeps the key off the command line)",
-    )
-    owner.add_argument("--id-column", help="column holding each text's watermark id")
-    parser.add_argument("--text-column", default="text", help="column holding the texts")
+    parser = commands.add_parser("verify", help="score texts for watermarks", description=__doc__)
+    add_text_and_owner_options(parser)
     parser.add_argument(
         "--forget-ids", nargs="+", metavar="ID", help="owners to report as the forget set"
     )
@@ -67,25 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output_file(args.output, "--output", overwrite=args.overwrite)
-    data = read_table(args.file)
-    require_columns(data, [args.text_column], args.file)
-    if args.id_column:
-        require_columns(data, [args.id_column], args.file)
-        ids = [
-            watermark_id_from_text(str(v), f"column {args.id_column!r}")
-            for v in data[args.id_column]
-        ]
-    else:
-        key: Any = (
-            args.id if args.id is not None else watermark_ids(None, args.id_file, "--id-file")
-        )
-        if isinstance(key, list) and len(key) != 1:
-            raise CliError("--id-file must hold exactly one watermark id")
-        ids = [key[0] if isinstance(key, list) else watermark_id_from_text(key, "--id")] * len(data)
-    texts = data[args.text_column]
-    bad = sum(not isinstance(t, str) for t in texts)
-    if bad:
-        raise CliError(f"{bad} rows of column {args.text_column!r} are not text")
+    texts, ids = texts_and_owner_ids(read_table(args.file), args)
     config = scoring_config(args, len(texts))
     tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_n_gram(args.n_gram, texts, tokenizer)
@@ -97,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
         return_details=True,
     )
-    print_scores(list(result.scores or ()), args.max_rows)  # set with return_details
+    print_scores(list(result.scores), args.max_rows)
     print_summary(result)
     if args.output:
         from waterdrum_hf.report import json_text
@@ -121,10 +85,10 @@ def print_summary(result: WaterDrumResult) -> None:
     print()
     for name, value in result.scalars().items():
         print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}")
-    for name, set_value in result.sets().items():
-        if set_value.p_value is not None:
-            found = set_value.p_value <= 0.05
+    for name, value in result.sets().items():
+        if value.p_value is not None:
+            found = value.p_value <= 0.05
             print(
                 f"{name}: watermark {'detected' if found else 'not detected'} at the 5 % level "
-                f"(p = {set_value.p_value:.4f})"
+                f"(p = {value.p_value:.4f})"
             )

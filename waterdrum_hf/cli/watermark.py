@@ -1,4 +1,10 @@
-"""``waterdrum watermark``: paraphrase a file's texts under their owners' Waterfall keys."""
+"""``waterdrum watermark``: paraphrase a file's texts under their owners' Waterfall keys.
+
+Watermark every row's text with its owner's key by paraphrasing it with --model
+(waterdrum_hf.WatermarkedDataset). The output keeps every column, the original text (<text-
+column>_original) and the watermark self-check score (watermark_score). Every
+WatermarkingConfig field is a flag.
+"""
 
 from __future__ import annotations
 
@@ -17,13 +23,6 @@ from waterdrum_hf.cli.parsing import CliError, add_no_progress, config_from_opti
 from waterdrum_hf.cli.scoring_options import check_n_gram
 from waterdrum_hf.keys import watermark_id_from_text
 
-DESCRIPTION = (
-    "Watermark every row's text with its owner's key by paraphrasing it with --model "
-    "(waterdrum_hf.WatermarkedDataset). The output keeps every column, the original text "
-    "(<text-column>_original) and the watermark self-check score (watermark_score). Every "
-    "WatermarkingConfig field is a flag."
-)
-
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     from waterdrum_hf.watermarking.config import WatermarkingConfig
@@ -31,7 +30,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "watermark",
         help="watermark texts by paraphrasing",
-        description=DESCRIPTION,
+        description=__doc__,
         parents=[config_parser(WatermarkingConfig)],
     )
     parser.add_argument(

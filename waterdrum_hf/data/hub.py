@@ -17,6 +17,11 @@ from datasets import Dataset, load_dataset
 
 _Rule = Callable[[int], list[int]]
 
+WATERDRUM_AX = "Glow-AI/WaterDrum-Ax"
+"""Hub id of the WaterDrum-Ax benchmark (arXiv abstracts, 20 owners)."""
+WATERDRUM_TOFU = "Glow-AI/WaterDrum-TOFU"
+"""Hub id of the WaterDrum-TOFU benchmark (TOFU question/answer pairs, 2 owners)."""
+
 _AX_OWNERS = 20
 
 
@@ -24,7 +29,7 @@ def load_waterdrum_ax(
     config: str = "forget_01",
     split: str = "full",
     *,
-    path: str = "Glow-AI/WaterDrum-Ax",
+    path: str = WATERDRUM_AX,
     **load_dataset_kwargs: Any,
 ) -> Dataset:
     """Load one split of WaterDrum-Ax (arXiv abstracts, 20 owners) with an ``owner_id`` column.
@@ -61,7 +66,7 @@ def load_waterdrum_tofu(
     config: str = "forget_10",
     split: str = "full",
     *,
-    path: str = "Glow-AI/WaterDrum-TOFU",
+    path: str = WATERDRUM_TOFU,
     **load_dataset_kwargs: Any,
 ) -> Dataset:
     """Load one split of WaterDrum-TOFU (question/answer pairs, 2 owners) with ``owner_id``.

@@ -16,9 +16,8 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
-from waterdrum_hf._torch_plumbing import IGNORE_INDEX, causal_lm_batch, pad_token_id
-from waterdrum_hf._validation import check_encodable
-from waterdrum_hf.prompting import has_chat_template, prompt_token_ids, qa_queries
+from waterdrum_hf._torch_plumbing import IGNORE_INDEX, causal_lm_batch, pad_token_id  # noqa: F401
+from waterdrum_hf.data.formats import ExampleEncoder
 
 
 class ForgetRetainDataset(torch.utils.data.Dataset[dict[str, Any]]):
@@ -99,12 +98,14 @@ class ForgetRetainCollator:
     """Tokenise and right-pad each side of :class:`ForgetRetainDataset` items.
 
     Returns ``{"forget": batch, "retain": batch}`` (and ``"alternative"`` when the items have
-    it), each batch holding ``input_ids``, ``attention_mask`` and ``labels``. An example with a
-    ``question_column`` is QA-style: the question goes through
-    :func:`waterdrum_hf.qa_queries` (the chat template, or ``Question: ... Answer:``) and only
-    the answer and EOS are labelled. Otherwise its ``text_column`` is trained whole (BOS, if the
-    tokenizer adds one, is never a label). The alternative side pairs the forget question with
-    the alternative answer. Sequences are cut on the right at ``max_length``.
+    it), each batch holding ``input_ids``, ``attention_mask`` and ``labels``. Examples may be in
+    any of TRL's standard formats or QA-style (:mod:`waterdrum_hf.data.formats`): an example
+    with a ``question_column`` goes through :func:`waterdrum_hf.qa_queries` (the chat template,
+    or ``Question: ... Answer:``); ``prompt``/``completion`` and ``messages`` examples are
+    joined, or rendered with the chat template; a ``text_column`` is trained whole. Only the
+    completion (answer) tokens are labelled, never a prompt or a leading BOS. The alternative
+    side pairs the forget prompt with the alternative answer. Sequences are cut on the right at
+    ``max_length``.
 
     With ``transformers.Trainer`` set ``remove_unused_columns=False``: the nested batches are
     not model arguments.
@@ -122,6 +123,12 @@ class ForgetRetainCollator:
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
             raise ValueError(f"max_length must be an int >= 2, got {max_length!r}")
         self.tokenizer = tokenizer
+        self.encoder = ExampleEncoder(
+            tokenizer,
+            text_column=text_column,
+            question_column=question_column,
+            answer_column=answer_column,
+        )
         self.text_column = text_column
         self.question_column = question_column
         self.answer_column = answer_column
@@ -143,55 +150,9 @@ class ForgetRetainCollator:
         self, example: Mapping[str, Any], answer: str | None = None
     ) -> tuple[list[int], list[int]]:
         """Token ids and labels of one example, cut to ``max_length``."""
-        if self.question_column in example:
-            ids, labels = self._encode_qa(example, answer)
-        elif answer is not None:
-            raise ValueError(
-                f"alternative answers need QA-style forget examples with a {self.question_column!r} "
-                f"column; got columns {sorted(example)}"
-            )
-        elif self.text_column in example:
-            ids, labels = self._encode_text(example[self.text_column])
-        else:
-            raise ValueError(
-                f"example has neither a {self.text_column!r} (text_column) nor a "
-                f"{self.question_column!r} (question_column) field; got {sorted(example)}"
-            )
+        ids, labels = self.encoder(example, answer)
         return ids[: self.max_length], labels[: self.max_length]
-
-    def _encode_qa(
-        self, example: Mapping[str, Any], answer: str | None
-    ) -> tuple[list[int], list[int]]:
-        """The question as a QA prompt (masked), then the answer and EOS (labelled)."""
-        question = example[self.question_column]
-        answer = example.get(self.answer_column) if answer is None else answer
-        _check_str(question, self.question_column)
-        _check_str(answer, self.answer_column)
-        prompt_ids = prompt_token_ids(self.tokenizer, qa_queries([question], self.tokenizer)[0])
-        if not has_chat_template(self.tokenizer):
-            answer = f" {answer}"  # after "Answer:"
-        answer_ids = self._with_eos(self.tokenizer(answer, add_special_tokens=False)["input_ids"])
-        return prompt_ids + answer_ids, [IGNORE_INDEX] * len(prompt_ids) + answer_ids
-
-    def _encode_text(self, text: Any) -> tuple[list[int], list[int]]:
-        """The whole text and EOS, all labelled but a leading BOS."""
-        _check_str(text, self.text_column)
-        ids = self._with_eos(self.tokenizer(text)["input_ids"])
-        labels = list(ids)
-        if self.tokenizer.bos_token_id is not None and ids[:1] == [self.tokenizer.bos_token_id]:
-            labels[0] = IGNORE_INDEX
-        return ids, labels
-
-    def _with_eos(self, ids: list[int]) -> list[int]:
-        eos = self.tokenizer.eos_token_id
-        return ids if eos is None or ids[-1:] == [eos] else [*ids, eos]
 
     def _pad(self, encoded: list[tuple[list[int], list[int]]]) -> dict[str, torch.Tensor]:
         rows = [{"input_ids": ids, "labels": labels} for ids, labels in encoded]
         return causal_lm_batch(rows, self.pad_id)
-
-
-def _check_str(value: Any, column: str) -> None:
-    if not isinstance(value, str):
-        raise TypeError(f"column {column!r} must hold strings, got {type(value).__name__}")
-    check_encodable(value, f"column {column!r}")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,24 @@ from waterdrum_hf.experiments.demo_config import (
     demo_command,
     score_command,
 )
+from waterdrum_hf.experiments.demo_data import (
+    DemoData,
+    demo_corpus,
+    train_models,
+    watermark_corpus,
+)
 
-__all__ = ["DEFAULT_METHODS", "DemoConfig", "demo_command", "run_demo", "score_command"]
+__all__ = [
+    "DEFAULT_METHODS",
+    "DemoConfig",
+    "DemoData",
+    "demo_command",
+    "demo_corpus",
+    "run_demo",
+    "score_command",
+    "train_models",
+    "watermark_corpus",
+]
 
 
 def run_demo(
@@ -56,23 +72,15 @@ def run_demo(
         return _Demo(config or DemoConfig(), log).run()
 
 
-@dataclass
-class _Owners:
-    """Who is who: each owner's secret key (never shown), display name, and the forget owners."""
+@dataclass(frozen=True)
+class _Setting:
+    """What the stages after training share: the stage pipeline, the model's tokenizer, the
+    owners' watermarked data and each passage's query."""
 
-    keys: list[int]
-    names: dict[int, str]
-    forget: set[int]
-    of_text: list[int] = field(default_factory=list)
-
-    @property
-    def forget_ids(self) -> list[int]:
-        return [self.keys[o] for o in sorted(self.forget)]
-
-    @property
-    def references(self) -> list[int]:
-        """Each text's owner key."""
-        return [self.keys[o] for o in self.of_text]
+    pipeline: Any
+    tokenizer: Any
+    data: DemoData
+    queries: list[str]
 
 
 class _Demo:
@@ -80,8 +88,6 @@ class _Demo:
     (:class:`~waterdrum_hf.experiments.pipeline.CachedPipeline`) and timed."""
 
     def __init__(self, config: DemoConfig, log: Callable[[str], None]) -> None:
-        from waterdrum_hf.keys import random_keys
-
         self.config = config
         self.log = log
         self.out = Path(config.output_dir)
@@ -89,40 +95,23 @@ class _Demo:
         self.stage_count = 4 + len(config.methods) + bool(config.audits)
         self.stage_index = 0
         self.scoring = config.scoring_config()
-        keys = random_keys(config.owners, seed=config.seed).tolist()  # secret: never shown
-        self.owners = _Owners(
-            keys,
-            {key: f"owner-{i + 1}" for i, key in enumerate(keys)},
-            set(range(config.owners - config.forget, config.owners)),
-        )
 
     def run(self) -> dict[str, Any]:
-        from waterdrum_hf.data import partition_by_owner
-        from waterdrum_hf.prompting import completion_queries
         from waterdrum_hf.report import write_report
 
         pipeline, tokenizer = self.load()
-        texts, scores = self.watermark(pipeline)
-        forget, retain = partition_by_owner(texts, self.owners.of_text, self.owners.forget)
-        models = self.finetune(pipeline, texts, retain)
-        queries = completion_queries(
-            texts, tokenizer, prefix_tokens=self.config.prefix_tokens, max_fraction=0.5
-        )
-        curves, curve_sampling = self.unlearn(pipeline, models, forget, retain, queries, tokenizer)
-        results = self.score(pipeline, models, queries, tokenizer)
+        data = self.watermark(pipeline)
+        models = self.finetune(pipeline, data)
+        setting = _Setting(pipeline, tokenizer, data, data.queries(self.config, tokenizer))
+        curves, curve_sampling = self.unlearn(setting, models)
+        results, sampled = self.score(setting, models)
         audits = None
         if self.config.audits:
-            audits = self.audit(pipeline, models, queries, forget, results, tokenizer)
-        report = self.report(results, curves, curve_sampling, audits, scores)
+            audits = self.audit(setting, models, results)
+        report = self.report(data, results, curves, curve_sampling, audits)
+        report["token_views"] = self.token_views(setting, results, sampled)
         write_report(report, self.out, title="WaterDrum demo report")
-        report["next"] = self.write_data(
-            texts,
-            self.owners.of_text,
-            self.owners.keys,
-            self.owners.names,
-            self.owners.forget,
-            models,
-        )
+        report["next"] = self.write_data(data, models)
         return report
 
     def load(self) -> tuple[Any, Any]:
@@ -137,53 +126,26 @@ class _Demo:
             model, tokenizer = tiny.load(show_progress=show)
         return CachedPipeline(model, tokenizer, self.out / "cache", show_progress=show), tokenizer
 
-    def watermark(self, pipeline: Any) -> tuple[list[str], list[float]]:
-        """Every owner's passages watermarked under its own key; their self-check scores."""
-        from waterdrum_hf.data import toy_corpus
-
+    def watermark(self, pipeline: Any) -> DemoData:
+        """Every owner's passages watermarked under its own key, with their self-check scores."""
         config = self.config
-        corpus = toy_corpus(config.owners, max_passages_per_owner=config.passages_per_owner)
-        self.owners.of_text = list(corpus["owner_id"])
+        corpus = demo_corpus(config)
         with self.step(
             "watermark",
             f"Watermarking {len(corpus)} passages of {config.owners} owners, each under its own key (about {math.ceil(1.2 * len(corpus))} s unless cached)",
         ):
-            # No n-gram repeats: the tiny paraphraser falls into loops without that.
-            return pipeline.watermark(
-                "corpus",
-                list(corpus["text"]),
-                self.owners.references,
-                seed=config.seed,
-                no_repeat_ngram_size=3,
-                scheme=config.scheme,
-            )
+            return watermark_corpus(config, pipeline, corpus)
 
-    def finetune(self, pipeline: Any, texts: list[str], retain: list[str]) -> dict[str, Any]:
+    def finetune(self, pipeline: Any, data: DemoData) -> dict[str, Any]:
         """The original model (all owners' passages) and the retrained one (retain only)."""
-        config = self.config
-        training = {
-            "epochs": config.epochs,
-            "batch_size": config.batch_size,
-            "learning_rate": config.learning_rate,
-            "seed": config.seed,
-        }
         with self.step(
             "finetune",
-            f"Fine-tuning the original model ({config.epochs} epochs) and retraining without the forget owners",
+            f"Fine-tuning the original model ({self.config.epochs} epochs) and retraining without the forget owners",
         ):
-            return {
-                "original": pipeline.finetune("original", texts, **training),
-                "retrained": pipeline.finetune("retrained", retain, **training),
-            }
+            return train_models(self.config, pipeline, data)
 
     def unlearn(
-        self,
-        pipeline: Any,
-        models: dict[str, Any],
-        forget: list[str],
-        retain: list[str],
-        queries: list[str],
-        tokenizer: Any,
+        self, setting: _Setting, models: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """Each method unlearns the forget owners from the original model (added to
         ``models``), with its WaterDrum curve where one means something."""
@@ -193,16 +155,14 @@ class _Demo:
             with self.step(
                 f"unlearn/{method}", f"Unlearning with {method} ({config.unlearn_steps} steps)"
             ):
-                callback = None if method.lower() in NO_CURVE else self.callback(queries, tokenizer)
-                models[method.lower()], curve = pipeline.unlearn(
+                callback = None if method.lower() in NO_CURVE else self.callback(setting)
+                models[method.lower()], curve = setting.pipeline.unlearn(
                     method,
                     models["original"],
-                    forget,
-                    retain,
+                    setting.data.forget,
+                    setting.data.retain,
                     steps=config.unlearn_steps,
-                    learning_rate=config.unlearn_learning_rate,
-                    batch_size=config.batch_size,
-                    seed=config.seed,
+                    training=config.unlearning(),
                     callback=callback,
                 )
             if curve and callback is not None:  # a curve comes from the callback
@@ -218,47 +178,68 @@ class _Demo:
         return curves, curve_sampling
 
     def score(
-        self, pipeline: Any, models: dict[str, Any], queries: list[str], tokenizer: Any
-    ) -> dict[str, Any]:
-        """Every model's completions of every query, scored with the owners' keys."""
+        self, setting: _Setting, models: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, list[list[str]]]]:
+        """Every model's completions of every query, scored with the owners' keys; the results
+        and the completions, by model."""
         from waterdrum_hf.metric import waterdrum_result
 
         config = self.config
-        results = {}
+        results, sampled = {}, {}
         with self.step(
             "sample_and_verify",
             f"Sampling {config.num_samples} x {config.max_new_tokens} tokens per query from {len(models)} models and verifying",
         ):
             for name, stage in models.items():
-                completions = pipeline.completions(
+                completions = setting.pipeline.completions(
                     name,
                     stage,
-                    queries,
+                    setting.queries,
                     num_samples=config.num_samples,
                     max_new_tokens=config.max_new_tokens,
                     seed=config.seed,
                 )
                 result = waterdrum_result(
                     completions,
-                    self.owners.references,
-                    tokenizer,
+                    setting.data.references,
+                    setting.tokenizer,
                     config=self.scoring,
-                    forget_ids=self.owners.forget_ids,
-                    owner_names=self.owners.names,
+                    forget_ids=setting.data.forget_ids,
+                    owner_names=setting.data.names,
                     return_details=True,
                 )
                 results[name] = replace(result, scores=None)  # no per-sample scores in the report
-        return results
+                sampled[name] = completions
+        return results, sampled
 
-    def audit(
-        self,
-        pipeline: Any,
-        models: dict[str, Any],
-        queries: list[str],
-        forget: list[str],
-        results: dict[str, Any],
-        tokenizer: Any,
-    ) -> Any:
+    def token_views(
+        self, setting: _Setting, results: dict[str, Any], sampled: dict[str, list[list[str]]]
+    ) -> list[Any]:
+        """The watermark, token by token, in one forget and one retain completion of the same
+        queries before unlearning (the original model) and after (the method closest to
+        retraining): what the report shows as ``watermark_view``."""
+        from waterdrum_hf.report import closest_to_retrained, unlearning_token_views
+        from waterdrum_hf.verification import Verifier
+
+        closest = closest_to_retrained(results)
+        if closest is None:
+            return []
+        data, after = setting.data, closest[0]
+        query = {}  # each set's first query whose completions have something to read
+        for row, key in enumerate(data.references):
+            name = "forget" if key in data.forget_ids else "retain"
+            if name not in query and all(sampled[m][row][0].strip() for m in ("original", after)):
+                query[name] = row
+        if set(query) != {"forget", "retain"}:
+            return []
+        return unlearning_token_views(
+            {m: {n: sampled[m][row][0] for n, row in query.items()} for m in ("original", after)},
+            {n: data.references[row] for n, row in query.items()},
+            Verifier(setting.tokenizer, self.scoring.scheme, show_progress=False),
+            owner_names={n: data.names[data.references[row]] for n, row in query.items()},
+        )
+
+    def audit(self, setting: _Setting, models: dict[str, Any], results: dict[str, Any]) -> Any:
         """Every model relearned and quantized, sampled and scored again; each perturbed model's
         completions are a cached stage of its model, so a killed audit resumes."""
         from waterdrum_hf.audits import AuditQueries, run_audits
@@ -270,34 +251,34 @@ class _Demo:
         ):
             return run_audits(
                 {name: stage.path for name, stage in models.items()},
-                tokenizer,
+                setting.tokenizer,
                 AuditQueries(
-                    queries,
-                    self.owners.references,
-                    forget_ids=self.owners.forget_ids,
-                    forget_texts=forget,
-                    owner_names=self.owners.names,
+                    setting.queries,
+                    setting.data.references,
+                    forget_ids=setting.data.forget_ids,
+                    forget_texts=setting.data.forget,
+                    owner_names=setting.data.names,
                 ),
                 config=self.config.audit_config(),
                 scoring=self.scoring,
                 before=results,
-                cache=pipeline.audit_cache(models),
+                cache=setting.pipeline.audit_cache(models),
                 show_progress=self.config.show_progress,
             )
 
     def report(
         self,
+        data: DemoData,
         results: dict[str, Any],
         curves: dict[str, Any],
         curve_sampling: dict[str, Any] | None,
         audits: Any,
-        scores: list[float],
     ) -> dict[str, Any]:
         """What :func:`~waterdrum_hf.report.write_report` writes."""
         import waterdrum_hf.trainers as trainers
 
         config = self.config
-        finite = [s for s in scores if s == s]
+        finite = [s for s in data.scores if s == s]
         return {
             "models": results,
             "curves": curves,
@@ -315,21 +296,13 @@ class _Demo:
             },
             "settings": {
                 **asdict(config),
-                "forget_owners": [self.owners.names[k] for k in self.owners.forget_ids],
+                "forget_owners": [data.names[k] for k in data.forget_ids],
                 "watermark_self_check": sum(finite) / max(len(finite), 1),
                 "scoring": self.scoring.to_dict(),
             },
         }
 
-    def write_data(
-        self,
-        texts: list[str],
-        owners: list[int],
-        keys: list[int],
-        names: dict[int, str],
-        forget_owners: set[int],
-        models: dict[str, Any],
-    ) -> list[str]:
+    def write_data(self, data: DemoData, models: dict[str, Any]) -> list[str]:
         """Write the watermarked passages beside the report (``watermarked.jsonl``: owner name
         and text) and, with ``write_keys``, what ``waterdrum score`` needs besides: the keys
         (``keys.json``, the ``owner_id`` column) and the forget owners' keys
@@ -337,19 +310,19 @@ class _Demo:
         and the retrained model, or (without the keys) the re-run that writes them."""
         import json
 
-        config = self.config
-        data, keys_file, forget_file = (
+        config, names = self.config, data.names
+        data_file, keys_file, forget_file = (
             self.out / name for name in (DATA_FILE, KEYS_FILE, FORGET_IDS_FILE)
         )
         rows = [
             {
-                "owner": names[keys[o]],
+                "owner": names[key],
                 "text": text,
-                **({"owner_id": keys[o]} if config.write_keys else {}),
+                **({"owner_id": key} if config.write_keys else {}),
             }
-            for text, o in zip(texts, owners, strict=True)
+            for text, key in zip(data.texts, data.references, strict=True)
         ]
-        _write_private(data, "".join(json.dumps(row) + "\n" for row in rows))
+        _write_private(data_file, "".join(json.dumps(row) + "\n" for row in rows))
         if not config.write_keys:
             for stale in (keys_file, forget_file):  # an earlier run's keys go with the option
                 stale.unlink(missing_ok=True)
@@ -358,10 +331,10 @@ class _Demo:
                 "keys (quick: every stage is cached):",
                 "  " + demo_command(replace(config, write_keys=True)),
             ]
-        _write_private(keys_file, json.dumps({names[key]: key for key in keys}, indent=1))
-        _write_private(forget_file, "".join(f"{keys[o]}\n" for o in sorted(forget_owners)))
+        _write_private(keys_file, json.dumps({names[key]: key for key in data.keys}, indent=1))
+        _write_private(forget_file, "".join(f"{key}\n" for key in data.forget_ids))
         self.log(
-            f"WARNING: {keys_file}, {forget_file} and the owner_id column of {data} hold the "
+            f"WARNING: {keys_file}, {forget_file} and the owner_id column of {data_file} hold the "
             "owners' secret watermark keys: keep them private"
         )
         return [
@@ -369,17 +342,18 @@ class _Demo:
             for name in ("original", "retrained")
         ]
 
-    def callback(self, queries: list[str], tokenizer: Any) -> Any:
+    def callback(self, setting: _Setting) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
-        from waterdrum_hf.callbacks import EvaluationPlan, WaterDrumCallback
-        from waterdrum_hf.generation import SamplingConfig
+        from waterdrum_hf.callbacks import WaterDrumCallback
+        from waterdrum_hf.evaluation_plan import EvaluationPlan
+        from waterdrum_hf.sampling import SamplingConfig
 
         config = self.config
         callback = WaterDrumCallback.from_queries(
-            queries,
-            self.owners.references,
-            self.owners.forget_ids,
-            tokenizer,
+            setting.queries,
+            setting.data.references,
+            setting.data.forget_ids,
+            setting.tokenizer,
             config=replace(self.scoring, null=None, interval=None),
             sampling=SamplingConfig(
                 num_samples=1, max_new_tokens=min(48, config.max_new_tokens), seed=config.seed
@@ -388,9 +362,9 @@ class _Demo:
                 eval_steps=max(1, config.unlearn_steps // config.curve_points),
                 max_queries_per_owner=3,
             ),
-            owner_names=self.owners.names,
+            owner_names=setting.data.names,
         )
-        callback.tokenizer = tokenizer
+        callback.tokenizer = setting.tokenizer
         return callback
 
     def step(self, key: str, title: str) -> Any:

@@ -4,16 +4,18 @@ commands it prints to go on from its results."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
-from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf._fields import flag
+from waterdrum_hf._validation import check_positive_fields, check_positive_int
 from waterdrum_hf.audits.config import AUDITS
 from waterdrum_hf.bootstrap import check_confidence
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
+from waterdrum_hf.experiments.training import TrainingSettings
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
 NO_CURVE: Mapping[str, str] = MappingProxyType(
@@ -31,82 +33,61 @@ class DemoConfig:
     audits); ``quick`` (no audits) in 1.
     Every field is a flag of ``waterdrum demo`` (its ``help`` is the flag's)."""
 
-    output_dir: str = field(
-        default="waterdrum_report",
-        metadata={"help": "Where the report and the cache go.", "aliases": ["--out"]},
+    output_dir: str = flag(
+        "waterdrum_report", "Where the report and the cache go.", aliases=["--out"]
     )
-    owners: int = field(
-        default=6,
-        metadata={
-            "help": "Data owners (each a set of documentation topics); at least 2, at most the "
+    owners: int = flag(
+        6,
+        (
+            "Data owners (each a set of documentation topics); at least 2, at most the "
             "number of topics (79 on Python 3.11)."
-        },
+        ),
     )
-    forget: int = field(
-        default=2, metadata={"help": "Owners (the last ones) who ask to be forgotten."}
-    )
-    passages_per_owner: int = field(default=10, metadata={"help": "Passages per owner."})
-    scheme: Literal["waterfall", "kgw"] = field(
-        default="waterfall",
-        metadata={
-            "help": "Watermark scheme of the owners' passages, of verification and of the "
+    forget: int = flag(2, "Owners (the last ones) who ask to be forgotten.")
+    passages_per_owner: int = flag(10, "Passages per owner.")
+    scheme: Literal["waterfall", "kgw"] = flag(
+        "waterfall",
+        (
+            "Watermark scheme of the owners' passages, of verification and of the "
             "curves: waterfall (the paper's) or kgw (adapted KGW)."
-        },
+        ),
     )
-    methods: tuple[str, ...] = field(
-        default=DEFAULT_METHODS, metadata={"help": "Unlearning methods to benchmark."}
-    )
-    epochs: int = field(
-        default=30, metadata={"help": "Fine-tuning epochs (the model must memorise its data)."}
-    )
-    batch_size: int = field(
-        default=4, metadata={"help": "Batch size of fine-tuning and unlearning."}
-    )
-    learning_rate: float = field(default=2e-3, metadata={"help": "Fine-tuning learning rate."})
-    unlearn_steps: int = field(
-        default=30, metadata={"help": "Optimizer steps of each unlearning method."}
-    )
-    unlearn_learning_rate: float = field(
-        default=2e-4, metadata={"help": "Unlearning learning rate."}
-    )
-    curve_points: int = field(
-        default=4, metadata={"help": "WaterDrum evaluations during unlearning (after step 0)."}
-    )
-    prefix_tokens: int = field(
-        default=24, metadata={"help": "Query length: first tokens of each passage (at most half)."}
-    )
-    num_samples: int = field(
-        default=4, metadata={"help": "Completions sampled per query (pooled per query)."}
-    )
-    max_new_tokens: int = field(default=96, metadata={"help": "Tokens generated per completion."})
-    null_keys: int = field(default=200, metadata={"help": "Random keys of the null reference."})
-    audits: tuple[str, ...] = field(
-        default=AUDITS,
-        metadata={
-            "help": "Audits run on every model after scoring (relearning on a slice of the "
+    methods: tuple[str, ...] = flag(DEFAULT_METHODS, "Unlearning methods to benchmark.")
+    epochs: int = flag(30, "Fine-tuning epochs (the model must memorise its data).")
+    batch_size: int = flag(4, "Batch size of fine-tuning and unlearning.")
+    learning_rate: float = flag(2e-3, "Fine-tuning learning rate.")
+    unlearn_steps: int = flag(30, "Optimizer steps of each unlearning method.")
+    unlearn_learning_rate: float = flag(2e-4, "Unlearning learning rate.")
+    curve_points: int = flag(4, "WaterDrum evaluations during unlearning (after step 0).")
+    prefix_tokens: int = flag(24, "Query length: first tokens of each passage (at most half).")
+    num_samples: int = flag(4, "Completions sampled per query (pooled per query).")
+    max_new_tokens: int = flag(96, "Tokens generated per completion.")
+    null_keys: int = flag(200, "Random keys of the null reference.")
+    audits: tuple[str, ...] = flag(
+        AUDITS,
+        (
+            "Audits run on every model after scoring (relearning on a slice of the "
             "forget set, 8- and 4-bit quantization; see waterdrum audit); none with --quick."
-        },
+        ),
     )
-    confidence: float | None = field(
-        default=0.95,
-        metadata={
-            "help": "Level of the confidence intervals in the report (a bootstrap over queries, "
+    confidence: float | None = flag(
+        0.95,
+        (
+            "Level of the confidence intervals in the report (a bootstrap over queries, "
             "resampled within each owner); none for no intervals."
-        },
+        ),
     )
-    seed: int = field(default=0, metadata={"help": "Seed of keys, training and sampling."})
-    write_keys: bool = field(
-        default=False,
-        metadata={
-            "help": "Also write the owners' secret watermark keys beside the report (keys.json, "
+    seed: int = flag(0, "Seed of keys, training and sampling.")
+    write_keys: bool = flag(
+        False,
+        (
+            "Also write the owners' secret watermark keys beside the report (keys.json, "
             "forget_ids.txt and the owner_id column of watermarked.jsonl), which `waterdrum "
             "score` needs to score the demo's models; anyone with them can read or forge the "
             "owners' watermarks, so keep them private."
-        },
+        ),
     )
-    show_progress: bool | None = field(
-        default=None, metadata={"help": "Progress bars (default: on a terminal)."}
-    )
+    show_progress: bool | None = flag(None, "Progress bars (default: on a terminal).")
 
     _argument_group_name: ClassVar[str] = "DemoConfig options"  # HfArgumentParser's --help section
     QUICK: ClassVar[Mapping[str, Any]] = MappingProxyType(
@@ -133,7 +114,8 @@ class DemoConfig:
                 f"`owners` must be at most {len(topic_texts())}, the toy corpus's number of "
                 f"topics (each owner gets at least one), got {self.owners}."
             )
-        for name in (
+        check_positive_fields(
+            self,
             "passages_per_owner",
             "epochs",
             "batch_size",
@@ -142,8 +124,7 @@ class DemoConfig:
             "prefix_tokens",
             "num_samples",
             "max_new_tokens",
-        ):
-            check_positive_int(getattr(self, name), name)
+        )
         check_positive_int(self.null_keys, "null_keys", minimum=0)
         if self.confidence is not None:
             check_confidence(self.confidence)
@@ -196,6 +177,14 @@ class DemoConfig:
             if self.confidence is None
             else IntervalConfig(self.confidence, seed=self.seed),
         )
+
+    def finetuning(self) -> TrainingSettings:
+        """How the original and the retrained model are fine-tuned (for ``epochs``)."""
+        return TrainingSettings(self.batch_size, self.learning_rate, self.seed)
+
+    def unlearning(self) -> TrainingSettings:
+        """How every method unlearns (for ``unlearn_steps``)."""
+        return TrainingSettings(self.batch_size, self.unlearn_learning_rate, self.seed)
 
     @classmethod
     def quick(cls, **overrides: Any) -> DemoConfig:
@@ -281,6 +270,6 @@ def waterdrum_program() -> list[str]:
 def _command(words: list[str], arguments: Mapping[str, Any]) -> str:
     import shlex
 
-    for flag, value in arguments.items():
-        words += [flag, str(value)]
+    for option, value in arguments.items():
+        words += [option, str(value)]
     return shlex.join(words)

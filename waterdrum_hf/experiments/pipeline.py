@@ -1,4 +1,5 @@
-"""Cached experiment stages on one base model: watermark, fine-tune, unlearn, sample.
+"""Cached experiment stages on one base model: watermark, fine-tune, unlearn, sample (the
+training runs themselves are :mod:`~waterdrum_hf.experiments.training`'s).
 
 The demo and the paper reproduction are sequences of these stages. Each stage's artefact (a
 watermarked text list, a saved model, a set of generations) lives in a folder of a
@@ -9,17 +10,14 @@ digests only through their slow one-way hash (:func:`waterdrum_hf._fingerprint.k
 
 from __future__ import annotations
 
-import copy
-import functools
 import json
-import math
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from waterdrum_hf._fingerprint import key_digest, module_identity
-from waterdrum_hf._progress import library_progress, progress_enabled
+from waterdrum_hf._progress import library_progress
+from waterdrum_hf.experiments.training import TrainingSettings, finetune, unlearn
 from waterdrum_hf.stage_cache import Stage, StageCache
 
 COMPLETION_BATCH_SIZE = 64
@@ -99,14 +97,7 @@ class CachedPipeline:
         self.tokenizer.save_pretrained(folder)
 
     def finetune(
-        self,
-        name: str,
-        texts: Sequence[str],
-        *,
-        epochs: int,
-        batch_size: int,
-        learning_rate: float,
-        seed: int,
+        self, name: str, texts: Sequence[str], *, epochs: int, training: TrainingSettings
     ) -> Stage:
         """The base model fine-tuned on ``texts`` (cached, saved with its tokenizer)."""
         stage = self.cache.stage(
@@ -114,9 +105,9 @@ class CachedPipeline:
             {
                 "texts": list(texts),
                 "epochs": epochs,
-                "batch_size": batch_size,
-                "learning_rate": learning_rate,
-                "seed": seed,
+                "batch_size": training.batch_size,
+                "learning_rate": training.learning_rate,
+                "seed": training.seed,
             },
             self.base,
         )
@@ -129,9 +120,7 @@ class CachedPipeline:
                     list(texts),
                     folder,
                     epochs=epochs,
-                    batch_size=batch_size,
-                    learning_rate=learning_rate,
-                    seed=seed,
+                    training=training,
                     show_progress=self.show_progress,
                 ),
                 folder,
@@ -147,9 +136,7 @@ class CachedPipeline:
         retain: Sequence[str],
         *,
         steps: int,
-        learning_rate: float,
-        batch_size: int,
-        seed: int,
+        training: TrainingSettings,
         callback: Any | None = None,
     ) -> tuple[Stage, list[dict[str, float]]]:
         """``original`` unlearnt with a registered method; returns it and the callback's curve
@@ -161,9 +148,9 @@ class CachedPipeline:
                 "forget": list(forget),
                 "retain": list(retain),
                 "steps": steps,
-                "learning_rate": learning_rate,
-                "batch_size": batch_size,
-                "seed": seed,
+                "learning_rate": training.learning_rate,
+                "batch_size": training.batch_size,
+                "seed": training.seed,
                 "callback": callback.settings() if callback is not None else {},
             },
             original,
@@ -178,9 +165,7 @@ class CachedPipeline:
                 retain,
                 folder,
                 steps=steps,
-                learning_rate=learning_rate,
-                batch_size=batch_size,
-                seed=seed,
+                training=training,
                 callbacks=[callback] if callback is not None else [],
                 show_progress=self.show_progress,
             )
@@ -259,118 +244,6 @@ class CachedPipeline:
 
         with library_progress(self.show_progress):
             return load_causal_lm(stage.path)
-
-
-def finetune(
-    model: Any,
-    tokenizer: Any,
-    texts: list[str],
-    output_dir: str | Path,
-    *,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    seed: int,
-    show_progress: bool | None = None,
-) -> Any:
-    """Fine-tune a copy of ``model`` on ``texts`` with a plain ``Trainer`` (on the GPU when there
-    is one). Each text is cut to 255 tokens and ends in EOS, which is trained on; a text that
-    already starts with BOS (a chat-templated QA pair) gets no second one; padding is never a
-    label, so a tokenizer whose pad token is EOS (or that has none) is fine."""
-    from datasets import Dataset
-    from transformers import Trainer, TrainingArguments
-
-    from waterdrum_hf._torch_plumbing import (
-        causal_lm_batch,
-        has_gpu,
-        pad_token_id,
-        quiet_trainer_logs,
-    )
-    from waterdrum_hf.prompting import prompt_token_ids
-
-    if tokenizer.eos_token_id is None:
-        raise ValueError(
-            "the tokenizer has no EOS token: set one, so that the model learns to stop"
-        )
-    model = copy.deepcopy(model).train()
-    encoded = [prompt_token_ids(tokenizer, t)[:255] + [tokenizer.eos_token_id] for t in texts]
-    dataset = Dataset.from_dict({"input_ids": encoded})
-    run_dir = str(Path(output_dir) / "run")
-    args = TrainingArguments(
-        output_dir=run_dir,
-        num_train_epochs=epochs,
-        per_device_train_batch_size=batch_size,
-        learning_rate=learning_rate,
-        lr_scheduler_type="constant",
-        save_strategy="no",
-        report_to="none",
-        logging_steps=max(1, epochs * math.ceil(len(texts) / batch_size) // 5),
-        seed=seed,
-        use_cpu=not has_gpu(),
-        dataloader_pin_memory=has_gpu(),  # pinning without a GPU only warns
-        disable_tqdm=not progress_enabled(show_progress),
-    )
-    trainer = Trainer(
-        model=model,
-        args=args,
-        train_dataset=dataset,
-        data_collator=functools.partial(causal_lm_batch, pad_id=pad_token_id(tokenizer)),
-    )
-    quiet_trainer_logs(trainer)
-    trainer.train()
-    shutil.rmtree(run_dir, ignore_errors=True)
-    return model.eval()
-
-
-def unlearn(
-    method: str,
-    model: Any,
-    tokenizer: Any,
-    forget: Sequence[str],
-    retain: Sequence[str],
-    output_dir: str | Path,
-    *,
-    steps: int,
-    learning_rate: float,
-    batch_size: int,
-    seed: int,
-    callbacks: Sequence[Any] = (),
-    show_progress: bool | None = None,
-) -> Any:
-    """Run the registered trainer ``method`` on plain-text forget/retain sets; returns the model."""
-    from datasets import Dataset
-
-    import waterdrum_hf.trainers as trainers
-    from waterdrum_hf._torch_plumbing import has_gpu, quiet_trainer_logs
-
-    trainer_class, config_class = trainers.get(method)
-    run_dir = str(Path(output_dir) / "run")
-    args = config_class(
-        output_dir=run_dir,
-        max_steps=steps,
-        per_device_train_batch_size=batch_size,
-        learning_rate=learning_rate,
-        lr_scheduler_type="constant",
-        logging_steps=max(1, steps // 4),
-        save_strategy="no",
-        report_to="none",
-        use_cpu=not has_gpu(),
-        seed=seed,
-        disable_tqdm=not progress_enabled(show_progress),
-    )
-    trainer = trainer_class(
-        model=model.train(),
-        args=args,
-        processing_class=tokenizer,
-        callbacks=list(callbacks),
-        forget_dataset=Dataset.from_dict({"text": list(forget)}),
-        retain_dataset=Dataset.from_dict({"text": list(retain)}),
-    )
-    quiet_trainer_logs(trainer)
-    trainer.train()
-    shutil.rmtree(run_dir, ignore_errors=True)
-    assert trainer.model is not None  # the model it was given, trained
-    return trainer.model.eval()
 
 
 def _write_json(path: Path, value: Any) -> None:

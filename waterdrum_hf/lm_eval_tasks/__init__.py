@@ -6,11 +6,14 @@ paper's evaluation with any lm-eval backend (``vllm`` is the fast one): each que
 model's end of sequence), a ``take_first_k`` filter keeps all ten samples, and the aggregation
 is :func:`waterdrum_hf.metric.waterdrum_result` over all queries at once.
 
+Documents take the owners in turn (each owner's first row, then each one's second, ...), so
+``--limit N`` keeps every owner once ``N`` reaches the number of owners.
+
 Keys never reach lm-eval's logs. ``--log_samples`` writes whole documents, so a document holds
-its prompt (``query``), an opaque owner index (``owner``: owners numbered by first appearance)
-and ``source``, a JSON description of where the rows and their ids come from (a published
-benchmark's layout, whose ids are public, or a local data file's path) and how they are
-scored. The aggregation reads that source again to turn indices into ids; the per-document
+its prompt (``query``), an opaque owner index (``owner``: owners numbered by first appearance
+in the data), its position in the data (``row``) and ``source``, a JSON description of where
+the rows and their ids come from (a published benchmark's layout, whose ids are public, or a
+local data file's path) and how they are scored. The aggregation reads that source again to turn indices into ids; the per-document
 items lm-eval logs under each metric name print as a short summary, never as ids.
 
 Settings come from the task's ``metadata`` (the YAML's, updated by ``--metadata '{...}'`` and
@@ -21,6 +24,7 @@ built with), and, for the file-naming ones, from environment variables.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
@@ -192,9 +196,22 @@ def owner_indices(ids: Sequence[int]) -> list[int]:
     return [index.setdefault(owner, len(index)) for owner in ids]
 
 
+def interleave_by_owner(owners: Sequence[int]) -> list[int]:
+    """Row positions that take the owners in turn: each owner's first row (owners in order of
+    first appearance), then each one's second, and so on; an owner whose rows run out drops
+    out. Any prefix of the order holds as many owners as it can."""
+    rows_of: dict[int, list[int]] = {}
+    for row, owner in enumerate(owners):
+        rows_of.setdefault(owner, []).append(row)
+    turns = itertools.zip_longest(*rows_of.values())
+    return [row for turn in turns for row in turn if row is not None]
+
+
 def documents(**metadata: Any) -> Any:
-    """The task's documents (lm-eval's ``custom_dataset``): ``query``, ``owner`` (index) and
-    ``source`` per row, in a ``DatasetDict`` with one split, ``test``.
+    """The task's documents (lm-eval's ``custom_dataset``): ``query``, ``owner`` (index),
+    ``row`` (position in the data) and ``source`` per row, owners taken in turn
+    (:func:`interleave_by_owner`, so that ``--limit`` keeps every owner), in a ``DatasetDict``
+    with one split, ``test``.
 
     A row with a text column gets a completion query (its first ``prefix_tokens`` tokens,
     :func:`waterdrum_hf.prompting.completion_queries`); otherwise its question in the model's
@@ -220,6 +237,10 @@ def documents(**metadata: Any) -> Any:
         trust_remote_code=bool(metadata.get("trust_remote_code", False)),
     )
     rows = source.rows()
+    ids = [check_watermark_id(v, f"column {source.id_column!r}") for v in rows[source.id_column]]
+    owners = owner_indices(ids)
+    order = interleave_by_owner(owners)
+    rows = rows.select(order)
     if source.text_column in rows.column_names:
         queries = completion_queries(
             rows[source.text_column],
@@ -234,13 +255,13 @@ def documents(**metadata: Any) -> Any:
             f"the rows have neither a {source.text_column!r} nor a {source.question_column!r} "
             "column (give text_column or question_column in --metadata)"
         )
-    ids = [check_watermark_id(v, f"column {source.id_column!r}") for v in rows[source.id_column]]
     # What the aggregation needs is checked now, not after hours of sampling.
     source.forget_ids()
     AutoTokenizer.from_pretrained(source.watermark_tokenizer)
     docs = {
         "query": queries,
-        "owner": owner_indices(ids),
+        "owner": [owners[row] for row in order],
+        "row": order,
         "source": [source.to_json()] * len(queries),
     }
     return DatasetDict({"test": Dataset.from_dict(docs)})
@@ -326,16 +347,22 @@ aggregate_num_skipped = _aggregation("num_skipped")
 
 def read_samples(path: str | os.PathLike[str]) -> tuple[list[int], list[int], list[list[str]]]:
     """An lm-eval samples file (``samples_<task>_<date>.jsonl``) of a WaterDrum task, as
-    written: each document's row (``doc_id``), owner index and samples, in row order."""
+    written: each document's row in the data, owner index and samples, in row order. The row
+    is the document's ``row`` (task version 2), or its ``doc_id`` in a file of task version 1,
+    whose documents were in data order."""
     from waterdrum_hf._files import read_json_lines
 
     records = read_json_lines(path)
     try:
         parsed = sorted(
-            (int(r["doc_id"]), int(r["doc"]["owner"]), [str(s) for s in r["filtered_resps"][0]])
+            (
+                int(r["doc"].get("row", r["doc_id"])),
+                int(r["doc"]["owner"]),
+                [str(s) for s in r["filtered_resps"][0]],
+            )
             for r in records
         )
-    except (KeyError, TypeError, IndexError, ValueError):
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError):
         raise ValueError(
             f"{str(path)!r} is not an lm-eval samples file of a WaterDrum task"
         ) from None

@@ -25,21 +25,15 @@ from waterdrum_hf.statistics import separability_auroc
 from waterdrum_hf.verification import Verifier, scores_from_sums
 
 
-@accepts_scoring_keywords
 def compute_waterdrum(
     predictions: Sequence[str] | Sequence[Sequence[str]],
     references: Sequence[int],
     watermark_tokenizer: Any = None,
-    *,
-    config: WaterDrumConfig | None = None,
-    forget_ids: Sequence[int] | None = None,
-    owner_names: Mapping[int, str] | None = None,
-    query_ids: Sequence[Hashable] | None = None,
-    return_details: bool = False,
-    return_scores: bool = False,
+    **options: Any,
 ) -> dict[str, Any]:
     """WaterDrum values of generated texts as a flat dict (what the `evaluate` module returns):
-    :func:`waterdrum_result` (same arguments) ``.to_dict()``.
+    :func:`waterdrum_result` ``.to_dict()``; ``options`` are its keyword arguments (``config``,
+    ``forget_ids``, ``owner_names``, ``query_ids``, ``return_details``, ``return_scores``).
 
     Returns:
         Flat scalars: ``forget``/``retain`` (or ``overall``), ``separability_auroc`` (retain
@@ -53,17 +47,7 @@ def compute_waterdrum(
         ``query_values``, ``query_owners``, ``query_null_means`` (with a null) and ``scores``;
         with ``return_scores``: ``scores``.
     """
-    return waterdrum_result(
-        predictions,
-        references,
-        watermark_tokenizer,
-        config=config,
-        forget_ids=forget_ids,
-        owner_names=owner_names,
-        query_ids=query_ids,
-        return_details=return_details,
-        return_scores=return_scores,
-    ).to_dict()
+    return waterdrum_result(predictions, references, watermark_tokenizer, **options).to_dict()
 
 
 @accepts_scoring_keywords

@@ -23,9 +23,12 @@ colour in every plot (:func:`model_color`); owners appear by name only.
 
 The modules, in the order the data flows: :mod:`~waterdrum_hf.report.findings` reads the
 results (closest method, detection, p-value floor), :mod:`~waterdrum_hf.report.text` writes
-``report.md``'s words (with :mod:`~waterdrum_hf.report.audit_section` for the audits),
+``report.md``'s words (with :mod:`~waterdrum_hf.report.verdict` for the verdict and
+:mod:`~waterdrum_hf.report.audit_section` for the audits),
 :mod:`~waterdrum_hf.report.plots` draws the PNGs and :mod:`~waterdrum_hf.report.files` writes
-them all to a folder and reads ``report.json`` back.
+them all to a folder and reads ``report.json`` back. :mod:`~waterdrum_hf.report.token_view`
+reads one text token by token under an owner's key, and
+:mod:`~waterdrum_hf.report.token_view_render` draws it as HTML and PNG.
 """
 
 from waterdrum_hf.report.audit_section import (
@@ -71,6 +74,18 @@ from waterdrum_hf.report.text import (
     curve_note,
     markdown,
 )
+from waterdrum_hf.report.token_view import (
+    TokenView,
+    token_colour,
+    token_view,
+    unlearning_token_views,
+)
+from waterdrum_hf.report.token_view_render import (
+    plot_token_views,
+    token_views_figure,
+    token_views_html,
+    write_token_views,
+)
 
 __all__ = [
     "AUDIT_EXPLANATION",
@@ -81,6 +96,7 @@ __all__ = [
     "OTHER_COLORS",
     "Q_DEFINITION",
     "Results",
+    "TokenView",
     "audit_section",
     "benchmark_figure",
     "closest_to_retrained",
@@ -101,9 +117,16 @@ __all__ = [
     "plot_curves",
     "plot_per_owner",
     "plot_roc",
+    "plot_token_views",
     "read_report",
     "save_figure",
+    "token_colour",
+    "token_view",
+    "token_views_figure",
+    "token_views_html",
     "typed",
     "typed_audits",
+    "unlearning_token_views",
     "write_report",
+    "write_token_views",
 ]

@@ -15,6 +15,7 @@ from waterdrum_hf.report.audit_section import plot_audits
 from waterdrum_hf.report.findings import typed, typed_audits
 from waterdrum_hf.report.plots import plot_benchmark, plot_curves, plot_per_owner, plot_roc
 from waterdrum_hf.report.text import curve_note, markdown
+from waterdrum_hf.report.token_view_render import write_token_views
 
 
 def read_report(path: str | Path) -> dict[str, Any]:
@@ -35,7 +36,8 @@ def write_report(
     written = [out / "report.json"]
     flat = {name: m.to_dict() for name, m in models.items()}
     audits = typed_audits(report)
-    saved = {**report, "models": flat}
+    views = report.get("token_views") or []
+    saved = {k: v for k, v in report.items() if k != "token_views"} | {"models": flat}
     if audits is not None:
         saved["audits"] = audits.to_dict()
         written.append(out / "audits.json")
@@ -54,6 +56,16 @@ def write_report(
         plots["roc"] = plot_roc(models[roc_model], out / "roc.png", label=roc_model)
     if audits is not None and audits.audits():
         plots["audits"] = plot_audits(audits, out / "audits.png")
+    if views:
+        columns = len(views) // len({view.label.split(",")[0] for view in views})
+        html, plots["watermark_view"] = write_token_views(
+            views,
+            out,
+            stem="watermark_view",
+            title="The watermark, token by token",
+            columns=columns,
+        )
+        written.append(html)
     (out / "report.md").write_text(markdown(report, plots, title=title))
     return [*written, out / "report.md", *plots.values()]
 

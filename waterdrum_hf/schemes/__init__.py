@@ -1,18 +1,21 @@
 """Watermark schemes: what the writer (watermarking) and the reader (verification) share.
 
 Each scheme implements :class:`WatermarkScheme`; Waterfall is the default, adapted KGW
-(:class:`KGWScheme`) the second.
+(:class:`KGWScheme`) the second. :class:`UnigramWatermark` (Zhao et al., 2023) is a writer
+only: a model owner's own watermark in the dilution study.
 """
 
 from waterdrum_hf.schemes.base import PermutationScheme, WatermarkScheme
 from waterdrum_hf.schemes.kgw import KGWScheme, kgw_z_score
 from waterdrum_hf.schemes.registry import SCHEMES, resolve_scheme, scheme_from_settings
+from waterdrum_hf.schemes.unigram import UnigramWatermark
 from waterdrum_hf.schemes.waterfall import WaterfallScheme
 
 __all__ = [
     "SCHEMES",
     "KGWScheme",
     "PermutationScheme",
+    "UnigramWatermark",
     "WatermarkScheme",
     "WaterfallScheme",
     "kgw_z_score",

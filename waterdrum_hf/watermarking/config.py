@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from dataclasses import asdict, dataclass, fields, replace
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf._fields import flag
+from waterdrum_hf._validation import check_positive_fields, check_positive_int
 from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
 if TYPE_CHECKING:
@@ -33,103 +34,64 @@ class WatermarkingConfig:
     and ``delta`` adapted KGW's. Changing a setting of the scheme not chosen is refused.
     """
 
-    text_column: str = field(
-        default="text", metadata={"help": "Column with the texts to watermark."}
+    text_column: str = flag("text", "Column with the texts to watermark.")
+    id_column: str = flag(
+        "owner_id",
+        "Column with each row's watermark id (0..2**32-1); unused with a fixed `watermark_id`.",
     )
-    id_column: str = field(
-        default="owner_id",
-        metadata={
-            "help": "Column with each row's watermark id (0..2**32-1); unused with a fixed `watermark_id`."
-        },
+    scheme: Literal["waterfall", "kgw"] = flag(
+        "waterfall", "Watermark scheme: waterfall (the paper's) or kgw (adapted KGW)."
     )
-    scheme: Literal["waterfall", "kgw"] = field(
-        default="waterfall",
-        metadata={"help": "Watermark scheme: waterfall (the paper's) or kgw (adapted KGW)."},
+    kappa: float = flag(2.0, "Waterfall's perturbation strength (the paper uses 2).")
+    k_p: int = flag(1, "Waterfall's watermarking function number (the paper uses 1).")
+    gamma: float = flag(0.5, "KGW's green share of the vocabulary in each context.")
+    delta: float = flag(2.0, "KGW's logit bias on green tokens.")
+    n_gram: int = flag(2, "Watermark context length plus one (2 in the paper).")
+    num_beam_groups: int = flag(4, "Groups of diverse beam search (4 in the paper).")
+    beams_per_group: int = flag(2, "Beams per group (2 in the paper).")
+    diversity_penalty: float = flag(
+        0.5, "Hamming diversity penalty between groups (0.5 in the paper)."
     )
-    kappa: float = field(
-        default=2.0, metadata={"help": "Waterfall's perturbation strength (the paper uses 2)."}
+    do_sample: bool = flag(
+        False, "Sample num_beam_groups * beams_per_group candidates instead of beam search."
     )
-    k_p: int = field(
-        default=1, metadata={"help": "Waterfall's watermarking function number (the paper uses 1)."}
-    )
-    gamma: float = field(
-        default=0.5, metadata={"help": "KGW's green share of the vocabulary in each context."}
-    )
-    delta: float = field(default=2.0, metadata={"help": "KGW's logit bias on green tokens."})
-    n_gram: int = field(
-        default=2, metadata={"help": "Watermark context length plus one (2 in the paper)."}
-    )
-    num_beam_groups: int = field(
-        default=4, metadata={"help": "Groups of diverse beam search (4 in the paper)."}
-    )
-    beams_per_group: int = field(default=2, metadata={"help": "Beams per group (2 in the paper)."})
-    diversity_penalty: float = field(
-        default=0.5,
-        metadata={"help": "Hamming diversity penalty between groups (0.5 in the paper)."},
-    )
-    do_sample: bool = field(
-        default=False,
-        metadata={
-            "help": "Sample num_beam_groups * beams_per_group candidates instead of beam search."
-        },
-    )
-    temperature: float = field(
-        default=1.0, metadata={"help": "Sampling temperature, applied before the perturbation."}
-    )
-    top_p: float = field(
-        default=1.0,
-        metadata={"help": "Nucleus sampling threshold, applied before the perturbation."},
-    )
-    repetition_penalty: float | None = field(
-        default=None,
-        metadata={
-            "help": "Repetition penalty before the perturbation; None takes the model's "
+    temperature: float = flag(1.0, "Sampling temperature, applied before the perturbation.")
+    top_p: float = flag(1.0, "Nucleus sampling threshold, applied before the perturbation.")
+    repetition_penalty: float | None = flag(
+        None,
+        (
+            "Repetition penalty before the perturbation; None takes the model's "
             "generation_config value, else 1 (small paraphrasers loop without one)."
-        },
+        ),
     )
-    no_repeat_ngram_size: int = field(
-        default=0,
-        metadata={
-            "help": "Forbid repeating any n-gram of this size within a candidate (0: off, as in "
+    no_repeat_ngram_size: int = flag(
+        0,
+        (
+            "Forbid repeating any n-gram of this size within a candidate (0: off, as in "
             "the paper). Small paraphrasers fall into loops that repeat one token pair; such a "
             "text reads +-1 under any key, so its watermark proves little."
-        },
+        ),
     )
-    max_new_tokens: int | None = field(
-        default=None,
-        metadata={
-            "help": "Generation budget; None gives 1.5x the longest text of each batch, plus 16."
-        },
+    max_new_tokens: int | None = flag(
+        None, "Generation budget; None gives 1.5x the longest text of each batch, plus 16."
     )
-    sts_weight: float = field(
-        default=2.0,
-        metadata={
-            "help": "Weight of semantic similarity when ranking candidates (with an STS model)."
-        },
+    sts_weight: float = flag(
+        2.0, "Weight of semantic similarity when ranking candidates (with an STS model)."
     )
-    prompt: str = field(
-        default=PARAPHRASE_PROMPT, metadata={"help": "The paraphrasing instruction."}
+    prompt: str = flag(PARAPHRASE_PROMPT, "The paraphrasing instruction.")
+    response_prefix: str | None = flag(
+        PARAPHRASE_PREFILL, "Text the answer starts with (not part of the output); None for none."
     )
-    response_prefix: str | None = field(
-        default=PARAPHRASE_PREFILL,
-        metadata={"help": "Text the answer starts with (not part of the output); None for none."},
+    stop_at_double_newline: bool = flag(
+        True, "End a candidate at its first blank line; blank lines in the input become spaces."
     )
-    stop_at_double_newline: bool = field(
-        default=True,
-        metadata={
-            "help": "End a candidate at its first blank line; blank lines in the input become spaces."
-        },
+    seed: int | None = flag(
+        None,
+        "Seeds sampling per batch (from the seed and the batch's texts); None: torch's global RNG.",
     )
-    seed: int | None = field(
-        default=None,
-        metadata={
-            "help": "Seeds sampling per batch (from the seed and the batch's texts); None: torch's global RNG."
-        },
-    )
-    batch_size: int = field(default=8, metadata={"help": "Texts generated together."})
-    show_progress: bool | None = field(
-        default=None,
-        metadata={"help": "Progress bar over batches; None shows it on a terminal."},
+    batch_size: int = flag(8, "Texts generated together.")
+    show_progress: bool | None = flag(
+        None, "Progress bar over batches; None shows it on a terminal."
     )
 
     _argument_group_name: ClassVar[str] = (
@@ -147,8 +109,7 @@ class WatermarkingConfig:
                 raise TypeError(f"`{name}` must be a non-empty string.")
         if self.response_prefix is not None and not isinstance(self.response_prefix, str):
             raise TypeError("`response_prefix` must be a string or None.")
-        for name in ("num_beam_groups", "beams_per_group", "batch_size"):
-            check_positive_int(getattr(self, name), name)
+        check_positive_fields(self, "num_beam_groups", "beams_per_group", "batch_size")
         check_positive_int(self.n_gram, "n_gram", minimum=2)
         check_positive_int(self.k_p, "k_p")  # its upper bound depends on the vocabulary
         self._check_scheme_settings()
@@ -207,7 +168,7 @@ class WatermarkingConfig:
         """The chosen scheme's writing strength, for its logits processor."""
         return {"delta": self.delta} if self.scheme == "kgw" else {"kappa": self.kappa}
 
-    def updated(self, **changes: Any) -> WatermarkingConfig:
+    def updated(self, **changes: object) -> WatermarkingConfig:
         """A copy with ``changes`` applied and validated; an unknown field name raises."""
         known = {f.name for f in fields(self)}
         unknown = sorted(set(changes) - known)

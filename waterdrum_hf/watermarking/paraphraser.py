@@ -23,8 +23,8 @@ from transformers import (
 )
 
 from waterdrum_hf._torch_plumbing import model_device, pad_batch, pad_token_id, seeded
-from waterdrum_hf.generation import unfiltered_sampling_config
 from waterdrum_hf.prompting import BLANK_LINES, paraphrase_prompt_ids
+from waterdrum_hf.sampling import unfiltered_sampling_config
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 from waterdrum_hf.watermarking.diverse_beam_search import diverse_beam_search
 

@@ -16,17 +16,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.experiments.reproduction.config import ReproductionConfig, Scheme
+from waterdrum_hf.experiments.reproduction.analysis import calibration_curves, summarise
+from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 from waterdrum_hf.experiments.reproduction.data import SettingData
-from waterdrum_hf.experiments.reproduction.experiment import (
-    Reproduction,
-    calibration_curves,
-    summarise,
-)
+from waterdrum_hf.experiments.reproduction.experiment import Reproduction
 
 TIMING_REPEATS = 3
 """Verification is timed this often (after one warm-up); the fastest run counts."""
@@ -47,8 +44,7 @@ def compare_schemes(
     for scheme in config.schemes:
         log(f"== scheme {scheme} ==")
         scheme_start = time.perf_counter()
-        one = replace(config, scheme=cast(Scheme, scheme), schemes=())  # names checked by config
-        reproduction = Reproduction(one, log)
+        reproduction = Reproduction(replace(config, scheme=scheme, schemes=()), log)
         per_setting = {}
         for data in reproduction.prepare():
             measured = reproduction.calibrate(data, baselines=False)

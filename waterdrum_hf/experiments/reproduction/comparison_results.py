@@ -8,14 +8,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.experiments.reproduction.results import (
+from waterdrum_hf.experiments.reproduction.markdown_parts import (
     heading,
     mean_sd,
     number,
-    plot_forget_curves,
     seeds_sentence,
     split_table,
 )
+from waterdrum_hf.experiments.reproduction.results import plot_forget_curves
 from waterdrum_hf.report import json_text
 from waterdrum_hf.schemes import KGWScheme
 
@@ -43,12 +43,30 @@ def write_comparison(
 
 def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
     """Table 5 with our numbers (mean ± sd over seeds) and the paper's beside them."""
-    config = results["config"]
-    seeds = len(config["seeds"])
     schemes = results["schemes"]
-    settings = list(next(iter(schemes.values())))
+    seeds = len(results["config"]["seeds"])
+    lines = _introduction(results, command)
+    for setting in next(iter(schemes.values())):
+        lines += [
+            "",
+            f"## {setting.replace('_', ' ')}",
+            "",
+            *_table_5(schemes, setting, seeds),
+            "",
+            *_more_of_the_runs(schemes, setting, seeds),
+            "",
+            *_original_and_retrained(schemes, setting),
+        ]
+    lines += ["", *_closing(schemes), "", "## Expected outcome, checked", ""]
+    lines += [*ordering_checks(results), ""]
+    return "\n".join(lines)
+
+
+def _introduction(results: Mapping[str, Any], command: str) -> list[str]:
+    """The title, the run's heading and what was compared, in one paragraph."""
+    config = results["config"]
     fractions = ", ".join(f"{100 * f:g}" for f in config["fractions"])
-    lines = [
+    return [
         *heading(
             "Comparing watermark schemes at small scale (the paper's Table 5)",
             results,
@@ -64,77 +82,90 @@ def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
         f"query are verified with the scheme that watermarked the data. D1: AUROC of per-query "
         "values on the retrained model (k = 0); D2: R² of the forget value against k/|D_F|, line "
         "through the origin. "
-        + seeds_sentence(seeds)
+        + seeds_sentence(len(config["seeds"]))
         + "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
     ]
-    for setting in settings:
-        lines += [
-            "",
-            f"## {setting.replace('_', ' ')}",
-            "",
-            "| watermarking method | D1 separability (AUROC) | D2 calibration (R²) | "
-            "verification time per text | paper: AUROC | paper: R² | paper: time | paper: "
-            "needs a GPU? |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        for scheme, per_setting in schemes.items():
-            s = per_setting[setting]
-            paper = PAPER_TABLE_5.get(scheme, ("", "", "", ""))
-            lines.append(
-                f"| {SCHEME_LABELS.get(scheme, scheme)} | "
-                f"{mean_sd(s['auroc']['waterdrum'], s['auroc_std']['waterdrum'], seeds)} | "
-                f"{mean_sd(s['r2']['waterdrum'], s['r2_std']['waterdrum'], seeds)} | "
-                f"{1000 * s['verify_seconds_per_text']:.2f} ms | " + " | ".join(paper) + " |"
-            )
-        lines += [
-            "",
-            "More of the same runs: the null-corrected WaterDrum (each query's mean under random "
-            "keys subtracted), the paper's offset relaxation of D2 (the retrained model's value "
-            "subtracted first), the watermark's strength on the corpus (mean ± sd score of "
-            "the watermarked training texts under their owners' keys; each scheme's own score), "
-            "and what D1 is made of: the per-query values on the retrained models (all seeds, "
-            "mean ± sd) and the gap between retain and forget means in pooled sd (for normal "
-            "values AUROC = Φ(gap/√2)):",
-            "",
-            "| watermarking method | AUROC, null-corrected | R², null-corrected | R², offset | "
-            "forget value at k = 0 / 100 % | corpus score | retrained model: retain queries, "
-            "forget queries, gap in sd |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        for scheme, per_setting in schemes.items():
-            s = per_setting[setting]
-            curve = s["curve"]["waterdrum"]["mean"]
-            strength = s["watermark_strength"]
-            corrected = "waterdrum_null_corrected"
-            lines.append(
-                f"| {SCHEME_LABELS.get(scheme, scheme)} | "
-                f"{mean_sd(s['auroc'][corrected], s['auroc_std'][corrected], seeds)} | "
-                f"{mean_sd(s['r2'][corrected], s['r2_std'][corrected], seeds)} | "
-                f"{mean_sd(s['r2_offset']['waterdrum'], s['r2_offset_std']['waterdrum'], seeds)} | "
-                f"{number(curve[0])} / {number(curve[-1])} | "
-                f"{strength['mean']:+.3f} ± {strength['std']:.3f} | "
-                f"{_mean_spread(s['separation'], 'retain')}, "
-                f"{_mean_spread(s['separation'], 'forget')}, {s['separation']['gap_in_sd']:.2f} |"
-            )
-        lines += [
-            "",
-            "The metric on the original model (trained on every owner's text) and the retrained "
-            "one (without the forget owner's), first seed: each set's value beside its null (the "
-            "same samples under random keys) and z = (value - null mean) / null sd:",
-            "",
-            "| watermarking method | model | forget | forget null | forget z | retain | retain z |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        for scheme, per_setting in schemes.items():
-            for model, r in per_setting[setting]["models"].items():
-                lines.append(
-                    f"| {SCHEME_LABELS.get(scheme, scheme)} | {model} | {number(r.get('forget'))} | "
-                    f"{number(r.get('forget_null_mean'))} ± {number(r.get('forget_null_std'))} | "
-                    f"{_signed(r.get('forget_z'))} | {number(r.get('retain'))} | "
-                    f"{_signed(r.get('retain_z'))} |"
-                )
-    lines += [
+
+
+def _table_5(schemes: Mapping[str, Any], setting: str, seeds: int) -> list[str]:
+    """D1, D2 and the verification time per scheme, the paper's beside them."""
+    lines = [
+        "| watermarking method | D1 separability (AUROC) | D2 calibration (R²) | "
+        "verification time per text | paper: AUROC | paper: R² | paper: time | paper: "
+        "needs a GPU? |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for scheme, per_setting in schemes.items():
+        s = per_setting[setting]
+        paper = PAPER_TABLE_5.get(scheme, ("", "", "", ""))
+        lines.append(
+            f"| {SCHEME_LABELS.get(scheme, scheme)} | "
+            f"{mean_sd(s['auroc']['waterdrum'], s['auroc_std']['waterdrum'], seeds)} | "
+            f"{mean_sd(s['r2']['waterdrum'], s['r2_std']['waterdrum'], seeds)} | "
+            f"{1000 * s['verify_seconds_per_text']:.2f} ms | " + " | ".join(paper) + " |"
+        )
+    return lines
+
+
+def _more_of_the_runs(schemes: Mapping[str, Any], setting: str, seeds: int) -> list[str]:
+    """The null-corrected metric, the offset D2, the corpus's watermark strength and what D1
+    is made of, per scheme."""
+    lines = [
+        "More of the same runs: the null-corrected WaterDrum (each query's mean under random "
+        "keys subtracted), the paper's offset relaxation of D2 (the retrained model's value "
+        "subtracted first), the watermark's strength on the corpus (mean ± sd score of "
+        "the watermarked training texts under their owners' keys; each scheme's own score), "
+        "and what D1 is made of: the per-query values on the retrained models (all seeds, "
+        "mean ± sd) and the gap between retain and forget means in pooled sd (for normal "
+        "values AUROC = Φ(gap/√2)):",
         "",
+        "| watermarking method | AUROC, null-corrected | R², null-corrected | R², offset | "
+        "forget value at k = 0 / 100 % | corpus score | retrained model: retain queries, "
+        "forget queries, gap in sd |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for scheme, per_setting in schemes.items():
+        s = per_setting[setting]
+        curve = s["curve"]["waterdrum"]["mean"]
+        strength = s["watermark_strength"]
+        corrected = "waterdrum_null_corrected"
+        lines.append(
+            f"| {SCHEME_LABELS.get(scheme, scheme)} | "
+            f"{mean_sd(s['auroc'][corrected], s['auroc_std'][corrected], seeds)} | "
+            f"{mean_sd(s['r2'][corrected], s['r2_std'][corrected], seeds)} | "
+            f"{mean_sd(s['r2_offset']['waterdrum'], s['r2_offset_std']['waterdrum'], seeds)} | "
+            f"{number(curve[0])} / {number(curve[-1])} | "
+            f"{strength['mean']:+.3f} ± {strength['std']:.3f} | "
+            f"{_mean_spread(s['separation'], 'retain')}, "
+            f"{_mean_spread(s['separation'], 'forget')}, {s['separation']['gap_in_sd']:.2f} |"
+        )
+    return lines
+
+
+def _original_and_retrained(schemes: Mapping[str, Any], setting: str) -> list[str]:
+    """Each set's value beside its null on the original and the retrained model."""
+    lines = [
+        "The metric on the original model (trained on every owner's text) and the retrained "
+        "one (without the forget owner's), first seed: each set's value beside its null (the "
+        "same samples under random keys) and z = (value - null mean) / null sd:",
+        "",
+        "| watermarking method | model | forget | forget null | forget z | retain | retain z |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for scheme, per_setting in schemes.items():
+        for model, r in per_setting[setting]["models"].items():
+            lines.append(
+                f"| {SCHEME_LABELS.get(scheme, scheme)} | {model} | {number(r.get('forget'))} | "
+                f"{number(r.get('forget_null_mean'))} ± {number(r.get('forget_null_std'))} | "
+                f"{_signed(r.get('forget_z'))} | {number(r.get('retain'))} | "
+                f"{_signed(r.get('retain_z'))} |"
+            )
+    return lines
+
+
+def _closing(schemes: Mapping[str, Any]) -> list[str]:
+    """The plot, a note on the verification times, and the forget value split by query."""
+    return [
         "![forget value against the share trained on, per scheme](calibration.png)",
         "",
         "Verification time: both schemes here read a token's term off the same exact "
@@ -156,13 +187,7 @@ def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
             },
             label="scheme, setting",
         ),
-        "",
-        "## Expected outcome, checked",
-        "",
-        *ordering_checks(results),
-        "",
     ]
-    return "\n".join(lines)
 
 
 def _mean_spread(separation: Mapping[str, float], side: str) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, get_args
 
-from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf._fields import flag
+from waterdrum_hf._validation import check_positive_fields, check_positive_int
 
 SETTINGS = ("no_duplicate", "exact_duplicate", "semantic_duplicate")
 """The paper's similarity settings (desideratum D4)."""
@@ -27,129 +28,67 @@ class ReproductionConfig:
     on 2 CPU cores; :meth:`quick` runs in about 3 minutes. Every field is a flag of
     ``waterdrum reproduce`` (its ``help`` is the flag's)."""
 
-    output_dir: str = field(
-        default="reproduction",
-        metadata={"help": "Where results and the cache go.", "aliases": ["--out"]},
+    output_dir: str = flag("reproduction", "Where results and the cache go.", aliases=["--out"])
+    dataset: Dataset = flag(
+        "toy", "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."
     )
-    dataset: Dataset = field(
-        default="toy",
-        metadata={
-            "help": "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."
-        },
+    dataset_config: str | None = flag(
+        None, "Configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)."
     )
-    dataset_config: str | None = field(
-        default=None,
-        metadata={
-            "help": "Configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)."
-        },
+    dataset_path: str | None = flag(None, "Local copy of the dataset's Hub repository.")
+    model: str | None = flag(None, "Base model to fine-tune (default: the built-in small model).")
+    watermark_tokenizer: str | None = flag(None, "Tokenizer that watermarked a published dataset.")
+    owners: int = flag(5, "Data owners of the toy corpus.")
+    forget: int = flag(1, "Owners (the last ones) to forget, toy corpus.")
+    passages_per_owner: int = flag(10, "Training passages per owner, toy corpus.")
+    holdout_per_owner: int = flag(10, "Held-out passages per forget owner (MIA).")
+    max_rows_per_owner: int | None = flag(None, "Subsample a published dataset per owner.")
+    settings: tuple[str, ...] = flag(SETTINGS, "Similarity settings to run.")
+    watermarking: Literal["paraphrase", "substitution"] = flag(
+        "paraphrase",
+        "Toy corpus: 'substitution' (few tokens changed, a faithful-paraphraser stand-in) or 'paraphrase' (the small model's Waterfall paraphrase).",
     )
-    dataset_path: str | None = field(
-        default=None, metadata={"help": "Local copy of the dataset's Hub repository."}
-    )
-    model: str | None = field(
-        default=None,
-        metadata={"help": "Base model to fine-tune (default: the built-in small model)."},
-    )
-    watermark_tokenizer: str | None = field(
-        default=None, metadata={"help": "Tokenizer that watermarked a published dataset."}
-    )
-    owners: int = field(default=5, metadata={"help": "Data owners of the toy corpus."})
-    forget: int = field(
-        default=1, metadata={"help": "Owners (the last ones) to forget, toy corpus."}
-    )
-    passages_per_owner: int = field(
-        default=10, metadata={"help": "Training passages per owner, toy corpus."}
-    )
-    holdout_per_owner: int = field(
-        default=10, metadata={"help": "Held-out passages per forget owner (MIA)."}
-    )
-    max_rows_per_owner: int | None = field(
-        default=None, metadata={"help": "Subsample a published dataset per owner."}
-    )
-    settings: tuple[str, ...] = field(
-        default=SETTINGS, metadata={"help": "Similarity settings to run."}
-    )
-    watermarking: Literal["paraphrase", "substitution"] = field(
-        default="paraphrase",
-        metadata={
-            "help": "Toy corpus: 'substitution' (few tokens changed, a faithful-paraphraser stand-in) or 'paraphrase' (the small model's Waterfall paraphrase)."
-        },
-    )
-    scheme: Scheme = field(
-        default="waterfall",
-        metadata={
-            "help": "Watermark scheme of the toy corpus and of verification: waterfall (the "
+    scheme: Scheme = flag(
+        "waterfall",
+        (
+            "Watermark scheme of the toy corpus and of verification: waterfall (the "
             "paper's) or kgw (adapted KGW, paraphrase watermarking only)."
-        },
+        ),
     )
-    kappa: float = field(
-        default=2.0,
-        metadata={"help": "Waterfall's watermark strength on the toy corpus (the paper's 2)."},
-    )
-    delta: float = field(
-        default=2.0,
-        metadata={"help": "Adapted KGW's green-token bias on the toy corpus (the paper's 2)."},
-    )
-    schemes: tuple[str, ...] = field(
-        default=(),
-        metadata={
-            "help": "Compare these watermark schemes (e.g. waterfall,kgw) instead of the whole "
+    kappa: float = flag(2.0, "Waterfall's watermark strength on the toy corpus (the paper's 2).")
+    delta: float = flag(2.0, "Adapted KGW's green-token bias on the toy corpus (the paper's 2).")
+    schemes: tuple[str, ...] = flag(
+        (),
+        (
+            "Compare these watermark schemes (e.g. waterfall,kgw) instead of the whole "
             "reproduction: D1 and D2 of each on the same owners and model recipe, and the "
             "verification time per text (the paper's Table 5). With it the defaults become "
             "the scheme comparison's: the no_duplicate setting, k = 0, 20, ..., 100 %, 3 "
             "seeds (about 9 minutes on one core)."
-        },
+        ),
     )
-    copy_bias: float = field(
-        default=8.0,
-        metadata={"help": "Substitution watermarking: preference for the source token."},
+    copy_bias: float = flag(8.0, "Substitution watermarking: preference for the source token.")
+    fractions: tuple[float, ...] = flag(
+        tuple(i / 10 for i in range(11)), "Shares k/|D_F| of the forget set retrained on (D2)."
     )
-    fractions: tuple[float, ...] = field(
-        default=tuple(i / 10 for i in range(11)),
-        metadata={"help": "Shares k/|D_F| of the forget set retrained on (D2)."},
+    seeds: tuple[int, ...] = flag(
+        (0, 1, 2),
+        "Training and sampling seeds; on the command line their number N, for seeds 0..N-1.",
     )
-    seeds: tuple[int, ...] = field(
-        default=(0, 1, 2),
-        metadata={
-            "help": "Training and sampling seeds; on the command line their number N, for seeds 0..N-1."
-        },
-    )
-    epochs: int = field(
-        default=30, metadata={"help": "Fine-tuning epochs (the model must memorise)."}
-    )
-    batch_size: int = field(
-        default=4, metadata={"help": "Batch size of fine-tuning and unlearning."}
-    )
-    learning_rate: float = field(default=2e-3, metadata={"help": "Fine-tuning learning rate."})
-    prefix_tokens: int = field(
-        default=24, metadata={"help": "Query length in tokens (at most half a text)."}
-    )
-    num_samples: int = field(default=2, metadata={"help": "Completions sampled per query."})
-    max_new_tokens: int = field(default=64, metadata={"help": "Tokens per sampled completion."})
-    rouge_new_tokens: int = field(
-        default=32, metadata={"help": "Tokens of the greedy continuation scored by ROUGE-L."}
-    )
-    null_keys: int = field(
-        default=100, metadata={"help": "Random keys for the null-corrected WaterDrum."}
-    )
-    methods: tuple[str, ...] = field(
-        default=TEXT_METHODS, metadata={"help": "Unlearning methods benchmarked."}
-    )
-    unlearn_steps: int = field(
-        default=20, metadata={"help": "Optimizer steps of each unlearning method."}
-    )
-    unlearn_learning_rate: float = field(
-        default=2e-4, metadata={"help": "Unlearning learning rate."}
-    )
-    dilution_kappa: float = field(
-        default=2.0, metadata={"help": "Strength of the model owner's own watermark."}
-    )
-    mia_k: float = field(
-        default=0.4, metadata={"help": "Share of least likely tokens in Min-k% Prob."}
-    )
-    show_progress: bool | None = field(
-        default=None, metadata={"help": "Progress bars (default: on a terminal)."}
-    )
+    epochs: int = flag(30, "Fine-tuning epochs (the model must memorise).")
+    batch_size: int = flag(4, "Batch size of fine-tuning and unlearning.")
+    learning_rate: float = flag(2e-3, "Fine-tuning learning rate.")
+    prefix_tokens: int = flag(24, "Query length in tokens (at most half a text).")
+    num_samples: int = flag(2, "Completions sampled per query.")
+    max_new_tokens: int = flag(64, "Tokens per sampled completion.")
+    rouge_new_tokens: int = flag(32, "Tokens of the greedy continuation scored by ROUGE-L.")
+    null_keys: int = flag(100, "Random keys for the null-corrected WaterDrum.")
+    methods: tuple[str, ...] = flag(TEXT_METHODS, "Unlearning methods benchmarked.")
+    unlearn_steps: int = flag(20, "Optimizer steps of each unlearning method.")
+    unlearn_learning_rate: float = flag(2e-4, "Unlearning learning rate.")
+    dilution_kappa: float = flag(2.0, "Strength of the model owner's own watermark.")
+    mia_k: float = flag(0.4, "Share of least likely tokens in Min-k% Prob.")
+    show_progress: bool | None = flag(None, "Progress bars (default: on a terminal).")
 
     _argument_group_name: ClassVar[str] = (
         "ReproductionConfig options"  # HfArgumentParser's --help section
@@ -179,6 +118,15 @@ class ReproductionConfig:
     about 9 minutes on one core."""
 
     def __post_init__(self) -> None:
+        self._check_dataset()
+        self._check_schemes()
+        self._check_published()
+        self._check_sizes()
+        self._check_runs()
+        self._check_training()
+
+    def _check_dataset(self) -> None:
+        """The dataset is known, and only the built-in corpus is watermarked here."""
         if self.dataset not in DATASETS:
             raise ValueError(
                 f"`dataset` must be one of {', '.join(DATASETS)}, got {self.dataset!r}."
@@ -191,6 +139,10 @@ class ReproductionConfig:
             raise ValueError(
                 "`watermarking` applies to the built-in corpus: published datasets come watermarked."
             )
+
+    def _check_schemes(self) -> None:
+        """Known schemes, at least two distinct ones to compare, each able to watermark this
+        corpus this way."""
         for name in (self.scheme, *self.schemes):
             if name not in SCHEME_NAMES:
                 raise ValueError(
@@ -208,6 +160,10 @@ class ReproductionConfig:
                 "Published datasets are watermarked with Waterfall: other schemes (and scheme "
                 "comparisons) run on the built-in corpus."
             )
+
+    def _check_published(self) -> None:
+        """A published dataset comes with the tokenizer that watermarked it, and gets its
+        default configuration."""
         if self.dataset != "toy" and not self.watermark_tokenizer:
             raise ValueError(
                 "A published dataset needs `watermark_tokenizer` (Llama-3.1-8B-Instruct's)."
@@ -215,7 +171,11 @@ class ReproductionConfig:
         if self.dataset_config is None and self.dataset != "toy":
             default = "forget_01" if self.dataset == "waterdrum-ax" else "forget_10"
             object.__setattr__(self, "dataset_config", default)
-        for name in (
+
+    def _check_sizes(self) -> None:
+        """Counts are positive integers; at least one owner forgotten and one retained."""
+        check_positive_fields(
+            self,
             "owners",
             "passages_per_owner",
             "holdout_per_owner",
@@ -226,13 +186,15 @@ class ReproductionConfig:
             "max_new_tokens",
             "rouge_new_tokens",
             "unlearn_steps",
-        ):
-            check_positive_int(getattr(self, name), name)
+        )
         check_positive_int(self.null_keys, "null_keys")
         if self.max_rows_per_owner is not None:
             check_positive_int(self.max_rows_per_owner, "max_rows_per_owner")
         if not 1 <= self.forget < self.owners:
             raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
+
+    def _check_runs(self) -> None:
+        """Known settings, distinct seeds, and fractions rising from 0 to 1."""
         unknown = sorted(set(self.settings) - set(SETTINGS))
         if unknown or not self.settings:
             raise ValueError(
@@ -248,6 +210,9 @@ class ReproductionConfig:
             or len(fractions) < 3
         ):
             raise ValueError("`fractions` must rise from 0 to 1 with at least one point between.")
+
+    def _check_training(self) -> None:
+        """Registered unlearning methods, positive rates and strengths, and a share for MIA."""
         import waterdrum_hf.trainers as trainers
 
         for method in self.methods:

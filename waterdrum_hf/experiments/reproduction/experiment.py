@@ -7,17 +7,16 @@ original). Each model is measured once (:meth:`Reproduction.measure`): WaterDrum
 under random keys), ROUGE-L recall (greedy continuation against the text's next tokens) and
 the Min-k% Prob MIA value (forget set vs holdout). D1 is the AUROC of per-query values on the
 retrained model; D2 the R^2 of the forget value against k through the origin (and, the paper's
-relaxation, after subtracting the retrained model's value).
+relaxation, after subtracting the retrained model's value). The statistics are
+:mod:`~waterdrum_hf.experiments.reproduction.analysis`'s, the resilience study is
+:mod:`~waterdrum_hf.experiments.reproduction.resilience`.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import time
-import warnings
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,15 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf._progress import logged_stage
+from waterdrum_hf.experiments.reproduction.analysis import (
+    METRICS,
+    calibration_curves,
+    d1,
+    d2,
+    duplicate_similarity,
+    mia_summary,
+    summarise,
+)
 from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 from waterdrum_hf.experiments.reproduction.data import (
     SettingData,
@@ -32,10 +40,25 @@ from waterdrum_hf.experiments.reproduction.data import (
     tofu_settings,
     toy_settings,
 )
-from waterdrum_hf.statistics import calibration_r2, separability_auroc
+from waterdrum_hf.experiments.reproduction.resilience import (
+    bag_of_words_cosine,
+    decoy_curve,
+    resilience,
+)
+from waterdrum_hf.experiments.training import TrainingSettings
 
-METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l")
-"""Per-query metrics (D1 and D2); ``mia`` is a set-level value and enters D2 only."""
+__all__ = [  # the statistics and the resilience study live in their own modules
+    "METRICS",
+    "Reproduction",
+    "bag_of_words_cosine",
+    "calibration_curves",
+    "d1",
+    "d2",
+    "decoy_curve",
+    "duplicate_similarity",
+    "mia_summary",
+    "summarise",
+]
 
 
 class Reproduction:
@@ -67,8 +90,8 @@ class Reproduction:
         with self._timed(
             "resilience", f"Resilience ({resilient.name}): decoy model and diluting watermark"
         ):
-            results["resilience"] = self._resilience(
-                resilient, measured[resilient.name][config.seeds[0]]
+            results["resilience"] = resilience(
+                self, resilient, measured[resilient.name][config.seeds[0]]
             )
         results["config"] = asdict(config)
         results["seconds"] = {**self.seconds, "total": round(time.perf_counter() - start, 1)}
@@ -161,9 +184,9 @@ class Reproduction:
                 f"{data.name}-{kept}of{len(data.forget)}-seed{seed}",
                 data.retain + data.forget[:kept],
                 epochs=config.epochs,
-                batch_size=config.batch_size,
-                learning_rate=config.learning_rate,
-                seed=seed,
+                training=TrainingSettings(
+                    batch_size=config.batch_size, learning_rate=config.learning_rate, seed=seed
+                ),
             )
             measured[fraction] = {
                 "stage": stage,
@@ -187,61 +210,67 @@ class Reproduction:
         """WaterDrum (raw and null-corrected) and, with ``baselines``, ROUGE-L and MIA of one
         model; per query, forget queries first. ``dilution``: the model owner's own logits
         processor, applied while sampling."""
+        measured = self._waterdrum(stage, data, seed, dilution)
+        if baselines:
+            measured.update(self._baselines(stage, data, seed))
+        return measured
+
+    def _waterdrum(self, stage: Any, data: SettingData, seed: int, dilution: Any) -> dict[str, Any]:
+        """Sampled completions of every query, scored: WaterDrum per query, raw and minus each
+        query's mean under random keys, and the metric's summary."""
         from waterdrum_hf.config import NullConfig, WaterDrumConfig
-        from waterdrum_hf.experiments.baselines import mia_value, min_k_percent_prob, rouge_l_recall
         from waterdrum_hf.metric import waterdrum_result
         from waterdrum_hf.schemes import resolve_scheme
 
         config = self.config
-        queries, references = data.queries, data.references
         keys = data.forget_keys + data.retain_keys
-        processor_settings = None
-        if dilution is not None:
-            processor_settings = dilution.settings()
         completions = self.pipeline.completions(
             f"{data.name}-{stage.path.name}",
             stage,
-            queries,
+            data.queries,
             num_samples=config.num_samples,
             max_new_tokens=config.max_new_tokens,
             seed=seed,
             logits_processor=[dilution] if dilution else None,
-            processor_settings=processor_settings,
+            processor_settings=dilution.settings() if dilution is not None else None,
         )
+        null = NullConfig("empirical", config.null_keys, seed=seed) if config.null_keys else None
         result = waterdrum_result(
             completions,
             keys,
             self.watermark_tokenizer,
-            config=WaterDrumConfig(
-                scheme=resolve_scheme(config.scheme),
-                null=NullConfig("empirical", config.null_keys, seed=seed)
-                if config.null_keys
-                else None,
-            ),
+            config=WaterDrumConfig(scheme=resolve_scheme(config.scheme), null=null),
             forget_ids=sorted(set(data.forget_keys)),
             return_details=True,
         )
         values = np.array(result.query_values, dtype=float)
-        measured = {
+        return {
             "waterdrum": values,
             "waterdrum_null_corrected": values - np.array(result.query_null_means, dtype=float),
             "is_forget": np.arange(len(keys)) < len(data.forget),
             "summary": result.scalars(),
             "completions": completions,
         }
-        if not baselines:
-            return measured
+
+    def _baselines(self, stage: Any, data: SettingData, seed: int) -> dict[str, Any]:
+        """ROUGE-L recall of the greedy continuation per query, and the MIA value of the
+        model (forget set vs holdout; NaN without a held-out set)."""
+        from waterdrum_hf.experiments.baselines import mia_value, min_k_percent_prob, rouge_l_recall
+
+        config = self.config
         greedy = self.pipeline.completions(
             f"{data.name}-{stage.path.name}-greedy",
             stage,
-            queries,
+            data.queries,
             num_samples=1,
             max_new_tokens=config.rouge_new_tokens,
             seed=seed,
             greedy=True,
         )
-        measured["rouge_l"] = rouge_l_recall([g[0] for g in greedy], references)
-        measured["mia"] = math.nan  # no held-out set (WaterDrum-TOFU): no MIA
+        measured = {
+            "rouge_l": rouge_l_recall([g[0] for g in greedy], data.references),
+            "mia": math.nan,  # no held-out set (WaterDrum-TOFU): no MIA
+        }
         if data.holdout:
             model = self.pipeline.load(stage)
             members = min_k_percent_prob(model, self.tokenizer, data.forget, k=config.mia_k)
@@ -249,7 +278,7 @@ class Reproduction:
             measured["mia"] = mia_value(members[~np.isnan(members)], holdout[~np.isnan(holdout)])
         return measured
 
-    # ---- benchmark and resilience ----------------------------------------------------------
+    # ---- benchmark -------------------------------------------------------------------------
 
     def _benchmark(
         self, data: SettingData, calibration: dict[float, dict[str, Any]]
@@ -265,232 +294,14 @@ class Reproduction:
                 data.forget,
                 data.retain,
                 steps=config.unlearn_steps,
-                learning_rate=config.unlearn_learning_rate,
-                batch_size=config.batch_size,
-                seed=seed,
+                training=TrainingSettings(
+                    batch_size=config.batch_size,
+                    learning_rate=config.unlearn_learning_rate,
+                    seed=seed,
+                ),
             )
             models[method] = self.measure(stage, data, seed, baselines=False)["summary"]
         return models
 
-    def _resilience(
-        self, data: SettingData, calibration: dict[float, dict[str, Any]]
-    ) -> dict[str, Any]:
-        """(a) a decoy model answering the most forget-like queries with unwatermarked text;
-        (b) the model owner's own Waterfall watermark diluting the owners' watermarks."""
-        from waterdrum_hf.config import WaterDrumConfig
-        from waterdrum_hf.keys import random_keys
-        from waterdrum_hf.metric import waterdrum_result
-        from waterdrum_hf.schemes import resolve_scheme
-        from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
-
-        config = self.config
-        seed = config.seeds[0]
-        original = calibration[1.0]
-        forget = original["is_forget"]
-        forget_queries = data.queries[: len(data.forget)]
-        base = self.pipeline.completions(
-            f"{data.name}-base",
-            self.pipeline.base_stage(),
-            forget_queries,
-            num_samples=config.num_samples,
-            max_new_tokens=config.max_new_tokens,
-            seed=seed,
-        )
-        replacement = np.array(
-            waterdrum_result(
-                base,
-                data.forget_keys,
-                self.watermark_tokenizer,
-                config=WaterDrumConfig(scheme=resolve_scheme(config.scheme)),
-                return_details=True,
-            ).query_values,
-            dtype=float,
-        )
-        similarity = [
-            max(bag_of_words_cosine(" ".join(samples), text) for text in data.forget)
-            for samples in original["completions"][: len(data.forget)]
-        ]
-        decoy = decoy_curve(original["waterdrum"][forget], replacement, np.array(similarity))
-
-        owner_key = int(
-            random_keys(1, exclude=data.forget_keys + data.retain_keys, seed=10_000 + seed)[0]
-        )
-        processor = WaterfallLogitsProcessor(
-            self.tokenizer.vocab_size, owner_key, kappa=config.dilution_kappa
-        )
-        diluted = {
-            f: self.measure(m["stage"], data, seed, dilution=processor, baselines=False)
-            for f, m in calibration.items()
-        }
-        for fraction, m in diluted.items():
-            m["share"] = calibration[fraction]["share"]
-        return {
-            "decoy": decoy,
-            "dilution": {
-                "kappa": config.dilution_kappa,
-                "auroc": {
-                    "none": d1(calibration[0.0], "waterdrum"),
-                    "waterfall": d1(diluted[0.0], "waterdrum"),
-                },
-                "r2": {
-                    "none": d2(calibration, "waterdrum").get("r2"),
-                    "waterfall": d2(diluted, "waterdrum").get("r2"),
-                },
-            },
-        }
-
     def _timed(self, key: str, title: str) -> Any:
         return logged_stage(self.log, self.seconds, key, title)
-
-
-# ---- statistics over the measurements --------------------------------------------------------
-
-
-def d1(measured: dict[str, Any], metric: str) -> float:
-    """AUROC of per-query values on one model, retain queries positive (NaN left out)."""
-    values, forget = measured[metric], measured["is_forget"]
-    scored = ~np.isnan(values)
-    return separability_auroc(values[~forget & scored], values[forget & scored])
-
-
-def forget_value(measured: dict[str, Any], metric: str) -> float:
-    """The forget set's value of ``metric`` on one model."""
-    if metric == "mia":
-        return float(measured["mia"])
-    values = measured[metric][measured["is_forget"]]
-    return float(np.nanmean(values))
-
-
-def d2(calibration: dict[float, dict[str, Any]], metric: str) -> dict[str, float]:
-    """R^2 of the forget value against the share trained on, through the origin, and the
-    paper's relaxation: the same after subtracting the retrained model's value."""
-    shares = [m["share"] for m in calibration.values()]
-    values = np.array([forget_value(m, metric) for m in calibration.values()])
-    fits = {}
-    for name, ys in (("r2", values), ("r2_offset", values - values[0])):
-        try:
-            fits[name] = calibration_r2(shares, ys).r2
-        except ValueError:  # all equal: R^2 undefined
-            fits[name] = math.nan
-    return fits
-
-
-def measured_metrics(measured: dict[str, Any], metrics: Sequence[str]) -> list[str]:
-    """Those of ``metrics`` that one model's measurement holds (the baselines, ROUGE-L and
-    MIA, are measured only on request)."""
-    return [metric for metric in metrics if metric in measured]
-
-
-def summarise(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, Any]:
-    """Mean and spread over seeds of each metric's AUROC (D1), R^2 and offset R^2 (D2)."""
-    table: dict[str, dict[str, list[float]]] = {"auroc": {}, "r2": {}, "r2_offset": {}}
-    for calibration in per_seed.values():
-        for metric in measured_metrics(calibration[0.0], METRICS):
-            table["auroc"].setdefault(metric, []).append(d1(calibration[0.0], metric))
-        for metric in measured_metrics(calibration[0.0], (*METRICS, "mia")):
-            fits = d2(calibration, metric)
-            table["r2"].setdefault(metric, []).append(fits["r2"])
-            table["r2_offset"].setdefault(metric, []).append(fits["r2_offset"])
-    summary: dict[str, Any] = {}
-    for name, columns in table.items():
-        summary[name] = {m: float(np.nanmean(v)) for m, v in columns.items()}
-        summary[f"{name}_std"] = {m: float(np.nanstd(v)) for m, v in columns.items()}
-    return summary
-
-
-def calibration_curves(
-    per_seed: dict[int, dict[float, dict[str, Any]]], fractions: Sequence[float]
-) -> dict[str, Any]:
-    """Forget value per share trained on: mean and spread over seeds, per metric."""
-    curves: dict[str, Any] = {
-        "share": [float(np.mean([c[f]["share"] for c in per_seed.values()])) for f in fractions]
-    }
-    first = next(iter(per_seed.values()))[fractions[0]]
-    for metric in measured_metrics(first, (*METRICS, "mia")):
-        values = np.array(
-            [[forget_value(c[f], metric) for f in fractions] for c in per_seed.values()]
-        )
-        curves[metric] = {"mean": values.mean(axis=0).tolist(), "std": values.std(axis=0).tolist()}
-    with warnings.catch_warnings():  # no trained (k = 0) or untrained (k = 100 %) query: NaN
-        warnings.simplefilter("ignore", RuntimeWarning)
-        split = np.array(
-            [[trained_split(c[f], c[0.0]) for f in fractions] for c in per_seed.values()]
-        )
-        curves["waterdrum_split"] = {
-            side: np.nanmean(split[..., i], axis=0).tolist()
-            for i, side in enumerate(("trained", "untrained", "untrained_at_k0"))
-        }
-    return curves
-
-
-def duplicate_similarity(data: SettingData) -> dict[str, float]:
-    """Mean ROUGE-L recall of each duplicate against the forget text it duplicates, and against
-    a retain owner's text: the paper's duplicates (faithful paraphrases, which defeat ROUGE-L)
-    read near 1 on the first and far above the second."""
-    from waterdrum_hf.experiments.baselines import rouge_l_recall
-
-    duplicates, forget, other = data.duplicate_pairs()
-    if not duplicates:
-        return {}
-    return {
-        "forget_text": float(np.mean(rouge_l_recall(duplicates, forget))),
-        "other_owner": float(np.mean(rouge_l_recall(duplicates, other))),
-    }
-
-
-def trained_split(
-    measured: dict[str, Any], retrained: dict[str, Any]
-) -> tuple[float, float, float]:
-    """WaterDrum's forget value over the forget queries whose passage the model was trained on
-    (the first ``kept``), over the rest, and over the rest on the model retrained without the
-    forget set (k = 0); NaN for an empty side. The rest reading above its k = 0 value means the
-    model carried the watermark over from the trained passages to the others."""
-
-    def mean(values: np.ndarray) -> float:
-        return float(np.nanmean(values)) if values.size else math.nan
-
-    kept = measured["kept"]
-    values = np.asarray(measured["waterdrum"])[np.asarray(measured["is_forget"])]
-    before = np.asarray(retrained["waterdrum"])[np.asarray(retrained["is_forget"])]
-    return mean(values[:kept]), mean(values[kept:]), mean(before[kept:])
-
-
-def mia_summary(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, float]:
-    """The MIA value (2 AUROC - 1, forget vs holdout) on the original and retrained models."""
-    original = [c[1.0]["mia"] for c in per_seed.values()]
-    retrained = [c[0.0]["mia"] for c in per_seed.values()]
-    return {
-        "original": float(np.mean(original)),
-        "original_std": float(np.std(original)),
-        "retrained": float(np.mean(retrained)),
-        "retrained_std": float(np.std(retrained)),
-    }
-
-
-def decoy_curve(
-    values: np.ndarray, replacement: np.ndarray, similarity: np.ndarray, steps: int = 10
-) -> dict[str, list[float]]:
-    """Aggregate forget value when the ``p`` most forget-like queries are answered with
-    unwatermarked text, for p = 0, 1/steps, ..., 1; scaled to 1 at p = 0."""
-    order = np.argsort(-similarity, kind="stable")
-    shares, raw = [], []
-    for i in range(steps + 1):
-        share = i / steps
-        mixed = values.copy()
-        replaced = order[: round(share * len(values))]
-        mixed[replaced] = replacement[replaced]
-        shares.append(share)
-        raw.append(float(np.nanmean(mixed)))
-    scaled = [v / raw[0] if raw[0] else math.nan for v in raw]
-    return {"intercepted": shares, "forget_value": raw, "scaled": scaled}
-
-
-_WORD = re.compile(r"\w+")
-
-
-def bag_of_words_cosine(a: str, b: str) -> float:
-    """Cosine similarity of two texts' word counts: the model owner's stand-in for STS."""
-    x, y = Counter(_WORD.findall(a.lower())), Counter(_WORD.findall(b.lower()))
-    dot = sum(count * y[word] for word, count in x.items())
-    norm = math.sqrt(sum(c * c for c in x.values()) * sum(c * c for c in y.values()))
-    return dot / norm if norm else 0.0

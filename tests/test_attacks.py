@@ -1,0 +1,270 @@
+"""Text attacks: each does what it promises, reproducibly, and the watermark reads weaker after it."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from waterdrum_hf import attacks
+from waterdrum_hf.attacks.sources import vocabulary_words
+
+DEMO_DATA = (
+    Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "demo" / "watermarked.jsonl"
+)
+
+# Distinct words, so that which words an attack touched can be read off the output.
+WORDS = [f"w{i}" for i in range(50)]
+TEXT = " ".join(WORDS)
+
+
+def is_subsequence(short, long):
+    remaining = iter(long)
+    return all(word in remaining for word in short)
+
+
+def test_names_lists_every_attack_and_the_package_exports_it():
+    import subprocess
+    import sys
+
+    import waterdrum_hf
+
+    assert attacks.names() == (
+        "deletion", "substitution", "insertion", "copy_paste", "truncation", "paraphrase",
+    )  # fmt: skip
+    assert "attacks" in waterdrum_hf.__all__ and waterdrum_hf.attacks.apply is attacks.apply
+    # Word-level attacks need no torch: importing them does not load it.
+    code = "import sys, waterdrum_hf.attacks; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_parse_reads_name_colon_strength():
+    assert attacks.parse("deletion:0.2") == ("deletion", 0.2)
+    assert attacks.parse(" copy_paste : 1 ") == ("copy_paste", 1.0)
+    with pytest.raises(ValueError, match="NAME:STRENGTH, e.g. deletion:0.2"):
+        attacks.parse("deletion")
+    with pytest.raises(ValueError, match="unknown attack 'synonym'"):
+        attacks.parse("synonym:0.2")
+    with pytest.raises(ValueError, match="must be a number in \\[0, 1\\], e.g. deletion:0.2"):
+        attacks.parse("deletion:much")
+    with pytest.raises(ValueError, match="`strength` must be in \\[0, 1\\]"):
+        attacks.parse("deletion:1.5")
+
+
+@pytest.mark.parametrize(
+    ("num_words", "strength", "removed"),
+    [
+        (10, 0.2, 2),
+        (10, 0.25, 3),
+        (10, 0.24, 2),
+        (10, 0.15, 2),
+        (7, 0.5, 4),
+        (3, 0.1, 0),
+        (5, 1.0, 5),
+    ],
+)
+def test_deletion_removes_the_share_rounded_half_up(num_words, strength, removed):
+    text = " ".join(WORDS[:num_words])
+    (out,) = attacks.apply([text], "deletion", strength)
+    kept = out.split()
+    assert len(kept) == num_words - removed
+    assert attacks.affected(strength, num_words) == removed  # the documented rule: floor(s n + 1/2)
+    assert is_subsequence(kept, WORDS[:num_words])  # the rest, in order
+
+
+def test_deletion_at_0_2_removes_about_20_percent_of_real_text(texts):
+    out = attacks.apply(texts, "deletion", 0.2, seed=3)
+    before = sum(len(t.split()) for t in texts)
+    after = sum(len(t.split()) for t in out)
+    assert (before - after) / before == pytest.approx(0.2, abs=0.5 * len(texts) / before)
+
+
+def test_every_attack_at_strength_0_is_the_identity():
+    texts = ["  odd\twhitespace\n\nkept  ", TEXT, "", "one"]
+    for name in attacks.names():
+        # Strength 0 generates nothing, so placeholders stand in for the paraphraser.
+        out = attacks.apply(texts, name, 0.0, model=object(), tokenizer=object(), source=["x y"])
+        assert out == texts, name
+
+
+def test_substitution_keeps_the_word_count_and_changes_the_share_asked():
+    others = [" ".join(f"v{i}" for i in range(30))]
+    out = attacks.apply([TEXT, *others], "substitution", 0.3, seed=1)
+    changed = [a != b for a, b in zip(WORDS, out[0].split(), strict=True)]
+    assert len(out[0].split()) == len(WORDS) and sum(changed) == 15
+    pool = set(WORDS) | set(others[0].split())
+    assert set(out[0].split()) <= pool  # words of the given texts
+
+
+def test_substitution_keeps_punctuation_and_draws_vocabulary_words(tiny_model):
+    _, tokenizer = tiny_model
+    text = " ".join(["(such,", "words:", "are."] * 5)
+    (out,) = attacks.apply([text], "substitution", 1.0, seed=0, tokenizer=tokenizer)
+    vocabulary = set(vocabulary_words(tokenizer)[0])
+    for before, after in zip(text.split(), out.split(), strict=True):
+        core = before.strip("(,:.")
+        start, end = before.index(core), before.index(core) + len(core)
+        assert after.startswith(before[:start]) and after.endswith(before[end:])
+        new = after[start : len(after) - (len(before) - end)]
+        assert new in vocabulary and new.lower() != core.lower()
+
+
+def test_insertion_adds_the_share_around_the_original_words():
+    others = " ".join(f"v{i}" for i in range(30))
+    out, _ = attacks.apply([TEXT, others], "insertion", 0.2, seed=4)
+    words = out.split()
+    assert len(words) == len(WORDS) + 10
+    assert is_subsequence(WORDS, words)  # every original word, in order
+    assert set(words) <= set(WORDS) | set(others.split())  # words of the given texts
+
+
+def test_truncation_keeps_a_prefix():
+    text = "The first words\nof a text, cut  from its end."
+    for strength in (0.1, 0.5, 0.9):
+        (out,) = attacks.apply([text], "truncation", strength)
+        n = len(text.split())
+        assert text.startswith(out) and out == out.rstrip()
+        assert out.split() == text.split()[: n - attacks.affected(strength, n)]
+    assert attacks.apply([text], "truncation", 1.0) == [""]
+
+
+def test_copy_paste_replaces_a_run_of_the_share_with_source_text():
+    source = ["alpha beta gamma delta", "epsilon zeta eta theta iota"]
+    for seed in range(5):
+        (out,) = attacks.apply([TEXT], "copy_paste", 0.2, seed=seed, source=source)
+        words = out.split()
+        assert len(words) == len(WORDS)
+        changed = [i for i, (a, b) in enumerate(zip(WORDS, words, strict=True)) if a != b]
+        assert len(changed) == 10 and changed == list(range(changed[0], changed[0] + 10))
+        pasted = " ".join(words[changed[0] : changed[0] + 10])
+        assert pasted in " ".join(source * 3)  # source words, in order, continued cyclically
+
+
+def test_copy_paste_without_source_says_what_to_pass():
+    with pytest.raises(ValueError, match="copy_paste needs `source`"):
+        attacks.apply([TEXT], "copy_paste", 0.2)
+    with pytest.raises(ValueError, match="`source` holds no word"):
+        attacks.apply([TEXT], "copy_paste", 0.2, source=["", "  "])
+
+
+def test_same_seed_same_output_and_texts_draw_independently():
+    texts = [TEXT, TEXT, " ".join(reversed(WORDS))]
+    for name in ("deletion", "substitution", "insertion", "copy_paste"):
+        first = attacks.apply(texts, name, 0.3, seed=5, source=["a b c d e"])
+        assert first == attacks.apply(texts, name, 0.3, seed=5, source=["a b c d e"])
+        assert first != attacks.apply(texts, name, 0.3, seed=6, source=["a b c d e"])
+        assert first[0] != first[1]  # a repeated text gets its own draws
+        # A text is edited the same way wherever it stands in the list (unless it draws its
+        # words from the texts given: then they are part of what it draws from).
+        alone = attacks.apply(texts[2:], name, 0.3, seed=5, source=["a b c d e"])
+        assert (alone[0] == first[2]) == (name in ("deletion", "copy_paste"))
+
+
+def test_a_weaker_attack_touches_a_subset_of_the_words_of_a_stronger_one():
+    weak, strong = (attacks.apply([TEXT], "deletion", s, seed=2)[0] for s in (0.2, 0.4))
+    assert set(strong.split()) <= set(weak.split())
+    weak, strong = (attacks.apply([TEXT], "substitution", s, seed=2)[0] for s in (0.2, 0.4))
+    changed = [
+        {i for i, (a, b) in enumerate(zip(WORDS, t.split(), strict=True)) if a != b}
+        for t in (weak, strong)
+    ]
+    assert changed[0] < changed[1]
+
+
+def test_bad_input_is_refused_with_the_argument_named():
+    with pytest.raises(ValueError, match="unknown attack 'typo'.*deletion"):
+        attacks.apply([TEXT], "typo", 0.2)
+    for strength in (-0.1, 1.5, math.nan):
+        with pytest.raises(ValueError, match="`strength` must be in \\[0, 1\\]"):
+            attacks.apply([TEXT], "deletion", strength)
+    for strength in (True, "0.2"):
+        with pytest.raises(TypeError, match="`strength` must be a number"):
+            attacks.apply([TEXT], "deletion", strength)
+    with pytest.raises(TypeError, match="texts must be a list of strings"):
+        attacks.apply(TEXT, "deletion", 0.2)
+    with pytest.raises(TypeError, match="texts\\[1\\] must be a str"):
+        attacks.apply([TEXT, 3], "deletion", 0.2)
+    with pytest.raises(ValueError, match="`seed` must be >= 0"):
+        attacks.apply([TEXT], "deletion", 0.2, seed=-1)
+    with pytest.raises(ValueError, match="paraphrase attack needs a paraphrasing `model`"):
+        attacks.apply([TEXT], "paraphrase", 0.2)
+    with pytest.raises(ValueError, match="need the model's `tokenizer`"):
+        attacks.apply([TEXT], "substitution", 0.2, model=object())
+    with pytest.raises(ValueError, match="at least two distinct words"):
+        attacks.apply(["same same same"], "substitution", 0.5)
+
+
+def brute_force_neighbour(word, embeddings, tokenizer):
+    """The vocabulary word (decoded token, stripped, alphabetic, >= 2 letters, not ``word``)
+    whose embedding has the largest cosine with the mean embedding of ``" " + word``."""
+    target = embeddings[tokenizer(" " + word, add_special_tokens=False)["input_ids"]].mean(axis=0)
+    best, best_cosine = None, -np.inf
+    for token in range(tokenizer.vocab_size):
+        piece = tokenizer.decode([token]).strip()
+        if len(piece) < 2 or not piece.isalpha() or piece.lower() == word.lower():
+            continue
+        row = embeddings[token]
+        cosine = row @ target / (np.linalg.norm(row) * np.linalg.norm(target))
+        if cosine > best_cosine:
+            best, best_cosine = piece, cosine
+    return best
+
+
+def test_embedding_substitution_picks_the_nearest_neighbour(tiny_model):
+    model, tokenizer = tiny_model
+    embeddings = model.get_input_embeddings().weight.detach().double().numpy()
+    words = ["function", "class", "module", "returns", "value", "exception"]
+    (out,) = attacks.apply([" ".join(words)], "substitution", 1.0, model=model, tokenizer=tokenizer)
+    assert out.split() == [brute_force_neighbour(w, embeddings, tokenizer) for w in words]
+
+
+def demo_sample():
+    """The demo's committed watermarked passages and their owners' keys (the demo draws them
+    with ``random_keys(owners, seed=0)``)."""
+    from waterdrum_hf.keys import random_keys
+
+    rows = [json.loads(line) for line in DEMO_DATA.read_text().splitlines()]
+    keys = random_keys(6, seed=0).tolist()
+    return [r["text"] for r in rows], [keys[int(r["owner"].split("-")[1]) - 1] for r in rows]
+
+
+@pytest.mark.parametrize("name", ["deletion", "substitution", "insertion", "copy_paste"])
+def test_watermark_scores_fall_as_the_strength_rises(tiny_model, name):
+    from waterdrum_hf.data import toy_corpus
+    from waterdrum_hf.verification import verify_texts
+
+    _, tokenizer = tiny_model
+    texts, keys = demo_sample()
+    source = list(toy_corpus(6)["text"])  # unwatermarked passages
+    means = []
+    for strength in (0.0, 0.2, 0.5):
+        edited = attacks.apply(texts, name, strength, source=source)
+        means.append(float(np.nanmean(verify_texts(edited, keys, tokenizer))))
+    assert means[0] > 0.5  # the committed sample carries its owners' keys
+    assert means[0] > means[1] > means[2]
+
+
+def test_paraphrase_rewrites_the_share_without_the_watermark(tiny_model):
+    from waterdrum_hf.verification import verify_texts
+
+    model, tokenizer = tiny_model
+    texts, keys = demo_sample()
+    texts, keys = texts[::10], keys[::10]
+    half = attacks.apply(texts, "paraphrase", 0.5, seed=0, model=model, tokenizer=tokenizer)
+    whole = attacks.apply(texts, "paraphrase", 1.0, seed=0, model=model, tokenizer=tokenizer)
+    assert whole == attacks.apply(
+        texts, "paraphrase", 1.0, seed=0, model=model, tokenizer=tokenizer
+    )
+    for text, edited in zip(texts, half, strict=True):  # one run of words rewritten in place
+        words, new = text.split(), edited.split()
+        same_start = next(i for i, (a, b) in enumerate(zip(words, new, strict=False)) if a != b)
+        same_end = next(
+            i for i, (a, b) in enumerate(zip(words[::-1], new[::-1], strict=False)) if a != b
+        )
+        assert same_start + same_end >= len(words) - attacks.affected(0.5, len(words))
+    scores = [float(np.nanmean(verify_texts(t, keys, tokenizer))) for t in (texts, half, whole)]
+    assert scores[0] > 0.5 and scores[0] > scores[1] > scores[2] and scores[2] < 0.25

@@ -1,0 +1,104 @@
+"""examples/recipes/<method>.yaml: TRL ``--config`` recipes at the paper's settings, one per
+method, read by TRL's own parser in the patched ``sft.py`` and run by it."""
+
+from __future__ import annotations
+
+import importlib.util
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from datasets import Dataset
+from trainer_setup import FORGET_QA, RETAIN_QA
+from trl_scripts import EXPECTED_TERMS, logged, patched_sft_script, script_args
+
+from waterdrum_hf import trainers
+
+RECIPES = Path(__file__).parents[2] / "examples" / "recipes"
+
+PAPER = {  # REFERENCE section 6: the WaterDrum paper's unlearning settings
+    "learning_rate": 1e-4,
+    "num_train_epochs": 5,
+    "per_device_train_batch_size * gradient_accumulation_steps": 32,
+}
+METHOD_SETTINGS = {
+    "gradascent": {"forget_weight": 1.0, "retain_weight": 0.0},
+    "graddiff": {"forget_weight": 1.0, "retain_weight": 1.0, "retain_loss": "nll"},
+    "kl": {"forget_weight": 1.0, "retain_weight": 1.0},
+    "scrub": {"retain_nll_weight": 0.99, "retain_kl_weight": 0.001, "num_max_phases": 5},
+    "npo": {"beta": 0.1, "retain_weight": 1.0},
+    "simnpo": {"beta": 2.5, "gamma": 0.0, "retain_weight": 1.0},
+    "idkdpo": {"beta": 0.1, "retain_weight": 1.0},
+    "idknll": {"retain_weight": 1.0},
+    "taskvector": {"alpha": 5.0, "retain_weight": 0.0},
+}
+
+
+def parse(script: Path, argv: list[str]):
+    spec = importlib.util.spec_from_file_location(script.stem, script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_parser().parse_args_and_config(argv)
+
+
+def test_there_is_one_recipe_per_method():
+    assert sorted(p.stem for p in RECIPES.glob("*.yaml")) == sorted(trainers.available())
+
+
+@pytest.mark.parametrize("method", trainers.available())
+def test_recipes_hold_the_papers_settings(method, tmp_path):
+    script = patched_sft_script(method, tmp_path)
+    recipe = RECIPES / f"{method}.yaml"
+    assert yaml.safe_load(recipe.read_text())["bf16"] is True  # for the GPU it is meant for
+    argv = ["--config", str(recipe), "--model_name_or_path", "m", "--bf16", "false"]
+    script_args, config, model_args, _ = parse(script, argv)
+    assert isinstance(config, trainers.get(method)[1])
+    assert config.learning_rate == PAPER["learning_rate"]
+    assert config.num_train_epochs == PAPER["num_train_epochs"]
+    assert config.per_device_train_batch_size * config.gradient_accumulation_steps == 32
+    assert (model_args.use_peft, model_args.lora_r, model_args.lora_alpha) == (True, 8, 32)
+    assert model_args.lora_dropout == 0.05 and model_args.lora_target_modules == "all-linear"
+    assert (config.question_column, config.answer_column, config.forget_column) == (
+        "question",
+        "answer",
+        "forget",
+    )
+    for name, value in METHOD_SETTINGS[method].items():
+        assert getattr(config, name) == value, name
+    assert script_args.dataset_name == "tofu_forget10"
+
+
+def tofu_folder(folder: Path) -> Path:
+    folder.mkdir()
+    rows = FORGET_QA + RETAIN_QA
+    Dataset.from_dict(
+        {
+            "question": [r["question"] for r in rows],
+            "answer": [r["answer"] for r in rows],
+            "forget": [True] * len(FORGET_QA) + [False] * len(RETAIN_QA),
+        }
+    ).to_parquet(folder / "train.parquet")
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", trainers.available())
+def test_recipes_run_in_trls_script(method, tiny_folder, tmp_path, monkeypatch):
+    script = patched_sft_script(method, tmp_path)
+    output = tmp_path / "out"
+    data = tofu_folder(tmp_path / "tofu")
+    argv = [
+        "--config", str(RECIPES / f"{method}.yaml"),
+        # The recipe, on a CPU for two steps of two pairs instead of the paper's GPU run.
+        *script_args(method, "full", tiny_folder, data, output),
+        "--bf16", "false", "--dtype", "float32", "--gradient_accumulation_steps", "1",
+    ]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", [str(script), *argv])
+    runpy.run_path(str(script), run_name="__main__")
+    terms = set().union(*(e for e in logged(output) if "loss" in e))
+    assert EXPECTED_TERMS[method] <= terms
+    assert (output / "README.md").exists()
+    # The recipe's LoRA (TaskVector saves the merged model).
+    assert (output / "adapter_config.json").exists() == (method != "taskvector")

@@ -1,0 +1,170 @@
+"""TRL's real ``trl/scripts/sft.py`` runs every method with only its imports changed.
+
+The installed script is patched at test time (``trl_scripts.patched_sft_script``) and run as it
+is, with a local model folder, a local dataset folder holding ``train.parquet`` (prompt,
+completion, forget) and TRL's own flags: fully, with LoRA (``--use_peft``), with LoRA and
+reentrant gradient checkpointing, and on two CPU processes under ``accelerate launch``. Each run
+must log every loss term of its method and save a model (or adapter) that loads and differs from
+the one it started from.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from peft import PeftModel
+from safetensors.torch import load_file
+from transformers import AutoModelForCausalLM
+from trl_scripts import (
+    EXPECTED_TERMS,
+    MODES,
+    installed_sft_script,
+    logged,
+    patched_sft_script,
+    script_args,
+    write_dataset,
+)
+
+from waterdrum_hf import trainers
+
+
+@pytest.fixture(scope="module")
+def dataset_folder(tmp_path_factory) -> Path:
+    return write_dataset(tmp_path_factory.mktemp("data"))
+
+
+def run_in_process(script: Path, argv: list[str], monkeypatch) -> None:
+    """``python script argv...``, in this process (the script's ``__main__`` block runs)."""
+    monkeypatch.setattr(sys, "argv", [str(script), *argv])
+    runpy.run_path(str(script), run_name="__main__")
+
+
+def check_run(method: str, mode: str, output: Path, base: Path, processes: int = 1) -> None:
+    """Every loss term logged at both steps; the saved model loads and was trained. Four
+    forget rows, two pairs per process and step: one epoch takes ``2 / processes`` steps."""
+    steps = [entry for entry in logged(output) if "loss" in entry]
+    assert [entry["step"] for entry in steps] == [1, 2]
+    assert steps[-1]["epoch"] == pytest.approx(processes)
+    terms = EXPECTED_TERMS[method]
+    logged_terms = set().union(*steps) & {k for k in set().union(*steps) if "/" in k}
+    assert logged_terms == terms, f"{method}: logged {sorted(logged_terms)}"
+    assert all(torch.isfinite(torch.tensor(entry["loss"])) for entry in steps)
+    card = (output / "README.md").read_text()
+    assert "unlearning" in card and type_name(method) in card
+    original = AutoModelForCausalLM.from_pretrained(base)
+    if mode != "full" and method != "taskvector":  # an adapter (TaskVector merges its own)
+        adapter = load_file(output / "adapter_model.safetensors")
+        b_factors = [v for k, v in adapter.items() if "lora_B" in k]
+        assert b_factors and all(v.abs().sum() > 0 for v in b_factors)  # it learned
+        model = PeftModel.from_pretrained(original, output)
+        assert model(torch.tensor([[1, 2, 3]])).logits.isfinite().all()
+        return
+    model = AutoModelForCausalLM.from_pretrained(output)
+    changed = [
+        name
+        for name, param in model.named_parameters()
+        if not torch.equal(param, original.get_parameter(name))
+    ]
+    assert changed
+
+
+def type_name(method: str) -> str:
+    return trainers.get(method)[0].__name__
+
+
+def test_the_patch_changes_only_the_two_imports(tmp_path):
+    original = installed_sft_script().read_text().splitlines()
+    patched = patched_sft_script("kl", tmp_path).read_text().splitlines()
+    removed = [line.strip() for line in original if line not in patched]
+    added = [line.strip() for line in patched if line not in original]
+    assert len(removed) == 2 and all(line.startswith("from trl import") for line in removed)
+    assert added == [
+        "from trl import get_dataset, get_peft_config, get_quantization_config",
+        "from waterdrum_hf.trainers import KLTrainer as SFTTrainer",
+        "from trl import DatasetMixtureConfig, ModelConfig, ScriptArguments, TrlParser",
+        "from waterdrum_hf.trainers import KLConfig as SFTConfig",
+    ]
+
+
+def readme_patch_commands() -> str:
+    """The README's commands that write ``sft_npo.py`` (its "In your TRL script" section)."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("## In your TRL script", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    return block.split("\npython ", 1)[0]
+
+
+def test_the_readmes_patch_command_writes_the_same_script(tmp_path):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    subprocess.run(["bash", "-c", readme_patch_commands()], cwd=tmp_path, env=env, check=True)
+    by_readme = (tmp_path / "sft_npo.py").read_text().splitlines()
+    ours = patched_sft_script("npo", tmp_path).read_text().splitlines()
+    assert sorted(by_readme) == sorted(ours)  # the same lines (the README's in another order)
+    compile("\n".join(by_readme), "sft_npo.py", "exec")
+
+
+def test_sft_script_runs_npo(tiny_folder, dataset_folder, tmp_path, monkeypatch):
+    script = patched_sft_script("npo", tmp_path)
+    output = tmp_path / "out"
+    run_in_process(
+        script, script_args("npo", "full", tiny_folder, dataset_folder, output), monkeypatch
+    )
+    check_run("npo", "full", output, tiny_folder)
+    first = next(entry for entry in logged(output) if "loss" in entry)
+    # At step 1 the model is its reference: NPO's term is (2 / beta) log 2 (beta 0.1).
+    assert first["loss/forget"] == pytest.approx(20 * torch.log(torch.tensor(2.0)).item(), 1e-4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("method", trainers.available())
+def test_sft_script_runs_every_method(
+    method, mode, tiny_folder, dataset_folder, tmp_path, monkeypatch
+):
+    script = patched_sft_script(method, tmp_path)
+    output = tmp_path / "out"
+    run_in_process(
+        script, script_args(method, mode, tiny_folder, dataset_folder, output), monkeypatch
+    )
+    check_run(method, mode, output, tiny_folder)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", trainers.available())
+def test_sft_script_runs_on_two_cpu_processes(method, tiny_folder, dataset_folder, tmp_path):
+    script = patched_sft_script(method, tmp_path)
+    output = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "accelerate.commands.launch",
+        "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+        "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(free_port()),
+        str(script), *script_args(method, "lora", tiny_folder, dataset_folder, output),
+        "--use_cpu", "true",
+    ]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    ) as launched:  # fmt: skip
+        try:
+            printed, _ = launched.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            os.killpg(launched.pid, signal.SIGKILL)  # the launcher and both ranks
+            printed, _ = launched.communicate()
+            pytest.fail(f"no exit after 240 s; its output:\n{printed[-4000:]}")
+    assert launched.returncode == 0, printed[-4000:]
+    check_run(method, "lora", output, tiny_folder, processes=2)

@@ -1,0 +1,172 @@
+"""The model card an unlearning trainer writes beside the model it saves, as TRL's trainers do.
+
+The card (``README.md``, written with ``huggingface_hub.ModelCard``) names the method and its
+paper with a citation, the base model, the forget and retain row counts, the framework
+versions, and, if a ``WaterDrumCallback`` logged during training, the last WaterDrum values
+(the ``waterdrum/`` entries of ``trainer.state.log_history``). Its tags include ``unlearning``
+and ``waterdrum``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from huggingface_hub import ModelCard, ModelCardData
+
+WATERDRUM_PREFIX = "waterdrum/"
+TAGS = ("unlearning", "waterdrum")
+FRAMEWORKS = ("waterdrum-hf", "trl", "transformers", "peft", "torch", "datasets", "tokenizers")
+
+WATERDRUM_CITATION = """@article{lu2025waterdrum,
+  title  = {WaterDrum: Watermark-based Data-centric Unlearning Metric},
+  author = {Lu, Xinyang and Niu, Xinyuan and Lau, Gregory Kang Ruey and Bui, Nhung and
+            Sim, Rachael Hwee Ling and Himawan, John Russell and Wen, Fanyu and
+            Foo, Chuan-Sheng and Ng, See-Kiong and Low, Bryan Kian Hsiang},
+  year   = {2025}
+}"""
+
+
+@dataclass(frozen=True)
+class Paper:
+    """The paper a method comes from: its title, arXiv id and BibTeX entry."""
+
+    title: str
+    arxiv_id: str
+    citation: str
+
+
+@dataclass(frozen=True)
+class CardFacts:
+    """What the card says about one run."""
+
+    method: str
+    trainer: str
+    description: str
+    paper: Paper | None
+    base_model: str | None
+    model_name: str | None = None
+    forget_rows: int | None = None
+    retain_rows: int | None = None
+    dataset_name: str | None = None
+    is_peft: bool = False
+    tags: Sequence[str] = ()
+
+
+TEMPLATE = """---
+{{ card_data }}
+---
+
+# {{ model_name or "Unlearned model" }}
+
+This model was unlearned from {% if base_model %}`{{ base_model }}`{% else %}a model built in
+memory{% endif %} with waterdrum-hf's `{{ trainer }}` (method `{{ method }}`). {{ description }}
+
+## Data
+
+| rows | count |
+| --- | --- |
+| forget | {{ forget_rows }} |
+| retain | {{ retain_rows }} |
+{% if dataset_name %}
+Dataset: `{{ dataset_name }}`.
+{% endif %}
+## WaterDrum
+{% if waterdrum %}
+The last values a `WaterDrumCallback` logged (step {{ waterdrum_step }}): the forget value near
+0 means the forget owners' watermarks no longer show in the model's text; the retain value
+should stay near its value before unlearning.
+
+| value | |
+| --- | --- |
+{% for name, value in waterdrum %}| `{{ name }}` | {{ value }} |
+{% endfor %}{% else %}
+No `WaterDrumCallback` ran during training, so no WaterDrum values were logged.
+{% endif %}
+{% if paper %}## Method
+
+`{{ method }}` comes from [{{ paper.title }}](https://huggingface.co/papers/{{ paper.arxiv_id }}).
+{% endif %}
+## Framework versions
+
+{% for name, number in versions %}- {{ name }}: {{ number }}
+{% endfor %}
+## Citations
+{% if paper %}
+`{{ method }}`:
+
+```bibtex
+{{ paper.citation }}
+```
+{% endif %}
+WaterDrum:
+
+```bibtex
+{{ waterdrum_citation }}
+```
+"""
+
+
+def last_waterdrum_values(log_history: Iterable[Mapping[str, Any]]) -> tuple[dict, int | None]:
+    """``({name: value}, step)``: the last value of every ``waterdrum/`` key logged, and the
+    step of the last entry that held one."""
+    values: dict[str, Any] = {}
+    step = None
+    for entry in log_history:
+        found = {k: v for k, v in entry.items() if k.startswith(WATERDRUM_PREFIX)}
+        if found:
+            values.update(found)
+            step = entry.get("step", step)
+    return values, step
+
+
+def framework_versions() -> list[tuple[str, str]]:
+    """``(package, version)`` of the frameworks installed among :data:`FRAMEWORKS`."""
+    found = []
+    for name in FRAMEWORKS:
+        try:
+            found.append((name, version(name)))
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def model_card(facts: CardFacts, log_history: Iterable[Mapping[str, Any]]) -> ModelCard:
+    """The card of one run (see the module)."""
+    values, step = last_waterdrum_values(log_history)
+    is_hub_id = bool(facts.base_model) and not os.path.isdir(facts.base_model)
+    card_data = ModelCardData(
+        base_model=facts.base_model if is_hub_id else None,
+        datasets=[facts.dataset_name] if facts.dataset_name else None,
+        library_name="peft" if facts.is_peft else "transformers",
+        model_name=facts.model_name,
+        tags=sorted({*TAGS, facts.method.lower(), *facts.tags}),
+    )
+    return ModelCard.from_template(
+        card_data,
+        template_str=TEMPLATE,
+        method=facts.method,
+        trainer=facts.trainer,
+        description=facts.description,
+        paper=facts.paper,
+        base_model=facts.base_model,
+        model_name=facts.model_name,
+        forget_rows=_count(facts.forget_rows),
+        retain_rows=_count(facts.retain_rows),
+        dataset_name=facts.dataset_name,
+        waterdrum=[(name, _number(value)) for name, value in sorted(values.items())],
+        waterdrum_step=step,
+        versions=framework_versions(),
+        waterdrum_citation=WATERDRUM_CITATION,
+    )
+
+
+def _count(rows: int | None) -> str:
+    return "not known (pairs given as one dataset)" if rows is None else str(rows)
+
+
+def _number(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

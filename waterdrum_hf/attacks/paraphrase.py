@@ -1,0 +1,94 @@
+"""The paraphrase attack: a share of each text rewritten by a paraphrasing model, unwatermarked.
+
+A run of ``k`` consecutive words (``k`` as for every attack, starting at a uniformly drawn
+word) is rewritten by :class:`~waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser`
+with no watermark (``kappa = 0``), one sampled candidate, and spliced back in place of the
+run; at strength 1 the whole text is paraphrased. The paraphraser is the library's own (the
+prompt the built-in tiny model was trained to answer), sampling is seeded per batch from
+``seed`` and the batch's texts, so the same call gives the same output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from waterdrum_hf.attacks.words import Words
+
+NO_REPEAT_NGRAM_SIZE = 3
+"""Small paraphrasers loop without it (the demo watermarks with the same setting)."""
+
+
+def paraphrase_spans(
+    texts: Sequence[Words],
+    counts: Sequence[int],
+    rngs: Sequence[np.random.Generator],
+    *,
+    model: Any,
+    tokenizer: Any,
+    seed: int,
+    batch_size: int,
+    show_progress: bool | None,
+) -> list[str]:
+    """Each text with a run of ``counts[i]`` words paraphrased (the text itself for 0)."""
+    spans = []
+    for words, k, rng in zip(texts, counts, rngs, strict=True):
+        if k == 0:
+            spans.append(None)
+            continue
+        start = int(rng.integers(len(words) - k + 1))
+        first = words.ends[start] - len(words.words[start].text)
+        spans.append((first, words.ends[start + k - 1]))
+    todo = [i for i, span in enumerate(spans) if span is not None]
+    rewritten = _paraphrase(
+        [texts[i].text[spans[i][0] : spans[i][1]] for i in todo],  # type: ignore[index]
+        model,
+        tokenizer,
+        seed=seed,
+        batch_size=batch_size,
+        show_progress=show_progress,
+    )
+    out = [words.text for words in texts]
+    for i, new in zip(todo, rewritten, strict=True):
+        first, last = spans[i]  # type: ignore[misc]
+        out[i] = out[i][:first] + new + out[i][last:]
+    return out
+
+
+def _paraphrase(
+    texts: list[str],
+    model: Any,
+    tokenizer: Any,
+    *,
+    seed: int,
+    batch_size: int,
+    show_progress: bool | None,
+) -> list[str]:
+    """One unwatermarked, sampled paraphrase of each text."""
+    from waterdrum_hf._progress import progress_bar
+    from waterdrum_hf._torch_plumbing import inference_mode
+    from waterdrum_hf.watermarking.config import WatermarkingConfig
+    from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
+
+    penalty = getattr(getattr(model, "generation_config", None), "repetition_penalty", None)
+    config = WatermarkingConfig(
+        kappa=0.0,
+        do_sample=True,
+        num_beam_groups=1,
+        beams_per_group=1,
+        no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE,
+        repetition_penalty=float(penalty or 1.0),
+        seed=seed,
+    )
+    paraphraser = WatermarkedParaphraser(model, tokenizer, config)
+    out: list[str] = []
+    batches = range(0, len(texts), batch_size)
+    with inference_mode(model):
+        for start in progress_bar(batches, desc="paraphrasing", enabled=show_progress):
+            batch = texts[start : start + batch_size]
+            prompts = [paraphraser.prompt_ids(text) for text in batch]
+            candidates = paraphraser.candidates(prompts, batch, [0] * len(batch))
+            out += [row[0] for row in candidates]
+    return out

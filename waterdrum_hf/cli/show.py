@@ -1,0 +1,90 @@
+"""``waterdrum show``: the per-token watermark view of texts in a file, as HTML and PNG.
+
+Show how the watermark reads in each text: every token coloured by its term of the scheme's
+watermark function under the owner's key, with the text's score, null level and p-value. Writes
+one self-contained .html and one .png per text (the first --max-rows) into --output; keys
+appear in neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from waterdrum_hf.cli.files import check_output_folder, read_table, require_columns
+from waterdrum_hf.cli.models import load_tokenizer_option
+from waterdrum_hf.cli.parsing import CliError, positive
+from waterdrum_hf.cli.scoring_options import add_scheme_options, check_n_gram, scheme_from_options
+from waterdrum_hf.cli.texts import add_text_and_owner_options, texts_and_owner_ids
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "show", help="per-token watermark view of texts (HTML and PNG)", description=__doc__
+    )
+    add_text_and_owner_options(parser)
+    parser.add_argument(
+        "--name-column",
+        help="column holding each owner's display name (default: owner-1, owner-2, ... in "
+        "order of first appearance)",
+    )
+    add_scheme_options(parser)
+    parser.add_argument(
+        "--max-rows", type=positive(), default=20, help="views written at most (the first rows)"
+    )
+    parser.add_argument("--output", required=True, help="folder to write the views into")
+    parser.add_argument("--overwrite", action="store_true", help="replace existing views")
+    parser.set_defaults(run=run, parser=parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from waterdrum_hf.report.token_view import token_view
+    from waterdrum_hf.report.token_view_render import write_token_views
+    from waterdrum_hf.verification import Verifier
+
+    out = Path(args.output)
+    check_output_folder(args.output, "--output")
+    data = read_table(args.file)
+    data = data.select(range(min(args.max_rows, len(data))))
+    texts, ids = texts_and_owner_ids(data, args)
+    stems = [f"row-{row:04d}" for row in range(len(texts))]
+    existing = [s for s in stems for ext in (".html", ".png") if (out / (s + ext)).exists()]
+    if existing and not args.overwrite:
+        raise CliError(
+            f"--output {args.output!r} already holds {existing[0]}.html/.png; pass --overwrite "
+            "to replace the views"
+        )
+    names = _display_names(data, args, ids)
+    tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
+    check_n_gram(args.n_gram, texts, tokenizer)
+    verifier = Verifier(tokenizer, scheme_from_options(args))
+    for row, (text, key, name, stem) in enumerate(zip(texts, ids, names, stems, strict=True)):
+        if not text:
+            print(f"row {row}: empty text, no view")
+            continue
+        view = token_view(text, key, verifier, owner=name, label=f"row {row}")
+        html, _ = write_token_views([view], out, stem=stem, title=f"Watermark view: row {row}")
+        verdict = "nothing to count" if view.score != view.score else f"score {view.score:+.4f}"
+        if view.p_value is not None:
+            verdict += f", p {view.p_value:.2g}"
+        print(f"row {row} ({name}): {verdict} -> {html.with_suffix('')}.html/.png")
+    print(f"Views of {len(texts)} texts in {out}")
+    return 0
+
+
+def _display_names(data: Any, args: argparse.Namespace, ids: list[int]) -> list[str]:
+    """Each row's owner name: ``--name-column``, else ``owner-<n>`` by first appearance."""
+    from waterdrum_hf.metric import owner_display_names
+
+    if args.name_column:
+        require_columns(data, [args.name_column], args.file)
+        names = [str(v) for v in data[args.name_column]]
+        if not all(names):
+            raise CliError(f"column {args.name_column!r} has empty names")
+        if any(name == str(key) for name, key in zip(names, ids, strict=True)):
+            raise CliError(f"column {args.name_column!r} holds the keys: give display names")
+        return names
+    by_id = owner_display_names(ids, None)
+    return [by_id[key] for key in ids]

@@ -1,0 +1,148 @@
+"""Statistics over the reproduction's measurements: D1 (AUROC of per-query values on one
+model), D2 (R^2 of the forget value against the share trained on), their summary over seeds,
+the calibration curves and the MIA and duplicate summaries."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from waterdrum_hf.experiments.reproduction.data import SettingData
+from waterdrum_hf.statistics import calibration_r2, separability_auroc
+
+METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l")
+"""Per-query metrics (D1 and D2); ``mia`` is a set-level value and enters D2 only."""
+
+
+def d1(measured: dict[str, Any], metric: str) -> float:
+    """AUROC of per-query values on one model, retain queries positive (NaN left out)."""
+    values, forget = measured[metric], measured["is_forget"]
+    scored = ~np.isnan(values)
+    return separability_auroc(values[~forget & scored], values[forget & scored])
+
+
+def forget_value(measured: dict[str, Any], metric: str) -> float:
+    """The forget set's value of ``metric`` on one model."""
+    if metric == "mia":
+        return float(measured["mia"])
+    values = measured[metric][measured["is_forget"]]
+    return float(np.nanmean(values))
+
+
+def d2(calibration: dict[float, dict[str, Any]], metric: str) -> dict[str, float]:
+    """R^2 of the forget value against the share trained on, through the origin, and the
+    paper's relaxation: the same after subtracting the retrained model's value."""
+    shares = [m["share"] for m in calibration.values()]
+    values = np.array([forget_value(m, metric) for m in calibration.values()])
+    fits = {}
+    for name, ys in (("r2", values), ("r2_offset", values - values[0])):
+        try:
+            fits[name] = calibration_r2(shares, ys).r2
+        except ValueError:  # all equal: R^2 undefined
+            fits[name] = math.nan
+    return fits
+
+
+def measured_metrics(measured: dict[str, Any], metrics: Sequence[str]) -> list[str]:
+    """Those of ``metrics`` that one model's measurement holds (the baselines, ROUGE-L and
+    MIA, are measured only on request)."""
+    return [metric for metric in metrics if metric in measured]
+
+
+def summarise(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, Any]:
+    """Mean and spread over seeds of each metric's AUROC (D1), R^2 and offset R^2 (D2)."""
+    table: dict[str, dict[str, list[float]]] = {"auroc": {}, "r2": {}, "r2_offset": {}}
+    for calibration in per_seed.values():
+        for metric in measured_metrics(calibration[0.0], METRICS):
+            table["auroc"].setdefault(metric, []).append(d1(calibration[0.0], metric))
+        for metric in measured_metrics(calibration[0.0], (*METRICS, "mia")):
+            fits = d2(calibration, metric)
+            table["r2"].setdefault(metric, []).append(fits["r2"])
+            table["r2_offset"].setdefault(metric, []).append(fits["r2_offset"])
+    summary: dict[str, Any] = {}
+    for name, columns in table.items():
+        stats = {m: _mean_std(v) for m, v in columns.items()}
+        summary[name] = {m: mean for m, (mean, _) in stats.items()}
+        summary[f"{name}_std"] = {m: std for m, (_, std) in stats.items()}
+    return summary
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard deviation over the seeds with a value; NaN for both without one (a
+    metric that cannot be fitted on any seed), without numpy's empty-slice warning."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[~np.isnan(finite)]
+    return (float(finite.mean()), float(finite.std())) if finite.size else (math.nan, math.nan)
+
+
+def calibration_curves(
+    per_seed: dict[int, dict[float, dict[str, Any]]], fractions: Sequence[float]
+) -> dict[str, Any]:
+    """Forget value per share trained on: mean and spread over seeds, per metric."""
+    curves: dict[str, Any] = {
+        "share": [float(np.mean([c[f]["share"] for c in per_seed.values()])) for f in fractions]
+    }
+    first = next(iter(per_seed.values()))[fractions[0]]
+    for metric in measured_metrics(first, (*METRICS, "mia")):
+        values = np.array(
+            [[forget_value(c[f], metric) for f in fractions] for c in per_seed.values()]
+        )
+        curves[metric] = {"mean": values.mean(axis=0).tolist(), "std": values.std(axis=0).tolist()}
+    with warnings.catch_warnings():  # no trained (k = 0) or untrained (k = 100 %) query: NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        split = np.array(
+            [[trained_split(c[f], c[0.0]) for f in fractions] for c in per_seed.values()]
+        )
+        curves["waterdrum_split"] = {
+            side: np.nanmean(split[..., i], axis=0).tolist()
+            for i, side in enumerate(("trained", "untrained", "untrained_at_k0"))
+        }
+    return curves
+
+
+def duplicate_similarity(data: SettingData) -> dict[str, float]:
+    """Mean ROUGE-L recall of each duplicate against the forget text it duplicates, and against
+    a retain owner's text: the paper's duplicates (faithful paraphrases, which defeat ROUGE-L)
+    read near 1 on the first and far above the second."""
+    from waterdrum_hf.experiments.baselines import rouge_l_recall
+
+    duplicates, forget, other = data.duplicate_pairs()
+    if not duplicates:
+        return {}
+    return {
+        "forget_text": float(np.mean(rouge_l_recall(duplicates, forget))),
+        "other_owner": float(np.mean(rouge_l_recall(duplicates, other))),
+    }
+
+
+def trained_split(
+    measured: dict[str, Any], retrained: dict[str, Any]
+) -> tuple[float, float, float]:
+    """WaterDrum's forget value over the forget queries whose passage the model was trained on
+    (the first ``kept``), over the rest, and over the rest on the model retrained without the
+    forget set (k = 0); NaN for an empty side. The rest reading above its k = 0 value means the
+    model carried the watermark over from the trained passages to the others."""
+
+    def mean(values: np.ndarray) -> float:
+        return float(np.nanmean(values)) if values.size else math.nan
+
+    kept = measured["kept"]
+    values = np.asarray(measured["waterdrum"])[np.asarray(measured["is_forget"])]
+    before = np.asarray(retrained["waterdrum"])[np.asarray(retrained["is_forget"])]
+    return mean(values[:kept]), mean(values[kept:]), mean(before[kept:])
+
+
+def mia_summary(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, float]:
+    """The MIA value (2 AUROC - 1, forget vs holdout) on the original and retrained models."""
+    original = [c[1.0]["mia"] for c in per_seed.values()]
+    retrained = [c[0.0]["mia"] for c in per_seed.values()]
+    return {
+        "original": float(np.mean(original)),
+        "original_std": float(np.std(original)),
+        "retrained": float(np.mean(retrained)),
+        "retrained_std": float(np.std(retrained)),
+    }

@@ -1,0 +1,80 @@
+"""Pieces shared by the results files of the reproduction and of the scheme comparison: the
+heading (command, machine, time), what ± means, numbers as the tables print them, and the
+forget-value split table."""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+from collections.abc import Mapping
+from typing import Any
+
+
+def heading(title: str, results: Mapping[str, Any], *, command: str) -> list[str]:
+    """A results file's title, then the command, the machine and the time it took."""
+    return [
+        f"# {title}",
+        "",
+        f"Command: `{command}`. Machine: {platform.machine()}, {cores()} CPU cores. "
+        + run_time(results["seconds"]["total"], results["stages"]),
+        "",
+    ]
+
+
+def seeds_sentence(seeds: int) -> str:
+    """What ± means in the tables, or that one seed has no spread to report."""
+    if seeds > 1:
+        return f"{seeds} seeds; ± is the standard deviation over seeds. "
+    return "One seed: no spread over seeds to report. "
+
+
+def mean_sd(mean: float, spread: float, seeds: int) -> str:
+    """``mean ± sd`` over seeds; the mean alone with one seed (its spread is no measurement)."""
+    return f"{mean:.3f} ± {spread:.3f}" if seeds > 1 else f"{mean:.3f}"
+
+
+def run_time(seconds: float, stages: Mapping[str, Any]) -> str:
+    """How long the run took; a resumed run's own time is not the whole cost, so the build time
+    of the stages it reused is added."""
+    if not stages["reused"]:
+        return f"Time: {seconds / 60:.1f} minutes."
+    built = stages["reused_build_seconds"]
+    return (
+        f"Time: {seconds / 60:.1f} minutes in this run, which reused {stages['reused']} stages from "
+        f"the cache that took {built / 60:.1f} minutes to build (from an empty cache: about "
+        f"{(seconds + built) / 60:.0f} minutes)."
+    )
+
+
+def split_table(curves: Mapping[str, Any], *, label: str = "setting") -> list[str]:
+    """WaterDrum's forget value per k, split into the forget queries trained on, the rest, and
+    the rest at k = 0: one block of rows per curve (named in the ``label`` column)."""
+    shares = next(iter(curves.values()))["share"]
+    rows = [
+        f"| {label} | forget queries | " + " | ".join(f"k = {s:.0%}" for s in shares) + " |",
+        "|" + " --- |" * (len(shares) + 2),
+    ]
+    sides = {
+        "trained": "trained on",
+        "untrained": "not trained on",
+        "untrained_at_k0": "not trained on, at k = 0",
+    }
+    for setting, curve in curves.items():
+        for side, label in sides.items():
+            cells = [
+                f"{v:+.3f}" if v is not None and math.isfinite(v) else "–"  # JSON's null: NaN
+                for v in curve["waterdrum_split"][side]
+            ]
+            rows.append(f"| {setting.replace('_', ' ')} | {label} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def number(value: float | None) -> str:
+    """Three decimals, or "undefined" for a missing or non-finite value."""
+    return "undefined" if value is None or not math.isfinite(value) else f"{value:.3f}"
+
+
+def cores() -> int:
+    """CPU cores of this machine (for the results' header)."""
+    return os.cpu_count() or 1

@@ -1,0 +1,309 @@
+"""``results.md`` of a reproduction run: the paper's tables with our numbers (mean ± sd over
+seeds) and its numbers beside them, section by section."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from waterdrum_hf.experiments.reproduction.markdown_parts import (
+    heading,
+    mean_sd,
+    number,
+    seeds_sentence,
+    split_table,
+)
+from waterdrum_hf.report import typed
+
+LABELS = {
+    "waterdrum": "WaterDrum",
+    "waterdrum_null_corrected": "WaterDrum (null-corrected)",
+    "rouge_l": "ROUGE-L",
+    "mia": "MIA",
+}
+
+PAPER = {
+    # WaterDrum-Ax, Llama-2-7B (the paper's Table 1, AUROC +- 3 seeds; Table 2 and the offset
+    # table of its appendix, R^2).
+    "auroc": {
+        "exact_duplicate": {"waterdrum": "0.957 ± 0.008", "rouge_l": "0.334 ± 0.005"},
+        "semantic_duplicate": {"waterdrum": "0.963 ± 0.001", "rouge_l": "0.960 ± 0.002"},
+        "no_duplicate": {"waterdrum": "0.965 ± 0.002", "rouge_l": "0.974 ± 0.001"},
+    },
+    "r2": {
+        "exact_duplicate": {"waterdrum": "0.987", "rouge_l": "-37.47", "mia": "-285.6"},
+        "semantic_duplicate": {"waterdrum": "0.991", "rouge_l": "0.693", "mia": "-14.52"},
+        "no_duplicate": {"waterdrum": "0.963", "rouge_l": "0.650", "mia": "0.677"},
+    },
+    "r2_offset": {
+        "exact_duplicate": {"waterdrum": "0.994", "rouge_l": "0.923", "mia": "0.273"},
+        "semantic_duplicate": {"waterdrum": "0.995", "rouge_l": "0.997", "mia": "-0.011"},
+        "no_duplicate": {"waterdrum": "0.957", "rouge_l": "0.998", "mia": "0.990"},
+    },
+    "dilution": {"none": ("0.964", "0.963"), "waterfall": ("0.923", "0.936")},
+}
+
+
+def markdown(results: Mapping[str, Any], *, command: str) -> str:
+    """The paper's tables with our numbers (mean ± sd over seeds) and its numbers beside."""
+    sections = (
+        _introduction(results, command),
+        _separability(results),
+        _calibration(results),
+        _mia(results),
+        _benchmark(results),
+        _resilience(results),
+        ["## Expected outcome, checked", "", *_checks(results)],
+    )
+    return "\n".join(line for section in sections for line in (*section, ""))
+
+
+def _introduction(results: Mapping[str, Any], command: str) -> list[str]:
+    """The title, the run's heading and what was run, in one paragraph."""
+    config = results["config"]
+    seeds = len(config["seeds"])
+    return [
+        *heading("Reproducing WaterDrum's claims at small scale", results, command=command),
+        f"Data: {_data(config)}. Model: {config['model'] or 'the built-in small model'}, fine-tuned "
+        f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
+        f"{config['max_new_tokens']} tokens each, pooled per query; ROUGE-L: the greedy continuation "
+        f"({config['rouge_new_tokens']} tokens) against {_reference(config)}; MIA: Min-k% Prob "
+        f"(k = {config['mia_k']:g}), reported as 2 AUROC - 1 (forget vs holdout; the paper's "
+        f"1 - 2 AUROC with holdout positive). "
+        + seeds_sentence(seeds)
+        + "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
+    ]
+
+
+def _separability(results: Mapping[str, Any]) -> list[str]:
+    """D1's table, and how close the duplicates are to what they duplicate."""
+    settings = list(results["settings"])
+    return [
+        "## Separability (D1): AUROC of per-query values on the retrained model",
+        "",
+        *_table(results, "auroc", settings, ("waterdrum", "waterdrum_null_corrected", "rouge_l")),
+        "",
+        *_duplicate_table(results.get("duplicate_similarity", {})),
+    ]
+
+
+def _calibration(results: Mapping[str, Any]) -> list[str]:
+    """D2's tables (plain and offset), the curves, the forget value split by query, and the
+    ROC plot."""
+    settings = list(results["settings"])
+    metrics = ("waterdrum", "waterdrum_null_corrected", "rouge_l", "mia")
+    return [
+        "## Calibration (D2): R² of the forget value against k/|D_F|, line through the origin",
+        "",
+        "Without referencing the retrained model (the paper's main table):",
+        "",
+        *_table(results, "r2", settings, metrics),
+        "",
+        "With the paper's offset relaxation (the retrained model's value subtracted first):",
+        "",
+        *_table(results, "r2_offset", settings, metrics),
+        "",
+        "![calibration curves](calibration.png)",
+        "",
+        "WaterDrum's forget value split by query: the queries made from the forget texts the "
+        "model was trained on (the first k % of the forget set, in order), the rest, and the rest "
+        "on the model retrained without the forget set (k = 0). Where the rest reads above its "
+        "k = 0 value, the model carried the forget owners' watermark over from the texts it was "
+        "trained on to the others, which bends the curve above the line:",
+        "",
+        *split_table(results["curves"]),
+        "",
+        "![ROC curves](roc.png)",
+    ]
+
+
+def _mia(results: Mapping[str, Any]) -> list[str]:
+    """The MIA baseline on the original and the retrained model."""
+    seeds = len(results["config"]["seeds"])
+    return [
+        "## MIA baseline (Min-k% Prob)",
+        "",
+        "| setting | original model | retrained model |",
+        "| --- | --- | --- |",
+        *[
+            f"| {s} | {mean_sd(m['original'], m['original_std'], seeds)} | "
+            f"{mean_sd(m['retrained'], m['retrained_std'], seeds)} |"
+            for s, m in results["mia"].items()
+        ],
+    ]
+
+
+def _benchmark(results: Mapping[str, Any]) -> list[str]:
+    """Every unlearning method's forget and retain values, and their plot."""
+    return [
+        "## The benchmark of unlearning methods (first seed)",
+        "",
+        *_benchmark_table(results["benchmark"]),
+        "",
+        "![benchmark](benchmark.png)",
+    ]
+
+
+def _resilience(results: Mapping[str, Any]) -> list[str]:
+    """The decoy and dilution experiments, and the decoy curve."""
+    return [
+        "## Resilience",
+        "",
+        *_resilience_tables(results["resilience"]),
+        "",
+        "![decoy curve](resilience.png)",
+    ]
+
+
+def _table(
+    results: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]
+) -> list[str]:
+    seeds = len(results["config"]["seeds"])
+    ours = "ours" if seeds > 1 else "ours, one seed"
+    header = ["setting", *(f"{LABELS[m]} ({ours})" for m in metrics)]
+    paper_metrics = [m for m in metrics if any(m in PAPER[name].get(s, {}) for s in settings)]
+    header += [f"{LABELS[m]} (paper)" for m in paper_metrics]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for setting in settings:
+        ours = results["settings"][setting]
+        cells = [setting.replace("_", " ")]
+        for metric in metrics:
+            value, spread = (
+                ours[name].get(metric, math.nan),
+                ours[f"{name}_std"].get(metric, math.nan),
+            )
+            cells.append(mean_sd(value, spread, seeds) if math.isfinite(value) else "undefined")
+        cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def _duplicate_table(similarity: Mapping[str, Mapping[str, float]]) -> list[str]:
+    rows = [
+        f"| {setting.replace('_', ' ')} | {v['forget_text']:.3f} | {v['other_owner']:.3f} |"
+        for setting, v in similarity.items()
+        if v
+    ]
+    if not rows:
+        return []
+    return [
+        "ROUGE-L recall of each duplicate against the forget text it duplicates and against a "
+        "retain owner's text (the paper's duplicates, faithful paraphrases, read near 1 on the "
+        "first and far above the second; that is what defeats ROUGE-L):",
+        "",
+        "| setting | against its forget text | against another owner's text |",
+        "| --- | --- | --- |",
+        *rows,
+    ]
+
+
+def _benchmark_table(benchmark: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    rows = [
+        "| setting | model | forget | retain | forget p-value |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for setting, models in benchmark.items():
+        for name, m in typed(models).items():
+            forget, retain = (
+                (m.forget.value if m.forget else math.nan),
+                (m.retain.value if m.retain else math.nan),
+            )
+            p = f"{m.forget.p_value:.3f}" if m.forget and m.forget.p_value is not None else "–"
+            rows.append(f"| {setting} | {name} | {forget:+.3f} | {retain:+.3f} | {p} |")
+    return rows
+
+
+def _resilience_tables(resilience: Mapping[str, Any]) -> list[str]:
+    decoy, dilution = resilience["decoy"], resilience["dilution"]
+    lines = [
+        "(a) A decoy model answers the queries whose original output is most similar to the forget "
+        "set (bag-of-words cosine, the model owner's stand-in for STS) with unwatermarked text (the "
+        "base model's). Aggregate forget value, scaled to 1 with nothing intercepted; the ideal "
+        "metric follows the diagonal 1 - share (the paper: about 70 % interception to reach 0.2):",
+        "",
+        "| intercepted | " + " | ".join(f"{s:.0%}" for s in decoy["intercepted"]) + " |",
+        "|" + " --- |" * (len(decoy["intercepted"]) + 1),
+        "| scaled forget value | " + " | ".join(f"{v:.2f}" for v in decoy["scaled"]) + " |",
+        "",
+        f"(b) The model owner samples through its own Waterfall watermark (another key, kappa "
+        f"{dilution['kappa']:g}):",
+        "",
+        "| watermark of the model owner | AUROC (ours) | R² (ours) | AUROC (paper) | R² (paper) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, label in (("none", "none"), ("waterfall", "adapted Waterfall")):
+        auroc, r2 = dilution["auroc"][name], dilution["r2"][name]
+        paper = PAPER["dilution"][name]
+        lines.append(f"| {label} | {auroc:.3f} | {number(r2)} | {paper[0]} | {paper[1]} |")
+    return lines
+
+
+def _checks(results: Mapping[str, Any]) -> list[str]:
+    """The issue's expected outcome, each as a measured yes/no."""
+    lines = []
+    for setting, summary in results["settings"].items():
+        auroc, r2 = summary["auroc"]["waterdrum"], summary["r2"]["waterdrum"]
+        lines.append(
+            f"- {setting}: WaterDrum AUROC {auroc:.3f} ({'>' if auroc > 0.9 else '<='} 0.9), "
+            f"R² {number(r2)} ({'>' if r2 > 0.9 else '<='} 0.9); ROUGE-L AUROC "
+            f"{summary['auroc']['rouge_l']:.3f}."
+        )
+    lines += _carry_over(results)
+    decoy = results["resilience"]["decoy"]
+    gap = max(abs(s - (1 - i)) for i, s in zip(decoy["intercepted"], decoy["scaled"], strict=True))
+    lines.append(f"- Decoy curve: largest distance from the diagonal {gap:.2f} (scaled units).")
+    return lines
+
+
+def _carry_over(results: Mapping[str, Any]) -> list[str]:
+    """Where R² is not above 0.9: the first k between 0 and 100 % at which the untrained
+    forget queries have a value, against the same queries at k = 0."""
+    lines = []
+    for setting, summary in results["settings"].items():
+        if summary["r2"]["waterdrum"] > 0.9:
+            continue
+        curve = results["curves"][setting]
+        split = curve["waterdrum_split"]
+        for share, now, before in zip(
+            curve["share"], split["untrained"], split["untrained_at_k0"], strict=True
+        ):
+            if 0 < share < 1 and math.isfinite(now) and math.isfinite(before):
+                lines.append(
+                    f"- {setting}: R² not above 0.9. At k = {share:.0%} the forget queries not trained "
+                    f"on read {now:+.3f}; the same queries read {before:+.3f} at k = 0."
+                )
+                break
+    return lines
+
+
+def _data(config: Mapping[str, Any]) -> str:
+    if config["dataset"] == "toy":
+        how = (
+            "paraphrasing with"
+            if config["watermarking"] == "paraphrase"
+            else "token substitutions chosen by"
+        )
+        scheme = config.get("scheme", "waterfall")  # results from before schemes: Waterfall
+        strength = (
+            f"Waterfall, kappa {config['kappa']:g}"
+            if scheme == "waterfall"
+            else f"adapted KGW, delta {config['delta']:g}"
+        )
+        return (
+            f"the built-in corpus, {config['owners']} owners x {config['passages_per_owner']} "
+            f"passages, the last {config['forget']} forgotten, {config['holdout_per_owner']} held-out "
+            f"passages per forget owner, watermarked ({strength}) by {how} the "
+            "built-in small model"
+        )
+    return f"{config['dataset']} ({config['dataset_config']})"
+
+
+def _queries(config: Mapping[str, Any]) -> str:
+    if config["dataset"] == "waterdrum-tofu":
+        return "each question in the model's chat format"
+    return f"the first {config['prefix_tokens']} tokens of each text (at most half)"
+
+
+def _reference(config: Mapping[str, Any]) -> str:
+    return "the answer" if config["dataset"] == "waterdrum-tofu" else "the text's next tokens"
