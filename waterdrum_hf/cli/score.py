@@ -296,7 +296,8 @@ def make_queries(rows: Any, tokenizer: Any, args: argparse.Namespace) -> list[st
 
 
 def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> list[list[str]]:
-    from waterdrum_hf.generation import SamplingConfig, generate
+    from waterdrum_hf.generation import generate
+    from waterdrum_hf.sampling import SamplingConfig
 
     return generate(
         model,
