@@ -110,7 +110,9 @@ WaterDrum:
 """
 
 
-def last_waterdrum_values(log_history: Iterable[Mapping[str, Any]]) -> tuple[dict, int | None]:
+def last_waterdrum_values(
+    log_history: Iterable[Mapping[str, Any]],
+) -> tuple[dict[str, Any], int | None]:
     """``({name: value}, step)``: the last value of every ``waterdrum/`` key logged, and the
     step of the last entry that held one."""
     values: dict[str, Any] = {}
@@ -137,7 +139,7 @@ def framework_versions() -> list[tuple[str, str]]:
 def model_card(facts: CardFacts, log_history: Iterable[Mapping[str, Any]]) -> ModelCard:
     """The card of one run (see the module)."""
     values, step = last_waterdrum_values(log_history)
-    is_hub_id = bool(facts.base_model) and not os.path.isdir(facts.base_model)
+    is_hub_id = bool(facts.base_model and not os.path.isdir(facts.base_model))
     card_data = ModelCardData(
         base_model=facts.base_model if is_hub_id else None,
         datasets=[facts.dataset_name] if facts.dataset_name else None,
@@ -145,7 +147,7 @@ def model_card(facts: CardFacts, log_history: Iterable[Mapping[str, Any]]) -> Mo
         model_name=facts.model_name,
         tags=sorted({*TAGS, facts.method.lower(), *facts.tags}),
     )
-    return ModelCard.from_template(
+    card: ModelCard = ModelCard.from_template(
         card_data,
         template_str=TEMPLATE,
         method=facts.method,
@@ -162,6 +164,7 @@ def model_card(facts: CardFacts, log_history: Iterable[Mapping[str, Any]]) -> Mo
         versions=framework_versions(),
         waterdrum_citation=WATERDRUM_CITATION,
     )
+    return card
 
 
 def _count(rows: int | None) -> str:

@@ -221,7 +221,7 @@ def check_rows(
     ``qa_answers`` supplies the answers, which also need a prompt to follow. A
     ``datasets.Dataset`` is checked by its columns, a list row by row, any other dataset by
     its first row."""
-    columns = {
+    columns: dict[str, Any] = {
         "text_column": text_column,
         "question_column": question_column,
         "answer_column": answer_column,
@@ -258,7 +258,7 @@ def _holds_pairs(train_dataset: Any) -> bool:
         return True
     try:
         if isinstance(train_dataset, IterableDataset):
-            first = next(iter(train_dataset), {})
+            first: Any = next(iter(train_dataset), {})
         elif len(train_dataset) == 0:
             return True  # the Trainer says so
         else:

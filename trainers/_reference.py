@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import cast
 
 import torch
 from peft import LoraConfig, PeftModel, get_peft_model_state_dict, set_peft_model_state_dict
@@ -77,7 +78,10 @@ def _is_identity(model: PeftModel, adapter: str) -> bool:
     for module in model.modules():
         if not isinstance(module, LoraLayer):
             continue
-        factors = [module.lora_B[adapter].weight] if adapter in module.lora_B else []
+        # A Linear's weight: torch types a submodule's attributes as Tensor | Module.
+        factors: list[torch.Tensor] = (
+            [cast(torch.Tensor, module.lora_B[adapter].weight)] if adapter in module.lora_B else []
+        )
         if adapter in module.lora_embedding_B:
             factors.append(module.lora_embedding_B[adapter])
         if any(factor.any() for factor in factors):

@@ -63,7 +63,7 @@ def reference_preparer(kind: str, trl_version: str | None = None) -> Callable[[A
         )
     from trl.models import utils
 
-    preparer = getattr(utils, name, None)
+    preparer: Callable[[Any, Any], Any] | None = getattr(utils, name, None)
     if preparer is None:
         raise RuntimeError(f"trl {trl_version} has no trl.models.utils.{name}; {fix}")
     return preparer

@@ -21,7 +21,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import torch
 from peft import PeftModel
@@ -109,7 +109,7 @@ class UnlearningConfig(TrainingArguments):
         self.remove_unused_columns = False
         if isinstance(self.model_init_kwargs, str):
             self.model_init_kwargs = _json_object(self.model_init_kwargs, "model_init_kwargs")
-        super().__post_init__()
+        super().__post_init__()  # type: ignore[no-untyped-call]  # unannotated in transformers
         if self.dataloader_pin_memory and (self.use_cpu or not _has_accelerator()):
             self.dataloader_pin_memory = False  # pinning without an accelerator only warns
         check_fields(self, non_negative=("forget_weight", "retain_weight"))
@@ -187,8 +187,7 @@ class UnlearningTrainer(Trainer):
     """What the method does, in one plain sentence (reports, model cards)."""
     paper: ClassVar[Paper | None] = None
     """The method's paper, named and cited in the model card."""
-    needs_reference: bool = False
-    """Whether the method runs the frozen reference model (a property where settings decide)."""
+    args: UnlearningConfig  # an instance of config_class (checked in __init__)
     loss_is_scaled_for_ga = False  # per-batch means: the Trainer divides by accumulation steps
 
     def __init__(
@@ -291,6 +290,12 @@ class UnlearningTrainer(Trainer):
         """The retain term, a scalar to minimise: by default NLL on the retain batch."""
         return self.retain_nll(model, inputs)
 
+    @property
+    def needs_reference(self) -> bool:
+        """Whether the method runs the frozen reference model (a class attribute where it always
+        does, a property where settings decide)."""
+        return False
+
     def loss_weights(self) -> tuple[float, float]:
         """``(forget_weight, retain_weight)`` of this step; a weight of 0 skips its term."""
         return self.args.forget_weight, self.args.retain_weight
@@ -327,7 +332,8 @@ class UnlearningTrainer(Trainer):
             terms["loss/retain"] = retain_weight, self.retain_loss(model, inputs)
         for name, (_, value) in terms.items():
             self.record(name, value)
-        loss = sum(weight * value for weight, value in terms.values())
+        # A tensor: the config refuses two zero weights, so at least one term is here.
+        loss = cast(torch.Tensor, sum(weight * value for weight, value in terms.values()))
         if return_outputs:
             return loss, {name: value.detach() for name, (_, value) in terms.items()}
         return loss
@@ -336,9 +342,10 @@ class UnlearningTrainer(Trainer):
 
     def forward(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
         """The model's logits on one side of the pairs."""
-        return model(
+        logits: torch.Tensor = model(
             input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
         ).logits
+        return logits
 
     def reference_forward(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
         """The frozen reference's logits on one side of the pairs (no gradient)."""
@@ -400,7 +407,7 @@ class UnlearningTrainer(Trainer):
 
     def record(self, name: str, value: torch.Tensor | float) -> None:
         """Add a value to the metric ``name``; the next log reports its mean since the last one."""
-        mode = "train" if self.model.training else "eval"
+        mode = self._mode()
         value = value.detach() if isinstance(value, torch.Tensor) else torch.tensor(value)
         self._metrics[mode][name].append(value.to(self.accelerator.device, torch.float32))
 
@@ -411,7 +418,7 @@ class UnlearningTrainer(Trainer):
         evaluation) take them: a callback logging other values through ``trainer.log`` (e.g.
         WaterDrumCallback, maybe on the main process only) neither receives nor consumes them.
         """
-        mode = "train" if self.model.training else "eval"
+        mode = self._mode()
         pending = self._metrics[mode]
         loss_key = "loss" if mode == "train" else f"{self._eval_prefix}_loss"
         if pending and loss_key in logs:
@@ -422,6 +429,10 @@ class UnlearningTrainer(Trainer):
             logs.update({f"{prefix}{name}": mean for name, mean in zip(names, means, strict=True)})
             pending.clear()
         super().log(logs, start_time)
+
+    def _mode(self) -> str:
+        """``"train"`` while the model trains, else ``"eval"``."""
+        return "train" if self.model is not None and self.model.training else "eval"
 
     # ---- evaluation ------------------------------------------------------------------------
 
@@ -448,7 +459,7 @@ class UnlearningTrainer(Trainer):
             return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
         inputs = self._prepare_inputs(inputs)
         with torch.no_grad(), self.compute_loss_context_manager():
-            loss = self.compute_loss(model, inputs)
+            loss = cast(torch.Tensor, self.compute_loss(model, inputs))  # no return_outputs
         return loss.detach(), None, None
 
     # ---- the reference ---------------------------------------------------------------------
@@ -468,6 +479,7 @@ class UnlearningTrainer(Trainer):
         if ref_model is None and isinstance(self.model, PeftModel):
             return None, reference_adapter(self.model)
         if ref_model is None:
+            assert self.model is not None  # Trainer.__init__ has set the model it was given
             reference = frozen_copy(self.model)
         else:
             reference = load_model(ref_model, self.args, quantization_config, argument="ref_model")
@@ -486,7 +498,8 @@ class UnlearningTrainer(Trainer):
         and its destructor can deadlock waiting for the interpreter lock (seen with torch 2.13
         on CPU processes: the script hangs after saving the model).
         """
-        self.model_wrapped = self.model
+        if self.model is not None:
+            self.model_wrapped = self.model
         self.accelerator.free_memory()
         parent = getattr(super(), "end", None)
         if parent is not None:
@@ -499,7 +512,7 @@ class UnlearningTrainer(Trainer):
         super().save_model(output_dir, _internal_call)
         self.create_model_card(output_dir=output_dir)
 
-    def create_model_card(
+    def create_model_card(  # type: ignore[override]  # TRL's signature, not Trainer's
         self,
         model_name: str | None = None,
         dataset_name: str | None = None,
@@ -515,6 +528,7 @@ class UnlearningTrainer(Trainer):
         if not self.is_world_process_zero():
             return
         output_dir = self.args.output_dir if output_dir is None else output_dir
+        assert output_dir is not None  # TrainingArguments sets a default folder
         tags = [tags] if isinstance(tags, str) else list(tags or [])
         facts = self.card_facts(model_name or os.path.basename(os.path.normpath(output_dir)))
         facts = dataclasses.replace(facts, dataset_name=dataset_name, tags=tags)
@@ -522,12 +536,14 @@ class UnlearningTrainer(Trainer):
         path = os.path.join(output_dir, "README.md")
         card = model_card(facts, self.state.log_history)
         if os.path.isfile(path):  # keep the evaluation results a callback wrote (model-index)
-            from huggingface_hub import ModelCard
+            from huggingface_hub import ModelCard, ModelCardData
 
-            kept = ModelCard.load(path).data.eval_results
+            # A ModelCard's data is ModelCardData; huggingface_hub types it as the base class.
+            kept = cast(ModelCardData, ModelCard.load(path).data).eval_results
             if kept:
-                card.data.eval_results = kept
-                card.data.model_name = card.data.model_name or facts.model_name
+                data = cast(ModelCardData, card.data)
+                data.eval_results = kept
+                data.model_name = data.model_name or facts.model_name
         card.save(path)
 
     def card_facts(self, model_name: str | None = None) -> CardFacts:
@@ -551,7 +567,7 @@ def _has_accelerator() -> bool:
     2.6; CUDA before)."""
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is not None and hasattr(accelerator, "is_available"):
-        return accelerator.is_available()
+        return bool(accelerator.is_available())
     return torch.cuda.is_available()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 
@@ -29,7 +30,7 @@ class GradAscentTrainer(UnlearningTrainer):
         "Gradient ascent: raises the loss on the forget set, pushing the model away from that text."
     )
     paper = _papers.GRAD_ASCENT
-    config_class = GradAscentConfig
+    config_class: ClassVar[type[UnlearningConfig]] = GradAscentConfig
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
         return -self.nll(model, inputs["forget"])

@@ -41,6 +41,7 @@ class GradDiffTrainer(GradAscentTrainer):
     )
     paper = _papers.GRAD_DIFF
     config_class = GradDiffConfig
+    args: GradDiffConfig
 
     @property
     def needs_reference(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer
 
@@ -50,9 +51,10 @@ class IdkTrainer(UnlearningTrainer):
     """Pairs forget questions with refusals; the methods define what to do with them."""
 
     config_class = IdkConfig
+    args: IdkConfig
 
-    def alternative_answers(self, args: IdkConfig) -> list[str]:
-        return list(args.refusal_answers)
+    def alternative_answers(self, args: UnlearningConfig) -> list[str]:
+        return list(cast(IdkConfig, args).refusal_answers)  # args is a config_class
 
     def refusal_batch(self, inputs: Mapping[str, Batch]) -> Batch:
         """The forget questions with refusals as answers."""

@@ -42,6 +42,7 @@ class IdkDPOTrainer(IdkTrainer):
     )
     paper = _papers.DPO
     config_class = IdkDPOConfig
+    args: IdkDPOConfig
     needs_reference = True
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
@@ -53,4 +54,6 @@ class IdkDPOTrainer(IdkTrainer):
         ]
         margin = (log_probs[0] - ref_log_probs[0]) - (log_probs[1] - ref_log_probs[1])
         self.record("rewards/margin", self.args.beta * margin.mean())
-        return dpo_sigmoid_loss(*log_probs, *ref_log_probs, self.args.beta).mean()
+        return dpo_sigmoid_loss(
+            log_probs[0], log_probs[1], ref_log_probs[0], ref_log_probs[1], self.args.beta
+        ).mean()

@@ -31,6 +31,7 @@ class KLTrainer(GradAscentTrainer):
     )
     paper = _papers.TOFU
     config_class = KLConfig
+    args: KLConfig
 
     @property
     def needs_reference(self) -> bool:

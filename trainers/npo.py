@@ -41,6 +41,7 @@ class NPOTrainer(UnlearningTrainer):
     )
     paper = _papers.NPO
     config_class = NPOConfig
+    args: NPOConfig
     needs_reference = True
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:

@@ -73,6 +73,7 @@ class SCRUBTrainer(UnlearningTrainer):
     )
     paper = _papers.SCRUB
     config_class = SCRUBConfig
+    args: SCRUBConfig
     needs_reference = True
 
     def phase(self) -> Literal["max", "min"]:
@@ -84,7 +85,7 @@ class SCRUBTrainer(UnlearningTrainer):
 
     def loss_weights(self) -> tuple[float, float]:
         forget_weight, retain_weight = super().loss_weights()
-        if not self.model.training:
+        if self._mode() != "train":
             return forget_weight, retain_weight
         is_max = self.phase() == "max"
         self.record("scrub/max_phase", float(is_max))

@@ -42,6 +42,7 @@ class SimNPOTrainer(UnlearningTrainer):
     )
     paper = _papers.SIMNPO
     config_class = SimNPOConfig
+    args: SimNPOConfig
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
         forget = inputs["forget"]

@@ -57,6 +57,7 @@ class TaskVectorTrainer(UnlearningTrainer):
     )
     paper = _papers.TASK_ARITHMETIC
     config_class = TaskVectorConfig
+    args: TaskVectorConfig
 
     def trained_model(self, model: torch.nn.Module) -> torch.nn.Module:
         """A copy of ``model`` (fine-tuned); ``model`` itself stays as ``original_model``."""

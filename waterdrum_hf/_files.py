@@ -18,7 +18,7 @@ from typing import Any
 
 
 @contextmanager
-def building_folder(path: str | os.PathLike) -> Iterator[Path]:
+def building_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """An empty temporary folder beside ``path`` to build into; it becomes ``path`` when the
     block ends without an exception, and is removed in every case.
 
@@ -41,7 +41,7 @@ def building_folder(path: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def read_json_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
+def read_json_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The objects of a JSON Lines file, one per non-blank line; a line that is not a JSON
     object raises ``ValueError`` naming its number (never its content)."""
     rows = []

@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
@@ -22,7 +22,7 @@ def progress_enabled(show_progress: bool | None) -> bool:
 
 
 def progress_bar(
-    iterable: Iterable[T] | None = None, *, desc: str, enabled: bool | None = None, **kwargs
+    iterable: Iterable[T] | None = None, *, desc: str, enabled: bool | None = None, **kwargs: Any
 ) -> tqdm:
     """A tqdm bar over ``iterable`` (or a manual one with ``total=``), shown when ``enabled``
     (see :func:`progress_enabled`)."""

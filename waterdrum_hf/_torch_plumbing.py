@@ -17,10 +17,16 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import torch
 from transformers import PreTrainedTokenizerBase
+
+GenerativeModel: TypeAlias = Any
+"""A causal LM to call and ``generate`` with: a transformers model, a ``peft.PeftModel``
+wrapping one, or either unwrapped from a distributed wrapper. ``Any`` to a type checker:
+transformers types ``generate`` on ``GenerationMixin`` alone, and ``PeftModel`` forwards it
+at run time."""
 
 IGNORE_INDEX = -100
 """Label of a token that is not trained (prompt, padding): what ``torch``'s cross-entropy and
@@ -120,7 +126,7 @@ def unwrapped_for_generation(model: Any, accelerator: Any | None) -> Iterator[An
         return
     from trl.models.utils import unwrap_model_for_generation
 
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     if "gradient_checkpointing_kwargs" in inspect.signature(unwrap_model_for_generation).parameters:
         kwargs["gradient_checkpointing_kwargs"] = _checkpointing_kwargs(
             accelerator.unwrap_model(model)
@@ -173,13 +179,14 @@ def torch_threads(count: int | None) -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def load_causal_lm(name_or_path: str | os.PathLike, *, device: str | None = None) -> Any:
+def load_causal_lm(name_or_path: str | os.PathLike[str], *, device: str | None = None) -> Any:
     """A causal LM from a local folder or a Hub id, in eval mode, on ``device`` (``None``: the
     GPU when there is one, else the CPU).
 
     A folder holding a PEFT adapter (``adapter_config.json``) is loaded on its base model
     (``peft``'s ``AutoPeftModelForCausalLM``); anything else with ``AutoModelForCausalLM``.
     """
+    loader: Any  # peft's or transformers' auto class: both have from_pretrained
     if (Path(name_or_path) / "adapter_config.json").is_file():
         from peft import AutoPeftModelForCausalLM as loader
     else:

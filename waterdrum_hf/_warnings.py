@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from types import FrameType
 
 _LIBRARY_MODULES = ("waterdrum_hf", "evaluate", "evaluate_modules")
 """Frames of these modules are skipped: the library, and ``evaluate`` with the metric modules it
@@ -13,7 +14,8 @@ at the line that called ``compute``."""
 
 def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
     """``warnings.warn`` with the stack level of the first frame outside the library."""
-    level, frame = 1, sys._getframe(1)
+    level = 1
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and _in_library(frame.f_globals.get("__name__", "")):
         level, frame = level + 1, frame.f_back
     warnings.warn(message, category, stacklevel=level + 1)

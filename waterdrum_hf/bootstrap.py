@@ -23,8 +23,11 @@ from __future__ import annotations
 import numbers
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+
+K = TypeVar("K", bound=Hashable)
 
 DEFAULT_RESAMPLES = 1000
 """Resamples by default: percentiles of a 95 % interval then rest on 25 resamples per tail."""
@@ -51,7 +54,7 @@ def check_confidence(confidence: object) -> float:
             f"`confidence` must be a number between 0 and 1 (e.g. 0.95), got "
             f"{type(confidence).__name__}."
         )
-    if not 0 < confidence < 1:  # NaN fails this too
+    if not 0 < float(confidence) < 1:  # NaN fails this too
         raise ValueError(
             f"`confidence` must lie strictly between 0 and 1 (e.g. 0.95 for a 95 % interval), "
             f"got {confidence!r}."
@@ -107,18 +110,19 @@ def weighted_auroc(
     upper = below[:, np.searchsorted(sorted_negative, positive, side="right")]
     beaten = (lower + upper) / 2  # negatives below each positive, ties counting one half
     total = positive_weights.sum(axis=1) * negative_weights.sum(axis=1)
-    return (positive_weights * beaten).sum(axis=1) / total
+    aurocs: np.ndarray = (positive_weights * beaten).sum(axis=1) / total
+    return aurocs
 
 
 def bootstrap_replicates(
     values: np.ndarray,
     strata: np.ndarray,
-    means: Mapping[Hashable, np.ndarray],
+    means: Mapping[K, np.ndarray],
     *,
     auroc: tuple[np.ndarray, np.ndarray] | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
-) -> tuple[dict[Hashable, np.ndarray], np.ndarray | None]:
+) -> tuple[dict[K, np.ndarray], np.ndarray | None]:
     """Each statistic over ``resamples`` stratified resamples of the items.
 
     Args:
@@ -136,8 +140,8 @@ def bootstrap_replicates(
     values = np.asarray(values, dtype=np.float64)
     strata = np.asarray(strata)
     rng = np.random.default_rng(seed)
-    sums = {name: [] for name in means}
-    aurocs = []
+    sums: dict[K, list[np.ndarray]] = {name: [] for name in means}
+    aurocs: list[np.ndarray] = []
     for counts in _chunks(strata, resamples, rng):
         for name, mask in means.items():
             sums[name].append(counts[:, mask] @ values[mask])

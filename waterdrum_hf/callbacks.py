@@ -39,9 +39,10 @@ from waterdrum_hf.evaluation_plan import (
     stop_rule,
     subsample,
 )
-from waterdrum_hf.generation import SamplingConfig, generate
+from waterdrum_hf.generation import generate
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.metric import WaterDrumResult, owner_display_names, waterdrum_result
+from waterdrum_hf.sampling import SamplingConfig
 from waterdrum_hf.verification import Verifier, load_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -100,8 +101,8 @@ class WaterDrumCallback(TrainerCallback):
         owner_names: Mapping[int, str] | None = None,
         trainer: Trainer | None = None,
     ) -> None:
-        forget_queries = query_set(forget_queries, forget_ids, "forget")
-        retain_queries = query_set(retain_queries, retain_ids, "retain")
+        forget_set = query_set(forget_queries, forget_ids, "forget")
+        retain_set = query_set(retain_queries, retain_ids, "retain")
         self.config = _typed(config, WaterDrumConfig, "config") or WaterDrumConfig()
         self.sampling = _typed(sampling, SamplingConfig, "sampling") or CALLBACK_SAMPLING
         self.plan = _typed(plan, EvaluationPlan, "plan") or EvaluationPlan()
@@ -119,15 +120,15 @@ class WaterDrumCallback(TrainerCallback):
             ) from None
         # The scheme fits this vocabulary (checked once, here).
         Verifier(self.watermark_tokenizer, self.config.scheme)
-        forget_keys = np.unique(forget_queries[1])
-        if np.isin(forget_keys, retain_queries[1]).any():
+        forget_keys = np.unique(forget_set[1])
+        if np.isin(forget_keys, retain_set[1]).any():
             raise ValueError("An owner cannot be in both the forget and the retain query sets.")
         limit = self.plan.max_queries_per_owner
         if limit is not None:
-            forget_queries = subsample(*forget_queries, limit, self.sampling.seed)
-            retain_queries = subsample(*retain_queries, limit, self.sampling.seed)
-        self.queries = forget_queries[0] + retain_queries[0]
-        self._ids = np.concatenate([forget_queries[1], retain_queries[1]])
+            forget_set = subsample(*forget_set, limit, self.sampling.seed)
+            retain_set = subsample(*retain_set, limit, self.sampling.seed)
+        self.queries = forget_set[0] + retain_set[0]
+        self._ids = np.concatenate([forget_set[1], retain_set[1]])
         self._forget_ids = forget_keys.tolist()
         self._names = owner_display_names(self._ids, owner_names)
         self.stop_when = stop_rule(self.plan.stop_when, list(self._names.values()))
@@ -274,6 +275,7 @@ class WaterDrumCallback(TrainerCallback):
         if self.plan.model_card is not None and self.last_result is not None:
             from waterdrum_hf.hub_results import write_hub_results
 
+            assert args.output_dir is not None  # TrainingArguments sets a default folder
             written = write_hub_results(self.last_result, args.output_dir, self.plan.model_card)
             logger.info("WaterDrumCallback: the last values are in %s.", written[0])
 
@@ -328,7 +330,7 @@ class WaterDrumCallback(TrainerCallback):
         )
         self.last_result = replace(result, scores=None)
         values = {name: float(value) for name, value in result.scalars().items()}
-        for name, owner in result.per_owner.items():
+        for name, owner in (result.per_owner or {}).items():  # set with return_details
             if owner.value is not None:
                 values[OWNER_PREFIX + name] = owner.value
         return values
@@ -338,6 +340,7 @@ class WaterDrumCallback(TrainerCallback):
             return
         self._last_step = state.global_step
         trainer = self.trainer
+        assert trainer is not None  # found by on_train_begin, or given
         tokenizer = self.tokenizer or trainer.processing_class
         if tokenizer is None:
             raise ValueError(
@@ -368,6 +371,7 @@ class WaterDrumCallback(TrainerCallback):
         state: TrainerState,
         control: TrainerControl,
     ) -> None:
+        assert self.stop_when is not None  # _evaluate checks before it calls
         holds, reason = self.stop_when(shared)
         if not holds:
             return
@@ -376,10 +380,10 @@ class WaterDrumCallback(TrainerCallback):
         control.should_training_stop = True
         message = f"WaterDrumCallback: stopping at step {state.global_step}: {reason}."
         if self.plan.save_on_stop:
-            path = os.path.join(
-                self.trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}"
-            )
-            self.trainer.save_model(path)
+            trainer = self.trainer
+            assert trainer is not None and trainer.args.output_dir is not None  # while training
+            path = os.path.join(trainer.args.output_dir, f"waterdrum-stop-step-{state.global_step}")
+            trainer.save_model(path)
             message += f" Model saved to {path}."
         logger.warning(message)
 

@@ -263,7 +263,8 @@ def _checked_part(value: Any, kind: type, name: str) -> dict[str, Any]:
 
 
 def _null_of_keywords(given: Mapping[str, Any]) -> NullConfig | None:
-    method, keys = given.get("null"), given.get("null_keys", 0)
+    method: Any = given.get("null")  # checked by NullConfig
+    keys = given.get("null_keys", 0)
     seed = given.get("null_seed", 0)
     if method is None:
         method = "empirical" if keys else None

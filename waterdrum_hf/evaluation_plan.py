@@ -122,7 +122,7 @@ def stop_rule(
             "`stop_when` must be a callable or a dict of bounds such as "
             "{'max_forget_ratio': 0.05, 'min_retain_ratio': 0.8}."
         )
-    bounds = []
+    bounds: list[tuple[str, str, float]] = []
     logged = logged_names(owner_names)
     for key, limit in rule.items():
         kind, _, metric = str(key).partition("_")

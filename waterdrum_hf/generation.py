@@ -35,6 +35,7 @@ from transformers.modeling_outputs import CausalLMOutputWithPast
 
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._torch_plumbing import (
+    GenerativeModel,
     free_memory,
     inference_mode,
     is_out_of_memory,
@@ -135,7 +136,7 @@ def generate(
         raise TypeError(f"pass {sorted(settings)} inside `sampling`, not beside it.")
     queries = check_string_list(queries, "queries")
     seed, processes = sampling.seed, 1 if accelerator is None else accelerator.num_processes
-    if processes > 1:
+    if accelerator is not None and processes > 1:
         with accelerator.split_between_processes(queries) as share:
             queries = list(share)
         if seed is not None:
@@ -159,7 +160,7 @@ def generate(
 
 
 def _sample_all(
-    model: PreTrainedModel,
+    model: GenerativeModel,
     tokenizer: PreTrainedTokenizerBase,
     queries: list[str],
     sampling: SamplingConfig,
@@ -200,8 +201,8 @@ def _sample_all(
                     device,
                 )
             except Exception as error:
-                if not (automatic and len(batch) > 1 and is_out_of_memory(error)):
-                    raise
+                if before is None or not (len(batch) > 1 and is_out_of_memory(error)):
+                    raise  # `before` is kept with batch_size="auto" alone
                 # Out of memory: retry with half (the error is gone).
                 set_rng_state(before, device)
                 release_cached_memory()
@@ -258,11 +259,12 @@ def _bytes_per_sequence(
     kv_cache = 2 * layers * kv_heads * head_dim * tokens * element
     logits = vocab * (4 * 4 + element)  # float32 copy, processed scores, probabilities, ...
     prompt = prompt_tokens * (4 * hidden + 2 * intermediate + heads * prompt_tokens) * element
-    return 2 * kv_cache + logits + prompt
+    total: int = 2 * kv_cache + logits + prompt
+    return total
 
 
 def _sample_batch(
-    model: PreTrainedModel,
+    model: GenerativeModel,
     prompts: list[list[int]],
     owners: list[int] | None,
     config: GenerationConfig,
@@ -277,7 +279,7 @@ def _sample_batch(
     for processor in processors:
         if callable(getattr(processor, "reset", None)):
             processor.reset(prompt_length=input_ids.shape[1])
-    cache = {}
+    cache: dict[str, Any] = {}
     if owners is not None and input_ids.shape[1] > 1 and len(set(owners)) < len(owners):
         cache = _shared_prompt_cache(model, input_ids, attention_mask, owners)
     output = model.generate(
@@ -287,11 +289,12 @@ def _sample_batch(
         logits_processor=LogitsProcessorList(processors),
         **cache,
     )
-    return output[:, input_ids.shape[1] :]
+    new_tokens: torch.Tensor = output[:, input_ids.shape[1] :]
+    return new_tokens
 
 
 def _shared_prompt_cache(
-    model: PreTrainedModel,
+    model: GenerativeModel,
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor,
     owners: list[int],
@@ -314,7 +317,7 @@ def _shared_prompt_cache(
         use_cache=True,
         logits_to_keep=1,
     )
-    cache = getattr(out, CACHE_KEYWORD, None)
+    cache: Any = getattr(out, CACHE_KEYWORD, None)
     if not _is_plain_kv_cache(cache) or cache.get_seq_length() != unique_ids.shape[1]:
         return {}
     starts = torch.zeros(len(owners), dtype=torch.long, device=input_ids.device)
@@ -333,7 +336,8 @@ def _max_prompt_tokens(model: PreTrainedModel, max_new_tokens: int) -> int | Non
             f"max_new_tokens ({max_new_tokens}) must be smaller than the model's context "
             f"({context} tokens)"
         )
-    return context - max_new_tokens
+    room: int = context - max_new_tokens
+    return room
 
 
 def _tokenize(
@@ -344,7 +348,9 @@ def _tokenize(
     empty = [i for i, p in enumerate(prompts) if not p]
     if empty:
         raise ValueError(f"queries{empty[:5]} give no tokens; every query needs at least one")
-    too_long = 0 if max_tokens is None else sum(len(p) > max_tokens for p in prompts)
+    if max_tokens is None:
+        return prompts
+    too_long = sum(len(p) > max_tokens for p in prompts)
     if too_long:
         warnings.warn(
             f"{too_long} of {len(prompts)} queries exceed the {max_tokens} tokens left in the "
@@ -355,7 +361,7 @@ def _tokenize(
     return prompts
 
 
-def _has_plain_kv_cache(model: PreTrainedModel) -> bool:
+def _has_plain_kv_cache(model: GenerativeModel) -> bool:
     """Whether a prompt can be prefilled apart from ``generate``: a decoder-only model that
     takes ``logits_to_keep`` (no full-vocabulary logits for the prompt) and whose generation
     config asks for no special cache. The cache itself is checked after the prefill."""
@@ -372,7 +378,7 @@ def _has_plain_kv_cache(model: PreTrainedModel) -> bool:
 def _is_plain_kv_cache(cache: Any) -> bool:
     """A ``DynamicCache`` of full-attention layers only: rows of it can be copied (no sliding
     window, linear attention or quantisation state to keep consistent)."""
-    layers = getattr(cache, "layers", None)
+    layers: Any = getattr(cache, "layers", None)
     return (
         isinstance(cache, DynamicCache)
         and bool(layers)

@@ -133,7 +133,9 @@ def write_hub_results(
     benchmark, ``.eval_results/<dataset>_<config>.yaml``. Returns the files written."""
     from huggingface_hub import ModelCard, ModelCardData, eval_result_entries_to_yaml
     from huggingface_hub.constants import EVAL_RESULTS_FOLDER, REPOCARD_NAME
-    from huggingface_hub.utils import yaml_dump
+    from huggingface_hub.utils import (  # type: ignore[attr-defined]  # not re-exported explicitly
+        yaml_dump,
+    )
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

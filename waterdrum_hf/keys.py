@@ -23,7 +23,7 @@ import hashlib
 import hmac
 import numbers
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
 
 import numpy as np
@@ -98,7 +98,7 @@ def watermark_id_from_text(text: str, name: str = "id") -> int:
     return check_watermark_id(number, name)
 
 
-def read_watermark_ids(path: str | os.PathLike, name: str = "ids") -> list[int]:
+def read_watermark_ids(path: str | os.PathLike[str], name: str = "ids") -> list[int]:
     """The ids of a keys file: one id per line, blank lines ignored. A file keeps keys off
     command lines, shell history and the documents evaluation tools log."""
     file = Path(path)
@@ -115,11 +115,13 @@ def read_watermark_ids(path: str | os.PathLike, name: str = "ids") -> list[int]:
     return [watermark_id_from_text(line, name) for line in lines]
 
 
-def check_watermark_ids(ids: int | Sequence[int], count: int, name: str = "ids") -> np.ndarray:
+def check_watermark_ids(
+    ids: int | Sequence[int] | np.ndarray, count: int, name: str = "ids"
+) -> np.ndarray:
     """Broadcast one id, or check one id per item; returns an int64 array of length ``count``."""
     if isinstance(ids, numbers.Integral) and not isinstance(ids, bool):
         return np.full(count, check_watermark_id(ids, name), dtype=np.int64)
-    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sized):
         raise TypeError(f"`{name}` must be one integer id or a sequence of integer ids.")
     if len(ids) != count:
         raise ValueError(

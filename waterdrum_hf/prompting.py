@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from waterdrum_hf._validation import check_positive_int, check_string_list
 
@@ -49,7 +49,9 @@ def prompt_token_ids(tokenizer: PreTrainedTokenizerBase, prompt: str) -> list[in
     """Token ids of a prompt; special tokens are added unless it already starts with BOS text
     (as a chat-templated prompt does), so BOS is never doubled."""
     bos = tokenizer.bos_token
-    return tokenizer(prompt, add_special_tokens=not (bos and prompt.startswith(bos)))["input_ids"]
+    special = not (bos and prompt.startswith(bos))
+    ids: list[int] = tokenizer(prompt, add_special_tokens=special)["input_ids"]
+    return ids
 
 
 def completion_queries(
@@ -128,11 +130,14 @@ def qa_queries(questions: Iterable[str], tokenizer: PreTrainedTokenizerBase) -> 
     if not has_chat_template(tokenizer):
         return [PLAIN_QA_FORMAT.format(question=question) for question in questions]
     return [
-        tokenizer.apply_chat_template(
-            [{"role": "user", "content": question}], tokenize=False, add_generation_prompt=True
-        )
-        for question in questions
+        _chat_text(tokenizer, [{"role": "user", "content": question}]) for question in questions
     ]
+
+
+def _chat_text(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, str]]) -> str:
+    """``messages`` in the tokenizer's chat template, ending where the answer starts."""
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return cast(str, text)  # with tokenize=False it is the text; typed as any of its results
 
 
 def paraphrase_prompt_ids(
@@ -155,13 +160,14 @@ def paraphrase_prompt_ids(
         text = BLANK_LINES.sub(" ", text)
     prefix = response_prefix or ""
     if not has_chat_template(tokenizer):
-        return tokenizer(f"{instruction}\n\n{text}\n\n{prefix}")["input_ids"]
+        ids: list[int] = tokenizer(f"{instruction}\n\n{text}\n\n{prefix}")["input_ids"]
+        return ids
     from jinja2.exceptions import TemplateError
 
     messages = [{"role": "system", "content": instruction}, {"role": "user", "content": text}]
     try:
-        chat = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        chat = _chat_text(tokenizer, messages)
     except TemplateError:  # e.g. "System role not supported"
-        merged = [{"role": "user", "content": f"{instruction}\n\n{text}"}]
-        chat = tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=True)
-    return tokenizer(chat + prefix, add_special_tokens=False)["input_ids"]
+        chat = _chat_text(tokenizer, [{"role": "user", "content": f"{instruction}\n\n{text}"}])
+    ids = tokenizer(chat + prefix, add_special_tokens=False)["input_ids"]
+    return ids

@@ -85,7 +85,7 @@ class StageCache:
         digest = json_digest(payload)[:16]
         return Stage(self.root / f"{name}-{digest}", digest)
 
-    def build(self, stage: Stage, build: Callable[[Path], None]) -> bool:
+    def build(self, stage: Stage, build: Callable[[Path], object]) -> bool:
         """Run ``build(folder)`` unless the stage is done; returns whether it ran.
 
         ``build`` writes into an empty temporary folder that becomes ``stage.path`` only when
@@ -104,7 +104,7 @@ class StageCache:
         return True
 
     def load_or_build(
-        self, stage: Stage, build: Callable[[Path], None], load: Callable[[Path], T]
+        self, stage: Stage, build: Callable[[Path], object], load: Callable[[Path], T]
     ) -> T:
         """``load(stage.path)``, building the stage first if it is not done."""
         self.build(stage, build)

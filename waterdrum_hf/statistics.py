@@ -9,7 +9,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 
-def _finite_1d(values: Sequence[float], name: str) -> np.ndarray:
+def _finite_1d(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1:
         raise ValueError(f"`{name}` must be one-dimensional, got shape {array.shape}.")
@@ -49,7 +49,9 @@ class CalibrationFit:
     r2: float
 
 
-def calibration_r2(fractions: Sequence[float], values: Sequence[float]) -> CalibrationFit:
+def calibration_r2(
+    fractions: Sequence[float] | np.ndarray, values: Sequence[float] | np.ndarray
+) -> CalibrationFit:
     """Fit ``values ~ slope * fractions`` through the origin by least squares.
 
     Args:

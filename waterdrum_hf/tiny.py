@@ -75,7 +75,7 @@ class _Recipe:
 
 
 def load(
-    cache_dir: str | os.PathLike | None = None, *, show_progress: bool | None = None
+    cache_dir: str | os.PathLike[str] | None = None, *, show_progress: bool | None = None
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Return the tiny ``(model, tokenizer)``, building and caching them on first use.
 
@@ -97,7 +97,7 @@ def load(
 
 
 def built_path(
-    cache_dir: str | os.PathLike | None = None, *, show_progress: bool | None = None
+    cache_dir: str | os.PathLike[str] | None = None, *, show_progress: bool | None = None
 ) -> Path:
     """The folder of the build (:func:`cache_path`), building it first if it is missing: a
     model folder that ``from_pretrained`` (and ``waterdrum ... tiny``) loads."""
@@ -107,7 +107,7 @@ def built_path(
     return path
 
 
-def cache_path(cache_dir: str | os.PathLike | None = None) -> Path:
+def cache_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Return the folder that :func:`load` reads, and builds when it is missing (absolute, so
     that a model's ``name_or_path``, and every cache digest made from it, does not depend on
     the working directory or on how ``HF_HOME`` was spelled)."""

@@ -5,6 +5,9 @@ as flat keyword arguments here, as ``evaluate`` modules take them, and are mappe
 ``waterdrum_hf.WaterDrumConfig`` in one place (``WaterDrumConfig.from_keywords``).
 """
 
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -93,7 +96,7 @@ Examples:
 class Waterdrum(evaluate.Metric):
     """The WaterDrum unlearning metric (class name spelled so the module is named `waterdrum`)."""
 
-    def _info(self):
+    def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             module_type="metric",
             description=_DESCRIPTION,
@@ -115,16 +118,16 @@ class Waterdrum(evaluate.Metric):
 
     def _compute(
         self,
-        predictions,
-        references,
-        watermark_tokenizer=None,
-        forget_ids=None,
-        owner_names=None,
-        query_ids=None,
-        return_details=False,
-        return_scores=False,
-        **settings,
-    ):
+        predictions: Sequence[str] | Sequence[Sequence[str]],
+        references: Sequence[int],
+        watermark_tokenizer: Any = None,
+        forget_ids: Sequence[int] | None = None,
+        owner_names: Mapping[int, str] | None = None,
+        query_ids: Sequence[Hashable] | None = None,
+        return_details: bool = False,
+        return_scores: bool = False,
+        **settings: Any,
+    ) -> dict[str, Any]:
         return compute_waterdrum(
             predictions,
             references,

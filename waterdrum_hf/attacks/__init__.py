@@ -160,6 +160,7 @@ def _word_edit(
     if name == "truncation":
         return lambda words, k, rng: edits.truncation(words, k)
     if name == "copy_paste":
+        assert pasted is not None  # the caller reads the source for copy_paste
         return lambda words, k, rng: edits.copy_paste(words, k, rng, pasted)
     words = word_source(texts, tokenizer=tokenizer, model=model)
     edit = edits.substitution if name == "substitution" else edits.insertion
@@ -179,7 +180,7 @@ def word_source(texts: Sequence[str], *, tokenizer: Any = None, model: Any = Non
 def _checked_strength(strength: object) -> float:
     if isinstance(strength, bool) or not isinstance(strength, numbers.Real):
         raise TypeError(f"`strength` must be a number in [0, 1], got {type(strength).__name__}.")
-    if not (math.isfinite(strength) and 0 <= strength <= 1):
+    if not (math.isfinite(strength) and 0 <= float(strength) <= 1):
         raise ValueError(
             f"`strength` must be in [0, 1] (the share of each text's words affected), got "
             f"{strength!r}."

@@ -33,7 +33,7 @@ def paraphrase_spans(
     show_progress: bool | None,
 ) -> list[str]:
     """Each text with a run of ``counts[i]`` words paraphrased (the text itself for 0)."""
-    spans = []
+    spans: list[tuple[int, int] | None] = []
     for words, k, rng in zip(texts, counts, rngs, strict=True):
         if k == 0:
             spans.append(None)
@@ -41,9 +41,9 @@ def paraphrase_spans(
         start = int(rng.integers(len(words) - k + 1))
         first = words.ends[start] - len(words.words[start].text)
         spans.append((first, words.ends[start + k - 1]))
-    todo = [i for i, span in enumerate(spans) if span is not None]
+    todo = [(i, span) for i, span in enumerate(spans) if span is not None]
     rewritten = _paraphrase(
-        [texts[i].text[spans[i][0] : spans[i][1]] for i in todo],  # type: ignore[index]
+        [texts[i].text[first:last] for i, (first, last) in todo],
         model,
         tokenizer,
         seed=seed,
@@ -51,8 +51,7 @@ def paraphrase_spans(
         show_progress=show_progress,
     )
     out = [words.text for words in texts]
-    for i, new in zip(todo, rewritten, strict=True):
-        first, last = spans[i]  # type: ignore[misc]
+    for (i, (first, last)), new in zip(todo, rewritten, strict=True):
         out[i] = out[i][:first] + new + out[i][last:]
     return out
 

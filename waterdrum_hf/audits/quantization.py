@@ -105,7 +105,9 @@ def _torchao_config(bits: int) -> Any:
 
     if bits == 8:
         return Int8WeightOnlyConfig()
-    return IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(GROUP_SIZE))
+    # torch.int4 exists at run time; torch's type information (_C/__init__.pyi) omits it.
+    int4 = torch.int4  # type: ignore[attr-defined]
+    return IntxWeightOnlyConfig(weight_dtype=int4, granularity=PerGroup(GROUP_SIZE))
 
 
 def _checked(quantized: Any, bits: int) -> QuantizationCheck:

@@ -85,6 +85,7 @@ def relearn(
         )
         quiet_trainer_logs(trainer)
         trainer.train()
+        assert trainer.model is not None  # the model it was given, trained
         return trainer.model.eval()
     finally:
         shutil.rmtree(output_dir, ignore_errors=True)

@@ -198,7 +198,11 @@ def _loaded(model: Any) -> Any:
 
 
 def _sample(
-    model: Any, tokenizer: Any, queries: list[str], config: AuditConfig, show_progress: bool | None
+    model: Any,
+    tokenizer: Any,
+    queries: Sequence[str],
+    config: AuditConfig,
+    show_progress: bool | None,
 ) -> list[list[str]]:
     from waterdrum_hf.generation import generate
 

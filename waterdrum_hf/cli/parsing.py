@@ -13,9 +13,12 @@ import dataclasses
 import sys
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeVar
 
-Config = TypeVar("Config")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Config = TypeVar("Config", bound="DataclassInstance")
 
 
 class CliError(Exception):
@@ -25,7 +28,7 @@ class CliError(Exception):
 class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows real defaults only: an option whose default is ``None`` says its own in its help."""
 
-    def _get_help_string(self, action: argparse.Action) -> str:
+    def _get_help_string(self, action: argparse.Action) -> str | None:
         if action.default is None:
             return action.help or ""
         return super()._get_help_string(action)
@@ -98,7 +101,7 @@ def comma_separated(kind: type) -> Reading:
 
 
 def config_parser(
-    cls: type,
+    cls: Any,  # a config dataclass (HfArgumentParser types it as Any)
     *,
     quick: Mapping[str, Any] | None = None,
     readings: Mapping[str, Reading] | None = None,
@@ -139,7 +142,7 @@ def config_parser(
         complement = (
             f"--no_{spec.name}" in action.option_strings
         )  # HfArgumentParser's --no-x of a True bool
-        action.option_strings.sort(
+        action.option_strings.sort(  # type: ignore[attr-defined]  # typeshed: Sequence; a list
             key=lambda option: "_" in option
         )  # dashes first, as the CLI spells flags
         action.default = argparse.SUPPRESS
@@ -176,8 +179,9 @@ def config_from_options(
         for spec in dataclasses.fields(cls)
         if hasattr(args, spec.name)
     }
+    with_quick: Any = cls  # a config with a `quick` constructor where the command has --quick
     try:
-        return (factory or (cls.quick if quick else cls))(**given)
+        return (factory or (with_quick.quick if quick else cls))(**given)
     except (TypeError, ValueError) as error:
         raise CliError(first_line(error)) from None
 
@@ -185,7 +189,7 @@ def config_from_options(
 def add_quick_config_command(
     commands: Any,
     name: str,
-    cls: type,
+    cls: Any,  # a config dataclass with QUICK defaults and a `quick` constructor
     run: Callable[[argparse.Namespace], int],
     *,
     help: str,

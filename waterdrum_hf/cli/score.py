@@ -296,7 +296,8 @@ def make_queries(rows: Any, tokenizer: Any, args: argparse.Namespace) -> list[st
 
 
 def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> list[list[str]]:
-    from waterdrum_hf.generation import SamplingConfig, generate
+    from waterdrum_hf.generation import generate
+    from waterdrum_hf.sampling import SamplingConfig
 
     return generate(
         model,
@@ -360,7 +361,7 @@ def generations_owners(generations: Generations, owners: list[int], path: str) -
     indices = owner_indices(owners)
     if max(generations.rows) >= len(owners) or any(
         indices[row] != index
-        for row, index in zip(generations.rows, generations.owner_indices, strict=True)
+        for row, index in zip(generations.rows, generations.owner_indices or [], strict=True)
     ):
         raise CliError(
             f"samples file {path!r} was not made from this dataset's rows: give the task's "

@@ -132,7 +132,7 @@ def scoring_config(
 def _null(args: argparse.Namespace, num_texts: int, seed: int, default: str) -> Any:
     from waterdrum_hf.config import NullConfig
 
-    null = args.null or ("empirical" if args.null_keys is not None else default)
+    null: Any = args.null or ("empirical" if args.null_keys is not None else default)
     if null != "empirical":
         if args.null_keys:
             raise CliError(f"--null-keys is the empirical null's; not a setting of --null {null}")

@@ -46,7 +46,7 @@ def texts_and_owner_ids(data: Any, args: argparse.Namespace) -> tuple[list[str],
         return texts, [watermark_id_from_text(str(v), where) for v in data[args.id_column]]
     if args.id is not None:
         return texts, [watermark_id_from_text(args.id, "--id")] * len(texts)
-    key = watermark_ids(None, args.id_file, "--id-file")
+    key = watermark_ids(None, args.id_file, "--id-file") or []
     if len(key) != 1:
         raise CliError("--id-file must hold exactly one watermark id")
     return texts, key * len(texts)

@@ -105,6 +105,7 @@ def run(args: argparse.Namespace, rest: list[str]) -> int:
             f"--output_dir unlearned-{args.method})"
         )
     config = config_from_options(config_class, options)
+    assert config.output_dir is not None  # --output_dir is required (above)
     check_output_folder(config.output_dir, "--output_dir")
     if not args.overwrite and any(
         (Path(config.output_dir) / name).is_file() for name in SAVED_MODEL_FILES

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
         return_details=True,
     )
-    print_scores(list(result.scores), args.max_rows)
+    print_scores(list(result.scores or ()), args.max_rows)  # set with return_details
     print_summary(result)
     if args.output:
         from waterdrum_hf.report import json_text
@@ -85,10 +85,10 @@ def print_summary(result: WaterDrumResult) -> None:
     print()
     for name, value in result.scalars().items():
         print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}")
-    for name, value in result.sets().items():
-        if value.p_value is not None:
-            found = value.p_value <= 0.05
+    for name, set_value in result.sets().items():
+        if set_value.p_value is not None:
+            found = set_value.p_value <= 0.05
             print(
                 f"{name}: watermark {'detected' if found else 'not detected'} at the 5 % level "
-                f"(p = {value.p_value:.4f})"
+                f"(p = {set_value.p_value:.4f})"
             )

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.id is not None:
         key = watermark_id_from_text(args.id, "--id")
     elif args.id_file is not None:
-        keys = watermark_ids(None, args.id_file, "--id-file")
+        keys = watermark_ids(None, args.id_file, "--id-file") or []
         if len(keys) != 1:
             raise CliError("--id-file must hold exactly one watermark id")
         key = keys[0]

@@ -21,7 +21,7 @@ Non-conversational completions end with EOS.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from transformers import PreTrainedTokenizerBase
 
@@ -99,6 +99,7 @@ class ExampleEncoder:
             return self._qa(example, answer)
         if kind == "text":
             return self._text(example[self.text_column])
+        completion: Any
         if kind == "messages":
             prompt, completion = split_conversation(example[MESSAGES])
         else:
@@ -148,7 +149,9 @@ class ExampleEncoder:
         start = _common_prefix_length(prompt_ids, full_ids)
         return full_ids, [IGNORE_INDEX] * start + full_ids[start:]
 
-    def _render(self, messages: list[Mapping[str, Any]], add_generation_prompt=False) -> str:
+    def _render(
+        self, messages: list[Mapping[str, Any]], add_generation_prompt: bool = False
+    ) -> str:
         if not has_chat_template(self.tokenizer):
             raise ValueError(
                 "conversational examples (lists of messages) are rendered with the tokenizer's "
@@ -157,9 +160,12 @@ class ExampleEncoder:
             )
         for message in messages:
             check_str(message.get("content"), "content of a message")
-        return self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=add_generation_prompt
+        text = self.tokenizer.apply_chat_template(
+            messages,  # type: ignore[arg-type]  # typed dict[str, str]; any message mapping works
+            tokenize=False,
+            add_generation_prompt=add_generation_prompt,
         )
+        return cast(str, text)  # with tokenize=False it is the text; typed as any of its results
 
     def _with_eos(self, ids: list[int]) -> list[int]:
         eos = self.tokenizer.eos_token_id

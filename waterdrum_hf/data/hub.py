@@ -195,12 +195,13 @@ def _load(
         )
     if split not in splits and None not in splits:
         raise ValueError(
-            f"unknown split {split!r} for config {config!r}; valid splits: {sorted(splits)}"
+            f"unknown split {split!r} for config {config!r}; valid splits: "
+            f"{sorted(s for s in splits if s is not None)}"
         )
     dataset = load_dataset(path, config, split=split, **load_dataset_kwargs)
     for options in columns(config):
         _check_text_column(dataset, options, f"{config}/{split}")
-    owners = splits.get(split, splits.get(None))(len(dataset))
+    owners = (splits[split] if split in splits else splits[None])(len(dataset))
     return _with_owner_ids(dataset, owners, f"{config}/{split}")
 
 

@@ -20,7 +20,7 @@ from waterdrum_hf._torch_plumbing import IGNORE_INDEX, causal_lm_batch, pad_toke
 from waterdrum_hf.data.formats import ExampleEncoder
 
 
-class ForgetRetainDataset(torch.utils.data.Dataset):
+class ForgetRetainDataset(torch.utils.data.Dataset[dict[str, Any]]):
     """Pairs ``{"forget": example, "retain": example}`` (plus ``"alternative"``, see below).
 
     One epoch walks the anchor set in order; each anchor example gets a partner from the other

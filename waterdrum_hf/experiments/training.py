@@ -95,6 +95,7 @@ def finetune(
     )
     quiet_trainer_logs(trainer)
     trainer.train()
+    assert args.output_dir is not None  # set by TrainingSettings.arguments
     shutil.rmtree(args.output_dir, ignore_errors=True)
     return model.eval()
 
@@ -134,5 +135,7 @@ def unlearn(
     )
     quiet_trainer_logs(trainer)
     trainer.train()
+    assert args.output_dir is not None  # set by TrainingSettings.arguments
     shutil.rmtree(args.output_dir, ignore_errors=True)
+    assert trainer.model is not None  # the model it was given, trained
     return trainer.model.eval()

@@ -145,6 +145,7 @@ class Source:
         else:
             from waterdrum_hf._files import read_json_lines
 
+            assert self.data_file is not None  # check() refuses a local source without it
             records = read_json_lines(self.data_file)
             if not records:
                 raise ValueError(f"data file {self.data_file!r} has no rows")
@@ -171,6 +172,7 @@ class Source:
             return sorted(set(self._benchmark("forget")["owner_id"]))
         from waterdrum_hf.keys import read_watermark_ids
 
+        assert self.forget_ids_file is not None  # check() refuses a local source without it
         return read_watermark_ids(self.forget_ids_file, "forget ids")
 
     def _benchmark(self, split: str) -> Any:
@@ -180,6 +182,7 @@ class Source:
             data.load_waterdrum_ax if self.benchmark == "waterdrum-ax" else data.load_waterdrum_tofu
         )
         kwargs = {"path": self.dataset_path} if self.dataset_path else {}
+        assert self.config is not None  # check() refuses a benchmark without its config
         return load(self.config, split=split, **kwargs)
 
 
@@ -342,7 +345,7 @@ aggregate_separability_auroc = _aggregation("separability_auroc")
 aggregate_num_skipped = _aggregation("num_skipped")
 
 
-def read_samples(path: str | os.PathLike) -> tuple[list[int], list[int], list[list[str]]]:
+def read_samples(path: str | os.PathLike[str]) -> tuple[list[int], list[int], list[list[str]]]:
     """An lm-eval samples file (``samples_<task>_<date>.jsonl``) of a WaterDrum task, as
     written: each document's row in the data, owner index and samples, in row order. The row
     is the document's ``row`` (task version 2), or its ``doc_id`` in a file of task version 1,

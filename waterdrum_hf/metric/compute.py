@@ -129,8 +129,11 @@ def waterdrum_result(
         details = _details(values, queries, names, sets, null)
     if return_details or return_scores:
         details["scores"] = tuple(scores_from_sums(sums, counts)[:, 0].tolist())
+    set_values = _set_values(values, sets, null)
     result = WaterDrumResult(
-        **_set_values(values, sets, null),
+        forget=set_values.get("forget"),
+        retain=set_values.get("retain"),
+        overall=set_values.get("overall"),
         separability_auroc=_auroc(values, sets),
         num_queries=len(queries.watermark_ids),
         num_scored=int((counts > 0).sum()),

@@ -34,7 +34,8 @@ class Queries:
     @property
     def sample_ids(self) -> np.ndarray:
         """Each sample's owner."""
-        return self.watermark_ids[self.sample_query]
+        owners: np.ndarray = self.watermark_ids[self.sample_query]
+        return owners
 
 
 def group_queries(
@@ -58,7 +59,8 @@ def group_queries(
                 f"`references` has {len(references)} entries but there are {len(predictions)} "
                 "queries: pass one owner id per query (per list of samples)."
             )
-        samples, sample_query = [], []
+        samples: list[str] = []
+        query_of_sample: list[int] = []
         for i, per_query in enumerate(predictions):
             if isinstance(per_query, str) or not isinstance(per_query, Sequence):
                 raise TypeError(
@@ -66,9 +68,9 @@ def group_queries(
                     "lists of strings, not a mix."
                 )
             samples += check_texts(per_query, f"predictions[{i}]") if per_query else []
-            sample_query += [i] * len(per_query)
+            query_of_sample += [i] * len(per_query)
         watermark_ids = check_watermark_ids(references, len(predictions), "references")
-        return Queries(samples, np.array(sample_query, dtype=np.int64), watermark_ids)
+        return Queries(samples, np.array(query_of_sample, dtype=np.int64), watermark_ids)
 
     samples = check_texts(predictions, "predictions")
     sample_ids = check_watermark_ids(references, len(samples), "references")
@@ -91,7 +93,7 @@ def group_queries(
 def warn_skipped(samples: Sequence[str], counts: np.ndarray, n_gram: int) -> None:
     """Say how many samples could not be scored, why, and what to do about it."""
     skipped = np.flatnonzero(counts == 0)
-    empty = sum(not samples[i].strip() for i in skipped)
+    empty = sum(not samples[i].strip() for i in skipped.tolist())
     causes = []
     if empty:
         causes.append(

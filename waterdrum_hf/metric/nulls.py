@@ -41,7 +41,8 @@ class EmpiricalReading(NullReading):
         return float(key_means.mean()), float(key_means.std()), null_p_value(value, key_means)
 
     def query_means(self, scored: np.ndarray) -> np.ndarray:
-        return self.values.mean(axis=1)
+        means: np.ndarray = self.values.mean(axis=1)
+        return means
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,7 +11,6 @@ import numpy as np
 
 from waterdrum_hf.audits.results import AUDIT_TITLES, BEFORE, AuditResults
 from waterdrum_hf.metric import WaterDrumResult
-from waterdrum_hf.report.findings import typed_audits
 from waterdrum_hf.report.formatting import count_phrase, format_interval
 from waterdrum_hf.report.plots import error_bars, model_color, new_figure, save_figure
 
@@ -94,7 +93,7 @@ def plot_audits(audits: AuditResults | Mapping[str, Any], path: str | Path) -> P
     """One panel per audit: each model's forget value before (hollow) and after (filled),
     joined by an arrow, intervals as error bars where computed; the retrained model's value
     after the same audit is the dashed line to beat."""
-    audits = typed_audits({"audits": audits})
+    audits = audits if isinstance(audits, AuditResults) else AuditResults.from_dict(audits)
     names = audits.audits()
     models = list(audits.models)
     fig, axes = new_figure(max(4.0, 0.55 * len(models) + 2.0) * len(names), 4.0, ncols=len(names))

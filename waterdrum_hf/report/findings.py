@@ -47,7 +47,7 @@ def closest_to_retrained(models: Results) -> tuple[str, float] | None:
     }
     if not distances:
         return None
-    best = min(distances, key=distances.get)
+    best = min(distances, key=distances.__getitem__)
     return best, distances[best]
 
 

@@ -82,7 +82,7 @@ def benchmark_figure(panels: Mapping[str, Results], path: str | Path) -> Path:
         draw_benchmark(ax, models, title)
         for ax, (title, models) in zip(axes, panels.items(), strict=True)
     ]
-    handles = {}
+    handles: dict[str, Any] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
@@ -128,7 +128,13 @@ def draw_benchmark(ax: Any, models: Results, title: str) -> dict[str, tuple[floa
     original = models.get("original")
     reference = models.get("retrained", original)
     null = reference.forget if reference is not None and reference.forget else None
-    if null is not None and null.null_mean is not None and original is not None and original.retain:
+    if (
+        null is not None
+        and null.null_mean is not None
+        and null.null_std is not None
+        and original is not None
+        and original.retain
+    ):
         points["ideal"] = (null.null_mean, original.retain.value)
         ax.scatter(
             *points["ideal"],
@@ -156,7 +162,7 @@ def draw_benchmark(ax: Any, models: Results, title: str) -> dict[str, tuple[floa
 def error_bars(value: SetValue | OwnerValue) -> np.ndarray | None:
     """Matplotlib's asymmetric error of a value with an interval, ``[[below], [above]]`` (0 on
     a side the value lies beyond: a percentile interval need not hold its point estimate)."""
-    if value.ci_low is None or value.ci_high is None:
+    if value.value is None or value.ci_low is None or value.ci_high is None:
         return None
     return np.maximum([[value.value - value.ci_low], [value.ci_high - value.value]], 0.0)
 
@@ -249,7 +255,7 @@ def plot_per_owner(models: Results, path: str | Path) -> Path:
     fig, ax = new_figure(max(6.0, 1.1 * len(owners) * max(1, len(per_owner) / 3) + 2.5), 4.4)
     for i, (name, entries) in enumerate(per_owner.items()):
         x = np.arange(len(owners)) + (i - (len(per_owner) - 1) / 2) * width
-        label = name
+        label: str | None = name
         for xi, owner in zip(x, owners, strict=True):
             entry = entries.get(owner)
             if entry is None or entry.value is None:
@@ -299,6 +305,8 @@ def plot_per_owner(models: Results, path: str | Path) -> Path:
 def plot_roc(model: WaterDrumResult | Mapping[str, Any], path: str | Path, *, label: str) -> Path:
     """ROC curve of per-query values, retain queries positive, forget queries negative."""
     model = typed({label: model})[label]
+    if model.per_owner is None or model.query_owners is None or model.query_values is None:
+        raise ValueError(f"plot_roc needs {label!r}'s details (return_details=True)")
     forget_owners = {o for o, e in model.per_owner.items() if e.forget}
     positive = [o not in forget_owners for o in model.query_owners]
     fig, ax = new_figure(4.4, 4.2)
@@ -311,7 +319,7 @@ def plot_roc(model: WaterDrumResult | Mapping[str, Any], path: str | Path, *, la
 def draw_roc(
     ax: Any,
     curves: Mapping[str, Sequence[float]],
-    positive: Sequence[bool],
+    positive: Sequence[bool] | np.ndarray,
     *,
     colors: Mapping[str, str] | None = None,
 ) -> None:
@@ -321,7 +329,7 @@ def draw_roc(
     pale line underneath, each later one a thin dashed or dotted line drawn over it.
     """
     positive = np.asarray(positive, dtype=bool)
-    styles = [{}]  # one curve: a plain line
+    styles: list[dict[str, Any]] = [{}]  # one curve: a plain line
     if len(curves) > 1:
         styles = [{"linewidth": 4.0, "alpha": 0.45, "zorder": 2}] + [
             {"linewidth": 1.4, "linestyle": style, "zorder": 3 + i}

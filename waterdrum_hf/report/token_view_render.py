@@ -190,7 +190,7 @@ def _view_cells(view: TokenView) -> list[tuple[int, int, str, Any, str]]:
     """``(row, column, string, colour, weight)`` of a view's label, numbers and tokens; the
     colour is a :func:`token_colour`, ``False`` for a token that is not counted, ``None``
     for plain text."""
-    cells = []
+    cells: list[tuple[int, int, str, Any, str]] = []
     if view.label:
         cells.append((0, 0, view.label, None, "bold"))
     for line in _wrap(stats_line(view), _LINE_CHARS):

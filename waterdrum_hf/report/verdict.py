@@ -42,7 +42,8 @@ def verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any]) 
         name
         for name, m in models.items()
         if floor is not None
-        and detected(m.forget) is not None
+        and m.forget is not None
+        and m.forget.p_value is not None
         and math.isclose(m.forget.p_value, floor)
     }
     detection = [
@@ -81,30 +82,33 @@ def _benchmark_verdict(models: Mapping[str, WaterDrumResult], whose: str) -> lis
             f"**Closest to retraining:** `{name}` (distance {distance:.3f} to the retrained "
             "model in the (forget, retain) plane)."
         )
-        if detected(forget):
+        if forget is not None and detected(forget):
             line += (
                 f" Closest is not close enough: the {whose} watermark is **still "
                 f"detected** in its answers (forget {forget.value:+.3f} against a null level "
                 f"of {forget.null_mean:+.3f} ± {forget.null_std:.3f}, z = {_z(forget)})"
             )
-            if detected(retrained.forget) is False:
+            retrained_forget = retrained.forget
+            if retrained_forget is not None and detected(retrained_forget) is False:
                 line += (
-                    f", where the retrained model's is not (forget {retrained.forget.value:+.3f}, "
-                    f"p = {retrained.forget.p_value:.3f})"
+                    f", where the retrained model's is not (forget {retrained_forget.value:+.3f}, "
+                    f"p = {retrained_forget.p_value:.3f})"
                 )
             line += "."
-        elif detected(forget) is False:
+        elif forget is not None and detected(forget) is False:
             line += (
                 f" Like the retrained model's, its answers no longer show the {whose} "
                 f"watermark (p = {forget.p_value:.3f}){_kept_phrase(models[name], models)}."
             )
         lines += [line, ""]
     methods = {
-        name: m
+        name: m.forget
         for name, m in models.items()
-        if name not in ("original", "retrained") and detected(m.forget) is not None
+        if name not in ("original", "retrained")
+        and m.forget is not None
+        and detected(m.forget) is not None
     }
-    gone = [name for name, m in methods.items() if not detected(m.forget)]
+    gone = [name for name, forget in methods.items() if not detected(forget)]
     if methods and not gone:
         lines += [
             f"No unlearning method removed the {whose} watermark at these settings: it "
@@ -115,7 +119,7 @@ def _benchmark_verdict(models: Mapping[str, WaterDrumResult], whose: str) -> lis
         if best is None or name != best[0]:  # the closest one has its line above
             lines += [
                 f"The {whose} watermark is no longer detected in `{name}`'s answers "
-                f"(p = {methods[name].forget.p_value:.3f}){_kept_phrase(methods[name], models)}.",
+                f"(p = {methods[name].p_value:.3f}){_kept_phrase(models[name], models)}.",
                 "",
             ]
     if best is not None and detected(models[best[0]].forget):
@@ -131,6 +135,7 @@ def _detection_line(name: str, model: WaterDrumResult, whose: str, *, floor_mark
     """Whether the forgotten owners' watermark is still detected in a model, and owner by owner
     where they differ."""
     forget = model.forget
+    assert forget is not None  # only models whose forget set has a p-value get a line
     line = (
         f"- `{name}`: the {whose} watermark is "
         + ("**still detected**" if detected(forget) else "not detected")

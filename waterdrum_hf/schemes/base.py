@@ -87,7 +87,7 @@ class WatermarkScheme(ABC):
     def settings(self) -> dict[str, Any]:
         """What decides the watermark, as JSON scalars (for fingerprints, reports and
         :func:`~waterdrum_hf.schemes.scheme_from_settings`); never a key."""
-        common = [f.name for f in fields(WatermarkScheme)]  # type: ignore[arg-type]
+        common = [f.name for f in fields(WatermarkScheme)]
         own = [f.name for f in fields(self) if f.name not in common]
         return {"scheme": self.name, **{name: getattr(self, name) for name in own + common}}
 
@@ -103,8 +103,9 @@ class PermutationScheme(WatermarkScheme):
         """The reader's score term (float64) of each permuted position in ``0..N-1``."""
 
     @abstractmethod
-    def position_bias(self, vocab_size: int, **writer_settings: Any) -> np.ndarray:
-        """The writer's ``(N,)`` logit bias at each permuted position."""
+    def position_bias(self, vocab_size: int, *args: Any, **writer_settings: Any) -> np.ndarray:
+        """The writer's ``(N,)`` logit bias at each permuted position. Each scheme names its
+        own writer settings (keywords); this signature leaves them to it."""
 
     def logits_processor(
         self,

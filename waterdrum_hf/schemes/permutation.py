@@ -28,6 +28,7 @@ import os
 import types
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
@@ -79,11 +80,15 @@ def permutation_backend() -> str:
 # Compiled kernel. Without numba these stay plain (unused) Python functions.
 
 
-def _jit(function: Callable) -> Callable:
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def _jit(function: F) -> F:
     """Compile with numba (cached on disk, GIL released) when available; identity otherwise."""
     if _numba is None:
         return function
-    return _numba.njit(cache=True, nogil=True)(function)
+    compiled: F = _numba.njit(cache=True, nogil=True)(function)  # called as the function is
+    return compiled
 
 
 @_jit
@@ -228,16 +233,16 @@ def _full_kernel(keys: np.ndarray, out: np.ndarray, first: int, step: int) -> No
 
 def _thread_count(n_keys: int, vocab_size: int) -> int:
     """One thread per usable core (at most ``NUMBA_NUM_THREADS``), one for small work."""
-    if n_keys * vocab_size < _MIN_PARALLEL_STEPS:
+    if _numba is None or n_keys * vocab_size < _MIN_PARALLEL_STEPS:
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return max(1, min(cores, _numba.config.NUMBA_NUM_THREADS, n_keys))
+    return max(1, min(cores, int(_numba.config.NUMBA_NUM_THREADS), n_keys))
 
 
-def _run_spread(kernel: Callable, n_keys: int, vocab_size: int, *args: object) -> None:
+def _run_spread(kernel: Callable[..., None], n_keys: int, vocab_size: int, *args: object) -> None:
     """Run ``kernel(*args, first, step)`` on interleaved shares of ``n_keys`` seeds in threads.
 
     Each share has its own buffers and writes disjoint outputs; the kernel releases the GIL.

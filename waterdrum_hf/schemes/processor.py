@@ -117,7 +117,7 @@ class PermutationLogitsProcessor(LogitsProcessor):
             self._watermark_ids = _checked(watermark_ids)
         self._prompt_length = prompt_length
 
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
         length = input_ids.shape[1]
         if self._prompt_length is None:
             self._prompt_length = length
@@ -147,7 +147,9 @@ class PermutationLogitsProcessor(LogitsProcessor):
         ]
         found: dict[tuple[int, ...] | None, torch.Tensor] = {}
         for seed in dict.fromkeys(seeds):
-            cached = self._cache.get(seed) if seed is not None else None
+            if seed is None:
+                continue
+            cached = self._cache.get(seed)
             if cached is not None and cached.device == device:
                 self._cache.move_to_end(seed)
                 found[seed] = cached

@@ -13,11 +13,11 @@ from waterdrum_hf.schemes.waterfall import WaterfallScheme
 SCHEMES: dict[str, type[WatermarkScheme]] = {"waterfall": WaterfallScheme, "kgw": KGWScheme}
 """Every scheme by the name configs and the command line use."""
 
-COMMON_SETTINGS: tuple[str, ...] = tuple(f.name for f in fields(WatermarkScheme))  # type: ignore[arg-type]
+COMMON_SETTINGS: tuple[str, ...] = tuple(f.name for f in fields(WatermarkScheme))
 """Settings every scheme has: ``n_gram`` and ``vocab_size``."""
 
 READING_SETTINGS: dict[str, tuple[str, ...]] = {
-    name: tuple(f.name for f in fields(scheme) if f.name not in COMMON_SETTINGS)  # type: ignore[arg-type]
+    name: tuple(f.name for f in fields(scheme) if f.name not in COMMON_SETTINGS)
     for name, scheme in SCHEMES.items()
 }
 """Each scheme's own reading settings: Waterfall's ``k_p``, KGW's ``gamma``."""
@@ -39,7 +39,7 @@ def resolve_scheme(
     than ``scheme`` is refused with an error naming whose it is. A scheme object carries its
     own settings: none may be passed beside it.
     """
-    given = {
+    given: dict[str, Any] = {  # each scheme's constructor checks its settings
         n: v
         for n, v in (("k_p", k_p), ("gamma", gamma), ("n_gram", n_gram), ("vocab_size", vocab_size))
         if v is not None

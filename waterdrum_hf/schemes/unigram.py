@@ -130,7 +130,7 @@ class UnigramLogitsProcessor(LogitsProcessor):
             "keys": [key_digest(int(i)) for i in self._ids],
         }
 
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
         rows, keys = input_ids.shape[0], len(self._bias)
         if rows % keys:
             raise ValueError(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass, fields, replace
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from waterdrum_hf._fields import flag
 from waterdrum_hf._validation import check_positive_fields, check_positive_int
@@ -168,7 +168,7 @@ class WatermarkingConfig:
         """The chosen scheme's writing strength, for its logits processor."""
         return {"delta": self.delta} if self.scheme == "kgw" else {"kappa": self.kappa}
 
-    def updated(self, **changes: object) -> WatermarkingConfig:
+    def updated(self, **changes: Any) -> WatermarkingConfig:
         """A copy with ``changes`` applied and validated; an unknown field name raises."""
         known = {f.name for f in fields(self)}
         unknown = sorted(set(changes) - known)

@@ -244,7 +244,7 @@ class WatermarkedDataset:
                 ranking = np.where(np.isnan(q), -np.inf, q)
                 sts = np.full_like(q, math.nan)
                 if self.sts_model is not None:
-                    sts = self._similarity([texts[i] for i in chunk], candidates)
+                    sts = self._similarity(self.sts_model, [texts[i] for i in chunk], candidates)
                     ranking = ranking + self.config.sts_weight * sts
                 best = np.argmax(ranking, axis=1)
                 for row, i in enumerate(chunk):
@@ -268,11 +268,13 @@ class WatermarkedDataset:
             q[scorable] = verifier.score_token_ids([token_ids[i] for i in scorable], keys[scorable])
         return q.reshape(len(candidates), self.config.num_candidates)
 
-    def _similarity(self, originals: list[str], candidates: list[list[str]]) -> np.ndarray:
+    def _similarity(
+        self, sts_model: Any, originals: list[str], candidates: list[list[str]]
+    ) -> np.ndarray:
         """Cosine similarity of each candidate to its original, ``(texts, candidates)``."""
         flat = [c for row in candidates for c in row]
         with torch.no_grad():
-            embeddings = self.sts_model.encode(originals + flat, convert_to_tensor=True)
+            embeddings = sts_model.encode(originals + flat, convert_to_tensor=True)
         embeddings = torch.nn.functional.normalize(embeddings.float(), dim=-1)
         per_text = self.config.num_candidates
         originals_emb = embeddings[: len(originals)].repeat_interleave(per_text, dim=0)

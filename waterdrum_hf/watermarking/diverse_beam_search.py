@@ -9,9 +9,13 @@ a Hub repository), so this is what watermarking with the paper's 4 groups x 2 be
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
+
+if TYPE_CHECKING:
+    from waterdrum_hf._torch_plumbing import GenerativeModel
 
 
 class HammingDiversityLogitsProcessor(LogitsProcessor):
@@ -39,7 +43,7 @@ class HammingDiversityLogitsProcessor(LogitsProcessor):
                 self._earlier.append(tokens)
         self._current = []
 
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
         step = input_ids.shape[1] - self.prompt_length
         if step > 0:
             self._current.append(input_ids[:, -1].reshape(-1, self.beams))
@@ -54,7 +58,7 @@ class HammingDiversityLogitsProcessor(LogitsProcessor):
 
 
 def diverse_beam_search(
-    model: torch.nn.Module,
+    model: GenerativeModel,
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor,
     *,

@@ -16,12 +16,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from waterdrum_hf.experiments.reproduction.analysis import calibration_curves, summarise
-from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
+from waterdrum_hf.experiments.reproduction.config import ReproductionConfig, Scheme
 from waterdrum_hf.experiments.reproduction.data import SettingData
 from waterdrum_hf.experiments.reproduction.experiment import Reproduction
 
@@ -44,7 +44,8 @@ def compare_schemes(
     for scheme in config.schemes:
         log(f"== scheme {scheme} ==")
         scheme_start = time.perf_counter()
-        reproduction = Reproduction(replace(config, scheme=scheme, schemes=()), log)
+        one = replace(config, scheme=cast(Scheme, scheme), schemes=())  # names checked by config
+        reproduction = Reproduction(one, log)
         per_setting = {}
         for data in reproduction.prepare():
             measured = reproduction.calibrate(data, baselines=False)

@@ -119,14 +119,14 @@ def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]
         )
         return list(zip(data["text"], data["owner_id"], strict=True))
 
-    forget = rows(config.dataset_config, "forget")
-    retain = rows(config.dataset_config, "retain")
+    dataset_config = config.dataset_config
+    assert dataset_config is not None  # ReproductionConfig sets it for a benchmark
+    forget = rows(dataset_config, "forget")
+    retain = rows(dataset_config, "retain")
     forget_owners = {o for _, o in forget}
     holdout = [t for t, o in rows("test", "full") if o in forget_owners]
     duplicates = {
-        name: rows(config.dataset_config, name)
-        for name in config.settings
-        if name != "no_duplicate"
+        name: rows(dataset_config, name) for name in config.settings if name != "no_duplicate"
     }
     for extra in duplicates.values():
         _check_duplicate_owners(list(forget_owners), [o for _, o in extra], config)
@@ -150,9 +150,12 @@ def tofu_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingDat
     from waterdrum_hf.data import first_rows_per_owner, load_waterdrum_tofu
     from waterdrum_hf.prompting import qa_queries
 
+    dataset_config = config.dataset_config
+    assert dataset_config is not None  # ReproductionConfig sets it for a benchmark
+
     def rows(split: str) -> list[tuple[str, str, int]]:
         data = first_rows_per_owner(
-            load_waterdrum_tofu(config.dataset_config, split=split, **_path(config)),
+            load_waterdrum_tofu(dataset_config, split=split, **_path(config)),
             config.max_rows_per_owner,
         )
         answers = data["answer"] if "answer" in data.column_names else data["answer_split"]

@@ -99,7 +99,7 @@ def diluted_values(
     calibration: dict[float, dict[str, Any]],
     processors: Mapping[str, Any],
     seed: int,
-) -> dict[str, dict[str, float]]:
+) -> dict[str, Mapping[str, float | None]]:
     """D1 AUROC and D2 R^2 of WaterDrum when the models of ``calibration`` (those of ``seed``)
     watermark their own outputs with each of ``processors`` (by name: the model owner's
     logits processor, applied while sampling) and the data owners verify theirs; ``none``:

@@ -23,7 +23,7 @@ LABELS = {
     "mia": "MIA",
 }
 
-PAPER = {
+PAPER: dict[str, Any] = {
     # WaterDrum-Ax, Llama-2-7B (the paper's Table 1, AUROC +- 3 seeds; Table 2 and the offset
     # table of its appendix, R^2).
     "auroc": {
