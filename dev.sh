@@ -10,7 +10,8 @@
 # any index).
 #
 #   bash dev.sh demo     # the whole WaterDrum loop on the built-in small model (`waterdrum demo`)
-#   bash dev.sh test     # the test suite (offline)
+#   bash dev.sh test     # the test suite (offline), on every core (pytest-xdist, at most 4
+#                        # workers, one test file per worker); `-n 0` runs it in one process
 #   bash dev.sh lint     # ruff check, ruff format --check, then mypy (pyproject.toml's [tool.mypy])
 #   bash dev.sh typecheck  # mypy alone
 #   bash dev.sh floors   # the declared dependency floors (.ci/floors.txt) in their own
@@ -34,6 +35,9 @@ FLOOR_TESTS=(
 # prompt-completion labels): the drop-in promise is made for TRL >= 1.16 and tested in the main
 # environment; at trl's library floor (0.29) those files differ.
 FLOOR_SKIP="not sft_script and not recipes and not equal_trls and not patch"
+# Test files run side by side, one file per worker (module fixtures such as the demo run are
+# built once); each worker runs torch on one thread (tests/conftest.py).
+PARALLEL=(-n auto --maxprocesses 4 --dist loadfile)
 export HF_HOME=${HF_HOME:-$PWD/.hf_home}
 export HF_EVALUATE_OFFLINE=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
@@ -61,9 +65,10 @@ make_venv() {
 setup() { make_venv "$VENV" 0 -e ".[dev]"; }
 
 floors() {
-    make_venv "$FLOORS_VENV" 1 -c .ci/floors.txt -e . pytest hypothesis scikit-learn tensorboard torchao
+    make_venv "$FLOORS_VENV" 1 -c .ci/floors.txt -e . pytest pytest-xdist hypothesis scikit-learn tensorboard torchao
     "$FLOORS_VENV/bin/python" -m pip check
-    exec "$FLOORS_VENV/bin/python" -m pytest -m "not slow" -k "$FLOOR_SKIP" -p no:cacheprovider \
+    exec "$FLOORS_VENV/bin/python" -m pytest "${PARALLEL[@]}" -m "not slow" -k "$FLOOR_SKIP" \
+        -p no:cacheprovider \
         "${FLOOR_TESTS[@]}" "$@"
 }
 
@@ -83,7 +88,7 @@ typecheck() {
 
 case "${1:-}" in
     demo) setup; shift; exec "$VENV/bin/waterdrum" demo "$@" ;;
-    test) setup; shift; exec "$VENV/bin/python" -m pytest "$@" ;;
+    test) setup; shift; exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" "$@" ;;
     lint) setup; "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && typecheck ;;
     typecheck) setup; shift; typecheck "$@" ;;
     floors) shift; floors "$@" ;;

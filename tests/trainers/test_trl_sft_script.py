@@ -3,7 +3,7 @@
 The installed script is patched at test time (``trl_scripts.patched_sft_script``) and run as it
 is, with a local model folder, a local dataset folder holding ``train.parquet`` (prompt,
 completion, forget) and TRL's own flags: fully, with LoRA (``--use_peft``), with LoRA and
-reentrant gradient checkpointing, and on two CPU processes under ``accelerate launch``. Each run
+reentrant gradient checkpointing (and on two CPU processes: ``test_trl_sft_script_processes.py``). Each run
 must log every loss term of its method and save a model (or adapter) that loads and differs from
 the one it started from.
 """
@@ -12,72 +12,28 @@ from __future__ import annotations
 
 import os
 import runpy
-import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-from peft import PeftModel
-from safetensors.torch import load_file
-from transformers import AutoModelForCausalLM
 from trl_scripts import (
-    EXPECTED_TERMS,
     MODES,
+    check_run,
     installed_sft_script,
     logged,
     patched_sft_script,
     script_args,
-    write_dataset,
 )
 
 from waterdrum_hf import trainers
-
-
-@pytest.fixture(scope="module")
-def dataset_folder(tmp_path_factory) -> Path:
-    return write_dataset(tmp_path_factory.mktemp("data"))
 
 
 def run_in_process(script: Path, argv: list[str], monkeypatch) -> None:
     """``python script argv...``, in this process (the script's ``__main__`` block runs)."""
     monkeypatch.setattr(sys, "argv", [str(script), *argv])
     runpy.run_path(str(script), run_name="__main__")
-
-
-def check_run(method: str, mode: str, output: Path, base: Path, processes: int = 1) -> None:
-    """Every loss term logged at both steps; the saved model loads and was trained. Four
-    forget rows, two pairs per process and step: one epoch takes ``2 / processes`` steps."""
-    steps = [entry for entry in logged(output) if "loss" in entry]
-    assert [entry["step"] for entry in steps] == [1, 2]
-    assert steps[-1]["epoch"] == pytest.approx(processes)
-    terms = EXPECTED_TERMS[method]
-    logged_terms = set().union(*steps) & {k for k in set().union(*steps) if "/" in k}
-    assert logged_terms == terms, f"{method}: logged {sorted(logged_terms)}"
-    assert all(torch.isfinite(torch.tensor(entry["loss"])) for entry in steps)
-    card = (output / "README.md").read_text()
-    assert "unlearning" in card and type_name(method) in card
-    original = AutoModelForCausalLM.from_pretrained(base)
-    if mode != "full" and method != "taskvector":  # an adapter (TaskVector merges its own)
-        adapter = load_file(output / "adapter_model.safetensors")
-        b_factors = [v for k, v in adapter.items() if "lora_B" in k]
-        assert b_factors and all(v.abs().sum() > 0 for v in b_factors)  # it learned
-        model = PeftModel.from_pretrained(original, output)
-        assert model(torch.tensor([[1, 2, 3]])).logits.isfinite().all()
-        return
-    model = AutoModelForCausalLM.from_pretrained(output)
-    changed = [
-        name
-        for name, param in model.named_parameters()
-        if not torch.equal(param, original.get_parameter(name))
-    ]
-    assert changed
-
-
-def type_name(method: str) -> str:
-    return trainers.get(method)[0].__name__
 
 
 def test_the_patch_changes_only_the_two_imports(tmp_path):
@@ -135,36 +91,3 @@ def test_sft_script_runs_every_method(
         script, script_args(method, mode, tiny_folder, dataset_folder, output), monkeypatch
     )
     check_run(method, mode, output, tiny_folder)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("method", trainers.available())
-def test_sft_script_runs_on_two_cpu_processes(method, tiny_folder, dataset_folder, tmp_path):
-    script = patched_sft_script(method, tmp_path)
-    output = tmp_path / "out"
-    command = [
-        sys.executable, "-m", "accelerate.commands.launch",
-        "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-        "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(free_port()),
-        str(script), *script_args(method, "lora", tiny_folder, dataset_folder, output),
-        "--use_cpu", "true",
-    ]  # fmt: skip
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    with subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,
-    ) as launched:  # fmt: skip
-        try:
-            printed, _ = launched.communicate(timeout=240)
-        except subprocess.TimeoutExpired:
-            os.killpg(launched.pid, signal.SIGKILL)  # the launcher and both ranks
-            printed, _ = launched.communicate()
-            pytest.fail(f"no exit after 240 s; its output:\n{printed[-4000:]}")
-    assert launched.returncode == 0, printed[-4000:]
-    check_run(method, "lora", output, tiny_folder, processes=2)

@@ -13,7 +13,12 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+import torch
 from datasets import Dataset
+from peft import PeftModel
+from safetensors.torch import load_file
+from transformers import AutoModelForCausalLM
 
 from waterdrum_hf import trainers
 
@@ -140,3 +145,36 @@ def logged(output: Path) -> list[dict]:
     """The run's ``log_history``, from its step-2 checkpoint."""
     state = output / "checkpoint-2" / "trainer_state.json"
     return json.loads(state.read_text())["log_history"]
+
+
+def check_run(method: str, mode: str, output: Path, base: Path, processes: int = 1) -> None:
+    """Every loss term logged at both steps; the saved model loads and was trained. Four
+    forget rows, two pairs per process and step: one epoch takes ``2 / processes`` steps."""
+    steps = [entry for entry in logged(output) if "loss" in entry]
+    assert [entry["step"] for entry in steps] == [1, 2]
+    assert steps[-1]["epoch"] == pytest.approx(processes)
+    terms = EXPECTED_TERMS[method]
+    logged_terms = set().union(*steps) & {k for k in set().union(*steps) if "/" in k}
+    assert logged_terms == terms, f"{method}: logged {sorted(logged_terms)}"
+    assert all(torch.isfinite(torch.tensor(entry["loss"])) for entry in steps)
+    card = (output / "README.md").read_text()
+    assert "unlearning" in card and type_name(method) in card
+    original = AutoModelForCausalLM.from_pretrained(base)
+    if mode != "full" and method != "taskvector":  # an adapter (TaskVector merges its own)
+        adapter = load_file(output / "adapter_model.safetensors")
+        b_factors = [v for k, v in adapter.items() if "lora_B" in k]
+        assert b_factors and all(v.abs().sum() > 0 for v in b_factors)  # it learned
+        model = PeftModel.from_pretrained(original, output)
+        assert model(torch.tensor([[1, 2, 3]])).logits.isfinite().all()
+        return
+    model = AutoModelForCausalLM.from_pretrained(output)
+    changed = [
+        name
+        for name, param in model.named_parameters()
+        if not torch.equal(param, original.get_parameter(name))
+    ]
+    assert changed
+
+
+def type_name(method: str) -> str:
+    return trainers.get(method)[0].__name__

@@ -1,0 +1,24 @@
+"""Killed mid-way, the demo resumes from its cache to the results an uninterrupted run gives."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from killed_runs import kill_after_stage
+
+from waterdrum_hf.cli import main
+
+
+@pytest.mark.slow
+def test_a_killed_demo_resumes_to_the_uninterrupted_result(tiny_model, tmp_path):
+    argv = ["demo", "--quick", "--no-progress", "--methods", "kl,taskvector"]
+    interrupted = tmp_path / "interrupted"
+    kill_after_stage([*argv, "--out", str(interrupted)], interrupted / "cache", "model-retrained")
+    assert not (interrupted / "report.json").exists()
+    assert main([*argv, "--out", str(interrupted)]) == 0
+    assert main([*argv, "--out", str(tmp_path / "straight")]) == 0
+    resumed = json.loads((interrupted / "report.json").read_text())
+    straight = json.loads((tmp_path / "straight" / "report.json").read_text())
+    assert resumed["models"] == straight["models"] and resumed["curves"] == straight["curves"]
+    assert resumed["timings"]["finetune"] < straight["timings"]["finetune"] / 3  # not redone

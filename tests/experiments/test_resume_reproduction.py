@@ -1,0 +1,38 @@
+"""Killed mid-way, the reproduction resumes from its cache to the results an uninterrupted run
+gives."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from killed_runs import kill_after_stage
+
+from waterdrum_hf.cli import main
+
+
+@pytest.mark.slow
+def test_a_killed_reproduction_resumes_to_the_uninterrupted_result(tiny_model, tmp_path):
+    argv = [
+        "reproduce",
+        "--quick",
+        "--no-progress",
+        "--settings",
+        "no_duplicate",
+        "--methods",
+        "kl",
+    ]
+    interrupted = tmp_path / "interrupted"
+    kill_after_stage(
+        [*argv, "--out", str(interrupted)], interrupted / "cache", "generations-no_duplicate"
+    )
+    assert main([*argv, "--out", str(interrupted)]) == 0
+    assert main([*argv, "--out", str(tmp_path / "straight")]) == 0
+    resumed = json.loads((interrupted / "results.json").read_text())
+    straight = json.loads((tmp_path / "straight" / "results.json").read_text())
+    for part in ("settings", "benchmark", "resilience", "mia", "curves"):
+        assert resumed[part] == straight[part], part
+    # The resumed run reused what the killed one built, and says so; the straight one reused nothing.
+    assert resumed["stages"]["reused"] > 0 == straight["stages"]["reused"]
+    assert resumed["stages"]["built"] + resumed["stages"]["reused"] == straight["stages"]["built"]
+    assert "stages from the cache that took" in (interrupted / "results.md").read_text()
