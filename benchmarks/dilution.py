@@ -16,10 +16,12 @@ The model owner's key differs per seed and from every data owner's. The data own
 is Waterfall (the reproduction's default). Each model of the reproduction's no-duplicate
 setting (retrained on the retain side plus k % of the forget set) samples its completions with
 the model owner's watermark; D1 is the AUROC on the k = 0 model, D2 the R^2 of the forget
-value against k. With the default ``--cache-from`` the reproduction's trained models
-(``python benchmarks/reproduce_paper.py --out benchmarks/results/reproduction``) are reused.
+value against k. The trained models stay in the stage cache under ``--cache-from`` (default:
+``benchmarks/results/reproduction/cache``, shared with ``benchmarks/reproduce_paper.py``), so
+a second run, or one after a reproduction, reuses the stages whose settings match.
 
-    python benchmarks/dilution.py            # full: 3 seeds, k = 0, 10, ..., 100 %; writes
+    python benchmarks/dilution.py            # full: the scheme comparison's size (3 seeds,
+                                             # k = 0, 20, ..., 100 %); writes
                                              # benchmarks/results/dilution/
     python benchmarks/dilution.py --quick    # smoke test: 4 owners, k = 0, 50, 100 %, 1 seed
 """
@@ -101,8 +103,9 @@ def main() -> None:
 
 
 def reproduction_config(quick: bool, cache_from: Path, progress: bool) -> Any:
-    """The reproduction's configuration of the no-duplicate setting (its defaults, or its
-    quick ones with k = 0, 50, 100 %); its output folder only holds the stage cache."""
+    """The reproduction's configuration of the no-duplicate setting at a scheme comparison's
+    size (:meth:`ReproductionConfig.comparison`: 3 seeds, k = 0, 20, ..., 100 %), or its quick
+    one (k = 0, 50, 100 %); its output folder only holds the stage cache."""
     from waterdrum_hf.experiments.reproduction import ReproductionConfig
 
     common = {
@@ -112,7 +115,7 @@ def reproduction_config(quick: bool, cache_from: Path, progress: bool) -> Any:
     }
     if quick:
         return ReproductionConfig.quick(**common)
-    return ReproductionConfig(**common)
+    return ReproductionConfig.comparison(**common)
 
 
 def run(config: Any) -> dict[int, dict[str, dict[str, float]]]:
@@ -176,7 +179,8 @@ def markdown(results: dict) -> str:
     for scheme, label in LABELS.items():
         auroc, r2 = summary["auroc"][scheme], summary["r2"][scheme]
         paper_auroc, paper_r2 = results["paper"][scheme]
-        lines.append(f"| {label} | {fmt(auroc)} | {paper_auroc:.3f} | {fmt(r2)} | {paper_r2:.3f} |")
+        ours_auroc, ours_r2 = fmt(auroc, len(seeds)), fmt(r2, len(seeds))
+        lines.append(f"| {label} | {ours_auroc} | {paper_auroc:.3f} | {ours_r2} | {paper_r2:.3f} |")
     return "\n".join(lines) + "\n"
 
 
