@@ -88,9 +88,19 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="results folder (quick: a temporary one)")
     parser.add_argument("--cache", type=Path, help="stage cache (default: the demo's)")
     parser.add_argument("--progress", action="store_true", help="progress bars")
+    parser.add_argument(
+        "--rerender",
+        action="store_true",
+        help="rewrite the summary, results.md and the plot from the results folder's "
+        "results.json rows (after a change to their presentation; nothing is re-run)",
+    )
     args = parser.parse_args()
     plan = Plan.of(args.quick, args.seeds)
     out = args.out or (Path(tempfile.gettempdir()) / "robustness-quick" if plan.quick else RESULTS)
+    if args.rerender:
+        results = json.loads((out / "results.json").read_text())
+        write(results | {"summary": summarise(results["rows"])}, out)
+        return
     cache = args.cache or (out / "cache" if plan.quick else DEMO_CACHE)
     from waterdrum_hf._torch_plumbing import torch_threads
 
@@ -110,11 +120,17 @@ def main() -> None:
         "machine": f"{platform.machine()}, {platform.system()}",
         "command": "python benchmarks/robustness.py" + (" --quick" if plan.quick else ""),
     }
+    write(results, out)
+    print(f"done in {seconds / 60:.1f} min")
+
+
+def write(results: dict[str, Any], out: Path) -> None:
+    """results.json, results.md and robustness.png into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     (out / "results.md").write_text(markdown(results))
     plot(results, out / "robustness.png")
-    print(f"wrote {out}/results.md, results.json and robustness.png in {seconds / 60:.1f} min")
+    print(f"wrote {out}/results.md, results.json and robustness.png")
 
 
 @dataclass(frozen=True)
@@ -246,7 +262,7 @@ def detected_share(result: Any, forget: bool | None) -> float:
 
 def summarise(rows: list[dict]) -> list[dict]:
     """Mean and 95 % t-interval over seeds of every column, per scheme, attack and strength
-    (clipped to [0, 1] for AUROCs and shares)."""
+    (clipped to [0, 1] for AUROCs and shares, and at 0 for counts)."""
     from scipy import stats
 
     groups: dict[tuple, list[dict]] = {}
@@ -266,6 +282,8 @@ def summarise(rows: list[dict]) -> list[dict]:
             low, high = mean - half, mean + half
             if column in SHARES:  # an AUROC or a share: the interval stays in [0, 1]
                 low, high = max(low, 0.0), min(high, 1.0)
+            elif column == "skipped":  # a count
+                low = max(low, 0.0)
             entry[column] = {"mean": mean, "low": low, "high": high}
         summary.append(entry)
     return summary
@@ -293,7 +311,7 @@ def markdown(results: dict) -> str:
         f"{results['machine']}). Seeds: {', '.join(map(str, plan['seeds']))} (each the "
         "sampling seed of the completions and the attack's seed); cells are the mean over "
         "seeds with its 95 % t-interval over seeds (none with one seed; AUROCs and shares "
-        "clipped to [0, 1]). Strength is the share "
+        "clipped to [0, 1], counts at 0). Strength is the share "
         "of each completion's words the attack affects; 0 is the unedited text. Detection: "
         f"an owner's value has p < {results['alpha']} under the analytic null.",
         "",
@@ -353,6 +371,8 @@ def plot(results: dict, path: Path) -> None:
                 ax.errorbar(x, y, yerr=np.nan_to_num(spread), marker="o", capsize=3, label=attack)
             ax.set_title(f"{scheme}: {COLUMNS[column][0]}", fontsize=9)
             ax.set_xlabel("attack strength (share of words)")
+            if column in SHARES:  # the whole scale, so that a flat line reads as "all"
+                ax.set_ylim(-0.03, 1.03)
             ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
     figure.tight_layout()
