@@ -1,0 +1,122 @@
+"""Put the robustness and dilution studies' findings into the README's "How far to trust the
+numbers" section, from their committed results (nothing is re-run).
+
+    python benchmarks/update_readme_trust.py
+
+The README's block between the ``trust`` markers is replaced by what
+:func:`render` makes of ``benchmarks/results/robustness/results.json`` (``python
+benchmarks/robustness.py``) and ``benchmarks/results/dilution/results.json`` (``python
+benchmarks/dilution.py``), so the section never shows numbers pasted by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+START, END = "<!-- trust:start -->", "<!-- trust:end -->"
+SHOWN_STRENGTHS = (0.3, 0.5)
+SCHEME_NAMES = {"waterfall": "Waterfall", "kgw": "KGW"}
+
+
+def main() -> None:
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    if START not in text or END not in text:
+        raise SystemExit(f"README.md has no {START} ... {END} block")
+    head, rest = text.split(START, 1)
+    dilution = load("dilution")
+    block = render(load("robustness"), dilution, table_rows(RESULTS / "dilution" / "results.md"))
+    readme.write_text(head + START + "\n" + block + "\n" + END + rest.split(END, 1)[1])
+    print("README.md updated from benchmarks/results/robustness and dilution")
+
+
+def load(name: str) -> dict[str, Any]:
+    path = RESULTS / name / "results.json"
+    if not path.is_file():
+        raise SystemExit(f"{path} does not exist: run python benchmarks/{name}.py first")
+    return json.loads(path.read_text())
+
+
+def table_rows(path: Path) -> list[str]:
+    """The Markdown table of a study's committed ``results.md``."""
+    if not path.is_file():
+        raise SystemExit(f"{path} does not exist: run python benchmarks/{path.parent.name}.py")
+    return [line for line in path.read_text().splitlines() if line.startswith("|")]
+
+
+def render(robustness: dict[str, Any], dilution: dict[str, Any], dilution_table: list[str]) -> str:
+    """The findings table of the attacks, their extremes in words, the dilution study's table
+    as ``benchmarks/dilution.py`` wrote it, and the commands with their measured times."""
+    summary = robustness["summary"]
+    seeds = len(robustness["plan"]["seeds"])
+    schemes = robustness["plan"]["schemes"]
+    unedited = {e["scheme"]: e for e in summary if e["attack"] == "none"}
+    attacked = [e for e in summary if e["attack"] != "none"]
+    worst_auroc = min(attacked, key=lambda e: e["auroc"]["mean"])
+    false_alarm = max(e["false_forget"]["high"] for e in summary)
+    heading = " | ".join(
+        f"{SCHEME_NAMES[s]}: retain value kept | {SCHEME_NAMES[s]}: D1 | "
+        f"{SCHEME_NAMES[s]}: owners detected"
+        for s in schemes
+    )
+    lines = [
+        f"The demo's setting, {seeds} seeds (mean over seeds; "
+        "[benchmarks/results/robustness/results.md](benchmarks/results/robustness/results.md) "
+        "has every strength, value and interval). *Retain value kept*: the original model's "
+        "retain value after the edit as a share of the unedited one. *Owners detected*: the "
+        f"share of owners whose data the original model was trained on that still read "
+        f"p < {robustness['alpha']}.",
+        "",
+        f"| attack | strength | {heading} |",
+        "| --- | --- |" + " --- | --- | --- |" * len(schemes),
+    ]
+    for entry in attacked:
+        if entry["strength"] not in SHOWN_STRENGTHS or entry["scheme"] != schemes[0]:
+            continue
+        cells = []
+        for scheme in schemes:
+            row = next(
+                e
+                for e in attacked
+                if (e["scheme"], e["attack"], e["strength"])
+                == (scheme, entry["attack"], entry["strength"])
+            )
+            kept = row["original_retain"]["mean"] / unedited[scheme]["original_retain"]["mean"]
+            cells += [
+                f"{kept:.0%}",
+                f"{row['auroc']['mean']:.3f}",
+                f"{row['detected_original']['mean']:.2f}",
+            ]
+        lines.append(f"| {entry['attack']} | {entry['strength']:g} | {' | '.join(cells)} |")
+    lines += [
+        "",
+        "Unedited, D1 AUROC is "
+        + " and ".join(f"{unedited[s]['auroc']['mean']:.3f} ({SCHEME_NAMES[s]})" for s in schemes)
+        + f"; its lowest under any attack up to strength 0.5 is "
+        f"{worst_auroc['auroc']['mean']:.3f} ({worst_auroc['attack']} at "
+        f"{worst_auroc['strength']:g}, {SCHEME_NAMES[worst_auroc['scheme']]}). No attack made "
+        f"a forgotten owner read as present: the share of forget owners detected on the "
+        f"retrained model is at most {false_alarm:.2f} (upper end of its interval) in every cell.",
+        "",
+        "The model owner's own watermark (dilution; "
+        "[benchmarks/results/dilution/results.md](benchmarks/results/dilution/results.md)):",
+        "",
+        *dilution_table,
+        "",
+        f"Regenerate: `{robustness['command']}` ({minutes(robustness)} on "
+        f"{robustness['machine']}), `{dilution['command']}` ({minutes(dilution)}), then "
+        "`python benchmarks/update_readme_trust.py`.",
+    ]
+    return "\n".join(lines)
+
+
+def minutes(results: dict[str, Any]) -> str:
+    return f"{results['seconds'] / 60:.0f} minutes"
+
+
+if __name__ == "__main__":
+    main()
