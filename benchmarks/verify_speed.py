@@ -14,6 +14,7 @@ Also reported: texts/s when each text is scored under 20 keys (``Verifier``'s nu
 path). The last line prints waterfall's median time over ours for every N; everything goes to
 ``benchmarks/results/verify_speed.json``.
 
+    python benchmarks/verify_speed.py --texts 100 --multi-keys 2   # a few minutes on 2 cores
     python benchmarks/verify_speed.py                       # 1000 texts, N = 4096 and 128000
     python benchmarks/verify_speed.py --texts 200 --fresh-compile
 """
