@@ -103,11 +103,14 @@ def render_generation_speed() -> str:
     data = read_results("generation_speed")
     results, lines = data["results"], []
     for name, model in results["models"].items():
-        old, unshared, new = (s["median"] for s in model["tokens_per_s"].values())
+        speeds = list(model["tokens_per_s"].values())
+        old, unshared, new = (s["median"] for s in speeds)
         lines.append(
             f"{new / old:.2f}x the tokens/s of batch 16 on the {name} model "
-            f"({model['parameters_millions']:.1f}M parameters; {unshared / old:.2f}x from the batch "
-            f"size, {new / unshared:.2f}x from the shared prefill)"
+            f"({model['parameters_millions']:.1f}M parameters; {old:,.0f} tokens/s, range "
+            f"{speeds[0]['min']:,.0f}-{speeds[0]['max']:,.0f}, against {new:,.0f}, range "
+            f"{speeds[2]['min']:,.0f}-{speeds[2]['max']:,.0f}; {unshared / old:.2f}x from the "
+            f"batch size, {new / unshared:.2f}x from the shared prefill)"
         )
     return (
         f"On this 2-core CPU, `{data['command']}` ({results['sequences']} sequences; medians of "
