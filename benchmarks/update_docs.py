@@ -150,7 +150,7 @@ def render_verify_dataset_scale() -> str:
     small, large = runs["small"], runs["large"]
     batches = [run for label, run in runs.items() if label.startswith("batch ")]
     prose = (
-        f"`{data['command']}`: medians of {data['repeats']} runs, each in a fresh process "
+        f"`{data['command']}`: medians of {data['repeats']} runs, each setting in a process of its own "
         f"([results](benchmarks/results/verify_dataset_scale.json); a million texts: "
         "`python benchmarks/verify_dataset_scale.py --repeats 3`). Peak anonymous memory "
         f"(the heap) for {large['texts']:,} texts is {ratios['peak_anonymous_large_over_small']:.2f}x "

@@ -14,9 +14,9 @@ them under pressure), so a thread also samples the anonymous memory (``RssAnon``
 buffers) of the process and its workers every 50 ms and reports the peak. Runs: the
 small and the large dataset with one process, the large one with ``--num-proc`` processes, the
 large one with one process at each of ``--batch-sizes``, and a call served from the cache.
-Each fresh run is repeated ``--repeats`` times (a new process each time, caches removed; the
-kernel is warmed in it before the clock starts): seconds and texts/s are the median and range,
-memory the largest peak of the repeats. A sample of scores is checked against
+Each setting runs in its own process, which warms the kernel, then scores ``--repeats`` times
+(the cache files removed before each): seconds and texts/s are the median and range, memory
+the peak over the repeats. A sample of scores is checked against
 ``verify_texts``. The last lines print the ratios: peak RSS and peak anonymous memory, large
 over small (flat memory is ~1), and texts/s with ``--num-proc`` processes over one. Everything
 goes to ``benchmarks/results/verify_dataset_scale.json``.
@@ -178,16 +178,20 @@ def score(args: argparse.Namespace) -> None:
     baseline, anonymous_before = peak_rss_mib()[0], anonymous_mib()
     sampler = AnonymousPeak()
     sampler.start()
-    start = time.perf_counter()
-    scored = verify_dataset(
-        dataset,
-        text_column="text",
-        id_column="owner_id",
-        watermark_tokenizer=tokenizer,
-        batch_size=args.batch_size,
-        num_proc=args.proc or None,
-    )
-    seconds = time.perf_counter() - start
+    seconds = []
+    for repeat in range(args.repeats):  # each repeat scores afresh: the cache files removed
+        if repeat:
+            clear_cache_files(Path(args.path))
+        start = time.perf_counter()
+        scored = verify_dataset(
+            dataset,
+            text_column="text",
+            id_column="owner_id",
+            watermark_tokenizer=tokenizer,
+            batch_size=args.batch_size,
+            num_proc=args.proc or None,
+        )
+        seconds.append(time.perf_counter() - start)
     own, workers = peak_rss_mib()
     sampler.stop()
     sample = np.random.default_rng(1).choice(
@@ -202,7 +206,6 @@ def score(args: argparse.Namespace) -> None:
             {
                 "texts": len(scored),
                 "seconds": seconds,
-                "texts_per_s": len(scored) / seconds,
                 "rss_before_mib": baseline,
                 "peak_rss_mib": own,
                 "peak_worker_rss_mib": workers,
@@ -245,29 +248,23 @@ def clear_cache_files(path: Path) -> None:
 
 
 def repeated(args: argparse.Namespace, root: Path, tokenizer: str, run: tuple) -> dict:
-    """One setting ``(dataset, processes, fresh, batch size)``, run ``args.repeats`` times in
-    fresh processes (once when served from the cache): times as median and range, memory as
-    the largest peak, every check required to pass."""
+    """One setting ``(dataset, processes, fresh, batch size)`` in one child process that scores
+    ``args.repeats`` times (once when served from the cache): times as median and range,
+    memory as the peak over the repeats."""
     name, proc, fresh, batch_size = run
-    outcomes = []
-    for _ in range(args.repeats if fresh else 1):
-        if fresh:
-            clear_cache_files(root / name)
-        extra = ["--child", "score", "--path", str(root / name), "--tokenizer", tokenizer]
-        extra += ["--proc", str(proc), "--batch-size", str(batch_size)]
-        outcomes.append(child(args, *extra))
-    memory = [key for key in outcomes[0] if key.endswith("_mib")]
-    seconds = timing.Timing(tuple(o["seconds"] for o in outcomes))
+    if fresh:
+        clear_cache_files(root / name)
+    extra = ["--child", "score", "--path", str(root / name), "--tokenizer", tokenizer]
+    extra += ["--proc", str(proc), "--batch-size", str(batch_size)]
+    outcome = child(args, *extra, "--repeats", str(args.repeats if fresh else 1))
+    seconds = timing.Timing(tuple(outcome.pop("seconds")))
     return {
-        "texts": outcomes[0]["texts"],
         "processes": proc or 1,
         "cached": not fresh,
         "batch_size": batch_size,
         "seconds": seconds.to_dict(),
-        "texts_per_s": seconds.rate(outcomes[0]["texts"]).to_dict(),
-        **{key: max(o[key] for o in outcomes) for key in memory},
-        "matches_verify_texts": all(o["matches_verify_texts"] for o in outcomes),
-        "unscored": outcomes[0]["unscored"],
+        "texts_per_s": seconds.rate(outcome["texts"]).to_dict(),
+        **outcome,
     }
 
 
@@ -299,14 +296,14 @@ def main() -> None:
         tokenizer = child(args, "--child", "data", "--path", str(root))["tokenizer"]
         lines = [
             f"data: {args.texts:,} + {args.small:,} texts in {time.perf_counter() - start:.0f} s; "
-            f"seconds and texts/s: median (range) of {args.repeats} fresh processes"
+            f"seconds and texts/s: median (range) of {args.repeats} runs"
         ]
         runs = {
             "small": ("small", 0, True, args.batch_size),
             "large": ("large", 0, True, args.batch_size),
             "parallel": ("large", args.num_proc, True, args.batch_size),
+            "cached": ("large", args.num_proc, False, args.batch_size),  # the parallel run's cache
             **{f"batch {b}": ("large", 0, True, b) for b in args.batch_sizes},
-            "cached": ("large", args.num_proc, False, args.batch_size),  # served from the cache
         }
         header = f"{'texts':>10} {'proc':>4} {'batch':>6} {'cache':>5} {'seconds':>8} "
         header += f"{'texts/s (range)':>23} {'RSS: before':>7} {'peak':>6} {'worker':>7} "
