@@ -81,7 +81,7 @@ def _quantization_sentence(models: dict[str, Any]) -> str:
             moves.append((abs(after - before["forget"]), name, audit, after))
             if not before["forget_ci_low"] <= after <= before["forget_ci_high"]:
                 outside.append(
-                    f"{name} at {audit[3:]} bits ({before['forget']:.3f} -> {after:+.3f}, outside "
+                    f"{name} at {audit[3:]} bits ({before['forget']:+.3f} -> {after:+.3f}, outside "
                     f"[{before['forget_ci_low']:+.3f}, {before['forget_ci_high']:+.3f}])"
                 )
     _, name, audit, after = max(moves)
@@ -122,7 +122,7 @@ def render_generation_speed() -> str:
 
 def _scale_row(run: dict[str, Any]) -> str:
     if run["cached"]:
-        return f"| {run['texts']:,}, cached | - | {run['seconds']['median']:.2f} | | | |"
+        return f"| {run['texts']:,}, cached | - | - | {run['seconds']['median']:.2f} | | | |"
     rate = run["texts_per_s"]
     workers = run["processes"] > 1
     rss = f"{run['peak_rss_mib']:.0f} MiB" + (
@@ -156,8 +156,8 @@ def render_verify_dataset_scale() -> str:
         f"(the heap) for {large['texts']:,} texts is {ratios['peak_anonymous_large_over_small']:.2f}x "
         f"that for {small['texts']:,} (peak RSS {ratios['peak_rss_large_over_small']:.2f}x, "
         "pages of the memory-mapped Arrow files included, which the kernel can drop). One process "
-        "already runs the permutation kernel on both cores, so a second process adds only "
-        f"tokenisation ({ratios['texts_per_s_parallel_over_one']:.2f}x)."
+        "already runs the permutation kernel on both cores, so a second process can gain at "
+        f"most the tokenisation: {ratios['texts_per_s_parallel_over_one']:.2f}x the texts/s here."
     )
     for run in batches:
         prose += (
@@ -176,8 +176,8 @@ def render_card_scale() -> str:
         f"On a 2-core CPU it scored {large['texts']:,} generations at "
         f"{large['texts_per_s']['median']:,.0f} texts/s in one process, with a heap peak of "
         f"{large['peak_anonymous_mib']:.0f} MiB against {small['peak_anonymous_mib']:.0f} MiB for "
-        f"{small['texts']:,} texts ([`benchmarks/results/verify_dataset_scale.json`]"
-        "(../../benchmarks/results/verify_dataset_scale.json))."
+        f"{small['texts']:,} texts (`benchmarks/results/verify_dataset_scale.json` of the "
+        "repository)."
     )
 
 
@@ -189,8 +189,8 @@ def render_interval_cost() -> str:
         f"(1000 by default; `{data['command']}`: {results['extra_seconds']:.2f} s more for "
         f"{results['queries']} queries of {results['owners']} owners, x{results['ratio']:.2f} the "
         f"same call without intervals, medians of {data['repeats']} runs on "
-        f"{data['machine']['cpu_count']} CPU cores; "
-        "[results](../../benchmarks/results/interval_cost.json))."
+        f"{data['machine']['cpu_count']} CPU cores; `benchmarks/results/interval_cost.json` of "
+        "the repository)."
     )
 
 
