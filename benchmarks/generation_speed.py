@@ -5,19 +5,24 @@ Two models: the built-in tiny model and a ~40M-parameter Llama initialised at ra
 config (nothing is downloaded; it uses the tiny model's tokenizer). Both answer the same
 completion queries (``--prompt-tokens``-token prefixes of the tiny model's corpus), with
 ``--samples`` completions each. A third line per model runs ``"auto"`` without the shared
-prefill, to tell the two changes apart. tokens/s counts the completions' tokens (re-encoded);
-each setting runs once after a short warm-up, with torch's default thread count.
+prefill, to tell the two changes apart. tokens/s counts the completions' tokens (re-encoded;
+the seed makes every repeat sample the same tokens). The settings take turns, ``--repeats``
+times after a warm-up, with ``--threads`` torch threads; each is reported as the median
+tokens/s and its range, the ratios as ratios of medians. The results go to
+``benchmarks/results/generation_speed.json`` (``generation_speed_sweep.json`` with ``--sweep``).
 
-    python benchmarks/generation_speed.py                      # both models, ~3 minutes on 2 cores
-    python benchmarks/generation_speed.py --sweep 16,64,256    # tokens/s per fixed batch size
+    python benchmarks/generation_speed.py --queries 8 --max-new-tokens 16   # ~2 minutes on 2 cores
+    python benchmarks/generation_speed.py                       # 160 sequences of 64 tokens
+    python benchmarks/generation_speed.py --sweep 16,64,256     # tokens/s per fixed batch size
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import functools
 from typing import Any
 
+import timing
 import torch
 
 import waterdrum_hf.tiny as tiny
@@ -48,11 +53,10 @@ def random_llama(tokenizer: Any, seed: int) -> Any:
     return LlamaForCausalLM(config).eval()
 
 
-def tokens_per_second(
+def sample(
     model: Any, tokenizer: Any, queries: list[str], args: argparse.Namespace, **settings: Any
-) -> float:
-    """Completion tokens generated per second of one ``generate`` call."""
-    start = time.perf_counter()
+) -> int:
+    """Completion tokens of one ``generate`` call."""
     out = generate(
         model,
         tokenizer,
@@ -63,9 +67,24 @@ def tokens_per_second(
         show_progress=False,
         **settings,
     )
-    seconds = time.perf_counter() - start
-    tokens = sum(len(tokenizer(c, add_special_tokens=False)["input_ids"]) for s in out for c in s)
-    return tokens / seconds
+    return sum(len(tokenizer(c, add_special_tokens=False)["input_ids"]) for s in out for c in s)
+
+
+def measure(
+    model: Any,
+    tokenizer: Any,
+    queries: list[str],
+    args: argparse.Namespace,
+    settings: dict[str, dict[str, Any]],
+) -> dict[str, timing.Timing]:
+    """Tokens/s of each setting (a Timing of rates), the settings taking turns."""
+    runs = {
+        name: functools.partial(sample, model, tokenizer, queries, args, **options)
+        for name, options in settings.items()
+    }
+    tokens = {name: run() for name, run in runs.items()}
+    seconds = timing.interleaved(runs, args.repeats, args.warmup)
+    return {name: seconds[name].rate(tokens[name]) for name in runs}
 
 
 def main() -> None:
@@ -76,41 +95,63 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per completion")
     parser.add_argument("--models", default="tiny,llama-40m", help="comma-separated")
     parser.add_argument("--sweep", help="comma-separated fixed batch sizes to time instead")
+    timing.add_arguments(parser)
     args = parser.parse_args()
+    if args.sweep and not args.results:
+        args.results = timing.RESULTS / "generation_speed_sweep.json"
+    timing.set_threads(args.threads)
 
     model, tokenizer = tiny.load(show_progress=False)
     models = {"tiny": model, "llama-40m": random_llama(tokenizer, seed=0)}
     texts = [t for t in toy_corpus()["text"] if len(t) > 8 * args.prompt_tokens][: args.queries]
     queries = completion_queries(texts, tokenizer, prefix_tokens=args.prompt_tokens)
     rows = len(queries) * args.samples
-    print(
+    lines = [
         f"{len(queries)} queries x {args.samples} samples = {rows} sequences, "
         f"{args.prompt_tokens}-token prompts, up to {args.max_new_tokens} new tokens; "
-        f"{torch.get_num_threads()} torch threads"
-    )
+        f"{torch.get_num_threads()} torch threads; tokens/s: median (min-max) of "
+        f"{args.repeats} runs after {args.warmup} warm-up"
+    ]
+    results: dict[str, Any] = {"sequences": rows, "models": {}}
     for name in args.models.split(","):
         model = models[name]
         parameters = sum(p.numel() for p in model.parameters()) / 1e6
-        generate(
-            model, tokenizer, queries[:2], num_samples=2, max_new_tokens=4, show_progress=False
-        )
         if args.sweep:
-            for size in map(int, args.sweep.split(",")):
-                speed = tokens_per_second(model, tokenizer, queries, args, batch_size=size)
-                print(f"{name} ({parameters:.1f}M parameters): batch {size}: {speed:.0f} tokens/s")
-            continue
-        auto = min(rows, auto_batch_size(model, args.prompt_tokens + 1, args.max_new_tokens))
-        old = tokens_per_second(
-            model, tokenizer, queries, args, batch_size=OLD_DEFAULT, shared_prefill=False
-        )
-        unshared = tokens_per_second(model, tokenizer, queries, args, shared_prefill=False)
-        new = tokens_per_second(model, tokenizer, queries, args)
-        print(
-            f"{name} ({parameters:.1f}M parameters): batch {OLD_DEFAULT} (old default) "
-            f"{old:.0f} tokens/s; auto (batch {auto}) {unshared:.0f} tokens/s, with the shared "
-            f"prefill (new default) {new:.0f} tokens/s; ratio new/old {new / old:.2f}x "
-            f"(batch size {unshared / old:.2f}x, shared prefill {new / unshared:.2f}x)"
-        )
+            sizes = list(map(int, args.sweep.split(",")))
+            speeds = measure(
+                model, tokenizer, queries, args, {f"batch {b}": {"batch_size": b} for b in sizes}
+            )
+        else:
+            auto = min(rows, auto_batch_size(model, args.prompt_tokens + 1, args.max_new_tokens))
+            speeds = measure(
+                model,
+                tokenizer,
+                queries,
+                args,
+                {
+                    f"batch {OLD_DEFAULT} (old default)": {
+                        "batch_size": OLD_DEFAULT,
+                        "shared_prefill": False,
+                    },
+                    f"auto (batch {auto})": {"shared_prefill": False},
+                    f"auto (batch {auto}) + shared prefill (new default)": {},
+                },
+            )
+        for setting, speed in speeds.items():
+            lines.append(
+                f"{name} ({parameters:.1f}M parameters): {setting}: {speed.describe('tokens/s', 0)}"
+            )
+        if not args.sweep:
+            old, unshared, new = (s.median for s in speeds.values())
+            lines.append(
+                f"{name}: ratio new/old {new / old:.2f}x (batch size {unshared / old:.2f}x, "
+                f"shared prefill {new / unshared:.2f}x)"
+            )
+        results["models"][name] = {
+            "parameters_millions": parameters,
+            "tokens_per_s": {setting: speed.to_dict() for setting, speed in speeds.items()},
+        }
+    timing.write_results(args, __file__, results, lines)
 
 
 if __name__ == "__main__":

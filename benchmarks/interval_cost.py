@@ -1,5 +1,7 @@
 """What ``confidence=`` costs: the metric with intervals against the same call without, on
-synthetic word texts (a word-level tokenizer built here, no download). Best of ``--repeats``.
+synthetic word texts (a word-level tokenizer built here, no download). The two calls take
+turns, ``--repeats`` times after a warm-up; medians and ranges go to
+``benchmarks/results/interval_cost.json``.
 
     python benchmarks/interval_cost.py
     python benchmarks/interval_cost.py --queries 20000 --owners 200
@@ -9,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import timeit
 
 import numpy as np
+import timing
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
+from waterdrum_hf import IntervalConfig, WaterDrumConfig
 from waterdrum_hf.metric import waterdrum_result
 
 VOCAB = 4096
@@ -33,8 +36,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2, help="samples per query")
     parser.add_argument("--words", type=int, default=100, help="words per sample")
     parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=3)
+    timing.add_arguments(parser)
     args = parser.parse_args()
+    timing.set_threads(args.threads)
     rng = np.random.default_rng(0)
     predictions = [
         [" ".join(f"w{i}" for i in rng.integers(0, VOCAB, args.words)) for _ in range(args.samples)]
@@ -48,18 +52,30 @@ def main() -> None:
         "return_details": True,
     }
 
-    def best(**options) -> float:
-        run = functools.partial(waterdrum_result, predictions, references, **common, **options)
-        return min(timeit.repeat(run, number=1, repeat=args.repeats))
-
-    plain = best()
-    bounded = best(confidence=0.95, bootstrap_resamples=args.resamples)
-    print(
+    run = functools.partial(waterdrum_result, predictions, references, **common)
+    interval = IntervalConfig(confidence=0.95, resamples=args.resamples)
+    bounded = functools.partial(run, config=WaterDrumConfig(interval=interval))
+    times = timing.interleaved({"plain": run, "intervals": bounded}, args.repeats, args.warmup)
+    plain, with_intervals = times["plain"], times["intervals"]
+    extra = with_intervals.median - plain.median
+    ratio = with_intervals.median / plain.median
+    lines = [
         f"{args.queries} queries x {args.samples} samples x {args.words} words, {args.owners} "
-        f"owners, {args.resamples} resamples (sets, AUROC and every owner)"
-    )
-    print(f"without intervals: {plain:.3f} s")
-    print(f"with intervals:    {bounded:.3f} s  (+{bounded - plain:.3f} s, x{bounded / plain:.2f})")
+        f"owners, {args.resamples} resamples (sets, AUROC and every owner)",
+        f"without intervals: {plain.describe()}",
+        f"with intervals:    {with_intervals.describe()}",
+        f"medians: +{extra:.3f} s, x{ratio:.2f}",
+    ]
+    results = {
+        "queries": args.queries,
+        "owners": args.owners,
+        "resamples": args.resamples,
+        "plain": plain.to_dict(),
+        "intervals": with_intervals.to_dict(),
+        "extra_seconds": extra,
+        "ratio": ratio,
+    }
+    timing.write_results(args, __file__, results, lines)
 
 
 if __name__ == "__main__":

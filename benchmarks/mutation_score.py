@@ -12,7 +12,10 @@ mutants that could be killed, i.e. leaving out
   strings of a warning or log call (``"XX...XX"``, upper case, ``None``); tests match
   messages by a phrase, and a message cannot change a number;
 * the mutants judged equivalent in ``benchmarks/mutation_judged.py``, each with the reason
-  it changes nothing a test can observe.
+  it changes nothing a test can observe;
+* the mutants judged "not checked" there: those only a GPU tells apart (their CUDA tests skip
+  on the CPUs the gate runs on) and code mutmut cannot switch on; a column of their own,
+  neither killed nor equivalent.
 
 Then lists every survivor with the line it changes. A full run takes about 45 minutes with
 one mutmut child (torch and the tests are imported once and forked per mutant), about half
@@ -183,7 +186,7 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
     their change."""
     from mutmut.stats import status_by_exit_code
 
-    judged = {(j.function, j.before, j.after): j.reason for j in JUDGED}
+    judged = {(j.function, j.before, j.after): j for j in JUDGED}
     table: dict[str, dict[str, list]] = {}
     for source, exit_codes in results.items():
         module = None
@@ -209,11 +212,11 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
                     outcome = "message"
                     entry = (name, before, after)
                 elif (function, before, after) in judged or (function, None, None) in judged:
-                    outcome = "equivalent"
-                    entry = (
-                        name,
-                        judged.get((function, before, after), judged.get((function, None, None))),
+                    verdict = judged.get(
+                        (function, before, after), judged.get((function, None, None))
                     )
+                    outcome = verdict.category  # "equivalent" or "not checked"
+                    entry = (name, verdict.reason)
                 else:
                     entry = (name, status, before, after)
             rows.setdefault(outcome, []).append(entry)
@@ -268,6 +271,9 @@ def report(table: dict[str, dict[str, list]]) -> str:
     equivalents = [entry for rows in table.values() for entry in rows.get("equivalent", [])]
     lines += ["", f"## Judged equivalent ({len(equivalents)})", ""]
     lines += [f"- `{name}`: {reason}" for name, reason in equivalents]
+    unchecked = [entry for rows in table.values() for entry in rows.get("not checked", [])]
+    lines += ["", f"## Not checked ({len(unchecked)})", ""]
+    lines += [f"- `{name}`: {why}" for name, why in unchecked]  # a reason, or mutmut's status
     return "\n".join(lines) + "\n"
 
 

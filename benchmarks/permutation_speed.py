@@ -1,7 +1,9 @@
 """Per-seed cost of one permutation: numpy's ``RandomState(seed).permutation(N)`` against the
 compiled kernel of ``waterdrum_hf.schemes.permutation`` on one thread and on every core.
 
-Each seed is shuffled in full (token 0 needed, so no early stop). Best of ``--repeats``.
+Each seed is shuffled in full (token 0 needed, so no early stop). The three take turns,
+``--repeats`` times after a warm-up; medians and ranges (ms per seed) go to
+``benchmarks/results/permutation_speed.json``.
 
     python benchmarks/permutation_speed.py
     python benchmarks/permutation_speed.py --seeds 500 --vocab-sizes 128000
@@ -11,21 +13,13 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import timing
 
 from waterdrum_hf.schemes import permutation as _permutation
 from waterdrum_hf.schemes.permutation import permuted_positions
-
-
-def best_seconds(run: Callable[[], object], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> None:
@@ -33,14 +27,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=2000)
     parser.add_argument("--numpy-seeds", type=int, default=300)
     parser.add_argument("--vocab-sizes", type=int, nargs="+", default=[4096, 32000, 128000, 151936])
-    parser.add_argument("--repeats", type=int, default=3)
+    timing.add_arguments(parser)
     args = parser.parse_args()
+    timing.set_threads(args.threads)
     if _permutation.permutation_backend() != "numba":
         raise SystemExit("the numba backend is not active: nothing to compare")
     rng = np.random.default_rng(0)
     start = time.perf_counter()
     permuted_positions(np.array([[1, 2]]), np.array([0]), 8)
-    print(f"first call (compile or cache load): {time.perf_counter() - start:.2f} s")
+    lines = [f"first call (compile or cache load): {time.perf_counter() - start:.2f} s"]
+    results: dict[str, Any] = {}
     for n in args.vocab_sizes:
         seeds = np.column_stack(
             [rng.integers(0, 2**32, args.seeds), rng.integers(0, n, args.seeds)]
@@ -61,14 +57,24 @@ def main() -> None:
         def all_cores(n: int = n, seeds: np.ndarray = seeds, tokens: np.ndarray = tokens) -> None:
             permuted_positions(seeds, tokens, n)
 
-        reference = best_seconds(numpy_run, args.repeats) / args.numpy_seeds * 1e3
-        single = best_seconds(one_thread, args.repeats) / args.seeds * 1e3
-        spread = best_seconds(all_cores, args.repeats) / args.seeds * 1e3
-        threads = _permutation._thread_count(args.seeds, n)
-        print(
-            f"N={n:>6}: numpy {reference:.3f} ms/seed, ours 1 thread {single:.3f} ms "
-            f"(x{reference / single:.1f}), {threads} threads {spread:.3f} ms (x{reference / spread:.1f})"
+        times = timing.interleaved(
+            {"numpy": numpy_run, "one_thread": one_thread, "all_cores": all_cores},
+            args.repeats,
+            args.warmup,
         )
+        counts = {"numpy": args.numpy_seeds, "one_thread": args.seeds, "all_cores": args.seeds}
+        per_seed = {name: times[name].per(counts[name] / 1e3) for name in counts}  # ms per seed
+        reference, single, spread = (
+            per_seed[k].median for k in ("numpy", "one_thread", "all_cores")
+        )
+        threads = _permutation._thread_count(args.seeds, n)
+        lines.append(
+            f"N={n:>6}: numpy {per_seed['numpy'].describe('ms/seed')}; ours 1 thread "
+            f"{per_seed['one_thread'].describe('ms')} (x{reference / single:.1f}); {threads} threads "
+            f"{per_seed['all_cores'].describe('ms')} (x{reference / spread:.1f})"
+        )
+        results[str(n)] = {"threads": threads, **{k: v.to_dict() for k, v in per_seed.items()}}
+    timing.write_results(args, __file__, {"ms_per_seed": results}, lines)
 
 
 if __name__ == "__main__":

@@ -3,54 +3,60 @@
     python benchmarks/update_readme_demo.py            # run the demo (cached stages reused)
     python benchmarks/update_readme_demo.py --no-run   # only re-render from an earlier run
 
-The demo writes to ``benchmarks/results/demo`` (its ``cache/`` is git-ignored); the README's
-block between the ``demo-report`` markers is replaced by the plot, the results table and the
-best method of ``report.md``, the audits' forget table and plot, with the measured time and the machine, so the README never
-shows numbers pasted by hand.
+The demo writes to ``benchmarks/results/demo`` (its ``cache/`` is git-ignored) and its run
+time to ``run.json`` there; then every generated block of the documentation is rewritten
+(``benchmarks/update_docs.py``): the README's ``demo-report`` block gets the plot, the results
+table and the best method of ``report.md``, the audits' forget table and plot, with the
+measured time and the machine, so the README never shows numbers pasted by hand.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
-import re
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "demo"
-START, END = "<!-- demo-report:start -->", "<!-- demo-report:end -->"
+RUN = RESULTS / "run.json"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-run", action="store_true", help="re-render from the last run only")
     args = parser.parse_args()
-    seconds = None
     if not args.no_run:
         from waterdrum_hf.experiments.demo import DemoConfig, run_demo
 
         start = time.perf_counter()
         run_demo(DemoConfig(output_dir=str(RESULTS), show_progress=False))
         seconds = time.perf_counter() - start
-    summary = RESULTS / "report.md"
-    if not summary.is_file():
-        raise SystemExit(f"{summary} does not exist: run without --no-run first")
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    if START not in text or END not in text:
-        raise SystemExit(f"README.md has no {START} ... {END} block")
-    head, rest = text.split(START, 1)
-    previous = re.search(r"^Measured: .*$", rest.split(END, 1)[0], re.MULTILINE)
-    block = render(summary.read_text(), seconds, previous.group(0) if previous else None)
-    readme.write_text(head + START + "\n" + block + "\n" + END + rest.split(END, 1)[1])
-    print(f"README.md updated from {summary}")
+        machine = {
+            "cpu_count": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+        }
+        RUN.write_text(json.dumps({"seconds": seconds, **machine}, indent=1) + "\n")
+    if not (RESULTS / "report.md").is_file():
+        raise SystemExit(f"{RESULTS / 'report.md'} does not exist: run without --no-run first")
+    from doc_blocks import update
+    from update_docs import BLOCKS
+
+    print("rewritten:", ", ".join(update(BLOCKS)) or "nothing (every block was up to date)")
 
 
-def render(report: str, seconds: float | None, measured: str | None) -> str:
-    """The README excerpt: plot, table, verdict line, and the run's time and machine (a new
-    measurement after a run, else the one the README already had)."""
+def render_demo() -> str:
+    """The README's demo block from the committed ``report.md`` and ``run.json``."""
+    run = json.loads(RUN.read_text()) if RUN.is_file() else None
+    return render((RESULTS / "report.md").read_text(), run)
+
+
+def render(report: str, run: dict[str, Any] | None) -> str:
+    """The README excerpt: plot, table, verdict line, and the run's time and machine (from
+    ``run.json``; said to be unrecorded when there is none)."""
     lines = report.splitlines()
     results = report.split("\n## Results\n", 1)[-1].split("\n## ", 1)[0]  # not the settings'
     table = [line for line in results.splitlines() if line.startswith("|")]
@@ -71,16 +77,18 @@ def render(report: str, seconds: float | None, measured: str | None) -> str:
             "",
             *rows,
         ]
-    if seconds is not None:
-        cores = os.cpu_count()
+    report_link = f"Full report: [{relative}/report.md]({relative}/report.md)."
+    if run is not None:
         parts += [
             "",
-            f"Measured: {seconds / 60:.1f} minutes on {cores} CPU cores "
-            f"({platform.processor() or platform.machine()}), tiny model already cached. "
-            f"Full report: [{relative}/report.md]({relative}/report.md).",
+            f"Measured: {run['seconds'] / 60:.1f} minutes on {run['cpu_count']} CPU cores "
+            f"({run['processor']}), tiny model already cached. {report_link}",
         ]
-    elif measured:
-        parts += ["", measured]
+    else:
+        parts += [
+            "",
+            f"Run time: not recorded (`{relative}/run.json` is written by a run). {report_link}",
+        ]
     return "\n".join(parts)
 
 

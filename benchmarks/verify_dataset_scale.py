@@ -12,13 +12,17 @@ Every run is a subprocess that loads a dataset from disk and calls ``verify_data
 includes the pages of the memory-mapped Arrow files that the run has read (the kernel drops
 them under pressure), so a thread also samples the anonymous memory (``RssAnon``: heap and
 buffers) of the process and its workers every 50 ms and reports the peak. Runs: the
-small and the large dataset with one process, the large one with ``--num-proc`` processes, and
-a repeat of the last (served from the cache). A sample of scores is checked against
+small and the large dataset with one process, the large one with ``--num-proc`` processes, the
+large one with one process at each of ``--batch-sizes``, and a call served from the cache.
+Each setting runs in its own process, which warms the kernel, then scores ``--repeats`` times
+(the cache files removed before each): seconds and texts/s are the median and range, memory
+the peak over the repeats. A sample of scores is checked against
 ``verify_texts``. The last lines print the ratios: peak RSS and peak anonymous memory, large
-over small (flat memory is ~1), and texts/s with ``--num-proc`` processes over one.
+over small (flat memory is ~1), and texts/s with ``--num-proc`` processes over one. Everything
+goes to ``benchmarks/results/verify_dataset_scale.json``.
 
-    python benchmarks/verify_dataset_scale.py                   # 1,000,000 and 10,000 texts
-    python benchmarks/verify_dataset_scale.py --texts 100000    # quicker
+    python benchmarks/verify_dataset_scale.py --texts 40000 --batch-sizes 10000   # ~4 minutes
+    python benchmarks/verify_dataset_scale.py --repeats 3       # 1,000,000 and 10,000 texts
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import timing
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -51,7 +56,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-tokens", type=int, default=40)
     parser.add_argument("--batch-size", type=int, default=1000, help="verify_dataset batch_size")
     parser.add_argument("--num-proc", type=int, default=2, help="processes of the parallel run")
+    parser.add_argument("--batch-sizes", type=int, nargs="*", default=[], help="more batch sizes")
     parser.add_argument("--seed", type=int, default=0)
+    timing.add_arguments(parser, repeats=5, threads=2)
     parser.add_argument("--workdir", help="where the datasets go (default: a temporary folder)")
     parser.add_argument("--child", choices=["data", "score"], help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
@@ -164,22 +171,27 @@ def score(args: argparse.Namespace) -> None:
     from waterdrum_hf.verification import verify_texts
 
     disable_progress_bars()
+    timing.set_threads(args.threads)
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     verify_texts(["warm up the compiled kernel"], 1, tokenizer)
     dataset = load_from_disk(args.path)
     baseline, anonymous_before = peak_rss_mib()[0], anonymous_mib()
     sampler = AnonymousPeak()
     sampler.start()
-    start = time.perf_counter()
-    scored = verify_dataset(
-        dataset,
-        text_column="text",
-        id_column="owner_id",
-        watermark_tokenizer=tokenizer,
-        batch_size=args.batch_size,
-        num_proc=args.proc or None,
-    )
-    seconds = time.perf_counter() - start
+    seconds = []
+    for repeat in range(args.repeats):  # each repeat scores afresh: the cache files removed
+        if repeat:
+            clear_cache_files(Path(args.path))
+        start = time.perf_counter()
+        scored = verify_dataset(
+            dataset,
+            text_column="text",
+            id_column="owner_id",
+            watermark_tokenizer=tokenizer,
+            batch_size=args.batch_size,
+            num_proc=args.proc or None,
+        )
+        seconds.append(time.perf_counter() - start)
     own, workers = peak_rss_mib()
     sampler.stop()
     sample = np.random.default_rng(1).choice(
@@ -194,7 +206,6 @@ def score(args: argparse.Namespace) -> None:
             {
                 "texts": len(scored),
                 "seconds": seconds,
-                "texts_per_s": len(scored) / seconds,
                 "rss_before_mib": baseline,
                 "peak_rss_mib": own,
                 "peak_worker_rss_mib": workers,
@@ -213,9 +224,20 @@ def score(args: argparse.Namespace) -> None:
 
 def child(args: argparse.Namespace, *extra: str) -> dict:
     """Run this script as a child; return the JSON of its last output line."""
-    command = [sys.executable, __file__, *extra]
-    for name in ("owners", "min_tokens", "max_tokens", "batch_size", "seed", "texts", "small"):
+    command = [sys.executable, __file__]
+    names = (
+        "owners",
+        "min_tokens",
+        "max_tokens",
+        "batch_size",
+        "seed",
+        "texts",
+        "small",
+        "threads",
+    )
+    for name in names:
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+    command += extra  # last: its --batch-size wins
     done = subprocess.run(command, check=True, capture_output=True, text=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -225,54 +247,86 @@ def clear_cache_files(path: Path) -> None:
         cache.unlink()
 
 
+def repeated(args: argparse.Namespace, root: Path, tokenizer: str, run: tuple) -> dict:
+    """One setting ``(dataset, processes, fresh, batch size)`` in one child process that scores
+    ``args.repeats`` times (once when served from the cache): times as median and range,
+    memory as the peak over the repeats."""
+    name, proc, fresh, batch_size = run
+    if fresh:
+        clear_cache_files(root / name)
+    extra = ["--child", "score", "--path", str(root / name), "--tokenizer", tokenizer]
+    extra += ["--proc", str(proc), "--batch-size", str(batch_size)]
+    outcome = child(args, *extra, "--repeats", str(args.repeats if fresh else 1))
+    seconds = timing.Timing(tuple(outcome.pop("seconds")))
+    return {
+        "processes": proc or 1,
+        "cached": not fresh,
+        "batch_size": batch_size,
+        "seconds": seconds.to_dict(),
+        "texts_per_s": seconds.rate(outcome["texts"]).to_dict(),
+        **outcome,
+    }
+
+
+def row(result: dict) -> str:
+    """One printed line of a setting's results."""
+    rate = result["texts_per_s"]
+    return (
+        f"{result['texts']:>10,} {result['processes']:>4} {result['batch_size']:>6} "
+        f"{'hit' if result['cached'] else '':>5} {result['seconds']['median']:>8.2f} "
+        f"{rate['median']:>7,.0f} ({rate['min']:,.0f}-{rate['max']:,.0f}) "
+        f"{result['rss_before_mib']:>6.0f}M {result['peak_rss_mib']:>5.0f}M "
+        f"{result['peak_worker_rss_mib']:>6.0f}M {result['anonymous_before_mib']:>6.0f}M "
+        f"{result['peak_anonymous_mib']:>5.0f}M {result['peak_worker_anonymous_mib']:>6.0f}M "
+        f"{result['unscored']:>5} {'ok' if result['matches_verify_texts'] else 'MISMATCH'}"
+    )
+
+
 def main() -> None:
     args = parse_args()
     if args.child == "data":
         return make_data(args)
     if args.child == "score":
         return score(args)
+    timing.set_threads(args.threads)
     root = Path(args.workdir or tempfile.mkdtemp(prefix="verify-dataset-scale-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
         start = time.perf_counter()
         tokenizer = child(args, "--child", "data", "--path", str(root))["tokenizer"]
-        print(f"data: {args.texts:,} + {args.small:,} texts in {time.perf_counter() - start:.0f} s")
-        runs = [
-            ("small", 0, True),
-            ("large", 0, True),
-            ("large", args.num_proc, True),
-            ("large", args.num_proc, False),  # repeat: served from the cache
+        lines = [
+            f"data: {args.texts:,} + {args.small:,} texts in {time.perf_counter() - start:.0f} s; "
+            f"seconds and texts/s: median (range) of {args.repeats} runs"
         ]
-        results = {}
-        header = f"{'texts':>10} {'proc':>4} {'cache':>6} {'seconds':>8} {'texts/s':>9} "
-        header += f"{'RSS: before':>11} {'peak':>6} {'worker':>7} "
-        print(header + f"{'anon: before':>12} {'peak':>6} {'worker':>7} {'NaN':>5} check")
-        for name, proc, fresh in runs:
-            if fresh:
-                clear_cache_files(root / name)
-            extra = ["--child", "score", "--path", str(root / name), "--tokenizer", tokenizer]
-            result = child(args, *extra, "--proc", str(proc))
-            results[(name, proc, fresh)] = result
-            print(
-                f"{result['texts']:>10,} {proc or 1:>4} {'' if fresh else 'hit':>6} "
-                f"{result['seconds']:>8.1f} {result['texts_per_s']:>9,.0f} "
-                f"{result['rss_before_mib']:>10.0f}M {result['peak_rss_mib']:>5.0f}M "
-                f"{result['peak_worker_rss_mib']:>6.0f}M "
-                f"{result['anonymous_before_mib']:>11.0f}M {result['peak_anonymous_mib']:>5.0f}M "
-                f"{result['peak_worker_anonymous_mib']:>6.0f}M {result['unscored']:>5} "
-                f"{'ok' if result['matches_verify_texts'] else 'MISMATCH'}"
-            )
-        small, large = results[("small", 0, True)], results[("large", 0, True)]
-        parallel = results[("large", args.num_proc, True)]
-        for label, name in (("peak RSS", "peak_rss_mib"), ("peak anonymous", "peak_anonymous_mib")):
-            print(
-                f"{label}, {large['texts']:,} over {small['texts']:,} texts (1 process): "
-                f"{large[name] / small[name]:.2f}"
-            )
-        print(
-            f"texts/s, {args.num_proc} processes over 1 ({large['texts']:,} texts): "
-            f"{parallel['texts_per_s'] / large['texts_per_s']:.2f}"
-        )
+        runs = {
+            "small": ("small", 0, True, args.batch_size),
+            "large": ("large", 0, True, args.batch_size),
+            "parallel": ("large", args.num_proc, True, args.batch_size),
+            "cached": ("large", args.num_proc, False, args.batch_size),  # the parallel run's cache
+            **{f"batch {b}": ("large", 0, True, b) for b in args.batch_sizes},
+        }
+        header = f"{'texts':>10} {'proc':>4} {'batch':>6} {'cache':>5} {'seconds':>8} "
+        header += f"{'texts/s (range)':>23} {'RSS: before':>7} {'peak':>6} {'worker':>7} "
+        lines.append(header + f"{'anon: before':>7} {'peak':>6} {'worker':>7} {'NaN':>5} check")
+        results = {label: repeated(args, root, tokenizer, run) for label, run in runs.items()}
+        lines += [row(result) for result in results.values()]
+        small, large, parallel = results["small"], results["large"], results["parallel"]
+        ratios = {
+            "peak_rss_large_over_small": large["peak_rss_mib"] / small["peak_rss_mib"],
+            "peak_anonymous_large_over_small": large["peak_anonymous_mib"]
+            / small["peak_anonymous_mib"],
+            "texts_per_s_parallel_over_one": parallel["texts_per_s"]["median"]
+            / large["texts_per_s"]["median"],
+        }
+        lines += [
+            f"peak RSS, {large['texts']:,} over {small['texts']:,} texts (1 process): "
+            f"{ratios['peak_rss_large_over_small']:.2f}",
+            f"peak anonymous, {large['texts']:,} over {small['texts']:,} texts (1 process): "
+            f"{ratios['peak_anonymous_large_over_small']:.2f}",
+            f"texts/s, {args.num_proc} processes over 1 ({large['texts']:,} texts, medians): "
+            f"{ratios['texts_per_s_parallel_over_one']:.2f}",
+        ]
+        timing.write_results(args, __file__, {"runs": results, "ratios": ratios}, lines)
     finally:
         if not args.workdir:
             shutil.rmtree(root, ignore_errors=True)

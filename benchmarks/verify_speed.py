@@ -9,9 +9,12 @@ texts. Scores must agree to 1e-6.
 
 Every measurement runs in its own subprocess, so that peak memory (``ru_maxrss``) belongs to
 it alone; the one-off numba compile (or load from the on-disk cache) is timed separately and
-excluded. Also reported: texts/s when each text is scored under 20 keys (``Verifier``'s null
-reference path). The last line prints waterfall's time over ours for every N.
+excluded; in it the call is timed ``--repeats`` times after a warm-up (median and range).
+Also reported: texts/s when each text is scored under 20 keys (``Verifier``'s null reference
+path). The last line prints waterfall's median time over ours for every N; everything goes to
+``benchmarks/results/verify_speed.json``.
 
+    python benchmarks/verify_speed.py --texts 100 --multi-keys 2   # a few minutes on 2 cores
     python benchmarks/verify_speed.py                       # 1000 texts, N = 4096 and 128000
     python benchmarks/verify_speed.py --texts 200 --fresh-compile
 """
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import timing
 
 MEASUREMENTS = ("ours", "ours_multi_key", "waterfall")
 
@@ -105,10 +109,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             def run() -> np.ndarray:
                 return verifier.null_reference(texts, num_keys=args.multi_keys).scores
 
+    timing.set_threads(args.threads)
     baseline = current_rss_mib()
-    start = time.perf_counter()
     scores = run()
-    result["seconds"] = time.perf_counter() - start
+    result["seconds"] = timing.repeat(run, args.repeats, args.warmup).to_dict()
     result["peak_rss_mib"] = peak_rss_mib()
     result["peak_over_baseline_mib"] = result["peak_rss_mib"] - baseline
     np.save(args.scores_out, scores)
@@ -123,7 +127,8 @@ def spawn(
         sys.executable, __file__, "--worker", worker, "--vocab-size", str(vocab_size),
         "--scores-out", str(scores_out), "--texts", str(args.texts), "--length", str(args.length),
         "--owners", str(args.owners), "--zipf", str(args.zipf), "--seed", str(args.seed),
-        "--multi-keys", str(args.multi_keys),
+        "--multi-keys", str(args.multi_keys), "--repeats", str(args.repeats),
+        "--warmup", str(max(args.warmup - 1, 0)), "--threads", str(args.threads),
     ]  # fmt: skip
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
     if args.fresh_compile:
@@ -136,8 +141,10 @@ def spawn(
     return result
 
 
-def compare(args: argparse.Namespace, vocab_size: int, workdir: Path) -> float:
-    """Measure everything at one N, print it, and return waterfall's time over ours."""
+def compare(
+    args: argparse.Namespace, vocab_size: int, workdir: Path
+) -> tuple[list[str], dict[str, Any]]:
+    """Measure everything at one N; return the printed lines and the results."""
     results = {
         worker: spawn(args, worker, vocab_size, workdir / f"{worker}-{vocab_size}.npy")
         for worker in MEASUREMENTS
@@ -146,24 +153,30 @@ def compare(args: argparse.Namespace, vocab_size: int, workdir: Path) -> float:
     difference = float(np.max(np.abs(ours["scores"] - theirs["scores"])))
     if not difference <= 1e-6:
         raise AssertionError(f"N={vocab_size}: scores differ from waterfall by {difference:.3g}")
-    ratio = theirs["seconds"] / ours["seconds"]
-    print(f"N={vocab_size}: {args.texts} texts x {args.length} tokens, {args.owners} owner keys")
-    print(f"  scores equal to waterfall (max |diff| {difference:.1e})")
-    print(
-        f"  ours ({ours['backend']}): first call (compile or cache load) {ours['first_call_s']:.2f} s"
-    )
-    for name, r in (("ours", ours), ("waterfall", theirs)):
-        print(
-            f"  {name:9s} {r['seconds']:8.2f} s  {args.texts / r['seconds']:8.1f} texts/s  "
-            f"peak RSS {r['peak_rss_mib']:.0f} MiB (+{r['peak_over_baseline_mib']:.0f} MiB in the call)"
+    times = {name: timing.Timing(tuple(r["seconds"]["runs"])) for name, r in results.items()}
+    ratio = times["waterfall"].median / times["ours"].median
+    lines = [
+        f"N={vocab_size}: {args.texts} texts x {args.length} tokens, {args.owners} owner keys",
+        f"  scores equal to waterfall (max |diff| {difference:.1e})",
+        f"  ours ({ours['backend']}): first call (compile or cache load) {ours['first_call_s']:.2f} s",
+    ]
+    for name, label in (
+        ("ours", "ours"),
+        ("waterfall", "waterfall"),
+        ("ours_multi_key", f"ours, {args.multi_keys} keys per text"),
+    ):
+        r = results[name]
+        lines.append(
+            f"  {label}: {times[name].describe()}, {times[name].rate(args.texts).describe('texts/s', 1)}, "
+            f"peak RSS {r['peak_rss_mib']:.0f} MiB (+{r['peak_over_baseline_mib']:.0f} MiB in the calls)"
         )
-    print(
-        f"  ours, {args.multi_keys} keys per text: {multi['seconds']:.2f} s, "
-        f"{args.texts / multi['seconds']:.1f} texts/s, peak RSS {multi['peak_rss_mib']:.0f} MiB "
-        f"(+{multi['peak_over_baseline_mib']:.0f} MiB in the call)"
-    )
-    print(f"  ratio waterfall/ours x{ratio:.1f}", flush=True)
-    return ratio
+    lines.append(f"  ratio of medians waterfall/ours x{ratio:.1f}")
+    summary = {
+        name: {k: v for k, v in r.items() if k != "scores"}
+        | {"ms_per_text": times[name].per(args.texts / 1e3).to_dict()}
+        for name, r in results.items()
+    }
+    return lines, {"max_abs_difference": difference, "ratio_waterfall_over_ours": ratio, **summary}
 
 
 def parse_args() -> argparse.Namespace:
@@ -180,6 +193,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--fresh-compile", action="store_true", help="empty numba cache: time a real compile"
     )
+    timing.add_arguments(parser)
     parser.add_argument("--worker", choices=MEASUREMENTS, help=argparse.SUPPRESS)
     parser.add_argument("--vocab-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--scores-out", type=Path, help=argparse.SUPPRESS)
@@ -191,12 +205,20 @@ def main() -> None:
     if args.worker:
         print(json.dumps(measure(args)))
         return
+    lines: list[str] = []
+    results: dict[str, Any] = {"texts": args.texts, "length": args.length, "vocab_sizes": {}}
     with tempfile.TemporaryDirectory() as workdir:
-        ratios = [compare(args, n, Path(workdir)) for n in args.vocab_sizes]
-    print(
+        for n in args.vocab_sizes:
+            printed, results["vocab_sizes"][str(n)] = compare(args, n, Path(workdir))
+            lines += printed
+    lines.append(
         "ratio waterfall/ours: "
-        + ", ".join(f"N={n} x{r:.1f}" for n, r in zip(args.vocab_sizes, ratios, strict=True))
+        + ", ".join(
+            f"N={n} x{results['vocab_sizes'][str(n)]['ratio_waterfall_over_ours']:.1f}"
+            for n in args.vocab_sizes
+        )
     )
+    timing.write_results(args, __file__, results, lines)
 
 
 if __name__ == "__main__":

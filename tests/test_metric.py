@@ -928,3 +928,13 @@ def test_null_values_pool_samples_like_the_owners_values(tok, per_query):
         rows = slice(3 * q, 3 * q + 3)
         expected.append((null.sums[rows].sum(axis=0) / null.counts[rows].sum()).mean())
     np.testing.assert_allclose(result["query_null_means"], expected)
+
+
+def test_the_missing_forget_ids_warning_points_at_the_callers_line(tok, batch):
+    """The "forget_ids own no query" warning is attributed to the line that called the metric
+    (here, this file), not to a module of the library, through either entry point."""
+    texts, owners = batch
+    for entry in (compute_waterdrum, waterdrum_result):
+        with pytest.warns(UserWarning, match="1 of 2 forget_ids own no query") as record:
+            entry(texts, owners, tok, forget_ids=[KEYS[3], 12345])
+        assert [w.filename for w in record] == [__file__]

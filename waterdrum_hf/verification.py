@@ -171,9 +171,8 @@ class Verifier:
         self, token_ids: Sequence[TokenIds], keys: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`token_sums` with every text under ``keys[k]`` in column ``k`` (a null
-        reference), bit for bit, with less work per key: 7x faster at N = 1,000; at
-        N = 128,000 the permutations themselves dominate and both cost the same
-        (``benchmarks/null_cost.py``).
+        reference), bit for bit, with less work per key: the pairs are grouped once for all
+        keys, so what remains per key is the permutations themselves.
 
         Per chunk of texts, the pairs are extracted, counted and grouped into distinct
         (context, token) pairs once for all keys; each distinct pair is scored once per key,

@@ -1,0 +1,63 @@
+"""Generated blocks of the documentation: text between ``<!-- NAME:start -->`` and
+``<!-- NAME:end -->`` markers that a script rewrites from a committed results file, so that
+no published number is pasted by hand.
+
+A :class:`Block` names the file, the marker name, the results files it reads and the function
+that renders it; :func:`update` rewrites every block (or, with ``check=True``, lists those whose
+text differs from what their results files give). ``benchmarks/update_docs.py`` holds the
+blocks of README.md, the metric card and ``benchmarks/results/README.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def markers(name: str) -> tuple[str, str]:
+    """The start and end markers of block ``name``."""
+    return f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+
+
+def read_block(text: str, name: str) -> str:
+    """The text between block ``name``'s markers (without the newlines next to them)."""
+    start, end = markers(name)
+    if text.count(start) != 1 or text.count(end) != 1:
+        raise ValueError(f"expected one {start} ... {end} block")
+    return text.split(start, 1)[1].split(end, 1)[0].strip("\n")
+
+
+def replace_block(text: str, name: str, block: str) -> str:
+    """``text`` with block ``name``'s content replaced by ``block``."""
+    read_block(text, name)  # exactly one block
+    start, end = markers(name)
+    head, rest = text.split(start, 1)
+    return head + start + "\n" + block + "\n" + end + rest.split(end, 1)[1]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One generated block: where it is, what it reads, how it is written."""
+
+    path: str  # relative to the repository root
+    name: str
+    sources: tuple[str, ...]  # the committed results files it is rendered from
+    render: Callable[[], str]
+
+
+def update(blocks: Sequence[Block], check: bool = False) -> list[str]:
+    """Rewrite every block from its results files; with ``check``, write nothing and return
+    ``path:name`` of each block whose text differs from its rendering."""
+    stale = []
+    for block in blocks:
+        path = ROOT / block.path
+        text = path.read_text()
+        rendered = block.render()
+        if read_block(text, block.name) != rendered:
+            stale.append(f"{block.path}:{block.name}")
+            if not check:
+                path.write_text(replace_block(text, block.name, rendered))
+    return stale
