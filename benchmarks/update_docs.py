@@ -18,6 +18,7 @@ from typing import Any
 
 from doc_blocks import ROOT, Block, update
 from timing import read_results
+from trust_block import render_trust
 from update_readme_demo import RESULTS as DEMO
 from update_readme_demo import RUN, render_demo
 
@@ -329,6 +330,16 @@ BLOCKS = (
         render_card_scale,
     ),
     Block(CARD, "interval-cost", ("benchmarks/results/interval_cost.json",), render_interval_cost),
+    Block(
+        "README.md",
+        "trust",
+        (
+            "benchmarks/results/robustness/results.json",
+            "benchmarks/results/dilution/results.json",
+            "benchmarks/results/dilution/results.md",
+        ),
+        render_trust,
+    ),
     Block(RESULTS_README, "runs", ("benchmarks/results/mutation.md",), render_results_runs),
     Block(RESULTS_README, "demo", ("benchmarks/results/demo/report.json",), render_results_demo),
     Block(RESULTS_README, "mutation", ("benchmarks/results/mutation.md",), render_results_mutation),

@@ -47,13 +47,3 @@ def test_committed_study_is_the_scripts_output(name):
         summary = module.summarise(results["rows"])
     assert as_json(summary) == as_json(results["summary"])
     assert (folder / "results.md").read_text() == module.markdown(results)
-
-
-def test_readme_trust_section_is_rendered_from_the_committed_studies():
-    module = script("update_readme_trust")
-    readme = (BENCHMARKS.parent / "README.md").read_text()
-    block = readme.split(module.START, 1)[1].split(module.END, 1)[0].strip("\n")
-    dilution = module.load("dilution")
-    table = module.table_rows(BENCHMARKS / "results" / "dilution" / "results.md")
-    assert block == module.render(module.load("robustness"), dilution, table)
-    assert "| paraphrase | 0.5 |" in block and "| none |" in block  # both studies shown

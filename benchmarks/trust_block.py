@@ -1,13 +1,6 @@
-"""Put the robustness and dilution studies' findings into the README's "How far to trust the
-numbers" section, from their committed results (nothing is re-run).
-
-    python benchmarks/update_readme_trust.py
-
-The README's block between the ``trust`` markers is replaced by what
-:func:`render` makes of ``benchmarks/results/robustness/results.json`` (``python
-benchmarks/robustness.py``) and ``benchmarks/results/dilution/results.json`` (``python
-benchmarks/dilution.py``), so the section never shows numbers pasted by hand.
-"""
+"""The README's "How far to trust the numbers" block: what the robustness and dilution studies
+found, rendered from their committed results (``python benchmarks/robustness.py``, ``python
+benchmarks/dilution.py``); ``benchmarks/update_docs.py`` writes it."""
 
 from __future__ import annotations
 
@@ -17,21 +10,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-START, END = "<!-- trust:start -->", "<!-- trust:end -->"
 SHOWN_STRENGTHS = (0.3, 0.5)
 SCHEME_NAMES = {"waterfall": "Waterfall", "kgw": "KGW"}
 
 
-def main() -> None:
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    if START not in text or END not in text:
-        raise SystemExit(f"README.md has no {START} ... {END} block")
-    head, rest = text.split(START, 1)
+def render_trust() -> str:
+    """The block from the committed results files."""
     dilution = load("dilution")
-    block = render(load("robustness"), dilution, table_rows(RESULTS / "dilution" / "results.md"))
-    readme.write_text(head + START + "\n" + block + "\n" + END + rest.split(END, 1)[1])
-    print("README.md updated from benchmarks/results/robustness and dilution")
+    return render(load("robustness"), dilution, table_rows(RESULTS / "dilution" / "results.md"))
 
 
 def load(name: str) -> dict[str, Any]:
@@ -109,14 +95,10 @@ def render(robustness: dict[str, Any], dilution: dict[str, Any], dilution_table:
         "",
         f"Regenerate: `{robustness['command']}` ({minutes(robustness)} on "
         f"{robustness['machine']}), `{dilution['command']}` ({minutes(dilution)}), then "
-        "`python benchmarks/update_readme_trust.py`.",
+        "`python benchmarks/update_docs.py`.",
     ]
     return "\n".join(lines)
 
 
 def minutes(results: dict[str, Any]) -> str:
     return f"{results['seconds'] / 60:.0f} minutes"
-
-
-if __name__ == "__main__":
-    main()
