@@ -33,7 +33,7 @@ from benchmarks.gpu.common import (
 from benchmarks.gpu.training import lora_model, unlearning_trainer
 
 
-class MemoryProbe(TrainerCallback):  # type: ignore[misc]
+class MemoryProbe(TrainerCallback):
     """Records the live tensors and the GPU memory allocated when training begins and at every
     step end where the watched WaterDrumCallback evaluates; placed before it and after it in
     the callback list, its records bracket each evaluation."""

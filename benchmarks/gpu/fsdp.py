@@ -50,7 +50,9 @@ def run(setup: Setup, budget: Budget) -> dict[str, Any]:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         if done.returncode != 0 or not result.is_file():
-            raise RuntimeError(f"the FSDP worker failed ({done.returncode}):\n{done.stderr[-3000:]}")
+            raise RuntimeError(
+                f"the FSDP worker failed ({done.returncode}):\n{done.stderr[-3000:]}"
+            )
         row = json.loads(result.read_text())
     return {
         "rows": [row],

@@ -80,7 +80,11 @@ def time_generation(setup: Setup, model: Any, tokenizer: Any, batch: int | str) 
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous)
-    lengths = [len(tokenizer(text, add_special_tokens=False)["input_ids"]) for q in completions for text in q]
+    lengths = [
+        len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        for q in completions
+        for text in q
+    ]
     tokens = sum(lengths)
     return {
         "batch": str(batch),

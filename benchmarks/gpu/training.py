@@ -39,7 +39,7 @@ REFERENCES = ("adapter_disabled", "frozen_copy")
 CHECKPOINTING = (False, True)
 
 
-class StepTimer(TrainerCallback):  # type: ignore[misc]
+class StepTimer(TrainerCallback):
     """Wall time of every optimizer step, the device's queue drained at both ends."""
 
     def __init__(self, device: torch.device) -> None:

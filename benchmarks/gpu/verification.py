@@ -55,8 +55,12 @@ def processor_checks(vocab_size: int, dtype: torch.dtype) -> dict[str, Any]:
 def end_to_end(setup: Setup) -> dict[str, Any]:
     """Sample with the tiny model in bf16 on the device, watermark half of the owners, score."""
     import waterdrum_hf.tiny as tiny
-    from waterdrum_hf import WaterfallLogitsProcessor, completion_queries, generate
-    from waterdrum_hf import waterdrum_result
+    from waterdrum_hf import (
+        WaterfallLogitsProcessor,
+        completion_queries,
+        generate,
+        waterdrum_result,
+    )
     from waterdrum_hf.data import toy_corpus
 
     sizes = setup.sizes
@@ -70,7 +74,9 @@ def end_to_end(setup: Setup) -> dict[str, Any]:
     owners: list[int] = []
     with timed(setup.device) as sampled:
         for owner in range(sizes.verify_owners):
-            texts = [t for t, o in zip(corpus["text"], corpus["owner_id"]) if o == owner]
+            texts = [
+                t for t, o in zip(corpus["text"], corpus["owner_id"], strict=True) if o == owner
+            ]
             processors = []
             if owner in watermarked:
                 processors = [WaterfallLogitsProcessor(tokenizer.vocab_size, keys[owner])]
@@ -151,7 +157,9 @@ def run(setup: Setup, budget: Budget) -> dict[str, Any]:
 
         _, tokenizer = tiny.load(show_progress=False)
         texts = list(toy_corpus(sizes.verify_owners)["text"])[: sizes.shuffle_texts]
-        rows.append({"stage": "shuffle, toy corpus", **shuffle_stage(texts, tokenizer, secret_ids(4))})
+        rows.append(
+            {"stage": "shuffle, toy corpus", **shuffle_stage(texts, tokenizer, secret_ids(4))}
+        )
         words = word_tokenizer(sizes.shuffle_vocab)
         zipf = np.random.default_rng(4).zipf(1.1, size=(sizes.shuffle_texts, sizes.shuffle_length))
         synthetic = [" ".join(f"w{i}" for i in (row - 1) % sizes.shuffle_vocab) for row in zipf]
