@@ -2,7 +2,7 @@
 time measurement, and each step's time budget.
 
 No Hub: models are built from a ``LlamaConfig`` with random weights, directly on the device in
-bf16, and the data are words ``w0 ... w{V-1}`` of a word-level tokenizer whose token ids are the
+bf16, and the data are words ``w3 ... w{V-1}`` of a word-level tokenizer whose token ids are the
 word numbers (every text of ``n`` words is exactly ``n`` tokens).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import math
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,8 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
-PAD, EOS = 0, 1
-"""Ids of the word tokenizer's pad and EOS words (texts are drawn from the other words)."""
+PAD, EOS, UNK = 0, 1, 2
+"""Ids of the word tokenizer's special tokens (texts are drawn from the words above them)."""
 
 
 @dataclass(frozen=True)
@@ -173,21 +174,25 @@ def build_model(setup: Setup, seed: int = 0) -> Any:
 
 
 def word_tokenizer(vocab_size: int) -> Any:
-    """A word-level tokenizer: word ``w{i}`` is token ``i``; ``w0`` pads, ``w1`` ends."""
+    """A word-level tokenizer: word ``w{i}`` is token ``i``, with ``<pad>`` (0), ``</s>`` (1,
+    EOS) and ``<unk>`` (2) below the words (special names that no word contains: an added token
+    is matched inside words, so ``w1`` as EOS would split ``w185``)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    backend = Tokenizer(models.WordLevel({f"w{i}": i for i in range(vocab_size)}, unk_token="w2"))
+    vocab = {"<pad>": PAD, "</s>": EOS, "<unk>": UNK}
+    vocab.update({f"w{i}": i for i in range(UNK + 1, vocab_size)})
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     return PreTrainedTokenizerFast(
-        tokenizer_object=backend, pad_token=f"w{PAD}", eos_token=f"w{EOS}"
+        tokenizer_object=backend, pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
     )
 
 
 def word_texts(vocab_size: int, count: int, length: int, seed: int = 0) -> list[str]:
-    """``count`` texts of ``length`` words drawn uniformly from the non-special words."""
+    """``count`` texts of ``length`` words drawn uniformly from the words (no special token)."""
     rng = np.random.default_rng(seed)
-    ids = rng.integers(EOS + 1, vocab_size, size=(count, length))
+    ids = rng.integers(UNK + 1, vocab_size, size=(count, length))
     return [" ".join(f"w{i}" for i in row) for row in ids]
 
 
@@ -243,7 +248,9 @@ def release(device: torch.device) -> None:
 def live_tensors() -> int:
     """Tensors reachable by the garbage collector: a count that grows if something leaks."""
     gc.collect()
-    return sum(1 for obj in gc.get_objects() if isinstance(obj, torch.Tensor))
+    with warnings.catch_warnings():  # isinstance on a deprecated torch alias warns
+        warnings.simplefilter("ignore")
+        return sum(1 for obj in gc.get_objects() if isinstance(obj, torch.Tensor))
 
 
 def weight_bytes(model: torch.nn.Module) -> int:

@@ -12,7 +12,6 @@ second.
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any
 
 from benchmarks.gpu.common import (
@@ -61,7 +60,7 @@ def time_generation(setup: Setup, model: Any, tokenizer: Any, batch: int | str) 
     )
     queries = word_texts(
         setup.shape.vocab_size,
-        max(1, math.ceil(2 * start_batch / sizes.num_samples)),
+        max(1, 2 * start_batch // sizes.num_samples),  # two batches, the last nearly full
         sizes.prompt_tokens,
         seed=2,
     )

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-python3}
 SITE=${WATERDRUM_SITE:-/tmp/waterdrum-site}
-WHEELS=benchmarks/gpu/wheels
+WHEELS=${WATERDRUM_WHEELS:-benchmarks/gpu/wheels}
 stamp=$SITE/.wheels-$(sha256sum benchmarks/gpu/wheels.txt | cut -c1-12)
 if [[ ! -f $stamp ]]; then
     [[ -d $WHEELS ]] || { echo "no $WHEELS: run benchmarks/gpu/download_wheels.sh and carry it" >&2; exit 2; }

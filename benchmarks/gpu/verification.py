@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from benchmarks.gpu.common import Budget, Setup, release, secret_ids, timed, word_tokenizer
+from benchmarks.gpu.common import (
+    UNK,
+    Budget,
+    Setup,
+    release,
+    secret_ids,
+    timed,
+    word_tokenizer,
+)
 
 
 def _cpu_positions(seeds: np.ndarray, tokens: np.ndarray, vocab_size: int) -> np.ndarray:
@@ -161,10 +169,12 @@ def run(setup: Setup, budget: Budget) -> dict[str, Any]:
             {"stage": "shuffle, toy corpus", **shuffle_stage(texts, tokenizer, secret_ids(4))}
         )
         words = word_tokenizer(sizes.shuffle_vocab)
-        zipf = np.random.default_rng(4).zipf(1.1, size=(sizes.shuffle_texts, sizes.shuffle_length))
-        synthetic = [" ".join(f"w{i}" for i in (row - 1) % sizes.shuffle_vocab) for row in zipf]
+        # Zipf-like ids as in real text (benchmarks/verify_speed.py's exponent), 20 owners.
+        zipf = np.random.default_rng(4).zipf(1.2, size=(sizes.shuffle_texts, sizes.shuffle_length))
+        ids = UNK + 1 + (zipf - 1) % (sizes.shuffle_vocab - UNK - 1)  # frequent words first
+        synthetic = [" ".join(f"w{i}" for i in row) for row in ids]
         rows.append(
-            {"stage": "shuffle, Zipf words", **shuffle_stage(synthetic, words, secret_ids(1))}
+            {"stage": "shuffle, Zipf words", **shuffle_stage(synthetic, words, secret_ids(20))}
         )
     return {
         "rows": rows,
