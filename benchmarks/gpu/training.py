@@ -145,7 +145,6 @@ def dtype_checks(trainer: Any) -> dict[str, Any]:
         logits = trainer.forward(model, forget)
         log_prob = trainer.log_prob(model, forget)
         ref_log_prob = trainer.log_prob(model, forget, reference=True)
-    trainer._metrics["train"].clear()  # the probe's recorded terms are not training's
     reference = trainer.ref_model if trainer.ref_model is not None else model
     return {
         "loss_dtype": str(loss.dtype),
