@@ -27,7 +27,7 @@ shortfall, cells with less carry-over have higher R².
     python benchmarks/capacity.py            # full: 1m/4m/16m x 30/90 epochs x 3 seeds;
                                              # writes benchmarks/results/capacity/
     python benchmarks/capacity.py --quick    # smoke test: the default model and a small
-                                             # variant (100 pretraining steps), 10/20 epochs,
+                                             # variant (100 pretraining steps), 5/15 epochs,
                                              # the reproduction's quick data, 1 seed
 
 The full run pretrains the ``4m`` and ``16m`` variants once (cached under ``$HF_HOME``; about
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import platform
 import tempfile
@@ -62,6 +63,10 @@ COLUMNS = {  # name: (heading, format)
     "auroc": ("D1 AUROC", "{:.3f}"),
     "nll": ("training NLL (k = 100 %)", "{:.2f}"),
 }
+FULL_TEXTS = 50
+"""Training texts of the full run: the reproduction's 5 owners x 10 passages."""
+PRETRAIN_TOKENS_PER_STEP = 256
+"""The tiny recipe's pretraining batch: one block of 256 tokens."""
 NULL_KEYS = 10
 """Null keys per verification: the study reads raw values only, so few suffice."""
 
@@ -80,7 +85,7 @@ class Plan:
     @classmethod
     def of(cls, quick: bool, seeds: int) -> Plan:
         if quick:
-            return cls(True, ("1m", "quick"), (10, 20), (0,), QUICK_FRACTIONS)
+            return cls(True, ("1m", "quick"), (5, 15), (0,), QUICK_FRACTIONS)
         return cls(False, ("1m", "4m", "16m"), (30, 90), tuple(range(seeds)), FRACTIONS)
 
 
@@ -110,9 +115,12 @@ def main() -> None:
     out = args.out or (Path(tempfile.gettempdir()) / "capacity-quick" if plan.quick else RESULTS)
     from waterdrum_hf._torch_plumbing import torch_threads
 
+    # Samples without a countable token are counted in each value's details, not logged at
+    # every scoring.
+    logging.getLogger("waterdrum_hf.metric").setLevel(logging.ERROR)
     start = time.perf_counter()
     with torch_threads(1):  # as the reproduction's timings; a busy CPU loses with more
-        rows, timings = run(
+        rows, timings, token_seconds = run(
             plan, args.cache_from or (out if plan.quick else REPRODUCTION), args.progress
         )
     seconds = time.perf_counter() - start
@@ -121,7 +129,8 @@ def main() -> None:
         "rows": rows,
         "summary": summarise(rows),
         "timings": timings,
-        "full_estimate_seconds": estimate_seconds(timings, Plan.of(False, 3)),
+        "token_seconds": token_seconds,
+        "full_estimate_seconds": estimate_seconds(timings, token_seconds, Plan.of(False, 3)),
         "seconds": round(seconds, 1),
         "machine": f"{platform.machine()}, {platform.system()}",
         "command": "python benchmarks/capacity.py" + (" --quick" if plan.quick else ""),
@@ -152,9 +161,12 @@ def base_config(plan: Plan, cache_from: Path, progress: bool) -> Any:
     return ReproductionConfig(**common)
 
 
-def run(plan: Plan, cache_from: Path, progress: bool) -> tuple[list[dict], list[dict]]:
-    """One row per size, epochs and seed; and the seconds of each stage (pretraining a size,
-    calibrating a cell), with what sets their cost."""
+def run(
+    plan: Plan, cache_from: Path, progress: bool
+) -> tuple[list[dict], list[dict], dict[str, float]]:
+    """One row per size, epochs and seed; the seconds of each stage (pretraining a size,
+    calibrating a cell) with what sets their cost; and every full-run size's seconds per
+    trained token (:func:`training_token_seconds`)."""
     from waterdrum_hf import tiny
     from waterdrum_hf.experiments.reproduction.experiment import Reproduction
 
@@ -166,8 +178,8 @@ def run(plan: Plan, cache_from: Path, progress: bool) -> tuple[list[dict], list[
         built = not tiny.cache_path(size=size).is_dir()
         start = time.perf_counter()
         path = tiny.built_path(size=size, show_progress=progress)
-        pretrain = {"stage": "pretrain", "size": name, "built": built, "params": _parameters(size)}
-        timings.append({**pretrain, "seconds": time.perf_counter() - start})
+        seconds = time.perf_counter() - start
+        timings.append({"stage": "pretrain", "size": name, "built": built, "seconds": seconds})
         for epochs in plan.epochs:
             reproduction = Reproduction(replace(config, model=str(path), epochs=epochs))
             reproduction.open_pipeline()
@@ -190,7 +202,8 @@ def run(plan: Plan, cache_from: Path, progress: bool) -> tuple[list[dict], list[
                 row["nll"] = training_nll(reproduction, measured[seed][1.0]["stage"], data)
                 rows.append({"size": name, "params": params, "epochs": epochs, "seed": seed, **row})
                 print(f"{name} x {epochs} epochs, seed {seed}: {format_row(row)}", flush=True)
-    return rows, timings
+    texts = data.retain + data.forget
+    return rows, timings, training_token_seconds(Plan.of(False, 1).sizes, texts)
 
 
 def cell(calibration: dict[float, dict[str, Any]], fractions: Sequence[float]) -> dict[str, float]:
@@ -270,42 +283,61 @@ def association(summary: Sequence[Mapping[str, Any]]) -> float:
     return float(np.corrcoef(pairs.T)[0, 1])
 
 
-def estimate_seconds(timings: Sequence[Mapping[str, Any]], plan: Plan) -> dict[str, float]:
-    """The full plan's CPU time from a run's stage timings. A calibrated model costs about in
-    proportion to parameters x (epochs + 2) x texts (training, plus about two epochs' worth
-    of sampling and scoring); pretraining in proportion to parameters (same steps). The
-    factors are the medians over the measured stages; models reused from a cache are not
+def estimate_seconds(
+    timings: Sequence[Mapping[str, Any]], token_seconds: Mapping[str, float], plan: Plan
+) -> dict[str, float]:
+    """The full plan's CPU time from a run's stage timings. A calibrated model costs about
+    models x (epochs + 2) x texts (training, plus about two epochs' worth of sampling and
+    scoring) times a rate measured on the ``1m`` cells, scaled from ``1m`` to each size by
+    their seconds per trained token (:func:`training_token_seconds`); pretraining a size costs
+    its steps x tokens per step x its seconds per token. Models reused from a cache are not
     subtracted."""
     from waterdrum_hf import tiny
 
-    cells = [t for t in timings if t["stage"] == "calibrate"]
+    cells = [t for t in timings if t["stage"] == "calibrate" and t["size"] == "1m"]
     per_unit = float(
-        np.median(
-            [
-                t["seconds"] / (t["models"] * t["params"] * (t["epochs"] + 2) * t["texts"])
-                for t in cells
-            ]
-        )
+        np.median([t["seconds"] / (t["models"] * (t["epochs"] + 2) * t["texts"]) for t in cells])
     )
-    full_texts = 50  # the reproduction's defaults: 5 owners x 10 passages
-    params = {name: _parameters(tiny.SIZES[name]) for name in plan.sizes}
     models = len(plan.fractions) * len(plan.seeds)
     calibrate = sum(
-        per_unit * models * params[name] * (epochs + 2) * full_texts
+        per_unit * token_seconds[name] / token_seconds["1m"] * models * (epochs + 2) * FULL_TEXTS
         for name in plan.sizes
         for epochs in plan.epochs
     )
-    built = [t for t in timings if t["stage"] == "pretrain" and t["built"]]
-    per_param = float(np.median([t["seconds"] / t["params"] for t in built])) if built else math.nan
-    pretrain = sum(per_param * params[name] for name in plan.sizes if name != "1m")
+    pretrain = sum(
+        tiny.SIZES[name].steps * PRETRAIN_TOKENS_PER_STEP * token_seconds[name]
+        for name in plan.sizes
+        if name != "1m"  # the default build exists wherever the reproduction ran
+    )
     return {"calibrate": calibrate, "pretrain": pretrain, "total": calibrate + pretrain}
 
 
-def _parameters(size: Any) -> int:
-    """Parameters of a tiny size's LlamaForCausalLM (tied embeddings, no biases)."""
-    vocab = 4096
-    h, i = size.hidden_size, size.intermediate_size
-    return vocab * h + size.num_layers * (4 * h * h + 3 * h * i + 2 * h) + h
+def training_token_seconds(names: Sequence[str], texts: Sequence[str]) -> dict[str, float]:
+    """Seconds per trained token (forward, backward and AdamW step on a batch of 4 texts,
+    median of 4 steps) of each named size's architecture, built with 1 pretraining step in a
+    temporary folder: what scales the measured costs to sizes this run does not train."""
+    import torch
+
+    from waterdrum_hf import tiny
+
+    seconds = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in names:
+            size = replace(tiny.SIZES[name], steps=1)
+            model, tokenizer = tiny.load(folder, size=size, show_progress=False)
+            batch = tokenizer(list(texts[:4]), return_tensors="pt", padding=True)
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+            model.train()
+            times = []
+            for _ in range(5):
+                start = time.perf_counter()
+                model(**batch, labels=batch["input_ids"]).loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                times.append(time.perf_counter() - start)
+            tokens = int(batch["attention_mask"].sum())
+            seconds[name] = float(np.median(times[1:])) / tokens  # the first step warms up
+    return seconds
 
 
 def format_row(values: Mapping[str, float]) -> str:

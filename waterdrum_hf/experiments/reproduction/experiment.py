@@ -168,9 +168,11 @@ class Reproduction:
         else:
             from transformers import AutoTokenizer
 
+            from waterdrum_hf._progress import library_progress
             from waterdrum_hf._torch_plumbing import load_causal_lm
 
-            model = load_causal_lm(config.model)
+            with library_progress(config.show_progress):
+                model = load_causal_lm(config.model)
             tokenizer = AutoTokenizer.from_pretrained(config.model)
         if config.watermark_tokenizer is None:
             return model, tokenizer, tokenizer
