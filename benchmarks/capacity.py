@@ -7,9 +7,9 @@ watermark into its completions of the owner's *other* passages, so the forget va
 faster than k and the line through the origin fits badly. This script tests it: it retrains
 the reproduction's no-duplicate setting (retain side plus k % of the forget set, every k) on
 base models of three capacities (:data:`waterdrum_hf.tiny.SIZES`: ``1m``, ``4m``, ``16m``;
-same tokenizer, corpus and pretraining steps) and at two degrees of memorisation (the
-reproduction's 30 fine-tuning epochs, and 90), on the same watermarked data (watermarked once
-by the default small model). For every cell and seed it records:
+same tokenizer, corpus and pretraining steps) and at two degrees of memorisation (10
+fine-tuning epochs, and the reproduction's 30), on the same watermarked data (watermarked once
+by the default small model), at k = 0, 10, 50 and 100 %. For every cell and seed it records:
 
 * D2: the R² of the forget value against k through the origin (and after subtracting the
   k = 0 value, the paper's relaxation);
@@ -24,15 +24,19 @@ by the default small model). For every cell and seed it records:
 Cells are means over seeds with 95 % t-intervals over seeds. If carry-over explains the
 shortfall, cells with less carry-over have higher R².
 
-    python benchmarks/capacity.py            # full: 1m/4m/16m x 30/90 epochs x 3 seeds;
+    python benchmarks/capacity.py            # full: 1m/4m/16m x 10/30 epochs x 3 seeds;
                                              # writes benchmarks/results/capacity/
+    python benchmarks/capacity.py --sizes 1m,4m   # the same without the 16m model
     python benchmarks/capacity.py --quick    # smoke test: the default model and a small
                                              # variant (100 pretraining steps), 5/15 epochs,
                                              # the reproduction's quick data, 1 seed
 
-The full run pretrains the ``4m`` and ``16m`` variants once (cached under ``$HF_HOME``; about
-5 and 20 minutes on one thread) and, with the default ``--cache-from``, reuses the
-reproduction's models that match (the ``1m`` models at 30 epochs).
+Cost: each run ends with an estimate of the full run's CPU time (``full_estimate_seconds`` in
+results.json), scaled from its own stage timings by each size's measured seconds per trained
+token. The quick run on a busy 2-core machine (one thread) estimated 3.7 hours for the full run
+(16m: 3.2 hours of it, its pretraining 26 minutes) and 54 minutes for ``--sizes 1m,4m``. The
+``4m`` and ``16m`` variants are pretrained once (cached under ``$HF_HOME``); with the default
+``--cache-from`` the reproduction's matching models (``1m`` at 30 epochs) are reused.
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "capacity"
 REPRODUCTION = ROOT / "benchmarks" / "results" / "reproduction"
-FRACTIONS = (0.0, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
+FRACTIONS = (0.0, 0.1, 0.5, 1.0)
+"""Shares k of the full run: the issue's carry-over reads at 10 %; four points fit D2."""
 QUICK_FRACTIONS = (0.0, 0.5, 1.0)
 COLUMNS = {  # name: (heading, format)
     "r2": ("D2 R²", "{:.3f}"),
@@ -83,10 +88,25 @@ class Plan:
     fractions: tuple[float, ...]
 
     @classmethod
-    def of(cls, quick: bool, seeds: int) -> Plan:
+    def of(
+        cls,
+        quick: bool,
+        seeds: int,
+        sizes: Sequence[str] = ("1m", "4m", "16m"),
+        epochs: Sequence[int] = (10, 30),
+    ) -> Plan:
+        """The quick plan, or the full one with ``seeds`` seeds, ``sizes`` (names in
+        ``tiny.SIZES``, ``1m`` among them: the costs are scaled from it) and ``epochs``."""
         if quick:
             return cls(True, ("1m", "quick"), (5, 15), (0,), QUICK_FRACTIONS)
-        return cls(False, ("1m", "4m", "16m"), (30, 90), tuple(range(seeds)), FRACTIONS)
+        from waterdrum_hf import tiny
+
+        unknown = [name for name in sizes if name not in tiny.SIZES]
+        if unknown or "1m" not in sizes:
+            raise ValueError(f"--sizes must include 1m and name only {', '.join(tiny.SIZES)}.")
+        if seeds < 1 or not epochs or min(epochs) < 1:
+            raise ValueError("--seeds and every --epochs must be positive.")
+        return cls(False, tuple(sizes), tuple(epochs), tuple(range(seeds)), FRACTIONS)
 
 
 def tiny_size(name: str) -> Any:
@@ -102,6 +122,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke test (a few minutes)")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (full run)")
+    parser.add_argument(
+        "--sizes", default="1m,4m,16m", help="base-model sizes, comma-separated (full run)"
+    )
+    parser.add_argument("--epochs", default="10,30", help="fine-tuning epochs (full run)")
     parser.add_argument("--out", type=Path, help="results folder (quick: a temporary one)")
     parser.add_argument(
         "--cache-from",
@@ -111,7 +135,8 @@ def main() -> None:
     )
     parser.add_argument("--progress", action="store_true", help="progress bars")
     args = parser.parse_args()
-    plan = Plan.of(args.quick, args.seeds)
+    epochs = [int(e) for e in args.epochs.split(",")]
+    plan = Plan.of(args.quick, args.seeds, args.sizes.split(","), epochs)
     out = args.out or (Path(tempfile.gettempdir()) / "capacity-quick" if plan.quick else RESULTS)
     from waterdrum_hf._torch_plumbing import torch_threads
 
@@ -133,7 +158,7 @@ def main() -> None:
         "full_estimate_seconds": estimate_seconds(timings, token_seconds, Plan.of(False, 3)),
         "seconds": round(seconds, 1),
         "machine": f"{platform.machine()}, {platform.system()}",
-        "command": "python benchmarks/capacity.py" + (" --quick" if plan.quick else ""),
+        "command": command(plan),
     }
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
@@ -141,6 +166,16 @@ def main() -> None:
     plot(results, out / "capacity.png")
     print(markdown(results))
     print(f"wrote {out}/results.md, results.json and capacity.png in {seconds / 60:.1f} min")
+
+
+def command(plan: Plan) -> str:
+    """The command line that runs ``plan``."""
+    if plan.quick:
+        return "python benchmarks/capacity.py --quick"
+    return (
+        f"python benchmarks/capacity.py --seeds {len(plan.seeds)} --sizes {','.join(plan.sizes)} "
+        f"--epochs {','.join(map(str, plan.epochs))}"
+    )
 
 
 def base_config(plan: Plan, cache_from: Path, progress: bool) -> Any:

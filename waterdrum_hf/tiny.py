@@ -8,7 +8,7 @@ download. ``load()`` trains a byte-level BPE tokenizer and a ~1M-parameter
 
 Larger variants of the same recipe (same tokenizer, corpus, seed and steps; wider and deeper,
 with a lower learning rate) come from ``load(size=...)``: :data:`SIZES` names them (``"1m"``,
-the default build, ``"4m"`` and ``"16m"``, which takes about 20 minutes on one CPU thread), and
+the default build, ``"4m"`` and ``"16m"``, which takes about 25 minutes on one CPU thread), and
 a :class:`TinySize` describes any other. Each is built once into a folder of its own; the
 default's folder name does not change.
 
@@ -115,8 +115,8 @@ SIZES: dict[str, TinySize] = {
 }
 """Named sizes for :func:`load` (parameter counts with the 4096-token vocabulary). All
 pretrain for the default's 1400 steps (the same tokens); on one CPU thread the default takes
-about a minute, ``"4m"`` about 5 and ``"16m"`` about 20. Wider models take a lower learning
-rate."""
+about a minute, ``"4m"`` about 7 and ``"16m"`` about 25 (estimated from measured seconds per
+trained token; benchmarks/capacity.py). Wider models take a lower learning rate."""
 
 
 def load(
