@@ -89,12 +89,12 @@ class TinySize:
     to the parameter count: the default build takes about a minute on one CPU thread.
     """
 
-    hidden_size: int = 128
-    intermediate_size: int = 256
-    num_layers: int = 2
-    num_heads: int = 4
-    steps: int = 1400
-    learning_rate: float = 3e-3
+    hidden_size: int = _Recipe.hidden_size  # defaults: the default build's
+    intermediate_size: int = _Recipe.intermediate_size
+    num_layers: int = _Recipe.num_layers
+    num_heads: int = _Recipe.num_heads
+    steps: int = _Recipe.steps
+    learning_rate: float = _Recipe.learning_rate
 
     def __post_init__(self) -> None:
         for field in fields(self):

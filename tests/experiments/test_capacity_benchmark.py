@@ -116,3 +116,18 @@ def test_estimate_scales_the_measured_cost_to_the_full_plan(capacity):
     steps = tiny.SIZES["4m"].steps  # only 4m is pretrained: 1m is the default build
     assert got["pretrain"] == pytest.approx(steps * 256 * 3e-4)
     assert got["total"] == pytest.approx(got["calibrate"] + got["pretrain"])
+
+
+def test_plan_checks_sizes_and_names_its_command(capacity):
+    plan = capacity.Plan.of(False, 3, ("1m", "4m"), (10, 30))
+    assert plan.seeds == (0, 1, 2) and plan.fractions == capacity.FRACTIONS
+    assert capacity.command(plan) == (
+        "python benchmarks/capacity.py --seeds 3 --sizes 1m,4m --epochs 10,30"
+    )
+    assert capacity.command(capacity.Plan.of(True, 3)).endswith("--quick")
+    with pytest.raises(ValueError, match="--sizes must include 1m"):
+        capacity.Plan.of(False, 3, ("4m", "16m"))
+    with pytest.raises(ValueError, match="--sizes must include 1m"):
+        capacity.Plan.of(False, 3, ("1m", "2m"))
+    with pytest.raises(ValueError, match="--epochs must be positive"):
+        capacity.Plan.of(False, 3, ("1m",), (0,))
