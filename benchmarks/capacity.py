@@ -33,8 +33,9 @@ shortfall, cells with less carry-over have higher R².
 
 Cost: each run ends with an estimate of the full run's CPU time (``full_estimate_seconds`` in
 results.json), scaled from its own stage timings by each size's measured seconds per trained
-token. The quick run on a busy 2-core machine (one thread) estimated 3.7 hours for the full run
-(16m: 3.2 hours of it, its pretraining 26 minutes) and 54 minutes for ``--sizes 1m,4m``. The
+token. Two quick runs on a busy 2-core machine (one thread) estimated 2.9 and 3.7 hours for the
+full run (16m about 80 % of it, its pretraining about 25 minutes) and 50 to 54 minutes for
+``--sizes 1m,4m``. The
 ``4m`` and ``16m`` variants are pretrained once (cached under ``$HF_HOME``); with the default
 ``--cache-from`` the reproduction's matching models (``1m`` at 30 epochs) are reused.
 """
