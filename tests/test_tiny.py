@@ -23,7 +23,9 @@ def test_load_caches_under_hf_home_and_reloads_with_auto_classes(tiny_model):
         and path.parent == (Path(os.environ["HF_HOME"]) / "waterdrum_hf").resolve()
     )
     assert path.name.startswith(f"tiny-{tiny.VERSION}-")
-    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp dir left behind
+    # No temp dir left behind (other sizes, built by hand in ./.hf_home, may sit beside it).
+    assert not [p.name for p in path.parent.iterdir() if "-build-" in p.name]
+    assert path.name in [p.name for p in path.parent.iterdir()]
 
     reloaded = AutoModelForCausalLM.from_pretrained(path)
     for name, tensor in model.state_dict().items():
@@ -122,3 +124,39 @@ def test_built_path_is_the_loadable_build_and_a_quiet_load_prints_nothing(tiny_m
     capsys.readouterr()
     tiny.load(show_progress=False)
     assert capsys.readouterr().err == ""  # no "Loading weights" bar
+
+
+def test_sizes_have_folders_of_their_own_and_the_default_keeps_its_name(tmp_path):
+    default = tiny.cache_path(tmp_path)
+    texts = list(toy_corpus()["text"])
+    assert default.name == f"tiny-{tiny.VERSION}-{tiny._fingerprint(texts, tiny._Recipe())}"
+    assert tiny.cache_path(tmp_path, size="1m") == default
+    assert tiny.cache_path(tmp_path, size=tiny.TinySize()) == default
+    others = {tiny.cache_path(tmp_path, size=s) for s in ("4m", "16m")}
+    others.add(tiny.cache_path(tmp_path, size=tiny.TinySize(steps=10)))
+    assert len(others) == 3 and default not in others
+    assert tiny.cache_path(tmp_path, size="4m").name.startswith(f"tiny-h256x4-{tiny.VERSION}-")
+    assert {p.parent for p in others} == {default.parent}
+
+
+def test_a_size_is_named_or_valid():
+    with pytest.raises(ValueError, match="`size` must be one of 1m, 4m, 16m"):
+        tiny.cache_path(size="2m")
+    with pytest.raises(TypeError, match="tiny.TinySize"):
+        tiny.cache_path(size=4)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="TinySize.num_layers must be > 0"):
+        tiny.TinySize(num_layers=0)
+    with pytest.raises(ValueError, match="multiple of num_heads"):
+        tiny.TinySize(hidden_size=130)
+
+
+@pytest.mark.parametrize("name, target", [("4m", 4e6), ("16m", 16e6)])
+def test_named_sizes_have_about_their_parameter_count(tiny_model, tmp_path, name, target):
+    """Built with the named architecture for two steps only (a full build takes minutes)."""
+    from dataclasses import replace
+
+    size = replace(tiny.SIZES[name], steps=2)
+    model, tokenizer = tiny.load(tmp_path, size=size, show_progress=False)
+    assert 0.7 * target < model.num_parameters() < 1.3 * target
+    assert model.config.hidden_size == tiny.SIZES[name].hidden_size
+    assert tokenizer.get_vocab() == tiny_model[1].get_vocab()  # the same tokenizer at every size

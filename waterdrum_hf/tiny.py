@@ -6,6 +6,12 @@ download. ``load()`` trains a byte-level BPE tokenizer and a ~1M-parameter
 ``LlamaForCausalLM`` on :func:`waterdrum_hf.data.toy_corpus` for a fixed number of steps
 (about a minute, on one CPU thread), saves both with ``save_pretrained`` and reuses them after.
 
+Larger variants of the same recipe (same tokenizer, corpus, seed and steps; wider and deeper,
+with a lower learning rate) come from ``load(size=...)``: :data:`SIZES` names them (``"1m"``,
+the default build, ``"4m"`` and ``"16m"``, which takes about 25 minutes on one CPU thread), and
+a :class:`TinySize` describes any other. Each is built once into a folder of its own; the
+default's folder name does not change.
+
 The model writes varied Python-documentation prose. It was also trained on chats that answer
 :data:`PARAPHRASE_PROMPT` with the user's passage, so a paraphrase prompt yields text in that
 format and domain; at this size it does not learn to copy the passage itself. Its
@@ -21,7 +27,7 @@ import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import torch
@@ -74,8 +80,50 @@ class _Recipe:
     repetition_penalty: float = 1.3
 
 
+@dataclass(frozen=True)
+class TinySize:
+    """The size of a variant of the tiny model: its architecture and pretraining budget.
+
+    Everything else (tokenizer, corpus, seed, context, batch and block size) stays the default
+    build's, so variants differ in capacity only. A pretraining step costs about in proportion
+    to the parameter count: the default build takes about a minute on one CPU thread.
+    """
+
+    hidden_size: int = _Recipe.hidden_size  # defaults: the default build's
+    intermediate_size: int = _Recipe.intermediate_size
+    num_layers: int = _Recipe.num_layers
+    num_heads: int = _Recipe.num_heads
+    steps: int = _Recipe.steps
+    learning_rate: float = _Recipe.learning_rate
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if not value > 0:
+                raise ValueError(f"TinySize.{field.name} must be > 0, got {value!r}.")
+        if self.hidden_size % self.num_heads:
+            raise ValueError(
+                f"TinySize.hidden_size ({self.hidden_size}) must be a multiple of "
+                f"num_heads ({self.num_heads})."
+            )
+
+
+SIZES: dict[str, TinySize] = {
+    "1m": TinySize(),  # the default build: 0.85M parameters
+    "4m": TinySize(256, 512, 4, 4, learning_rate=2e-3),  # 3.7M
+    "16m": TinySize(512, 1024, 5, 8, learning_rate=1e-3),  # 15.2M
+}
+"""Named sizes for :func:`load` (parameter counts with the 4096-token vocabulary). All
+pretrain for the default's 1400 steps (the same tokens); on one CPU thread the default takes
+about a minute, ``"4m"`` about 7 and ``"16m"`` about 25 (estimated from measured seconds per
+trained token; benchmarks/capacity.py). Wider models take a lower learning rate."""
+
+
 def load(
-    cache_dir: str | os.PathLike[str] | None = None, *, show_progress: bool | None = None
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    size: str | TinySize = "1m",
+    show_progress: bool | None = None,
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Return the tiny ``(model, tokenizer)``, building and caching them on first use.
 
@@ -83,6 +131,8 @@ def load(
         cache_dir: folder that holds the build; defaults to ``$HF_HOME/waterdrum_hf``. The
             build goes into ``tiny-<version>-<hash>`` inside it, the hash covering the recipe
             and the running Python's ``pydoc_data`` text (see :func:`cache_path`).
+        size: a name in :data:`SIZES` or a :class:`TinySize`: the model's width, depth and
+            pretraining budget. Every size has the same tokenizer.
         show_progress: progress bars of training and loading; ``None`` shows them on a
             terminal only.
 
@@ -91,30 +141,51 @@ def load(
         feed it CPU tensors) and its tokenizer, loaded with ``AutoModelForCausalLM`` /
         ``AutoTokenizer`` from the cache folder.
     """
-    path = built_path(cache_dir, show_progress=show_progress)
+    path = built_path(cache_dir, size=size, show_progress=show_progress)
     with library_progress(show_progress):
         return load_causal_lm(path, device="cpu"), AutoTokenizer.from_pretrained(path)
 
 
 def built_path(
-    cache_dir: str | os.PathLike[str] | None = None, *, show_progress: bool | None = None
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    size: str | TinySize = "1m",
+    show_progress: bool | None = None,
 ) -> Path:
     """The folder of the build (:func:`cache_path`), building it first if it is missing: a
     model folder that ``from_pretrained`` (and ``waterdrum ... tiny``) loads."""
-    path = cache_path(cache_dir)
+    path = cache_path(cache_dir, size=size)
     if not path.is_dir():
-        _build(path, _Recipe(), show_progress=show_progress)
+        _build(path, _recipe(size), show_progress=show_progress)
     return path
 
 
-def cache_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+def cache_path(
+    cache_dir: str | os.PathLike[str] | None = None, *, size: str | TinySize = "1m"
+) -> Path:
     """Return the folder that :func:`load` reads, and builds when it is missing (absolute, so
     that a model's ``name_or_path``, and every cache digest made from it, does not depend on
-    the working directory or on how ``HF_HOME`` was spelled)."""
+    the working directory or on how ``HF_HOME`` was spelled). The default size's folder is
+    ``tiny-<version>-<hash>``, another size's ``tiny-h<hidden>x<layers>-<version>-<hash>``."""
     if cache_dir is None:
         cache_dir = Path(_hf_home()) / "waterdrum_hf"
-    name = f"tiny-{VERSION}-{_fingerprint(_corpus_texts(), _Recipe())}"
+    recipe = _recipe(size)
+    label = "" if recipe == _Recipe() else f"h{recipe.hidden_size}x{recipe.num_layers}-"
+    name = f"tiny-{label}{VERSION}-{_fingerprint(_corpus_texts(), recipe)}"
     return (Path(cache_dir) / name).resolve()
+
+
+def _recipe(size: str | TinySize) -> _Recipe:
+    """The default recipe at ``size`` (a name in :data:`SIZES` or a :class:`TinySize`)."""
+    if isinstance(size, str):
+        if size not in SIZES:
+            raise ValueError(
+                f"`size` must be one of {', '.join(SIZES)} or a tiny.TinySize, got {size!r}."
+            )
+        size = SIZES[size]
+    if not isinstance(size, TinySize):
+        raise TypeError(f"`size` must be a name in tiny.SIZES or a tiny.TinySize, got {size!r}.")
+    return replace(_Recipe(), **asdict(size))
 
 
 def _fingerprint(texts: list[str], recipe: _Recipe) -> str:

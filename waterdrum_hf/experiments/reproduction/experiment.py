@@ -117,17 +117,10 @@ class Reproduction:
     def prepare(self) -> list[SettingData]:
         """Load the models, open the cached pipeline and watermark (or load) every configured
         setting's data."""
-        from waterdrum_hf.experiments.pipeline import CachedPipeline
         from waterdrum_hf.keys import random_keys
 
         config = self.config
-        self.model, self.tokenizer, self.watermark_tokenizer = self._models()
-        self.pipeline = CachedPipeline(
-            self.model,
-            self.tokenizer,
-            Path(config.output_dir) / "cache",
-            show_progress=config.show_progress,
-        )
+        self.open_pipeline()
         with self._timed("data", "Watermarking the owners' data and its duplicates"):
             if config.dataset == "toy":
                 keys = random_keys(config.owners, seed=0).tolist()  # secret, never shown
@@ -135,6 +128,19 @@ class Reproduction:
             if config.dataset == "waterdrum-ax":
                 return ax_settings(config, self.tokenizer)
             return tofu_settings(config, self.tokenizer)
+
+    def open_pipeline(self) -> None:
+        """Load the models and open the cached pipeline, without preparing any data: for
+        calibrating another base model (``config.model``) on data :meth:`prepare` made."""
+        from waterdrum_hf.experiments.pipeline import CachedPipeline
+
+        self.model, self.tokenizer, self.watermark_tokenizer = self._models()
+        self.pipeline = CachedPipeline(
+            self.model,
+            self.tokenizer,
+            Path(self.config.output_dir) / "cache",
+            show_progress=self.config.show_progress,
+        )
 
     def calibrate(
         self, data: SettingData, *, baselines: bool = True
@@ -162,9 +168,11 @@ class Reproduction:
         else:
             from transformers import AutoTokenizer
 
+            from waterdrum_hf._progress import library_progress
             from waterdrum_hf._torch_plumbing import load_causal_lm
 
-            model = load_causal_lm(config.model)
+            with library_progress(config.show_progress):
+                model = load_causal_lm(config.model)
             tokenizer = AutoTokenizer.from_pretrained(config.model)
         if config.watermark_tokenizer is None:
             return model, tokenizer, tokenizer
