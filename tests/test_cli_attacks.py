@@ -194,6 +194,7 @@ def test_audit_scores_each_attack_beside_the_unattacked_texts(
     assert "truncation:0.5" in out and "+0.000" in out
     report = (tmp_path / "a" / "report.md").read_text()
     assert "forget under truncation:0.5" in report and "Text attacks (seed 0)" in report
+    assert "| AUROC before | AUROC under deletion:0.0 | AUROC under truncation:0.5 |" in report
     assert (tmp_path / "a" / "audits.png").is_file()
     shown = out + err + report + (tmp_path / "a" / "audits.json").read_text()
     assert all(str(k) not in shown for k in KEYS)

@@ -32,7 +32,7 @@ class AuditConfig:
 
     audits: tuple[str, ...] = flag(
         AUDITS,
-        f"Audits to run: any of {', '.join(AUDITS)} (none, '', with text attacks only).",
+        f"Audits to run: any of {', '.join(AUDITS)}; '' for none (text attacks only).",
     )
     relearn_share: float = flag(
         0.25,

@@ -47,7 +47,6 @@ def add_attack_options(parser: argparse.ArgumentParser, *, config_flags: bool = 
             nargs="+",
             type=attack_spec,
             metavar=METAVAR,
-            default=[],
             help="edit every completion before verification: STRENGTH (in [0, 1]) is the share "
             f"of each text's words affected; NAME is one of {', '.join(attacks.names())}; "
             "repeat to apply several, in order (e.g. --attack deletion:0.2 --attack "
@@ -110,9 +109,14 @@ def attacked(
     from waterdrum_hf import attacks
 
     return attacks.chain(
-        completions, args.attacks, attack_seed(args), tokenizer=vocabulary,
+        completions, attack_specs(args), attack_seed(args), tokenizer=vocabulary,
         paraphraser=paraphraser, source=source,
     )  # fmt: skip
+
+
+def attack_specs(args: argparse.Namespace) -> list[str]:
+    """The attacks of ``--attack``, in order (none when it is not given)."""
+    return list(args.attacks or [])
 
 
 def attack_seed(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 from waterdrum_hf.cli.attack_options import (
     add_attack_options,
     attack_seed,
+    attack_specs,
     attacked,
     check_attack_inputs,
 )
@@ -184,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
         owners = generations_owners(generations, owners, args.generations)
     forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
     config = scoring_config(args, len(owners) * (1 if args.generations else args.num_samples))
-    source = check_attack_inputs(args.attacks, args, has_model=bool(args.model))
+    source = check_attack_inputs(attack_specs(args), args, has_model=bool(args.model))
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_output_folder(args.out, "--out")  # an existing folder is fine: its files are replaced
     out = Path(args.out)
@@ -208,8 +209,8 @@ def run(args: argparse.Namespace) -> int:
         null_keys=config.null.keys if config.null else 0,
         scoring=config.to_dict(),
     )
-    if args.attacks:
-        settings.update(attacks=list(args.attacks), attack_seed=attack_seed(args))
+    if attack_specs(args):
+        settings.update(attacks=attack_specs(args), attack_seed=attack_seed(args))
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
@@ -238,15 +239,16 @@ def verified_completions(
         model, tokenizer = load_model(args.model, args.tokenizer)
         completions = sample(model, tokenizer, data, args)
         write_generations(Path(args.out) / "generations.jsonl", owners, completions)
-    if not args.attacks:
+    specs = attack_specs(args)
+    if not specs:
         return completions
-    if model is None and any(attacks.parse(s)[0] == "paraphrase" for s in args.attacks):
+    if model is None and any(attacks.parse(s)[0] == "paraphrase" for s in specs):
         model, tokenizer = load_model(args.model, args.tokenizer)  # the paraphraser
     completions = attacked(
         completions, args, watermark_tokenizer, (model, tokenizer) if model else None, source
     )
     write_generations(Path(args.out) / "attacked.jsonl", owners, completions)
-    print(f"attacks: {', '.join(args.attacks)} (seed {attack_seed(args)}), before verification")
+    print(f"attacks: {', '.join(specs)} (seed {attack_seed(args)}), before verification")
     return completions
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +56,15 @@ def audit_section(audits: AuditResults) -> list[str]:
                 )
         rows.append("| " + " | ".join(row) + " |")
     lines += rows + ["", "Retain values before and after the same audits:", ""]
-    header = ["model", "retain before", *(f"retain {audit_title(a)}" for a in names)]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    for model, entries in audits.models.items():
-        cells = [_set_cell(entries.get(a), "retain") for a in [BEFORE, *names]]
-        rows.append("| " + " | ".join([model, *cells]) + " |")
-    lines += rows + [""]
+    lines += _table(audits, "retain", lambda result: _set_cell(result, "retain")) + [""]
+    if any(r.separability_auroc is not None for e in audits.models.values() for r in e.values()):
+        lines += [
+            "Separability of forget and retain queries (D1 AUROC) before and after the same "
+            "audits:",
+            "",
+            *_table(audits, "AUROC", _auroc_cell),
+            "",
+        ]
     if "relearned" in names:
         lines.append(
             f"Relearning: {settings.get('relearn_steps')} steps at learning rate "
@@ -85,6 +88,28 @@ def audit_section(audits: AuditResults) -> list[str]:
             f"{check['weight_bytes_before'] / 1e6:.2f} MB -> {check['weight_bytes_after'] / 1e6:.2f} MB."
         )
     return lines
+
+
+def _table(
+    audits: AuditResults, what: str, cell: Callable[[WaterDrumResult | None], str]
+) -> list[str]:
+    """A markdown table: one row per model, ``cell`` of its result before and after each audit."""
+    names = [BEFORE, *audits.audits()]
+    header = ["model", *(f"{what} {'before' if a == BEFORE else audit_title(a)}" for a in names)]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for model, entries in audits.models.items():
+        rows.append("| " + " | ".join([model, *(cell(entries.get(a)) for a in names)]) + " |")
+    return rows
+
+
+def _auroc_cell(result: WaterDrumResult | None) -> str:
+    """The D1 AUROC, with its interval where one was computed."""
+    value = result.separability_auroc if result is not None else None
+    if result is None or value is None:
+        return "–"
+    low, high = result.separability_auroc_ci_low, result.separability_auroc_ci_high
+    interval = "" if low is None or high is None else f" {format_interval(low, high, '.3f')}"
+    return f"{value:.3f}{interval}"
 
 
 def _set_cell(result: WaterDrumResult | None, name: str) -> str:
