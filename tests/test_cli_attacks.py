@@ -121,6 +121,14 @@ def test_score_applies_several_attacks_in_order_with_their_seed(saved, capsys):
     # 30 words: 6 deleted, then 7 of the 24 pasted over, then 2 of the 24 cut.
     assert {len(s.split()) for q in expected for s in q} == {22}
     assert any("unwatermarked" in s for q in expected for s in q)
+    # The same from a YAML recipe (--config): a list of attacks.
+    (tmp_path / "recipe.yaml").write_text(
+        f"attack: [{', '.join(specs)}]\nattack_seed: 3\nattack_source: {tmp_path}/originals.txt\n"
+    )
+    argv = [*common, "--config", tmp_path / "recipe.yaml", "--out", tmp_path / "yaml"]
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    assert read_samples(tmp_path / "yaml" / "attacked.jsonl") == expected
 
 
 @pytest.mark.parametrize(
