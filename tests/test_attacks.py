@@ -268,3 +268,17 @@ def test_paraphrase_rewrites_the_share_without_the_watermark(tiny_model):
         assert same_start + same_end >= len(words) - attacks.affected(0.5, len(words))
     scores = [float(np.nanmean(verify_texts(t, keys, tokenizer))) for t in (texts, half, whole)]
     assert scores[0] > 0.5 and scores[0] > scores[1] > scores[2] and scores[2] < 0.25
+
+
+def test_chain_applies_each_attack_in_order_to_every_querys_samples():
+    samples = [[TEXT, TEXT], [TEXT]]
+    chained = attacks.chain(samples, ["deletion:0.2", "truncation:0.5"], seed=4)
+    flat = attacks.apply(attacks.apply([TEXT] * 3, "deletion", 0.2, 4), "truncation", 0.5, 4)
+    assert chained == [flat[:2], flat[2:]]
+    assert [len(s.split()) for q in chained for s in q] == [20, 20, 20]  # 50 - 10, then half
+    assert chained[0][0] != chained[0][1]  # repeated samples draw independently
+    assert attacks.chain(samples, [], seed=4) == samples
+    assert attacks.spec(*attacks.parse("deletion: 0.20")) == "deletion:0.2"
+    assert attacks.parse(attacks.spec("copy_paste", 1)) == ("copy_paste", 1.0)
+    with pytest.raises(ValueError, match="needs a paraphrasing `model`"):
+        attacks.chain(samples, ["paraphrase:0.5"])

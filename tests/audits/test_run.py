@@ -141,3 +141,63 @@ def test_a_killed_audit_resumes_from_its_cached_stages(tiny_model, texts, tmp_pa
     assert resumed.scalars() == straight.scalars()
     # Same weights under both names: relearning reads the same on both, before and after.
     assert resumed.excess("a", "relearned") == 0 == resumed.excess("a", "before")
+
+
+def test_text_attacks_score_each_models_own_completions_edited(tiny_model, texts):
+    from waterdrum_hf import attacks
+    from waterdrum_hf.metric import waterdrum_result
+
+    model, tokenizer = tiny_model
+    queries = completion_queries(texts[:4], tokenizer, prefix_tokens=8)
+    references = [FORGET, RETAIN] * 2
+    config = AuditConfig(
+        audits=(), attacks=["truncation:0.5", "deletion:0"], num_samples=2, max_new_tokens=12
+    )
+    scoring = WaterDrumConfig(null=NullConfig("analytic"))
+    data = AuditQueries(queries, references, [FORGET])
+    kept = {}
+
+    def cache(name, audit, settings, compute):
+        kept[name, audit] = settings, compute()
+        return kept[name, audit][1]
+
+    options = {"config": config, "scoring": scoring, "show_progress": False}
+    results = run_audits({"m": model}, tokenizer, data, **options, cache=cache)
+    assert results.audits() == ["truncation:0.5", "deletion:0.0"]
+    unedited = kept["m", "before"][1]["completions"]
+    settings, outcome = kept["m", "truncation:0.5"]
+    assert outcome["completions"] == attacks.chain(unedited, ["truncation:0.5"], seed=0)
+    assert settings["attack_seed"] == 0 and settings["audit"] == "truncation:0.5"
+    expected = waterdrum_result(
+        outcome["completions"], references, tokenizer, config=scoring, forget_ids=[FORGET]
+    )
+    assert results.forget("m", "truncation:0.5") == expected.forget.value
+    assert results.forget("m", "truncation:0.5") != results.forget("m", "before")
+    same = results.models["m"]
+    assert same["deletion:0.0"].scalars() == same["before"].scalars()  # deletion:0 edits nothing
+    assert results.settings["attacks"] == ("truncation:0.5", "deletion:0.0")
+    # Results given for the unperturbed model are kept; its completions are sampled for the
+    # attacks all the same, and read the same.
+    given = same["before"]
+    again = run_audits({"m": model}, tokenizer, data, **options, before={"m": given})
+    assert again.models["m"]["before"] == given and again.scalars() == results.scalars()
+    assert AuditResults.from_dict(results.to_dict()).scalars() == results.scalars()
+
+
+def test_text_attacks_are_checked_when_configured():
+    with pytest.raises(ValueError, match="NAME:STRENGTH, e.g. deletion:0.2"):
+        AuditConfig(attacks=("deletion",))
+    with pytest.raises(ValueError, match="'deletion:0.2' is given twice"):
+        AuditConfig(attacks=("deletion:0.2", "deletion: 0.20"))
+    with pytest.raises(TypeError, match="list of NAME:STRENGTH texts"):
+        AuditConfig(attacks="deletion:0.2")
+    with pytest.raises(ValueError, match="or `attacks` one text attack"):
+        AuditConfig(audits=())
+    assert AuditConfig(attacks=("insertion:0.1",), attack_seed=4).text_attack_seed() == 4
+    assert AuditConfig(seed=2).text_attack_seed() == 2
+    with pytest.raises(ValueError, match="pass attack_source"):
+        run_audits(
+            {"m": "/nonexistent/model/folder"}, None,
+            AuditQueries(["a query"], [FORGET], [FORGET]),
+            config=AuditConfig(audits=(), attacks=("copy_paste:0.2",)),
+        )  # fmt: skip

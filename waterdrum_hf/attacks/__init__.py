@@ -58,7 +58,7 @@ from waterdrum_hf.attacks.sources import (
 )
 from waterdrum_hf.attacks.words import Words, affected, text_rngs
 
-__all__ = ["affected", "apply", "names", "parse", "word_source"]
+__all__ = ["affected", "apply", "chain", "names", "parse", "spec", "word_source"]
 
 _NAMES = ("deletion", "substitution", "insertion", "copy_paste", "truncation", "paraphrase")
 
@@ -86,6 +86,45 @@ def parse(spec: str) -> tuple[str, float]:
             f"the strength in {spec!r} must be a number in [0, 1], e.g. {name}:0.2."
         ) from None
     return name, _checked_strength(value)
+
+
+def spec(name: str, strength: float) -> str:
+    """The ``"NAME:STRENGTH"`` form of an attack that :func:`parse` reads back (``"deletion:0.2"``)."""
+    return f"{name}:{float(strength)!r}"
+
+
+def chain(
+    samples: Sequence[Sequence[str]],
+    specs: Sequence[str],
+    seed: int = 0,
+    *,
+    tokenizer: Any = None,
+    paraphraser: tuple[Any, Any] | None = None,
+    source: Sequence[str] | None = None,
+    show_progress: bool | None = None,
+) -> list[list[str]]:
+    """Each query's samples after every attack of ``specs`` (``"NAME:STRENGTH"``), in order,
+    each attack editing all samples in one :func:`apply` with ``seed``: what a command
+    verifies instead of the samples.
+
+    Substitution and insertion draw whole words of ``tokenizer``'s vocabulary (of the samples
+    themselves without one); paraphrase rewrites with ``paraphraser``, a ``(model,
+    tokenizer)`` pair; copy_paste pastes from ``source`` (unwatermarked texts).
+    """
+    inputs: dict[str, dict[str, Any]] = {
+        "substitution": {"tokenizer": tokenizer},
+        "insertion": {"tokenizer": tokenizer},
+        "copy_paste": {"source": source},
+        "paraphrase": dict(zip(("model", "tokenizer"), paraphraser or (None, None), strict=True)),
+    }
+    sizes = [len(query) for query in samples]
+    flat = [text for query in samples for text in query]
+    for name, strength in map(parse, specs):
+        flat = apply(
+            flat, name, strength, seed, show_progress=show_progress, **inputs.get(name, {})
+        )
+    bounds = np.cumsum([0, *sizes]).tolist()
+    return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def apply(

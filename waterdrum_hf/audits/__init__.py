@@ -2,6 +2,9 @@
 
 - Relearning (:mod:`.relearning`): a few fine-tuning steps on a small slice of the forget set.
 - Quantization (:mod:`.quantization`): the weights stored in 8 or 4 bits.
+- Text attacks (:attr:`AuditConfig.attacks`, :mod:`waterdrum_hf.attacks`): each model's own
+  completions edited (e.g. ``deletion:0.2``) before verification: how far the metric holds
+  when the text it reads was edited.
 
 Each model is compared with the model retrained without the forget set, put through the same
 perturbation (:class:`AuditResults.excess`): a forget value that rises above the retrained
@@ -12,7 +15,7 @@ model's after the same steps means the unlearned model still held the data. Run 
 from waterdrum_hf.audits.config import AUDITS, QUANTIZATION_BITS, AuditConfig
 from waterdrum_hf.audits.quantization import QuantizationCheck, check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
-from waterdrum_hf.audits.results import AUDIT_TITLES, BEFORE, AuditResults
+from waterdrum_hf.audits.results import AUDIT_TITLES, BEFORE, AuditResults, audit_title
 from waterdrum_hf.audits.run import AuditQueries, check_audits, default_scoring, run_audits
 
 __all__ = [
@@ -23,6 +26,7 @@ __all__ = [
     "AuditConfig",
     "AuditQueries",
     "AuditResults",
+    "audit_title",
     "QuantizationCheck",
     "check_audits",
     "check_backend",

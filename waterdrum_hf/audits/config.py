@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from waterdrum_hf import attacks as text_attacks
 from waterdrum_hf._fields import flag
 from waterdrum_hf._validation import check_positive_fields, check_positive_int
 from waterdrum_hf.sampling import SamplingConfig
@@ -24,10 +26,14 @@ class AuditConfig:
     Relearning fine-tunes a copy of each model for ``relearn_steps`` optimizer steps on the
     first ``relearn_share`` of the forget set's texts; quantization stores each model's linear
     weights in ``quantization_bits`` bits. Every perturbed model is sampled and scored like the
-    original (same queries, samples, seed and scoring).
+    original (same queries, samples, seed and scoring). Each text attack of ``attacks``
+    (``NAME:STRENGTH``) edits each model's unperturbed completions, scored beside them.
     """
 
-    audits: tuple[str, ...] = flag(AUDITS, f"Audits to run: any of {', '.join(AUDITS)}.")
+    audits: tuple[str, ...] = flag(
+        AUDITS,
+        f"Audits to run: any of {', '.join(AUDITS)}; '' for none (text attacks only).",
+    )
     relearn_share: float = flag(
         0.25,
         (
@@ -47,6 +53,17 @@ class AuditConfig:
             "weights); each needs torchao and a device its kernels support."
         ),
     )
+    attacks: tuple[str, ...] = flag(
+        (),
+        (
+            "Text attacks, each NAME:STRENGTH (e.g. deletion:0.2; names: "
+            f"{', '.join(text_attacks.names())}): each is its own audit, every model's unperturbed "
+            "completions edited (waterdrum_hf.attacks) and scored beside the unedited ones."
+        ),
+        aliases=["--attack"],
+        repeatable=True,
+    )
+    attack_seed: int | None = flag(None, "Seed of the text attacks (default: seed).")
     num_samples: int = flag(4, "Completions sampled per query when scoring.")
     max_new_tokens: int = flag(96, "Tokens generated per completion.")
     batch_size: int = flag(
@@ -57,8 +74,12 @@ class AuditConfig:
     _argument_group_name: ClassVar[str] = "AuditConfig options"  # HfArgumentParser's section
 
     def __post_init__(self) -> None:
-        if not self.audits:
-            raise ValueError(f"`audits` must name at least one of {', '.join(AUDITS)}.")
+        object.__setattr__(self, "attacks", _checked_attacks(self.attacks))
+        if not self.audits and not self.attacks:
+            raise ValueError(
+                f"`audits` must name at least one of {', '.join(AUDITS)}, or `attacks` one "
+                "text attack."
+            )
         unknown = [a for a in self.audits if a not in AUDITS]
         if unknown:
             raise ValueError(f"unknown audit {unknown[0]!r}; known: {', '.join(AUDITS)}.")
@@ -75,6 +96,8 @@ class AuditConfig:
             "batch_size",
         )
         check_positive_int(self.seed, "seed", minimum=0)
+        if self.attack_seed is not None:
+            check_positive_int(self.attack_seed, "attack_seed", minimum=0)
         if "quantization" in self.audits:
             if not self.quantization_bits:
                 raise ValueError("`quantization_bits` must name 8 and/or 4.")
@@ -93,8 +116,24 @@ class AuditConfig:
 
     def audit_names(self) -> list[str]:
         """The perturbed models each audited model gets, in order: ``relearned``, ``int8``,
-        ``int4`` (as asked)."""
+        ``int4`` (as asked); the text attacks (:attr:`attacks`) come after them."""
         names = ["relearned"] if "relearning" in self.audits else []
         if "quantization" in self.audits:
             names += [f"int{bits}" for bits in self.quantization_bits]
         return names
+
+    def text_attack_seed(self) -> int:
+        """The seed of the text attacks: ``attack_seed``, else ``seed``."""
+        return self.seed if self.attack_seed is None else self.attack_seed
+
+
+def _checked_attacks(specs: Iterable[str]) -> tuple[str, ...]:
+    """The text attacks, each checked by :func:`waterdrum_hf.attacks.parse` and written as
+    :func:`waterdrum_hf.attacks.spec` writes it (the audit's name); none twice."""
+    if isinstance(specs, str):
+        raise TypeError("`attacks` must be a list of NAME:STRENGTH texts, e.g. ['deletion:0.2'].")
+    found = tuple(text_attacks.spec(*text_attacks.parse(text)) for text in specs)
+    twice = [s for i, s in enumerate(found) if s in found[:i]]
+    if twice:
+        raise ValueError(f"the text attack {twice[0]!r} is given twice in `attacks`.")
+    return found

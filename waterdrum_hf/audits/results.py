@@ -26,13 +26,20 @@ AUDIT_TITLES: Mapping[str, str] = {
 """How the report names each perturbed model."""
 
 
+def audit_title(audit: str) -> str:
+    """How the report names an audit: :data:`AUDIT_TITLES`, or ``under NAME:STRENGTH`` for a
+    text attack (named by its spec)."""
+    return AUDIT_TITLES.get(audit, f"under {audit}")
+
+
 @dataclass(frozen=True)
 class AuditResults:
     """Each audited model's results by perturbation, and the settings that produced them.
 
     Attributes:
-        models: ``{model: {"before": result, "relearned": result, "int8": ..., "int4": ...}}``
-            (the perturbations that were run).
+        models: ``{model: {"before": result, "relearned": result, "int8": ..., "int4": ...,
+            "deletion:0.2": ...}}`` (the perturbations that were run; a text attack by its
+            ``NAME:STRENGTH``).
         retrained: the model every other is compared with (``None``: no comparison).
         settings: the audits' settings (:class:`~waterdrum_hf.audits.AuditConfig`), the size of
             the relearning slice and what each quantization changed (no keys, no texts).

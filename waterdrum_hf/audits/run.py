@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from waterdrum_hf import attacks as text_attacks
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._validation import check_string_list
 from waterdrum_hf.audits.config import AuditConfig
@@ -36,6 +38,7 @@ class AuditQueries:
         forget_ids: the owners who asked to be forgotten.
         forget_texts: the forget set's training texts (relearning fine-tunes on a slice).
         owner_names: display names by owner id (ids are secret; never shown).
+        attack_source: unwatermarked texts that a copy_paste text attack pastes from.
     """
 
     queries: Sequence[str]
@@ -43,6 +46,7 @@ class AuditQueries:
     forget_ids: Sequence[int]
     forget_texts: Sequence[str] = ()
     owner_names: Mapping[int, str] | None = None
+    attack_source: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         queries = check_string_list(self.queries, "queries")
@@ -80,11 +84,12 @@ def run_audits(
         config: what the audits do (:class:`AuditConfig`; its defaults when ``None``).
         scoring: how every model is scored (:class:`~waterdrum_hf.WaterDrumConfig`); default:
             Waterfall with an empirical null of 100 keys seeded with ``config.seed``.
-        watermark_tokenizer: the tokenizer that watermarked the data (default: ``tokenizer``).
+        watermark_tokenizer: the tokenizer that watermarked the data (default: ``tokenizer``);
+            substitution and insertion attacks draw whole words of its vocabulary.
         retrained: the name in ``models`` of the model retrained without the forget set, the
             comparison for every other (``None`` or absent: no comparison).
         before: results already computed for the unperturbed models with the same settings
-            (otherwise they are sampled and scored here).
+            (otherwise they are sampled and scored here; text attacks sample them again).
         cache: keeps each perturbed model's completions (:data:`Cache`), so that a killed run
             resumes; default: none.
         show_progress: progress bars (``None``: on a terminal).
@@ -93,8 +98,9 @@ def run_audits(
     scoring = scoring or default_scoring(config)
     if not models:
         raise ValueError("no model to audit: pass models={name: model or folder}")
-    texts = check_audits(config, queries.forget_texts)
-    perturbations = _perturbations(config, tokenizer, texts, show_progress)
+    texts = check_audits(config, queries.forget_texts, queries.attack_source)
+    watermark_tokenizer = watermark_tokenizer or tokenizer
+    stages = _stages(config, tokenizer, watermark_tokenizer, queries, texts, show_progress)
     sampling = {
         "queries": queries.queries,
         "num_samples": config.num_samples,
@@ -105,28 +111,22 @@ def run_audits(
     cache = cache or (lambda model, audit, settings, compute: compute())
     found: dict[str, dict[str, WaterDrumResult]] = {}
     checks: dict[str, dict[str, int]] = {}
-    score = _scorer(queries, watermark_tokenizer or tokenizer, scoring)
+    unedited: dict[str, list[list[str]]] = {}  # each model's completions before any audit
+    score = _scorer(queries, watermark_tokenizer, scoring)
     before = before or {}
     steps = [
-        (m, a) for m in models for a in [BEFORE, *perturbations] if a != BEFORE or m not in before
+        (m, a) for m in models for a in stages if a != BEFORE or m not in before or config.attacks
     ]
     for name, audit in progress_bar(steps, desc="Audits", enabled=show_progress):
+        settings, make = stages[audit]
+        compute = partial(make, models[name], unedited.get(name))
+        outcome = cache(name, audit, {"audit": audit, **settings, **sampling}, compute)
         if audit == BEFORE:
-            settings = {"audit": BEFORE, **sampling}
-        else:
-            settings = {"audit": audit, **perturbations[audit][0], **sampling}
-
-        def compute(model: Any = models[name], audit: str = audit) -> dict[str, Any]:
-            perturbed, kept = (
-                (_loaded(model), {}) if audit == BEFORE else perturbations[audit][1](model)
-            )
-            completions = _sample(perturbed, tokenizer, queries.queries, config, show_progress)
-            return {"completions": completions, **kept}
-
-        outcome = cache(name, audit, settings, compute)
+            unedited[name] = outcome["completions"]
         if "quantization" in outcome:
             checks.setdefault(audit, outcome["quantization"])
-        found.setdefault(name, {})[audit] = score(outcome["completions"])
+        if audit != BEFORE or name not in before:
+            found.setdefault(name, {})[audit] = score(outcome["completions"])
     for name in models:
         if name in before:
             found[name] = {BEFORE: replace(before[name], scores=None), **found.get(name, {})}
@@ -137,14 +137,18 @@ def run_audits(
             **asdict(config),
             "scoring": scoring.to_dict(),
             "relearn_texts": len(texts),
+            **({"attack_seed": config.text_attack_seed()} if config.attacks else {}),
             **({"quantization_checks": checks} if checks else {}),
         },
     )
 
 
-def check_audits(config: AuditConfig, forget_texts: Sequence[str]) -> list[str]:
+def check_audits(
+    config: AuditConfig, forget_texts: Sequence[str], attack_source: Sequence[str] = ()
+) -> list[str]:
     """What the audits of ``config`` need, checked at once (one clear line each): forget texts
-    for relearning, a quantization backend for each width. Returns the relearning slice."""
+    for relearning, a quantization backend for each width, unwatermarked ``attack_source``
+    texts for a copy_paste attack. Returns the relearning slice."""
     texts = (
         relearning_slice(forget_texts, config.relearn_share)
         if "relearning" in config.audits
@@ -153,7 +157,81 @@ def check_audits(config: AuditConfig, forget_texts: Sequence[str]) -> list[str]:
     if "quantization" in config.audits:
         for bits in config.quantization_bits:
             check_backend(bits)
+    pastes = any(text_attacks.parse(spec)[0] == "copy_paste" for spec in config.attacks)
+    if pastes and not check_string_list(attack_source, "attack_source"):
+        raise ValueError(
+            "the copy_paste attack pastes unwatermarked text: pass attack_source (e.g. "
+            "the original passages or a base model's completions)"
+        )
     return texts
+
+
+Stage = tuple[dict[str, Any], Callable[[Any, list[list[str]] | None], dict[str, Any]]]
+"""An audit's settings (for the cache) and ``make(model, unedited)``: from a model (or its
+folder) and its completions before any audit (``None`` for ``before`` itself), the audit's
+completions and what to keep beside them."""
+
+
+def _stages(
+    config: AuditConfig,
+    tokenizer: Any,
+    watermark_tokenizer: Any,
+    queries: AuditQueries,
+    texts: list[str],
+    show_progress: bool | None,
+) -> dict[str, Stage]:
+    """Every audit by name, ``before`` first, then the perturbed models
+    (:meth:`AuditConfig.audit_names`), then the text attacks."""
+
+    def sampled(model: Any, kept: dict[str, Any] | None = None) -> dict[str, Any]:
+        completions = _sample(model, tokenizer, queries.queries, config, show_progress)
+        return {"completions": completions, **(kept or {})}
+
+    found: dict[str, Stage] = {BEFORE: ({}, lambda model, unedited: sampled(_loaded(model)))}
+    perturbations = _perturbations(config, tokenizer, texts, show_progress)
+    for name, (settings, perturb) in perturbations.items():
+
+        def make(model: Any, unedited: Any, perturb: Any = perturb) -> dict[str, Any]:
+            return sampled(*perturb(model))
+
+        found[name] = (settings, make)
+    for spec in config.attacks:
+        found[spec] = _attack_stage(
+            spec, config, tokenizer, watermark_tokenizer, queries.attack_source, show_progress
+        )
+    return found
+
+
+def _attack_stage(
+    spec: str,
+    config: AuditConfig,
+    tokenizer: Any,
+    watermark_tokenizer: Any,
+    source: Sequence[str],
+    show_progress: bool | None,
+) -> Stage:
+    """The text attack ``spec`` as an audit: the model's unedited completions edited (words of
+    the watermark tokenizer's vocabulary; paraphrased by the model itself)."""
+    from waterdrum_hf._fingerprint import json_digest
+
+    name = text_attacks.parse(spec)[0]
+    seed = config.text_attack_seed()
+    settings: dict[str, Any] = {"attack_seed": seed}
+    if name in ("substitution", "insertion"):
+        settings["vocabulary"] = getattr(watermark_tokenizer, "name_or_path", None)
+    if name == "copy_paste":
+        settings["source"] = json_digest(list(source))
+
+    def make(model: Any, unedited: list[list[str]] | None) -> dict[str, Any]:
+        assert unedited is not None  # `before` runs first for every model
+        paraphraser = (_loaded(model), tokenizer) if name == "paraphrase" else None
+        edited = text_attacks.chain(
+            unedited, [spec], seed, tokenizer=watermark_tokenizer, paraphraser=paraphraser,
+            source=list(source) or None, show_progress=show_progress,
+        )  # fmt: skip
+        return {"completions": edited}
+
+    return settings, make
 
 
 def _perturbations(

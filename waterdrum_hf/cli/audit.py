@@ -1,4 +1,5 @@
-"""``waterdrum audit``: does the unlearning hold under relearning and quantization?"""
+"""``waterdrum audit``: does the unlearning hold under relearning and quantization, and the
+metric under text attacks?"""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from waterdrum_hf.cli.attack_options import ATTACK_READING, add_attack_options, check_attack_inputs
 from waterdrum_hf.cli.files import check_output_folder
 from waterdrum_hf.cli.models import load_tokenizer_option, resolve_model_name, watermark_ids
 from waterdrum_hf.cli.parsing import CliError, add_no_progress, config_from_options, config_parser
@@ -16,7 +18,9 @@ DESCRIPTION = (
     "Perturb each model and score it again on the same queries: relearning fine-tunes it for a "
     "few steps on a slice of the forget owners' texts (the dataset's rows of the forget ids), "
     "quantization stores its weights in 8 or 4 bits (torchao). The model retrained without the "
-    "forget set (--retrained), put through the same audits, is the line to beat. Writes "
+    "forget set (--retrained), put through the same audits, is the line to beat. Each --attack "
+    "NAME:STRENGTH edits every model's completions before verification, scored beside the "
+    "unedited ones (--audits '' for the attacks only). Writes "
     "audits.json and a report (report.json, report.md, audits.png). Each perturbed model's "
     "completions are cached in OUT/cache, so a re-run resumes. Every AuditConfig field is a "
     "flag."
@@ -27,8 +31,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     from waterdrum_hf.audits import AuditConfig
 
     parser = commands.add_parser(
-        "audit", help="relearning and quantization audits of unlearned models",
-        description=DESCRIPTION, parents=[config_parser(AuditConfig)],
+        "audit", help="relearning, quantization and text-attack audits of unlearned models",
+        description=DESCRIPTION,
+        parents=[config_parser(AuditConfig, readings={"attacks": ATTACK_READING})],
     )  # fmt: skip
     parser.add_argument(
         "--model",
@@ -47,6 +52,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     add_data_options(parser)
     add_scoring_options(parser)
+    add_attack_options(parser, config_flags=False)  # --attack, --attack-seed: AuditConfig's
     parser.add_argument("--out", required=True, help="folder of the report")
     add_no_progress(parser)
     parser.set_defaults(run=run, parser=parser, resumes=True)  # stages cached in OUT/cache
@@ -66,14 +72,19 @@ def run(args: argparse.Namespace) -> int:
     if not forget_ids:
         raise CliError("the audits measure the forget set: give --forget-ids or --forget-ids-file")
     forget_texts = relearning_texts(rows, owners, forget_ids, config, args)
-    check_audits(config, forget_texts)
+    source = check_attack_inputs(config.attacks, args, has_model=True)
+    check_audits(config, forget_texts, source or ())
     # The audits' null by default: the empirical one (100 keys), as the audits' own default.
     scoring = scoring_config(args, len(rows) * config.num_samples, default_null="empirical")
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     tokenizer = load_tokenizer_option(args.tokenizer or next(iter(models.values())), "tokenizer")
     check_output_folder(args.out, "--out")
     queries = AuditQueries(
-        make_queries(rows, tokenizer, args), owners, forget_ids, forget_texts=forget_texts
+        make_queries(rows, tokenizer, args),
+        owners,
+        forget_ids,
+        forget_texts=forget_texts,
+        attack_source=source or (),
     )
     results = run_audits(
         models,
@@ -126,7 +137,7 @@ def relearning_texts(
 
 def print_table(results: Any) -> None:
     """Each model's forget and retain values per audit, and its excess over the retrained."""
-    print(f"{'model':>12}  {'audit':>10}  {'forget':>7}  {'retain':>7}  excess over retrained")
+    print(f"{'model':>12}  {'audit':>16}  {'forget':>7}  {'retain':>7}  excess over retrained")
     for name, entries in results.models.items():
         for audit, result in entries.items():
             cells = [
@@ -134,7 +145,7 @@ def print_table(results: Any) -> None:
             ]
             excess = results.excess(name, audit) if name != "retrained" else None
             shown = "" if excess is None else f"{excess:+.3f}"
-            print(f"{name:>12}  {audit:>10}  {cells[0]}  {cells[1]}  {shown}")
+            print(f"{name:>12}  {audit:>16}  {cells[0]}  {cells[1]}  {shown}")
 
 
 def named_models(specs: list[str], retrained: str | None) -> dict[str, str]:

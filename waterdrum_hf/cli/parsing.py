@@ -100,6 +100,12 @@ def comma_separated(kind: type) -> Reading:
     return Reading(read, lambda value: ",".join(str(item) for item in value) or "''", "A,B,...")
 
 
+def repeated(kind: type) -> Reading:
+    """The reading of a repeatable ``tuple[kind, ...]`` field (``flag(repeatable=True)``): one
+    value per item, ``--x a b --x c``."""
+    return Reading(kind, lambda value: " ".join(str(item) for item in value) or "none", "X")
+
+
 def config_parser(
     cls: Any,  # a config dataclass (HfArgumentParser types it as Any)
     *,
@@ -115,7 +121,8 @@ def config_parser(
       :func:`config_from_options`, so ``cls``'s own defaults apply (or ``quick``'s, the defaults
       of ``cls.quick``); the help shows both;
     - a ``tuple[X, ...]`` field reads ``a,b,c`` (HfArgumentParser would split a string into
-      characters); ``readings`` replaces how a field is read and shown;
+      characters), a repeatable one ``a b --x c``; ``readings`` replaces how a field is read
+      and shown;
     - ``%`` in a help is escaped (argparse %-formats help; HfArgumentParser does not escape).
     """
     from transformers import HfArgumentParser
@@ -125,7 +132,9 @@ def config_parser(
     specs = {spec.name: spec for spec in dataclasses.fields(cls)}
     readings = {
         **{
-            name: comma_separated(typing.get_args(hint)[0])
+            name: (repeated if specs[name].metadata.get("action") == "extend" else comma_separated)(
+                typing.get_args(hint)[0]
+            )
             for name, hint in hints.items()
             if typing.get_origin(hint) is tuple
         },

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from waterdrum_hf.cli.attack_options import (
+    add_attack_options,
+    attack_seed,
+    attack_specs,
+    attacked,
+    check_attack_inputs,
+)
 from waterdrum_hf.cli.files import check_output_folder, read_table, require_columns
+from waterdrum_hf.cli.generations import (
+    Generations,
+    generations_owners,
+    read_generations,
+    write_generations,
+)
 from waterdrum_hf.cli.models import load_model, load_tokenizer_option, watermark_ids
 from waterdrum_hf.cli.parsing import CliError, positive, positive_or_auto
 from waterdrum_hf.cli.scoring_options import (
@@ -122,6 +134,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=positive(0), default=0, help="sampling seed")
     add_scoring_options(parser)
+    add_attack_options(parser)
     parser.add_argument("--name", default="model", help="the model's name in the report")
     parser.add_argument(
         "--generations",
@@ -157,7 +170,7 @@ def row_owners(rows: Any, args: argparse.Namespace) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from waterdrum_hf.metric import owner_display_names, waterdrum_result
+    from waterdrum_hf.metric import waterdrum_result
     from waterdrum_hf.report import write_report
 
     if not args.model and not args.generations:
@@ -172,18 +185,11 @@ def run(args: argparse.Namespace) -> int:
         owners = generations_owners(generations, owners, args.generations)
     forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
     config = scoring_config(args, len(owners) * (1 if args.generations else args.num_samples))
+    source = check_attack_inputs(attack_specs(args), args, has_model=bool(args.model))
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_output_folder(args.out, "--out")  # an existing folder is fine: its files are replaced
     out = Path(args.out)
-    if generations is not None:
-        completions = generations.completions
-    else:
-        model, tokenizer = load_model(args.model, args.tokenizer)
-        completions = sample(model, tokenizer, data, args)
-        names = owner_display_names(owners, None)
-        with open(out / "generations.jsonl", "w") as handle:  # saved before scoring can fail
-            for owner, samples in zip(owners, completions, strict=True):
-                handle.write(json.dumps({"owner": names[owner], "samples": samples}) + "\n")
+    completions = verified_completions(args, data, owners, generations, watermark_tokenizer, source)
     result = waterdrum_result(
         completions,
         owners,
@@ -193,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         return_details=True,
     )
     result = replace(result, scores=None)  # per-sample scores stay out of the report
-    settings = {
+    settings: dict[str, Any] = {
         k: v
         for k, v in vars(args).items()
         if isinstance(v, (str, int, float, bool, type(None))) and "forget_ids" not in k
@@ -203,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
         null_keys=config.null.keys if config.null else 0,
         scoring=config.to_dict(),
     )
+    if attack_specs(args):
+        settings.update(attacks=attack_specs(args), attack_seed=attack_seed(args))
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
@@ -210,6 +218,38 @@ def run(args: argparse.Namespace) -> int:
     print(f"Report: {out / 'report.md'}")
     publish(result, args)
     return 0
+
+
+def verified_completions(
+    args: argparse.Namespace,
+    data: Any,
+    owners: list[int],
+    generations: Generations | None,
+    watermark_tokenizer: Any,
+    source: list[str] | None,
+) -> list[list[str]]:
+    """What is verified: the saved generations, or the model's completions (saved to
+    ``generations.jsonl`` first), after ``--attack`` (saved to ``attacked.jsonl``)."""
+    from waterdrum_hf import attacks
+
+    model = tokenizer = None
+    if generations is not None:
+        completions = generations.completions
+    else:
+        model, tokenizer = load_model(args.model, args.tokenizer)
+        completions = sample(model, tokenizer, data, args)
+        write_generations(Path(args.out) / "generations.jsonl", owners, completions)
+    specs = attack_specs(args)
+    if not specs:
+        return completions
+    if model is None and any(attacks.parse(s)[0] == "paraphrase" for s in specs):
+        model, tokenizer = load_model(args.model, args.tokenizer)  # the paraphraser
+    completions = attacked(
+        completions, args, watermark_tokenizer, (model, tokenizer) if model else None, source
+    )
+    write_generations(Path(args.out) / "attacked.jsonl", owners, completions)
+    print(f"attacks: {', '.join(specs)} (seed {attack_seed(args)}), before verification")
+    return completions
 
 
 def publish(result: Any, args: argparse.Namespace) -> None:
@@ -310,61 +350,3 @@ def sample(model: Any, tokenizer: Any, rows: Any, args: argparse.Namespace) -> l
             seed=args.seed,
         ),
     )
-
-
-class Generations(NamedTuple):
-    """Saved samples: per query, its samples; with an lm-eval samples file also the dataset
-    row (lm-eval's ``doc_id``) and owner index of each query."""
-
-    completions: list[list[str]]
-    rows: list[int] | None = None
-    owner_indices: list[int] | None = None
-
-
-def read_generations(path: str) -> Generations:
-    """A ``generations.jsonl`` of ``waterdrum score``, or an lm-eval samples file
-    (``samples_<task>_<date>.jsonl``) of a WaterDrum task, as it was written."""
-    from waterdrum_hf._files import read_json_lines
-    from waterdrum_hf.lm_eval_tasks import read_samples
-
-    file = Path(path)
-    if file.is_dir():
-        raise CliError(f"generations file {path!r} is a folder; give its generations.jsonl")
-    if not file.is_file():
-        raise CliError(f"generations file {path!r} does not exist")
-    try:
-        records = read_json_lines(file)
-        if records and "doc_id" in records[0]:
-            rows, owner_indices, completions = read_samples(file)
-            return Generations(completions, rows, owner_indices)
-        return Generations([record["samples"] for record in records])
-    except (ValueError, KeyError, TypeError):
-        raise CliError(
-            f"generations file {path!r} is neither a generations.jsonl written by waterdrum "
-            "score nor an lm-eval samples file of a WaterDrum task"
-        ) from None
-
-
-def generations_owners(generations: Generations, owners: list[int], path: str) -> list[int]:
-    """The owner id of each saved query, from the dataset rows' ids ``owners``: the rows in
-    order, or, for an lm-eval samples file, the documents' rows, whose owner indices must
-    match the dataset's (the same rows the task was built from)."""
-    from waterdrum_hf.lm_eval_tasks import owner_indices
-
-    if generations.rows is None:
-        if len(generations.completions) != len(owners):
-            raise CliError(
-                f"generations file {path!r} has {len(generations.completions)} queries but the "
-                f"dataset has {len(owners)} rows"
-            )
-        return owners
-    indices = owner_indices(owners)
-    if max(generations.rows) >= len(owners) or any(
-        indices[row] != index
-        for row, index in zip(generations.rows, generations.owner_indices or [], strict=True)
-    ):
-        raise CliError(
-            f"samples file {path!r} was not made from this dataset's rows: give the task's "
-            "dataset, config, split and max rows per owner"
-        )
-    return [owners[row] for row in generations.rows]

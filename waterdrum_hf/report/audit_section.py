@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.audits.results import AUDIT_TITLES, BEFORE, AuditResults
+from waterdrum_hf.audits.results import BEFORE, AuditResults, audit_title
 from waterdrum_hf.metric import WaterDrumResult
 from waterdrum_hf.report.formatting import count_phrase, format_interval
 from waterdrum_hf.report.plots import error_bars, model_color, new_figure, save_figure
@@ -37,7 +37,7 @@ def audit_section(audits: AuditResults) -> list[str]:
     lines = [AUDIT_EXPLANATION, ""]
     header = ["model", "forget before"]
     for audit in names:
-        header += [f"forget {AUDIT_TITLES.get(audit, audit)}"]
+        header += [f"forget {audit_title(audit)}"]
         if audits.retrained:
             header += ["excess"]
     rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
@@ -56,12 +56,15 @@ def audit_section(audits: AuditResults) -> list[str]:
                 )
         rows.append("| " + " | ".join(row) + " |")
     lines += rows + ["", "Retain values before and after the same audits:", ""]
-    header = ["model", "retain before", *(f"retain {AUDIT_TITLES.get(a, a)}" for a in names)]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    for model, entries in audits.models.items():
-        cells = [_set_cell(entries.get(a), "retain") for a in [BEFORE, *names]]
-        rows.append("| " + " | ".join([model, *cells]) + " |")
-    lines += rows + [""]
+    lines += _table(audits, "retain", lambda result: _set_cell(result, "retain")) + [""]
+    if any(r.separability_auroc is not None for e in audits.models.values() for r in e.values()):
+        lines += [
+            "Separability of forget and retain queries (D1 AUROC) before and after the same "
+            "audits:",
+            "",
+            *_table(audits, "AUROC", _auroc_cell),
+            "",
+        ]
     if "relearned" in names:
         lines.append(
             f"Relearning: {settings.get('relearn_steps')} steps at learning rate "
@@ -69,14 +72,44 @@ def audit_section(audits: AuditResults) -> list[str]:
             f"on {count_phrase(settings.get('relearn_texts', 0), 'text')} of the forget set (the first "
             f"{settings.get('relearn_share', 0):.0%})."
         )
+    attacked = [a for a in names if a in (settings.get("attacks") or ())]
+    if attacked:
+        lines.append(
+            f"Text attacks (seed {settings.get('attack_seed')}): {', '.join(attacked)}, each "
+            "applied to every model's completions before verification (the same completions "
+            "as the before column); NAME:STRENGTH edits that share of each text's words "
+            "(waterdrum_hf.attacks)."
+        )
     for audit, check in (settings.get("quantization_checks") or {}).items():
         lines.append(
-            f"{AUDIT_TITLES.get(audit, audit).capitalize()} (torchao): "
+            f"{audit_title(audit).capitalize()} (torchao): "
             f"{check['quantized_layers']} of {check['linear_layers']} Linear layers quantized, at "
             f"most {check['levels']} distinct stored values per layer, their weights "
             f"{check['weight_bytes_before'] / 1e6:.2f} MB -> {check['weight_bytes_after'] / 1e6:.2f} MB."
         )
     return lines
+
+
+def _table(
+    audits: AuditResults, what: str, cell: Callable[[WaterDrumResult | None], str]
+) -> list[str]:
+    """A markdown table: one row per model, ``cell`` of its result before and after each audit."""
+    names = [BEFORE, *audits.audits()]
+    header = ["model", *(f"{what} {'before' if a == BEFORE else audit_title(a)}" for a in names)]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for model, entries in audits.models.items():
+        rows.append("| " + " | ".join([model, *(cell(entries.get(a)) for a in names)]) + " |")
+    return rows
+
+
+def _auroc_cell(result: WaterDrumResult | None) -> str:
+    """The D1 AUROC, with its interval where one was computed."""
+    value = result.separability_auroc if result is not None else None
+    if result is None or value is None:
+        return "–"
+    low, high = result.separability_auroc_ci_low, result.separability_auroc_ci_high
+    interval = "" if low is None or high is None else f" {format_interval(low, high, '.3f')}"
+    return f"{value:.3f}{interval}"
 
 
 def _set_cell(result: WaterDrumResult | None, name: str) -> str:
@@ -129,12 +162,12 @@ def plot_audits(audits: AuditResults | Mapping[str, Any], path: str | Path) -> P
                 color=model_color("retrained"),
                 linestyle="--",
                 linewidth=1.0,
-                label=f"retrained {AUDIT_TITLES.get(audit, audit)}",
+                label=f"retrained {audit_title(audit)}",
             )
             ax.legend(fontsize=7, loc="upper left")
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_xticks(range(len(models)))
         ax.set_xticklabels(models, rotation=30, ha="right", fontsize=8)
         ax.set_ylabel("forget WaterDrum value")
-        ax.set_title(f"Forget value {AUDIT_TITLES.get(audit, audit)}")
+        ax.set_title(f"Forget value {audit_title(audit)}")
     return save_figure(fig, path)
