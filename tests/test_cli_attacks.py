@@ -129,6 +129,14 @@ def test_score_applies_several_attacks_in_order_with_their_seed(saved, capsys):
     code, _, err = run(argv, capsys)
     assert code == 0, err
     assert read_samples(tmp_path / "yaml" / "attacked.jsonl") == expected
+    # The command line's --attack replaces the file's list (as every flag overrides the file).
+    argv = [*argv[:-1], tmp_path / "override", "--attack", specs[2]]
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    assert report(tmp_path / "override")["settings"]["attacks"] == [specs[2]]
+    assert read_samples(tmp_path / "override" / "attacked.jsonl") == attacks.chain(
+        samples, [specs[2]], 3
+    )
 
 
 @pytest.mark.parametrize(

@@ -264,7 +264,8 @@ def add_config_file_option(parser: argparse.ArgumentParser) -> None:
 
 def expand_config_file(command: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
     """``argv`` (a subcommand's arguments) with ``--config FILE.yaml`` replaced by the file's
-    options, placed first so that the command line's own options win."""
+    options; an option the command line gives replaces the file's (a repeatable one too, so
+    ``--attack`` on the command line is not added to the file's list)."""
     argv = list(argv)
     files = [i for i, a in enumerate(argv) if a == CONFIG_OPTION or a.startswith("--config=")]
     if not files:
@@ -278,10 +279,11 @@ def expand_config_file(command: argparse.ArgumentParser, argv: Sequence[str]) ->
         path, rest = argv[at + 1], argv[:at] + argv[at + 2 :]
     else:
         path, rest = argv[at].split("=", 1)[1], argv[:at] + argv[at + 1 :]
-    return _options_of_file(command, path) + rest
+    given = {a.split("=", 1)[0] for a in rest if a.startswith("--")}
+    return _options_of_file(command, path, given) + rest
 
 
-def _options_of_file(command: argparse.ArgumentParser, path: str) -> list[str]:
+def _options_of_file(command: argparse.ArgumentParser, path: str, given: set[str]) -> list[str]:
     import yaml
 
     try:
@@ -303,6 +305,8 @@ def _options_of_file(command: argparse.ArgumentParser, path: str) -> list[str]:
         action = actions.get(option) or actions.get("--" + str(key))
         if action is None or option == CONFIG_OPTION:
             raise CliError(f"{CONFIG_OPTION} {path!r}: {key!r} is not an option of this command")
+        if given & set(action.option_strings):  # the command line's value replaces it
+            continue
         if action.nargs == 0:  # a switch: on when true
             if not isinstance(value, bool):
                 raise CliError(f"{CONFIG_OPTION} {path!r}: {key!r} must be true or false")
