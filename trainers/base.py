@@ -72,7 +72,9 @@ class UnlearningTrainer(ModelCardTrainer):
         **kwargs: passed on to ``transformers.Trainer`` (``eval_dataset``, ``callbacks``, ...);
             an ``eval_dataset`` with a ``forget`` column is paired like ``train_dataset``.
 
-    ``save_model`` and ``push_to_hub`` write a model card (``README.md``) beside the model.
+    ``save_model`` and ``push_to_hub`` write a model card (``README.md``) beside the model. A
+    callback that logs through its trainer (``WaterDrumCallback``) is bound to this one, given
+    in ``callbacks`` or added with :meth:`add_callback`.
     """
 
     config_class: ClassVar[type[UnlearningConfig]] = UnlearningConfig
@@ -100,8 +102,8 @@ class UnlearningTrainer(ModelCardTrainer):
         quantization_config: Any = None,
         **kwargs: Any,
     ) -> None:
-        """Same parameters as TRL's trainers (the 10-parameter rule gives way to that parity),
-        plus the forget and retain sets."""
+        """11 parameters, past the house limit of 10, to keep TRL's trainer signature (model,
+        args, ref_model, datasets, collator, processing_class, peft_config) plus the two sets."""
         args = self._checked_args(args)
         set_seed(args.seed)  # before a PEFT adapter is initialised, as TRL does
         loaded = load_model(model, args, quantization_config)
