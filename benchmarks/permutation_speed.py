@@ -1,5 +1,5 @@
 """Per-seed cost of one permutation: numpy's ``RandomState(seed).permutation(N)`` against the
-compiled kernel of ``waterdrum_hf.schemes.permutation`` on one thread and on every core.
+compiled kernel of ``waterdrum_hf.schemes.permutation`` (``schemes/mt19937.py``) on one thread and on every core.
 
 Each seed is shuffled in full (token 0 needed, so no early stop). The three take turns,
 ``--repeats`` times after a warm-up; medians and ranges (ms per seed) go to
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import timing
 
+from waterdrum_hf.schemes import mt19937
 from waterdrum_hf.schemes import permutation as _permutation
 from waterdrum_hf.schemes.permutation import permuted_positions
 
@@ -52,7 +53,7 @@ def main() -> None:
 
         def one_thread(n: int = n, keys: np.ndarray = keys, tokens: np.ndarray = tokens,
                        bounds: np.ndarray = bounds, out: np.ndarray = out) -> None:  # fmt: skip
-            _permutation._positions_kernel(keys, bounds, tokens, n, out, 0, 1)
+            mt19937.positions_kernel(keys, bounds, tokens, n, out, 0, 1)
 
         def all_cores(n: int = n, seeds: np.ndarray = seeds, tokens: np.ndarray = tokens) -> None:
             permuted_positions(seeds, tokens, n)
@@ -67,7 +68,7 @@ def main() -> None:
         reference, single, spread = (
             per_seed[k].median for k in ("numpy", "one_thread", "all_cores")
         )
-        threads = _permutation._thread_count(args.seeds, n)
+        threads = mt19937.thread_count(args.seeds, n)
         lines.append(
             f"N={n:>6}: numpy {per_seed['numpy'].describe('ms/seed')}; ours 1 thread "
             f"{per_seed['one_thread'].describe('ms')} (x{reference / single:.1f}); {threads} threads "

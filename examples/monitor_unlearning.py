@@ -117,7 +117,7 @@ def main() -> None:
         forget_dataset=Dataset.from_dict({"text": forget["text"]}),
         retain_dataset=Dataset.from_dict({"text": retain["text"]}),
         processing_class=tokenizer,
-        callbacks=[callback],
+        callbacks=[callback],  # bound to this trainer (a plain Trainer needs callback.bind)
     )
     trainer.train()
 

@@ -99,7 +99,7 @@ def make_trainer(tiny_model, train_set, tmp_path, callbacks=(), model=None, **ar
         "disable_tqdm": True,
     }
     settings.update(args)
-    return Trainer(
+    trainer = Trainer(
         model=model if model is not None else copy.deepcopy(base).train(),
         args=TrainingArguments(**settings),
         train_dataset=train_set,
@@ -107,6 +107,10 @@ def make_trainer(tiny_model, train_set, tmp_path, callbacks=(), model=None, **ar
         processing_class=tokenizer,
         callbacks=list(callbacks),
     )
+    for callback in callbacks:  # a plain Trainer does not bind them itself
+        if isinstance(callback, WaterDrumCallback):
+            callback.bind(trainer)
+    return trainer
 
 
 def logged(trainer, name="waterdrum/forget"):
@@ -482,46 +486,88 @@ def scripted_values(model, tokenizer, accelerator=None):
     return {"forget": 0.5, "retain": 0.5, "seconds": 0.01}
 
 
-def test_finds_the_trainer_that_calls_it(tiny_model, corpus, train_set, tmp_path, monkeypatch):
-    """transformers hands callbacks no trainer, so a callback given as `callbacks=[...]` finds
-    the trainer up the call stack. If this fails, transformers changed how it calls callbacks:
-    if they now receive the trainer, take it from there and drop the stack walk."""
+def test_transformers_hands_callbacks_no_trainer(tiny_model, train_set, tmp_path):
+    """Why the callback is bound to its trainer: transformers passes it none. If this fails,
+    transformers now does: take the trainer from the event's keyword arguments instead."""
     received = {}
 
     class Probe(TrainerCallback):
         def on_train_begin(self, args, state, control, **kwargs):
             received.update(kwargs)
 
-    callback = make_callback(tiny_model, corpus)
-    monkeypatch.setattr(callback, "evaluate", scripted_values)
-    trainer = make_trainer(tiny_model, train_set, tmp_path, [Probe(), callback], max_steps=1)
-    assert callback.trainer is None
-    trainer.train()
-    assert callback.trainer is trainer
-    assert "trainer" not in received, "transformers now passes the trainer to callbacks: use it"
-    with pytest.raises(RuntimeError, match="pass trainer="):  # called by no trainer
-        make_callback(tiny_model, corpus).on_train_begin(
-            trainer.args, trainer.state, trainer.control
-        )
+    make_trainer(tiny_model, train_set, tmp_path, [Probe()], max_steps=1).train()
+    assert "model" in received and "trainer" not in received
 
 
-def test_a_trainer_given_by_name_is_used_as_it_is(
+def test_an_unbound_callback_stops_before_the_first_step(
     tiny_model, corpus, train_set, tmp_path, monkeypatch
 ):
-    """The public way, `trainer.add_callback(WaterDrumCallback(..., trainer=trainer))`, needs
-    no stack walk."""
-    from waterdrum_hf import callbacks
-
-    def no_walk(callback):
-        raise AssertionError("the stack was walked although trainer= was given")
-
-    monkeypatch.setattr(callbacks, "find_trainer", no_walk)
-    trainer = make_trainer(tiny_model, train_set, tmp_path, max_steps=2)
-    callback = make_callback(tiny_model, corpus, trainer=trainer)
+    """`Trainer(callbacks=[callback])` without binding: one clear error when training begins,
+    saying what to write, and no step taken."""
+    callback = make_callback(tiny_model, corpus)
     monkeypatch.setattr(callback, "evaluate", scripted_values)
+    trainer = make_trainer(tiny_model, train_set, tmp_path)
     trainer.add_callback(callback)
+    with pytest.raises(RuntimeError, match=r"bound to no trainer.*callback\.bind\(trainer\)"):
+        trainer.train()
+    assert trainer.state.global_step == 0 and not callback.history
+    other = make_trainer(tiny_model, train_set, tmp_path)
+    callback.bind(other)  # a trainer that does not run it
+    with pytest.raises(RuntimeError, match="bound to a trainer that does not run it"):
+        trainer.train()
+    assert trainer.state.global_step == 0
+    with pytest.raises(TypeError, match="takes a transformers Trainer, got str"):
+        callback.bind("trainer")
+
+
+@pytest.mark.parametrize("how", ["trainer=", "bind"])
+def test_a_bound_callback_logs_through_its_trainer(
+    tiny_model, corpus, train_set, tmp_path, monkeypatch, how
+):
+    """The two ways for any Trainer: `trainer.add_callback(WaterDrumCallback(..., trainer=
+    trainer))`, or `callback.bind(trainer)` once the trainer has it (`Trainer(callbacks=[...])`
+    or `add_callback`)."""
+    if how == "trainer=":
+        trainer = make_trainer(tiny_model, train_set, tmp_path, max_steps=2)
+        callback = make_callback(tiny_model, corpus, trainer=trainer)
+        trainer.add_callback(callback)
+    else:
+        callback = make_callback(tiny_model, corpus)
+        trainer = make_trainer(tiny_model, train_set, tmp_path, max_steps=2)
+        trainer.add_callback(callback)
+        callback.bind(trainer)
+    monkeypatch.setattr(callback, "evaluate", scripted_values)
+    assert callback.trainer is trainer
     trainer.train()
     assert sorted(logged(trainer)) == [0, 2]
+
+
+def test_the_unlearning_trainers_bind_it_themselves(tiny_model, corpus, tmp_path, monkeypatch):
+    """Given in `callbacks=[...]` or added with `add_callback`, a callback is bound to the
+    unlearning trainer that runs it (rebinding one bound to another trainer)."""
+    from waterdrum_hf.data import split_by_owner
+    from waterdrum_hf.trainers import GradDiffConfig, GradDiffTrainer
+
+    _, tokenizer = tiny_model
+    forget, retain = split_by_owner(corpus, [KEYS[2]])
+    given, added = make_callback(tiny_model, corpus), make_callback(tiny_model, corpus)
+    added.bind(make_trainer(tiny_model, None, tmp_path / "elsewhere"))
+    trainer = GradDiffTrainer(
+        model=copy.deepcopy(tiny_model[0]).train(),
+        args=GradDiffConfig(output_dir=str(tmp_path), **TWO_LOGGED_STEPS),
+        forget_dataset=forget.remove_columns("owner_id"),
+        retain_dataset=retain.remove_columns("owner_id"),
+        processing_class=tokenizer,
+        callbacks=[given],
+    )
+    assert given.trainer is trainer
+    trainer.add_callback(added)
+    assert added.trainer is trainer
+    for callback in (given, added):
+        monkeypatch.setattr(callback, "evaluate", scripted_values)
+    trainer.train()
+    assert given.history and added.history
+    assert [e["step"] for e in given.history] == [e["step"] for e in added.history] == [0, 2]
 
 
 def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpus):
@@ -587,6 +633,7 @@ def test_trl_sft_trainer(tiny_model, corpus, tmp_path):
         processing_class=tokenizer,
         callbacks=[callback],
     )
+    callback.bind(trainer)  # TRL's trainers, as transformers', do not bind it
     trainer.train()
     assert sorted(logged(trainer)) == [0, 2]
 
@@ -615,5 +662,6 @@ def test_trl_dpo_trainer(tiny_model, corpus, tmp_path):
         processing_class=tokenizer,
         callbacks=[callback],
     )
+    callback.bind(trainer)
     trainer.train()
     assert sorted(logged(trainer)) == [0, 2]

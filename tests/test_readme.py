@@ -88,17 +88,21 @@ def mirrored_hub(tmp_path, monkeypatch):
 def test_waterdrum_flags_in_a_training_script_run_as_printed(tiny_model, tmp_path, monkeypatch):
     """The TRL-script snippet with a real TrlParser and the script's command-line flags."""
     from datasets import Dataset
+    from transformers import Trainer, TrainingArguments
 
     from waterdrum_hf import tiny
 
-    _, tokenizer = tiny_model
+    model, tokenizer = tiny_model
     monkeypatch.setattr(
         "sys.argv",
         ["train.py", "--output_dir", str(tmp_path / "o"), "--use_cpu", "true"]
         + ["--waterdrum_watermark_tokenizer", str(tiny.built_path())]
         + ["--waterdrum_null", "analytic", "--waterdrum_prefix_tokens", "4"],
     )
-    added = []
+    trainer = Trainer(
+        model=model,
+        args=TrainingArguments(str(tmp_path / "t"), use_cpu=True, report_to="none"),
+    )
     scope = {
         "tokenizer": tokenizer,
         "eval_dataset": Dataset.from_dict(
@@ -108,12 +112,13 @@ def test_waterdrum_flags_in_a_training_script_run_as_printed(tiny_model, tmp_pat
                 "forget": [True, False, False],
             }
         ),
-        "trainer": type("Script", (), {"add_callback": staticmethod(added.append)})(),
+        "trainer": trainer,  # a plain (TRL-like) trainer: the snippet binds the callback
     }
     exec(compile(BLOCKS["WaterDrum flags in a training script"], "README.md", "exec"), scope)
 
-    (callback,) = added
-    assert isinstance(callback, waterdrum_hf.WaterDrumCallback)
+    callbacks = trainer.callback_handler.callbacks
+    (callback,) = [c for c in callbacks if isinstance(c, waterdrum_hf.WaterDrumCallback)]
+    assert callback.trainer is trainer
     assert callback.config == waterdrum_hf.WaterDrumConfig(null=waterdrum_hf.NullConfig("analytic"))
     assert scope["waterdrum_args"].waterdrum_prefix_tokens == 4
 

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from waterdrum_hf.trainers import losses
-from waterdrum_hf.trainers.base import UnlearningConfig, UnlearningTrainer
+from waterdrum_hf.trainers.base import UnlearningTrainer
+from waterdrum_hf.trainers.config import UnlearningConfig
 from waterdrum_hf.trainers.grad_ascent import GradAscentConfig, GradAscentTrainer
 from waterdrum_hf.trainers.grad_diff import GradDiffConfig, GradDiffTrainer
 from waterdrum_hf.trainers.idk import REFUSAL_ANSWERS

@@ -9,13 +9,15 @@ and ``waterdrum``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, cast
 
 from huggingface_hub import ModelCard, ModelCardData
+from transformers import Trainer
 
 WATERDRUM_PREFIX = "waterdrum/"
 TAGS = ("unlearning", "waterdrum")
@@ -165,6 +167,57 @@ def model_card(facts: CardFacts, log_history: Iterable[Mapping[str, Any]]) -> Mo
         waterdrum_citation=WATERDRUM_CITATION,
     )
     return card
+
+
+def write_model_card(card: ModelCard, output_dir: str, model_name: str | None) -> None:
+    """Save ``card`` as ``output_dir/README.md``, keeping the evaluation results (model-index)
+    that a callback wrote there (the card then names the model, ``model_name``, they are of)."""
+    os.makedirs(output_dir, exist_ok=True)
+    path = os.path.join(output_dir, "README.md")
+    if os.path.isfile(path):
+        # A ModelCard's data is ModelCardData; huggingface_hub types it as the base class.
+        kept = cast(ModelCardData, ModelCard.load(path).data).eval_results
+        if kept:
+            data = cast(ModelCardData, card.data)
+            data.eval_results = kept
+            data.model_name = data.model_name or model_name
+    card.save(path)
+
+
+class ModelCardTrainer(Trainer):
+    """A ``Trainer`` whose ``save_model`` and ``push_to_hub`` write a model card, as TRL's
+    trainers do; a subclass says what the card holds (:meth:`card_facts`)."""
+
+    def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
+        """``Trainer.save_model``, then the model card (``README.md``) beside the model."""
+        super().save_model(output_dir, _internal_call)
+        self.create_model_card(output_dir=output_dir)
+
+    def create_model_card(  # type: ignore[override]  # TRL's signature, not Trainer's
+        self,
+        model_name: str | None = None,
+        dataset_name: str | None = None,
+        tags: str | list[str] | None = None,
+        output_dir: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Write the model card (``README.md``) to ``output_dir`` (default ``args.output_dir``)
+        on the main process: the method and its paper, the base model, the forget and retain
+        row counts, the last WaterDrum values logged, the framework versions. ``push_to_hub``
+        calls it with ``model_name`` and its own keyword arguments (``dataset_name``, ``tags``;
+        transformers' others, such as ``dataset``, are accepted and not used)."""
+        if not self.is_world_process_zero():
+            return
+        output_dir = self.args.output_dir if output_dir is None else output_dir
+        assert output_dir is not None  # TrainingArguments sets a default folder
+        tags = [tags] if isinstance(tags, str) else list(tags or [])
+        facts = self.card_facts(model_name or os.path.basename(os.path.normpath(output_dir)))
+        facts = dataclasses.replace(facts, dataset_name=dataset_name, tags=tags)
+        write_model_card(model_card(facts, self.state.log_history), output_dir, facts.model_name)
+
+    def card_facts(self, model_name: str | None = None) -> CardFacts:
+        """What the model card says about this run."""
+        raise NotImplementedError(f"{type(self).__name__} must define card_facts")
 
 
 def _count(rows: int | None) -> str:

@@ -56,20 +56,7 @@ def build_pairs(
                 alternative_answers=alternative_answers,
                 **columns,
             )
-        if (
-            alternative_answers is not None
-            and isinstance(train_dataset, ForgetRetainDataset)
-            and train_dataset.alternative_answers is None
-        ):
-            raise ValueError(
-                "this method needs refusal answers in its pairs: build train_dataset with "
-                "ForgetRetainDataset(forget, retain, alternative_answers=REFUSAL_ANSWERS), or pass "
-                "the rows and let the trainer pair them"
-            )
-        if isinstance(train_dataset, ForgetRetainDataset):
-            check_rows(train_dataset.forget, "forget", qa_answers=alternative_answers, **columns)
-            check_rows(train_dataset.retain, "retain", **columns)
-        return train_dataset
+        return _checked_pairs(train_dataset, alternative_answers, columns)
     if forget_dataset is None:
         raise ValueError(
             "no forget set: pass train_dataset= with a boolean 'forget' column, or "
@@ -88,6 +75,23 @@ def build_pairs(
     return ForgetRetainDataset(
         forget_dataset, retain_dataset, seed=seed, alternative_answers=alternative_answers
     )
+
+
+def _checked_pairs(
+    pairs: Any, alternative_answers: Sequence[str] | None, columns: Mapping[str, str]
+) -> Any:
+    """Pairs given as the training dataset, their rows checked; refusal answers where the
+    method needs them."""
+    if isinstance(pairs, ForgetRetainDataset):
+        if alternative_answers is not None and pairs.alternative_answers is None:
+            raise ValueError(
+                "this method needs refusal answers in its pairs: build train_dataset with "
+                "ForgetRetainDataset(forget, retain, alternative_answers=REFUSAL_ANSWERS), or pass "
+                "the rows and let the trainer pair them"
+            )
+        check_rows(pairs.forget, "forget", qa_answers=alternative_answers, **columns)
+        check_rows(pairs.retain, "retain", **columns)
+    return pairs
 
 
 def split_on_forget_column(
@@ -122,6 +126,36 @@ def split_on_forget_column(
             "where the method allows it)"
         )
     return _select(dataset, forget), (_select(dataset, retain) if retain else None)
+
+
+def config_pairs(
+    rows: Any, forget: Any, retain: Any, args: Any, alternative_answers: Sequence[str] | None
+) -> Any:
+    """:func:`build_pairs` under an ``UnlearningConfig``: its data seed (``seed`` when unset),
+    its columns, and a retain set needed only where it trains a retain term."""
+    return build_pairs(
+        rows,
+        forget,
+        retain,
+        seed=args.seed if args.data_seed is None else args.data_seed,
+        retain_needed=args.retain_weight > 0,
+        alternative_answers=alternative_answers,
+        forget_column=args.forget_column,
+        **_columns(args),
+    )
+
+
+def default_collator(processing_class: Any, args: Any) -> UnlearningCollator:
+    """The collator of a trainer given none: ``processing_class`` tokenizes with the config's
+    columns and ``max_length``."""
+    return UnlearningCollator(processing_class, max_length=args.max_length, **_columns(args))
+
+
+def _columns(args: Any) -> dict[str, str]:
+    """The config's ``text_column``, ``question_column`` and ``answer_column``."""
+    return {
+        name: getattr(args, name) for name in ("text_column", "question_column", "answer_column")
+    }
 
 
 def pair_eval_dataset(

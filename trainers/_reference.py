@@ -10,17 +10,52 @@ starts) is copied once into a frozen adapter named ``"ref"`` (adapter weights on
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import cast
+from typing import Any, cast
 
 import torch
 from peft import LoraConfig, PeftModel, get_peft_model_state_dict, set_peft_model_state_dict
 from peft.tuners.lora import LoraLayer
+from transformers import Trainer
 
-from waterdrum_hf.trainers._upstream import active_adapter
+from waterdrum_hf.trainers._model import load_model
+from waterdrum_hf.trainers._upstream import active_adapter, reference_preparer
 
 REFERENCE_ADAPTER = "ref"
+
+
+def build_reference(
+    trainer: Trainer,
+    ref_model: str | torch.nn.Module | None,
+    quantization_config: Any = None,
+    *,
+    needed: bool,
+) -> tuple[torch.nn.Module | None, str | None]:
+    """``(reference model, reference adapter)`` of ``trainer``'s model, prepared for its
+    accelerator (DeepSpeed, FSDP or plain); both ``None`` where no reference is ``needed``."""
+    if not needed:
+        if ref_model is not None:
+            warnings.warn(
+                f"{type(trainer).__name__} uses no reference model with these settings; "
+                "ref_model is not used",
+                stacklevel=3,
+            )
+        return None, None
+    if ref_model is None and isinstance(trainer.model, PeftModel):
+        return None, reference_adapter(trainer.model)
+    if ref_model is None:
+        assert trainer.model is not None  # Trainer.__init__ has set the model it was given
+        reference = frozen_copy(trainer.model)
+    else:
+        reference = load_model(ref_model, trainer.args, quantization_config, argument="ref_model")
+        reference.requires_grad_(False)
+    if trainer.is_deepspeed_enabled:
+        return reference_preparer("deepspeed")(reference, trainer.accelerator), None
+    if trainer.is_fsdp_enabled:
+        return reference_preparer("fsdp")(reference, trainer.accelerator), None
+    return trainer.accelerator.prepare_model(reference.eval(), evaluation_mode=True), None
 
 
 def copy_model(model: torch.nn.Module, purpose: str) -> torch.nn.Module:

@@ -14,23 +14,19 @@ at every logging step as the mean over the logging window and over processes, li
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
-import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, ClassVar, cast
 
 import torch
 from peft import PeftModel
-from transformers import Trainer, TrainingArguments, set_seed
+from transformers import TrainerCallback, set_seed
 
-from waterdrum_hf.trainers._card import CardFacts, Paper, model_card
+from waterdrum_hf.bound_callback import bind_callbacks
+from waterdrum_hf.trainers._card import CardFacts, ModelCardTrainer, Paper
 from waterdrum_hf.trainers._data import (
-    UnlearningCollator,
-    build_pairs,
+    config_pairs,
+    default_collator,
     pair_eval_dataset,
     row_counts,
 )
@@ -40,116 +36,15 @@ from waterdrum_hf.trainers._model import (
     model_name,
     prepare_model,
 )
-from waterdrum_hf.trainers._reference import frozen_copy, peft_reference, reference_adapter
-from waterdrum_hf.trainers._upstream import disable_dropout, reference_preparer
+from waterdrum_hf.trainers._reference import build_reference, peft_reference
+from waterdrum_hf.trainers._upstream import disable_dropout
+from waterdrum_hf.trainers.config import UnlearningConfig
 from waterdrum_hf.trainers.losses import sequence_log_prob, sequence_nll, token_kl
 
 Batch = Mapping[str, torch.Tensor]
 
 
-@dataclass
-class UnlearningConfig(TrainingArguments):
-    """``TrainingArguments`` plus the settings every unlearning method shares.
-
-    ``remove_unused_columns`` is always ``False``: the forget/retain pairs are not model inputs.
-    """
-
-    forget_weight: float = field(
-        default=1.0,
-        metadata={"help": "Weight of the forget term (gamma in GradDiff); 0 skips the term."},
-    )
-    retain_weight: float = field(
-        default=1.0,
-        metadata={
-            "help": "Weight of the retain term (alpha in GradDiff and KL); 0 skips the term."
-        },
-    )
-    max_length: int = field(
-        default=512,
-        metadata={"help": "Tokens per example at most (prompt included); longer ones are cut."},
-    )
-    text_column: str = field(
-        default="text", metadata={"help": "Column of plain-text examples (trained whole)."}
-    )
-    question_column: str = field(
-        default="question",
-        metadata={"help": "Column of QA questions (prompt, never trained on)."},
-    )
-    answer_column: str = field(
-        default="answer", metadata={"help": "Column of QA answers (the trained tokens)."}
-    )
-    forget_column: str = field(
-        default="forget",
-        metadata={
-            "help": "Boolean column of a single train_dataset: True marks a forget row, False a "
-            "retain row."
-        },
-    )
-    disable_dropout: bool = field(
-        default=False,
-        metadata={"help": "Set every dropout probability of the trained model to 0."},
-    )
-    model_init_kwargs: dict[str, Any] | str | None = field(
-        default=None,
-        metadata={
-            "help": "Keyword arguments of AutoModelForCausalLM.from_pretrained, used when the "
-            "trainer's model (or ref_model) is an id or path: dtype ('auto', 'bfloat16', "
-            "'float16', 'float32'; float32 when not set), attn_implementation, revision (also "
-            "of the tokenizer), ... (a JSON string on the command line)."
-        },
-    )
-    trust_remote_code: bool = field(
-        default=False,
-        metadata={
-            "help": "Allow a model or tokenizer loaded from an id or path to run its own code."
-        },
-    )
-
-    def __post_init__(self) -> None:
-        self.remove_unused_columns = False
-        if isinstance(self.model_init_kwargs, str):
-            self.model_init_kwargs = _json_object(self.model_init_kwargs, "model_init_kwargs")
-        super().__post_init__()  # type: ignore[no-untyped-call]  # unannotated in transformers
-        if self.dataloader_pin_memory and (self.use_cpu or not _has_accelerator()):
-            self.dataloader_pin_memory = False  # pinning without an accelerator only warns
-        check_fields(self, non_negative=("forget_weight", "retain_weight"))
-        if self.forget_weight == 0 and self.retain_weight == 0:
-            raise ValueError(
-                f"{type(self).__name__}: forget_weight and retain_weight are both 0, so nothing "
-                "would be trained; make at least one of them positive"
-            )
-
-
-def check_fields(
-    config: Any, *, positive: Iterable[str] = (), non_negative: Iterable[str] = ()
-) -> None:
-    """Raise a ``ValueError`` naming the first field that is not > 0 (or >= 0) as required."""
-    positive = tuple(positive)
-    for name in (*positive, *non_negative):
-        value = getattr(config, name)
-        strict = name in positive
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not (value > 0 if strict else value >= 0)
-        ):
-            bound = "> 0" if strict else ">= 0"
-            raise ValueError(f"{type(config).__name__}.{name} must be {bound}, got {value!r}")
-
-
-def _json_object(text: str, name: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        value = None
-    if not isinstance(value, dict):
-        raise ValueError(
-            f'{name} must be a JSON object such as \'{{"dtype": "bfloat16"}}\', got {text!r}'
-        )
-    return value
-
-
-class UnlearningTrainer(Trainer):
+class UnlearningTrainer(ModelCardTrainer):
     """A ``transformers.Trainer`` that unlearns a forget set while keeping a retain set.
 
     It takes what TRL's trainers take, so it drops into TRL's scripts in place of theirs.
@@ -177,7 +72,9 @@ class UnlearningTrainer(Trainer):
         **kwargs: passed on to ``transformers.Trainer`` (``eval_dataset``, ``callbacks``, ...);
             an ``eval_dataset`` with a ``forget`` column is paired like ``train_dataset``.
 
-    ``save_model`` and ``push_to_hub`` write a model card (``README.md``) beside the model.
+    ``save_model`` and ``push_to_hub`` write a model card (``README.md``) beside the model. A
+    callback that logs through its trainer (``WaterDrumCallback``) is bound to this one, given
+    in ``callbacks`` or added with :meth:`add_callback`.
     """
 
     config_class: ClassVar[type[UnlearningConfig]] = UnlearningConfig
@@ -205,12 +102,9 @@ class UnlearningTrainer(Trainer):
         quantization_config: Any = None,
         **kwargs: Any,
     ) -> None:
-        args = self.config_class() if args is None else args
-        if not isinstance(args, self.config_class):
-            raise TypeError(
-                f"args must be a {self.config_class.__name__} for {type(self).__name__}, got "
-                f"{type(args).__name__}"
-            )
+        """11 parameters, past the house limit of 10, to keep TRL's trainer signature (model,
+        args, ref_model, datasets, collator, processing_class, peft_config) plus the two sets."""
+        args = self._checked_args(args)
         set_seed(args.seed)  # before a PEFT adapter is initialised, as TRL does
         loaded = load_model(model, args, quantization_config)
         self.base_model_name = model_name(loaded) or None
@@ -218,6 +112,8 @@ class UnlearningTrainer(Trainer):
         if processing_class is None and data_collator is None:
             processing_class = load_tokenizer(loaded, self.base_model_name, args)
         model = self.trained_model(prepare_model(loaded, peft_config, args))
+        if args.disable_dropout:
+            disable_dropout(model)
         train_dataset = self._pairs(train_dataset, forget_dataset, retain_dataset, args)
         self.data_rows = row_counts(train_dataset)
         """``(forget rows, retain rows)`` of the training data (``None`` where not known)."""
@@ -228,15 +124,7 @@ class UnlearningTrainer(Trainer):
                 args.forget_column,
             )
         if data_collator is None:
-            data_collator = UnlearningCollator(
-                processing_class,
-                text_column=args.text_column,
-                question_column=args.question_column,
-                answer_column=args.answer_column,
-                max_length=args.max_length,
-            )
-        if args.disable_dropout:
-            disable_dropout(model)
+            data_collator = default_collator(processing_class, args)
         super().__init__(
             model=model,
             args=args,
@@ -254,23 +142,30 @@ class UnlearningTrainer(Trainer):
         self.model_accepts_loss_kwargs = False
         if isinstance(ref_model, torch.nn.Module) and ref_model is model:
             raise ValueError("ref_model is the trained model itself; leave it out (None)")
-        self.ref_model, self._ref_adapter = self._build_reference(ref_model, quantization_config)
+        self.ref_model, self._ref_adapter = build_reference(
+            self, ref_model, quantization_config, needed=self.needs_reference
+        )
+        bind_callbacks(self)
+
+    def _checked_args(self, args: UnlearningConfig | None) -> UnlearningConfig:
+        """``args``, or the method's default config; a config of another method is refused."""
+        args = self.config_class() if args is None else args
+        if not isinstance(args, self.config_class):
+            raise TypeError(
+                f"args must be a {self.config_class.__name__} for {type(self).__name__}, got "
+                f"{type(args).__name__}"
+            )
+        return args
 
     def _pairs(self, rows: Any, forget: Any, retain: Any, args: UnlearningConfig) -> Any:
         """Forget/retain pairs of the data as given (see the class)."""
-        pairs = build_pairs(
-            rows,
-            forget,
-            retain,
-            seed=args.seed if args.data_seed is None else args.data_seed,
-            retain_needed=args.retain_weight > 0,
-            alternative_answers=self.alternative_answers(args),
-            forget_column=args.forget_column,
-            text_column=args.text_column,
-            question_column=args.question_column,
-            answer_column=args.answer_column,
-        )
-        return pairs
+        return config_pairs(rows, forget, retain, args, self.alternative_answers(args))
+
+    def add_callback(self, callback: type[TrainerCallback] | TrainerCallback) -> None:
+        """``Trainer.add_callback``; a callback that acts through its trainer (such as
+        ``WaterDrumCallback``) is bound to this one, as those given in ``callbacks=`` are."""
+        super().add_callback(callback)
+        bind_callbacks(self)
 
     def trained_model(self, model: torch.nn.Module) -> torch.nn.Module:
         """The model this trainer trains, given the prepared ``model`` (itself by default)."""
@@ -462,34 +357,6 @@ class UnlearningTrainer(Trainer):
             loss = cast(torch.Tensor, self.compute_loss(model, inputs))  # no return_outputs
         return loss.detach(), None, None
 
-    # ---- the reference ---------------------------------------------------------------------
-
-    def _build_reference(
-        self, ref_model: str | torch.nn.Module | None, quantization_config: Any = None
-    ) -> tuple[torch.nn.Module | None, str | None]:
-        """``(reference model, reference adapter)``; both ``None`` where no reference is needed."""
-        if not self.needs_reference:
-            if ref_model is not None:
-                warnings.warn(
-                    f"{type(self).__name__} uses no reference model with these settings; "
-                    "ref_model is not used",
-                    stacklevel=3,
-                )
-            return None, None
-        if ref_model is None and isinstance(self.model, PeftModel):
-            return None, reference_adapter(self.model)
-        if ref_model is None:
-            assert self.model is not None  # Trainer.__init__ has set the model it was given
-            reference = frozen_copy(self.model)
-        else:
-            reference = load_model(ref_model, self.args, quantization_config, argument="ref_model")
-            reference.requires_grad_(False)
-        if self.is_deepspeed_enabled:
-            return reference_preparer("deepspeed")(reference, self.accelerator), None
-        if self.is_fsdp_enabled:
-            return reference_preparer("fsdp")(reference, self.accelerator), None
-        return self.accelerator.prepare_model(reference.eval(), evaluation_mode=True), None
-
     def end(self) -> None:
         """``Trainer.end`` (transformers >= 5.18; TRL's scripts call it last), after releasing
         the distributed (DDP) wrapper of the model while the process group still exists.
@@ -505,49 +372,10 @@ class UnlearningTrainer(Trainer):
         if parent is not None:
             parent()
 
-    # ---- saving: the model card --------------------------------------------------------------
-
-    def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
-        """``Trainer.save_model``, then the model card (``README.md``) beside the model."""
-        super().save_model(output_dir, _internal_call)
-        self.create_model_card(output_dir=output_dir)
-
-    def create_model_card(  # type: ignore[override]  # TRL's signature, not Trainer's
-        self,
-        model_name: str | None = None,
-        dataset_name: str | None = None,
-        tags: str | list[str] | None = None,
-        output_dir: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """Write the model card (``README.md``) to ``output_dir`` (default ``args.output_dir``)
-        on the main process: the method and its paper, the base model, the forget and retain
-        row counts, the last WaterDrum values logged, the framework versions. ``push_to_hub``
-        calls it with ``model_name`` and its own keyword arguments (``dataset_name``, ``tags``;
-        transformers' others, such as ``dataset``, are accepted and not used)."""
-        if not self.is_world_process_zero():
-            return
-        output_dir = self.args.output_dir if output_dir is None else output_dir
-        assert output_dir is not None  # TrainingArguments sets a default folder
-        tags = [tags] if isinstance(tags, str) else list(tags or [])
-        facts = self.card_facts(model_name or os.path.basename(os.path.normpath(output_dir)))
-        facts = dataclasses.replace(facts, dataset_name=dataset_name, tags=tags)
-        os.makedirs(output_dir, exist_ok=True)
-        path = os.path.join(output_dir, "README.md")
-        card = model_card(facts, self.state.log_history)
-        if os.path.isfile(path):  # keep the evaluation results a callback wrote (model-index)
-            from huggingface_hub import ModelCard, ModelCardData
-
-            # A ModelCard's data is ModelCardData; huggingface_hub types it as the base class.
-            kept = cast(ModelCardData, ModelCard.load(path).data).eval_results
-            if kept:
-                data = cast(ModelCardData, card.data)
-                data.eval_results = kept
-                data.model_name = data.model_name or facts.model_name
-        card.save(path)
+    # ---- the model card --------------------------------------------------------------------
 
     def card_facts(self, model_name: str | None = None) -> CardFacts:
-        """What the model card says about this run."""
+        """What the model card says about this run: the method, its data and base model."""
         forget_rows, retain_rows = self.data_rows
         return CardFacts(
             method=self.method_name,
@@ -560,15 +388,6 @@ class UnlearningTrainer(Trainer):
             retain_rows=retain_rows,
             is_peft=isinstance(self.accelerator.unwrap_model(self.model), PeftModel),
         )
-
-
-def _has_accelerator() -> bool:
-    """Whether torch sees a device that pinned memory serves (``torch.accelerator``, torch >=
-    2.6; CUDA before)."""
-    accelerator = getattr(torch, "accelerator", None)
-    if accelerator is not None and hasattr(accelerator, "is_available"):
-        return bool(accelerator.is_available())
-    return torch.cuda.is_available()
 
 
 def _is_paired(inputs: Mapping[str, Any]) -> bool:

@@ -9,7 +9,8 @@ from typing import ClassVar
 import torch
 
 from waterdrum_hf.trainers import _papers
-from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer
+from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
+from waterdrum_hf.trainers.config import UnlearningConfig
 
 
 @dataclass

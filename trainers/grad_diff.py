@@ -9,7 +9,8 @@ from typing import Literal
 import torch
 
 from waterdrum_hf.trainers import _papers
-from waterdrum_hf.trainers.base import Batch, UnlearningConfig
+from waterdrum_hf.trainers.base import Batch
+from waterdrum_hf.trainers.config import UnlearningConfig
 from waterdrum_hf.trainers.grad_ascent import GradAscentTrainer
 
 

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
-from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer
+from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
+from waterdrum_hf.trainers.config import UnlearningConfig
 
 REFUSAL_ANSWERS: tuple[str, ...] = (
     "I don't know.",

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import torch
 
 from waterdrum_hf.trainers import _papers
-from waterdrum_hf.trainers.base import Batch, check_fields
+from waterdrum_hf.trainers.base import Batch
+from waterdrum_hf.trainers.config import check_fields
 from waterdrum_hf.trainers.idk import IdkConfig, IdkTrainer
 from waterdrum_hf.trainers.losses import dpo_sigmoid_loss
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import torch
 
 from waterdrum_hf.trainers import _papers
-from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
+from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
+from waterdrum_hf.trainers.config import UnlearningConfig, check_fields
 from waterdrum_hf.trainers.losses import npo_loss
 
 

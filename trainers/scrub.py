@@ -17,7 +17,8 @@ from typing import Literal
 import torch
 
 from waterdrum_hf.trainers import _papers
-from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
+from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
+from waterdrum_hf.trainers.config import UnlearningConfig, check_fields
 
 
 @dataclass

@@ -18,7 +18,8 @@ from peft import PeftModel
 
 from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers._reference import copy_model
-from waterdrum_hf.trainers.base import Batch, UnlearningConfig, UnlearningTrainer, check_fields
+from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
+from waterdrum_hf.trainers.config import UnlearningConfig, check_fields
 
 
 @dataclass

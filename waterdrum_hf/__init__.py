@@ -57,6 +57,7 @@ _EXPORTS = {
     "WatermarkScheme": "schemes",
     "WaterfallScheme": "schemes",
     "WaterDrumCallback": "callbacks",
+    "BoundCallback": "bound_callback",
     "WaterfallLogitsProcessor": "schemes.waterfall.processor",
     "key_from_secret": "keys",
     "verify_dataset": "dataset_verification",
@@ -85,6 +86,7 @@ __all__ = [
     "WaterDrumArguments",
     "WaterDrumConfig",
     "AuditResults",
+    "BoundCallback",
     "CalibrationFit",
     "HubResultsConfig",
     "Interval",
@@ -138,6 +140,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.arguments import WaterDrumArguments
     from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
+    from waterdrum_hf.bound_callback import BoundCallback
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
     from waterdrum_hf.dataset_verification import verify_dataset

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 
 def check_texts(texts: str | Sequence[str], name: str = "texts") -> list[str]:
@@ -74,3 +75,10 @@ def check_positive_fields(config: object, *names: str) -> None:
     """Each of ``config``'s fields ``names`` is an int >= 1 (:func:`check_positive_int`)."""
     for name in names:
         check_positive_int(getattr(config, name), name)
+
+
+def check_instance_or_none(value: Any, kind: type, name: str) -> Any:
+    """``value`` if it is a ``kind`` (or None), else a TypeError naming the argument."""
+    if value is not None and not isinstance(value, kind):
+        raise TypeError(f"`{name}` must be a {kind.__name__}, got {type(value).__name__}.")
+    return value

@@ -4,10 +4,13 @@ Add :class:`WaterDrumArguments` to the script's dataclass tuple; every field is 
 ``waterdrum_`` so none clashes with ``TrainingArguments`` or TRL's configs, and the parsed object
 builds the callback in one line::
 
-    parser = TrlParser((ScriptArguments, NPOConfig, ModelConfig, WaterDrumArguments))
+    parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig, WaterDrumArguments))
     script_args, training_args, model_args, waterdrum_args = parser.parse_args_and_config()
     ...
     trainer.add_callback(waterdrum_args.callback(eval_dataset, tokenizer, trainer=trainer))
+
+``trainer=`` binds the callback to the trainer it logs through (transformers hands callbacks
+none); the unlearning trainers of :mod:`waterdrum_hf.trainers` bind it themselves.
 
 The flags (and a ``--config recipe.yaml``'s keys) are the fields' names:
 ``--waterdrum_null analytic --waterdrum_confidence 0.95 --waterdrum_eval_steps 20``. The
@@ -134,8 +137,8 @@ class WaterDrumArguments:
 
     def callback(self, dataset: Any, tokenizer: Any, **kwargs: Any) -> WaterDrumCallback:
         """A :class:`~waterdrum_hf.WaterDrumCallback` on ``dataset``'s rows (queries made with
-        the trained model's ``tokenizer``); ``kwargs`` (``trainer``, ``owner_names``,
-        ``plan``...) go to the callback."""
+        the trained model's ``tokenizer``); ``kwargs`` (``trainer``, which binds it,
+        ``owner_names``, ``plan``...) go to the callback."""
         from waterdrum_hf.callbacks import WaterDrumCallback
 
         if self.waterdrum_watermark_tokenizer is None:

@@ -25,9 +25,10 @@ from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
-from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+from transformers import Trainer, TrainerControl, TrainerState, TrainingArguments
 
-from waterdrum_hf._trainer_lookup import find_trainer
+from waterdrum_hf._validation import check_instance_or_none
+from waterdrum_hf.bound_callback import BoundCallback
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.evaluation_plan import (
     CALLBACK_SAMPLING,
@@ -35,6 +36,7 @@ from waterdrum_hf.evaluation_plan import (
     RATIO_SETS,
     EvaluationPlan,
     accepts_callback_keywords,
+    dataset_queries,
     query_set,
     stop_rule,
     subsample,
@@ -50,7 +52,7 @@ logger = logging.getLogger(__name__)
 PREFIX = "waterdrum/"
 
 
-class WaterDrumCallback(TrainerCallback):
+class WaterDrumCallback(BoundCallback):
     """Logs WaterDrum forget/retain values during training; optionally stops the run.
 
     Logged (all under ``waterdrum/``): ``forget``, ``retain``, ``separability_auroc``,
@@ -76,11 +78,14 @@ class WaterDrumCallback(TrainerCallback):
         owner_names: display name per owner id; default ``owner-1``, ``owner-2``, ... by first
             appearance in the forget then retain queries here, in the data's order through
             :meth:`from_queries`/:meth:`from_dataset` (as the metric names them).
-        trainer: the trainer that logs the values. The public way to say which one (e.g.
-            ``trainer.add_callback(WaterDrumCallback(..., trainer=trainer))``); without it, the
-            callback finds the trainer that calls it when training begins (up the call stack:
-            transformers hands callbacks no trainer), so
-            ``Trainer(callbacks=[WaterDrumCallback(...)])`` works.
+        trainer: the trainer that runs the callback and logs its values (as for TRL's
+            ``LogCompletionsCallback(trainer, ...)``); or :meth:`bind` it later.
+
+    Transformers hands callbacks no trainer, so the callback is told its trainer
+    (:class:`~waterdrum_hf.bound_callback.BoundCallback`): the trainers of
+    :mod:`waterdrum_hf.trainers` bind the callbacks they run; for any other (``Trainer``,
+    TRL's), pass ``trainer=`` or call :meth:`bind`. Unbound, it stops the run when training
+    begins.
 
     The generating tokenizer is the trainer's ``processing_class`` unless
     :attr:`tokenizer` is set.
@@ -103,9 +108,11 @@ class WaterDrumCallback(TrainerCallback):
     ) -> None:
         forget_set = query_set(forget_queries, forget_ids, "forget")
         retain_set = query_set(retain_queries, retain_ids, "retain")
-        self.config = _typed(config, WaterDrumConfig, "config") or WaterDrumConfig()
-        self.sampling = _typed(sampling, SamplingConfig, "sampling") or CALLBACK_SAMPLING
-        self.plan = _typed(plan, EvaluationPlan, "plan") or EvaluationPlan()
+        self.config = check_instance_or_none(config, WaterDrumConfig, "config") or WaterDrumConfig()
+        self.sampling = (
+            check_instance_or_none(sampling, SamplingConfig, "sampling") or CALLBACK_SAMPLING
+        )
+        self.plan = check_instance_or_none(plan, EvaluationPlan, "plan") or EvaluationPlan()
         if self.sampling.seed is None:
             raise ValueError(
                 "The callback samples every evaluation with the same seed, so that its curves "
@@ -134,7 +141,7 @@ class WaterDrumCallback(TrainerCallback):
         self.stop_when = stop_rule(self.plan.stop_when, list(self._names.values()))
         self.tokenizer: Any | None = None
         """The tokenizer that generates; ``None``: the trainer's ``processing_class``."""
-        self.trainer = trainer
+        super().__init__(trainer)
         self.history: list[dict[str, float]] = []
         """The logged values of every evaluation (with ``step``), on every process."""
         self.stopped_at: int | None = None
@@ -190,23 +197,16 @@ class WaterDrumCallback(TrainerCallback):
         ``forget_ids`` form the forget set, the rest the retain set. ``kwargs`` go to the
         constructor.
         """
-        from waterdrum_hf.prompting import completion_queries, qa_queries
-
-        columns = dataset.column_names
-        if id_column not in columns:
-            raise ValueError(f"id_column {id_column!r} is not a column (columns: {columns}).")
-        if text_column in columns:
-            queries = completion_queries(dataset[text_column], tokenizer, prefix_tokens)
-        elif question_column in columns:
-            queries = qa_queries(dataset[question_column], tokenizer)
-        else:
-            raise ValueError(
-                f"The dataset has neither {text_column!r} nor {question_column!r} (columns: "
-                f"{columns}); pass text_column= or question_column=."
-            )
-        watermark_ids = check_watermark_ids(list(dataset[id_column]), len(dataset), id_column)
+        queries, watermark_ids = dataset_queries(
+            dataset,
+            tokenizer,
+            text_column=text_column,
+            question_column=question_column,
+            id_column=id_column,
+            prefix_tokens=prefix_tokens,
+        )
         callback = cls.from_queries(
-            queries, watermark_ids.tolist(), forget_ids, watermark_tokenizer, **kwargs
+            queries, watermark_ids, forget_ids, watermark_tokenizer, **kwargs
         )
         callback.tokenizer = tokenizer
         return callback
@@ -249,8 +249,7 @@ class WaterDrumCallback(TrainerCallback):
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        if self.trainer is None:
-            self.trainer = find_trainer(self)
+        super().on_train_begin(args, state, control, **kwargs)  # stops if unbound
         self._train_start = time.perf_counter()
         self._seconds = 0.0
         self._evaluate(state, control)
@@ -340,7 +339,7 @@ class WaterDrumCallback(TrainerCallback):
             return
         self._last_step = state.global_step
         trainer = self.trainer
-        assert trainer is not None  # found by on_train_begin, or given
+        assert trainer is not None  # on_train_begin checked that it is bound
         tokenizer = self.tokenizer or trainer.processing_class
         if tokenizer is None:
             raise ValueError(
@@ -386,10 +385,3 @@ class WaterDrumCallback(TrainerCallback):
             trainer.save_model(path)
             message += f" Model saved to {path}."
         logger.warning(message)
-
-
-def _typed(value: Any, kind: type, name: str) -> Any:
-    """``value`` if it is a ``kind`` (or None), else a TypeError naming the argument."""
-    if value is not None and not isinstance(value, kind):
-        raise TypeError(f"`{name}` must be a {kind.__name__}, got {type(value).__name__}.")
-    return value

@@ -84,6 +84,36 @@ def query_set(
     return queries, check_watermark_ids(list(ids), len(queries), f"{name}_ids")
 
 
+def dataset_queries(
+    dataset: Any,
+    tokenizer: Any,
+    *,
+    text_column: str,
+    question_column: str,
+    id_column: str,
+    prefix_tokens: int,
+) -> tuple[list[str], list[int]]:
+    """``(queries, watermark ids)`` of a dataset with an owner column, the paper's way: the
+    first ``prefix_tokens`` tokens of ``text_column`` rows, else ``question_column`` rows in
+    the model's chat format (both under the evaluated model's ``tokenizer``)."""
+    from waterdrum_hf.prompting import completion_queries, qa_queries
+
+    columns = dataset.column_names
+    if id_column not in columns:
+        raise ValueError(f"id_column {id_column!r} is not a column (columns: {columns}).")
+    if text_column in columns:
+        queries = completion_queries(dataset[text_column], tokenizer, prefix_tokens)
+    elif question_column in columns:
+        queries = qa_queries(dataset[question_column], tokenizer)
+    else:
+        raise ValueError(
+            f"The dataset has neither {text_column!r} nor {question_column!r} (columns: "
+            f"{columns}); pass text_column= or question_column=."
+        )
+    watermark_ids = check_watermark_ids(list(dataset[id_column]), len(dataset), id_column)
+    return queries, watermark_ids.tolist()
+
+
 def subsample(
     queries: list[str], ids: np.ndarray, limit: int, seed: int
 ) -> tuple[list[str], np.ndarray]:

@@ -142,6 +142,7 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
         processing_class=tokenizer,
         callbacks=[callback],
     )
+    callback.bind(trainer)  # a plain Trainer does not bind it
     trainer.train()
     shown += [repr(callback), str(callback.history), str(trainer.state.log_history)]
     assert any("waterdrum/forget" in entry for entry in trainer.state.log_history)

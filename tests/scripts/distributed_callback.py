@@ -53,6 +53,7 @@ trainer = Trainer(
     processing_class=tokenizer,
     callbacks=[callback],
 )
+callback.bind(trainer)  # a plain Trainer does not bind it
 trainer.train()
 rank = trainer.accelerator.process_index
 report = {"processes": trainer.accelerator.num_processes, "log_history": trainer.state.log_history}

@@ -32,45 +32,15 @@ def paraphrase_spans(
     batch_size: int,
     show_progress: bool | None,
 ) -> list[str]:
-    """Each text with a run of ``counts[i]`` words paraphrased (the text itself for 0)."""
-    spans: list[tuple[int, int] | None] = []
-    for words, k, rng in zip(texts, counts, rngs, strict=True):
-        if k == 0:
-            spans.append(None)
-            continue
-        start = int(rng.integers(len(words) - k + 1))
-        first = words.ends[start] - len(words.words[start].text)
-        spans.append((first, words.ends[start + k - 1]))
-    todo = [(i, span) for i, span in enumerate(spans) if span is not None]
-    rewritten = _paraphrase(
-        [texts[i].text[first:last] for i, (first, last) in todo],
-        model,
-        tokenizer,
-        seed=seed,
-        batch_size=batch_size,
-        show_progress=show_progress,
-    )
-    out = [words.text for words in texts]
-    for (i, (first, last)), new in zip(todo, rewritten, strict=True):
-        out[i] = out[i][:first] + new + out[i][last:]
-    return out
-
-
-def _paraphrase(
-    texts: list[str],
-    model: Any,
-    tokenizer: Any,
-    *,
-    seed: int,
-    batch_size: int,
-    show_progress: bool | None,
-) -> list[str]:
-    """One unwatermarked, sampled paraphrase of each text."""
+    """Each text with a run of ``counts[i]`` words paraphrased (the text itself for 0): one
+    unwatermarked, sampled paraphrase of each run, spliced back in its place."""
     from waterdrum_hf._progress import progress_bar
     from waterdrum_hf._torch_plumbing import inference_mode
     from waterdrum_hf.watermarking.config import WatermarkingConfig
     from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
 
+    todo = _random_runs(texts, counts, rngs)
+    runs = [texts[i].text[first:last] for i, (first, last) in todo]
     penalty = getattr(getattr(model, "generation_config", None), "repetition_penalty", None)
     config = WatermarkingConfig(
         kappa=0.0,
@@ -82,12 +52,30 @@ def _paraphrase(
         seed=seed,
     )
     paraphraser = WatermarkedParaphraser(model, tokenizer, config)
-    out: list[str] = []
-    batches = range(0, len(texts), batch_size)
+    rewritten: list[str] = []
+    batches = range(0, len(runs), batch_size)
     with inference_mode(model):
         for start in progress_bar(batches, desc="paraphrasing", enabled=show_progress):
-            batch = texts[start : start + batch_size]
+            batch = runs[start : start + batch_size]
             prompts = [paraphraser.prompt_ids(text) for text in batch]
             candidates = paraphraser.candidates(prompts, batch, [0] * len(batch))
-            out += [row[0] for row in candidates]
+            rewritten += [row[0] for row in candidates]
+    out = [words.text for words in texts]
+    for (i, (first, last)), new in zip(todo, rewritten, strict=True):
+        out[i] = out[i][:first] + new + out[i][last:]
     return out
+
+
+def _random_runs(
+    texts: Sequence[Words], counts: Sequence[int], rngs: Sequence[np.random.Generator]
+) -> list[tuple[int, tuple[int, int]]]:
+    """``(text index, (first, last) character span)`` of a run of ``counts[i]`` consecutive
+    words at a uniformly drawn start, for each text with a count above 0."""
+    todo = []
+    for i, (words, k, rng) in enumerate(zip(texts, counts, rngs, strict=True)):
+        if k == 0:
+            continue
+        start = int(rng.integers(len(words) - k + 1))
+        first = words.ends[start] - len(words.words[start].text)
+        todo.append((i, (first, words.ends[start + k - 1])))
+    return todo

@@ -52,8 +52,16 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         _separability(results),
         _calibration(results),
         _mia(results),
-        _benchmark(results),
-        _resilience(results),
+        _plotted(
+            "The benchmark of unlearning methods (first seed)",
+            _benchmark_table(results["benchmark"]),
+            "![benchmark](benchmark.png)",
+        ),
+        _plotted(
+            "Resilience",
+            _resilience_tables(results["resilience"]),
+            "![decoy curve](resilience.png)",
+        ),
         ["## Expected outcome, checked", "", *_checks(results)],
     )
     return "\n".join(line for section in sections for line in (*section, ""))
@@ -134,26 +142,10 @@ def _mia(results: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _benchmark(results: Mapping[str, Any]) -> list[str]:
-    """Every unlearning method's forget and retain values, and their plot."""
-    return [
-        "## The benchmark of unlearning methods (first seed)",
-        "",
-        *_benchmark_table(results["benchmark"]),
-        "",
-        "![benchmark](benchmark.png)",
-    ]
-
-
-def _resilience(results: Mapping[str, Any]) -> list[str]:
-    """The decoy and dilution experiments, and the decoy curve."""
-    return [
-        "## Resilience",
-        "",
-        *_resilience_tables(results["resilience"]),
-        "",
-        "![decoy curve](resilience.png)",
-    ]
+def _plotted(title: str, tables: list[str], plot: str) -> list[str]:
+    """A section of tables and their plot: the benchmark's methods (forget and retain values)
+    and the resilience experiments (decoy and dilution)."""
+    return [f"## {title}", "", *tables, "", plot]
 
 
 def _table(
