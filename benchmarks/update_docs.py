@@ -16,11 +16,11 @@ import json
 import re
 from typing import Any
 
+from demo_block import RESULTS as DEMO
+from demo_block import RUN, render_demo
 from doc_blocks import ROOT, Block, update
 from timing import read_results
 from trust_block import render_trust
-from update_readme_demo import RESULTS as DEMO
-from update_readme_demo import RUN, render_demo
 
 CARD = "metrics/waterdrum/README.md"
 RESULTS_README = "benchmarks/results/README.md"

@@ -26,13 +26,9 @@ from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf._version import library_version
 from waterdrum_hf.config import WaterDrumConfig, accepts_scoring_keywords
 from waterdrum_hf.keys import check_watermark_id
-from waterdrum_hf.verification import Verifier, scores_from_sums
+from waterdrum_hf.verification import SCORE_COLUMN, Verifier, scores_from_sums
 
 logger = logging.getLogger(__name__)
-
-SCORE_COLUMN = "watermark_score"
-"""Default name of a Waterfall score column: what :func:`verify_dataset` adds, and the
-self-check score that :class:`~waterdrum_hf.WatermarkedDataset` writes."""
 
 
 class DatasetScorer:

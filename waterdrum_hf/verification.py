@@ -34,6 +34,10 @@ from waterdrum_hf.schemes import WatermarkScheme, resolve_scheme
 logger = logging.getLogger(__name__)
 
 #: Token pairs handled per call of the permutation kernel; bounds peak memory.
+SCORE_COLUMN = "watermark_score"
+"""Default name of a per-text score column: what :func:`~waterdrum_hf.verify_dataset` adds,
+and the self-check score that :class:`~waterdrum_hf.WatermarkedDataset` writes."""
+
 DEFAULT_CHUNK_PAIRS = 1 << 20
 
 

@@ -17,10 +17,10 @@ from typing import Any
 from waterdrum_hf import attacks as text_attacks
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._validation import check_string_list
+from waterdrum_hf.audit_results import BEFORE, AuditResults
 from waterdrum_hf.audits.config import AuditConfig
 from waterdrum_hf.audits.quantization import check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
-from waterdrum_hf.audits.results import BEFORE, AuditResults
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.metric import WaterDrumResult
 

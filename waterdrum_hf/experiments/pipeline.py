@@ -58,7 +58,7 @@ class CachedPipeline:
         """``texts`` paraphrased under ``keys`` (one per text); returns texts and self-check q."""
         from datasets import Dataset
 
-        from waterdrum_hf.dataset_verification import SCORE_COLUMN
+        from waterdrum_hf.verification import SCORE_COLUMN
         from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
         watermarker = WatermarkedDataset(

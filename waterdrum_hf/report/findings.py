@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from waterdrum_hf.audits.results import AuditResults
+from waterdrum_hf.audit_results import AuditResults
 from waterdrum_hf.metric import OwnerValue, SetValue, WaterDrumResult
 
 Results = Mapping[str, WaterDrumResult | Mapping[str, Any]]

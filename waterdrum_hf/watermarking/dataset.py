@@ -32,9 +32,8 @@ from waterdrum_hf._fingerprint import (
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._torch_plumbing import inference_mode
 from waterdrum_hf._version import library_version
-from waterdrum_hf.dataset_verification import SCORE_COLUMN
 from waterdrum_hf.keys import check_watermark_id
-from waterdrum_hf.verification import Verifier
+from waterdrum_hf.verification import SCORE_COLUMN, Verifier
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
 
