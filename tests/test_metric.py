@@ -773,6 +773,7 @@ def test_wheel_ships_the_metric_module(tmp_path):
     for required in ("waterdrum.py", "README.md", "app.py", "requirements.txt"):
         assert f"waterdrum_hf/metrics/waterdrum/{required}" in names
     assert "waterdrum_hf/trainers/__init__.py" in names
+    assert "waterdrum_hf/trainers/papers.bib" in names  # the model cards cite from it
     for task in ("_default_template_yaml", "waterdrum_ax.yaml", "waterdrum_local.yaml"):
         assert f"waterdrum_hf/lm_eval_tasks/{task}" in names  # `waterdrum lm-eval-tasks`
 
