@@ -140,7 +140,9 @@ def test_smoke_verification_reads_the_watermark_and_the_processor_follows_the_sc
     assert [row["stage"] for row in shuffles] == ["shuffle, toy corpus", "shuffle, Zipf words"]
     for row in shuffles:
         assert row["shuffle_cpu_exact"] is True
-        assert 0 < row["shuffle_share_of_verify"] <= 1
+        # Two clocks, one run each: on a busy CPU the shuffles alone can read a little longer
+        # than the whole verification that contains them (REFERENCE.md: about 96 %).
+        assert 0.3 < row["shuffle_share_of_verify"] < 1.5
         assert row["groups"] <= row["pairs"]
 
 

@@ -21,6 +21,8 @@ def test_a_killed_reproduction_resumes_to_the_uninterrupted_result(tiny_model, t
         "no_duplicate",
         "--methods",
         "kl",
+        *("--owners", "2", "--passages-per-owner", "4", "--holdout-per-owner", "1"),
+        *("--null-keys", "20"),
     ]
     interrupted = tmp_path / "interrupted"
     kill_after_stage(
