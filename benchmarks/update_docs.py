@@ -19,6 +19,8 @@ from typing import Any
 from demo_block import RESULTS as DEMO
 from demo_block import RUN, render_demo
 from doc_blocks import ROOT, Block, update
+from gpu_block import RUNS as GPU_RUNS
+from gpu_block import render_gpu
 from timing import read_results
 from trust_block import render_trust
 
@@ -339,6 +341,12 @@ BLOCKS = (
             "benchmarks/results/dilution/results.md",
         ),
         render_trust,
+    ),
+    Block(
+        "README.md",
+        "gpu",
+        tuple(f"benchmarks/results/gpu/{run}/results.json" for run in GPU_RUNS),
+        render_gpu,
     ),
     Block(RESULTS_README, "runs", ("benchmarks/results/mutation.md",), render_results_runs),
     Block(RESULTS_README, "demo", ("benchmarks/results/demo/report.json",), render_results_demo),

@@ -105,7 +105,7 @@ SUBSTITUTION, NULLS = "substitution/results.md", "null_agreement.md"
 CARD = "metrics/waterdrum/README.md"
 QUOTED = [
     ("README.md", "## Reproduce the paper", "In short, measured", [REPRODUCTION, SCHEMES]),
-    ("README.md", "In short, measured on 2 CPU cores", "## How far to trust", [REPRODUCTION]),
+    ("README.md", "In short, measured on 2 CPU cores", "## On a GPU", [REPRODUCTION]),
     ("README.md", "How they compare: ", "| |", [SCHEMES]),
     ("README.md", "Mutation testing (not in CI)", "## Licences", ["mutation.md"]),
     ("README.md", "| Waterfall | 0.990", "The verification times", [SCHEMES]),
