@@ -51,7 +51,9 @@ def test_continuations_are_the_tokens_right_after_each_query(tiny_model, texts):
         assert tokenizer(query, add_special_tokens=False)["input_ids"] == ids[:cut]
         assert tokenizer(continuation, add_special_tokens=False)["input_ids"] == ids[cut : cut + 5]
         assert text.startswith(query + continuation)
-    assert completion_queries_and_continuations(corpus, tokenizer, 12)[1] == [""] * len(corpus)
+    assert completion_queries_and_continuations(corpus, tokenizer, 12, continuation_tokens=0)[
+        1
+    ] == [""] * len(corpus)
     with pytest.raises(ValueError, match="continuation_tokens"):
         completion_queries_and_continuations(corpus, tokenizer, 12, continuation_tokens=-1)
 

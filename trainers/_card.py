@@ -62,10 +62,11 @@ TEMPLATE = """---
 {{ card_data }}
 ---
 
-# {{ model_name or "Unlearned model" }}
+# {{ facts.model_name or "Unlearned model" }}
 
-This model was unlearned from {% if base_model %}`{{ base_model }}`{% else %}a model built in
-memory{% endif %} with waterdrum-hf's `{{ trainer }}` (method `{{ method }}`). {{ description }}
+This model was unlearned from {% if facts.base_model %}`{{ facts.base_model }}`{% else %}a
+model built in memory{% endif %} with waterdrum-hf's `{{ facts.trainer }}` (method
+`{{ facts.method }}`). {{ facts.description }}
 
 ## Data
 
@@ -73,8 +74,8 @@ memory{% endif %} with waterdrum-hf's `{{ trainer }}` (method `{{ method }}`). {
 | --- | --- |
 | forget | {{ forget_rows }} |
 | retain | {{ retain_rows }} |
-{% if dataset_name %}
-Dataset: `{{ dataset_name }}`.
+{% if facts.dataset_name %}
+Dataset: `{{ facts.dataset_name }}`.
 {% endif %}
 ## WaterDrum
 {% if waterdrum %}
@@ -88,20 +89,21 @@ should stay near its value before unlearning.
 {% endfor %}{% else %}
 No `WaterDrumCallback` ran during training, so no WaterDrum values were logged.
 {% endif %}
-{% if paper %}## Method
+{% if facts.paper %}## Method
 
-`{{ method }}` comes from [{{ paper.title }}](https://huggingface.co/papers/{{ paper.arxiv_id }}).
+`{{ facts.method }}` comes from
+[{{ facts.paper.title }}](https://huggingface.co/papers/{{ facts.paper.arxiv_id }}).
 {% endif %}
 ## Framework versions
 
 {% for name, number in versions %}- {{ name }}: {{ number }}
 {% endfor %}
 ## Citations
-{% if paper %}
-`{{ method }}`:
+{% if facts.paper %}
+`{{ facts.method }}`:
 
 ```bibtex
-{{ paper.citation }}
+{{ facts.paper.citation }}
 ```
 {% endif %}
 WaterDrum:
@@ -152,15 +154,9 @@ def model_card(facts: CardFacts, log_history: Iterable[Mapping[str, Any]]) -> Mo
     card: ModelCard = ModelCard.from_template(
         card_data,
         template_str=TEMPLATE,
-        method=facts.method,
-        trainer=facts.trainer,
-        description=facts.description,
-        paper=facts.paper,
-        base_model=facts.base_model,
-        model_name=facts.model_name,
+        facts=facts,
         forget_rows=_count(facts.forget_rows),
         retain_rows=_count(facts.retain_rows),
-        dataset_name=facts.dataset_name,
         waterdrum=[(name, _number(value)) for name, value in sorted(values.items())],
         waterdrum_step=step,
         versions=framework_versions(),

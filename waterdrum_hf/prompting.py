@@ -73,7 +73,7 @@ def completion_queries(
     :func:`waterdrum_hf.generate`.
     """
     queries, _ = completion_queries_and_continuations(
-        texts, tokenizer, prefix_tokens, max_fraction=max_fraction
+        texts, tokenizer, prefix_tokens, continuation_tokens=0, max_fraction=max_fraction
     )
     return queries
 
@@ -83,8 +83,8 @@ def completion_queries_and_continuations(
     tokenizer: PreTrainedTokenizerBase,
     prefix_tokens: int = 50,
     *,
+    continuation_tokens: int,
     max_fraction: float | None = DEFAULT_MAX_FRACTION,
-    continuation_tokens: int = 0,
 ) -> tuple[list[str], list[str]]:
     """Each text's completion query (exactly :func:`completion_queries`) and the next
     ``continuation_tokens`` tokens of the text after it, decoded alike.
