@@ -128,10 +128,17 @@ def test_the_old_keywords_still_work_with_a_future_warning(texts):
             confidence=0.95,
             forget_ids=[13],
         )
-    assert caught[0].filename == __file__  # the warning points at the caller's line
+    assert len(caught) == 1
     assert old == new
     with pytest.raises(TypeError, match="inside it, not beside it"):
         waterdrum_result(texts, OWNERS, tokenizer, config=config, k_p=2)
+
+
+@pytest.mark.warning_location
+def test_the_old_keywords_warning_points_at_the_callers_line(texts):
+    with pytest.warns(FutureWarning, match="config=WaterDrumConfig") as caught:
+        compute_waterdrum(texts, OWNERS, word_tokenizer(60), null_keys=5, forget_ids=[13])
+    assert [warning.filename for warning in caught] == [__file__]
 
 
 def test_the_evaluate_module_maps_flat_keywords_without_warning(texts):

@@ -931,6 +931,7 @@ def test_null_values_pool_samples_like_the_owners_values(tok, per_query):
     np.testing.assert_allclose(result["query_null_means"], expected)
 
 
+@pytest.mark.warning_location
 def test_the_missing_forget_ids_warning_points_at_the_callers_line(tok, batch):
     """The "forget_ids own no query" warning is attributed to the line that called the metric
     (here, this file), not to a module of the library, through either entry point."""

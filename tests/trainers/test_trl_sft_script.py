@@ -28,6 +28,8 @@ from trl_scripts import (
 )
 
 from waterdrum_hf import trainers
+from waterdrum_hf.trainers import _model
+from waterdrum_hf.trainers import base as trainer_base
 
 
 def run_in_process(script: Path, argv: list[str], monkeypatch) -> None:
@@ -79,8 +81,27 @@ def test_sft_script_runs_npo(tiny_folder, dataset_folder, tmp_path, monkeypatch)
     assert first["loss/forget"] == pytest.approx(20 * torch.log(torch.tensor(2.0)).item(), 1e-4)
 
 
+def test_sft_script_runs_npo_with_qlora(tiny_folder, dataset_folder, tmp_path, monkeypatch):
+    pytest.importorskip("bitsandbytes")
+    quantized = []
+    prepare = trainer_base.prepare_model
+
+    def recording(model, *args):
+        quantized.append(_model.is_quantized(model))
+        return prepare(model, *args)
+
+    monkeypatch.setattr(trainer_base, "prepare_model", recording)
+    script = patched_sft_script("npo", tmp_path)
+    output = tmp_path / "out"
+    run_in_process(
+        script, script_args("npo", "qlora", tiny_folder, dataset_folder, output), monkeypatch
+    )
+    assert quantized == [True]  # the script's --load_in_4bit reached the trainer
+    check_run("npo", "qlora", output, tiny_folder)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("mode", [mode for mode in MODES if mode != "qlora"])
 @pytest.mark.parametrize("method", trainers.available())
 def test_sft_script_runs_every_method(
     method, mode, tiny_folder, dataset_folder, tmp_path, monkeypatch

@@ -67,9 +67,13 @@ MODES = {
         "--use_peft", "--lora_r", "8", "--lora_target_modules", "q_proj", "v_proj",
         "--gradient_checkpointing", "--gradient_checkpointing_kwargs", '{"use_reentrant": true}',
     ],
+    "qlora": [
+        "--load_in_4bit", "--use_peft", "--lora_r", "8", "--lora_target_modules", "q_proj", "v_proj",
+    ],
 }  # fmt: skip
 """Reentrant checkpointing passes no gradient to a frozen base's adapters unless the trainer
-turns input gradients on: the mode where other unlearning trainers stop learning."""
+turns input gradients on: the mode where other unlearning trainers stop learning. QLoRA (4-bit
+with bitsandbytes, which runs on a CPU too) is run for one method only: its loading is shared."""
 
 
 def installed_sft_script() -> Path:
