@@ -88,7 +88,7 @@ typecheck() {
 
 case "${1:-}" in
     demo) setup; shift; exec "$VENV/bin/waterdrum" demo "$@" ;;
-    test) setup; shift; exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" "$@" ;;
+    test) setup; shift; exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" --durations=15 "$@" ;;
     lint) setup; "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && typecheck ;;
     typecheck) setup; shift; typecheck "$@" ;;
     floors) shift; floors "$@" ;;

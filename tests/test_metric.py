@@ -746,8 +746,8 @@ def test_bad_input(tok, kwargs, error, match):
     """Scoring settings are checked by the configuration (built from the evaluate module's
     keywords, as the metric module does); the rest by the metric."""
     args = {"predictions": ["w1 w2", "w3 w4"], "references": [1, 2], "watermark_tokenizer": tok}
-    settings = {k: kwargs.pop(k) for k in list(kwargs) if k in KEYWORDS}
-    args.update(kwargs)
+    settings = {k: v for k, v in kwargs.items() if k in KEYWORDS}
+    args.update({k: v for k, v in kwargs.items() if k not in KEYWORDS})
     with pytest.raises(error, match=match):
         compute_waterdrum(**args, config=cfg(**settings))
 
