@@ -118,15 +118,7 @@ class WaterDrumCallback(BoundCallback):
                 "The callback samples every evaluation with the same seed, so that its curves "
                 "move with the model: set SamplingConfig(seed=...)."
             )
-        try:
-            self.watermark_tokenizer = load_tokenizer(watermark_tokenizer)
-        except OSError as error:
-            raise ValueError(
-                f"`watermark_tokenizer` could not be loaded ({type(error).__name__}); pass the "
-                "tokenizer of the model that watermarked the data, or a path to it."
-            ) from None
-        # The scheme fits this vocabulary (checked once, here).
-        Verifier(self.watermark_tokenizer, self.config.scheme)
+        self.watermark_tokenizer = _watermark_tokenizer(watermark_tokenizer, self.config)
         forget_keys = np.unique(forget_set[1])
         if np.isin(forget_keys, retain_set[1]).any():
             raise ValueError("An owner cannot be in both the forget and the retain query sets.")
@@ -385,3 +377,17 @@ class WaterDrumCallback(BoundCallback):
             trainer.save_model(path)
             message += f" Model saved to {path}."
         logger.warning(message)
+
+
+def _watermark_tokenizer(tokenizer: Any, config: WaterDrumConfig) -> Any:
+    """The watermarking tokenizer (loaded when given as a path), checked once against the
+    scheme's vocabulary."""
+    try:
+        loaded = load_tokenizer(tokenizer)
+    except OSError as error:
+        raise ValueError(
+            f"`watermark_tokenizer` could not be loaded ({type(error).__name__}); pass the "
+            "tokenizer of the model that watermarked the data, or a path to it."
+        ) from None
+    Verifier(loaded, config.scheme)
+    return loaded
