@@ -49,13 +49,14 @@ def test_qlora_trains_the_adapter_of_a_4bit_model_under_gradient_checkpointing(
     tiny_folder, tmp_path
 ):
     bnb = pytest.importorskip("bitsandbytes")
+    checkpointing = {"gradient_checkpointing_kwargs": {"use_reentrant": True}}
     args = make_config(
         "npo",
         tmp_path,
         max_steps=3,
         learning_rate=1e-2,
         gradient_checkpointing=True,
-        gradient_checkpointing_kwargs={"use_reentrant": True},
+        **checkpointing,
     )
     trainer = trainers.NPOTrainer(
         model=str(tiny_folder),
