@@ -1,12 +1,16 @@
-"""The README's "How far to trust the numbers" block: what the robustness and dilution studies
-found, rendered from their committed results (``python benchmarks/robustness.py``, ``python
-benchmarks/dilution.py``); ``benchmarks/update_docs.py`` writes it."""
+"""The README's "How far to trust the numbers" block: what the robustness, dilution and
+capacity studies found, rendered from their committed results (``python
+benchmarks/robustness.py``, ``python benchmarks/dilution.py``, ``python
+benchmarks/capacity.py``); ``benchmarks/update_docs.py`` writes it."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
+
+from capacity import association
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -16,8 +20,13 @@ SCHEME_NAMES = {"waterfall": "Waterfall", "kgw": "KGW"}
 
 def render_trust() -> str:
     """The block from the committed results files."""
-    dilution = load("dilution")
-    return render(load("robustness"), dilution, table_rows(RESULTS / "dilution" / "results.md"))
+    return render(
+        load("robustness"),
+        load("dilution"),
+        table_rows(RESULTS / "dilution" / "results.md"),
+        load("capacity"),
+        table_rows(RESULTS / "capacity" / "results.md"),
+    )
 
 
 def load(name: str) -> dict[str, Any]:
@@ -34,9 +43,15 @@ def table_rows(path: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if line.startswith("|")]
 
 
-def render(robustness: dict[str, Any], dilution: dict[str, Any], dilution_table: list[str]) -> str:
-    """The findings table of the attacks, their extremes in words, the dilution study's table
-    as ``benchmarks/dilution.py`` wrote it, and the commands with their measured times."""
+def render(
+    robustness: dict[str, Any],
+    dilution: dict[str, Any],
+    dilution_table: list[str],
+    capacity: dict[str, Any],
+    capacity_table: list[str],
+) -> str:
+    """The findings table of the attacks, their extremes in words, the dilution and capacity
+    studies' tables as their scripts wrote them, and the commands with their measured times."""
     summary = robustness["summary"]
     seeds = len(robustness["plan"]["seeds"])
     schemes = robustness["plan"]["schemes"]
@@ -93,8 +108,19 @@ def render(robustness: dict[str, Any], dilution: dict[str, Any], dilution_table:
         "",
         *dilution_table,
         "",
+        "Model capacity and memorisation against calibration (D2) and carry-over, the "
+        "reproduction's no-duplicate setting ("
+        "[benchmarks/results/capacity/results.md](benchmarks/results/capacity/results.md)):",
+        "",
+        *capacity_table,
+        "",
+        f"Over these {len(capacity['summary'])} cells, the correlation of mean carry-over with "
+        f"mean D2 R² is {correlation(capacity)} (negative: less carry-over, better calibration)."
+        + not_run(capacity),
+        "",
         f"Regenerate: `{robustness['command']}` ({minutes(robustness)} on "
-        f"{robustness['machine']}), `{dilution['command']}` ({minutes(dilution)}), then "
+        f"{robustness['machine']}), `{dilution['command']}` ({minutes(dilution)}), "
+        f"`{capacity['command']}` ({minutes(capacity)}), then "
         "`python benchmarks/update_docs.py`.",
     ]
     return "\n".join(lines)
@@ -102,3 +128,24 @@ def render(robustness: dict[str, Any], dilution: dict[str, Any], dilution_table:
 
 def minutes(results: dict[str, Any]) -> str:
     return f"{results['seconds'] / 60:.0f} minutes"
+
+
+def correlation(capacity: dict[str, Any]) -> str:
+    """The capacity study's carry-over/D2 correlation, as ``benchmarks/capacity.py`` computes
+    it from the committed summary."""
+    r = association(capacity["summary"])
+    return "undefined" if math.isnan(r) else f"{r:+.2f}"
+
+
+def not_run(capacity: dict[str, Any]) -> str:
+    """A sentence on the sizes of the full study left out of the committed run, with the run's
+    own estimate of the full study's time; empty when none was left out."""
+    missing = [size for size in ("1m", "4m", "16m") if size not in capacity["plan"]["sizes"]]
+    if not missing:
+        return ""
+    hours = capacity["full_estimate_seconds"]["total"] / 3600
+    return (
+        f" Not run yet: the {', '.join(missing)} model (the full study, `python "
+        f"benchmarks/capacity.py`, is estimated at {hours:.1f} hours on one thread from this "
+        "run's timings)."
+    )

@@ -285,6 +285,19 @@ def _minutes(path: str) -> str:
     return f"{found.group(1)} min" if found else "not recorded"
 
 
+STUDIES = ("robustness", "dilution", "capacity")
+"""How far to trust the numbers: each study's results.json records its command and time."""
+
+
+def _study_row(name: str) -> tuple[str, str, str]:
+    results = json.loads((ROOT / "benchmarks" / "results" / name / "results.json").read_text())
+    return (
+        f"[{name}/]({name}/results.md)",
+        f"`{results['command']}`",
+        f"{results['seconds'] / 60:.1f} min",
+    )
+
+
 def render_results_runs() -> str:
     """benchmarks/results/README.md: each folder's command and run time, from its files."""
     demo = json.loads(RUN.read_text()) if RUN.is_file() else None
@@ -305,6 +318,7 @@ def render_results_runs() -> str:
         ("[mutation.md](mutation.md)",
          "`pip install -e .[mutation]`, then `python benchmarks/mutation_score.py --max-children 2`",
          f"{mutation_minutes} min"),
+        *(_study_row(name) for name in STUDIES),
     ]  # fmt: skip
     lines = ["| folder | command | time |", "| --- | --- | --- |"]
     return "\n".join(lines + [f"| {a} | {b} | {c} |" for a, b, c in rows])
@@ -339,6 +353,8 @@ BLOCKS = (
             "benchmarks/results/robustness/results.json",
             "benchmarks/results/dilution/results.json",
             "benchmarks/results/dilution/results.md",
+            "benchmarks/results/capacity/results.json",
+            "benchmarks/results/capacity/results.md",
         ),
         render_trust,
     ),
@@ -348,7 +364,15 @@ BLOCKS = (
         tuple(f"benchmarks/results/gpu/{run}/results.json" for run in GPU_RUNS),
         render_gpu,
     ),
-    Block(RESULTS_README, "runs", ("benchmarks/results/mutation.md",), render_results_runs),
+    Block(
+        RESULTS_README,
+        "runs",
+        (
+            "benchmarks/results/mutation.md",
+            *(f"benchmarks/results/{name}/results.json" for name in STUDIES),
+        ),
+        render_results_runs,
+    ),
     Block(RESULTS_README, "demo", ("benchmarks/results/demo/report.json",), render_results_demo),
     Block(RESULTS_README, "mutation", ("benchmarks/results/mutation.md",), render_results_mutation),
 )

@@ -1,4 +1,4 @@
-"""The committed robustness and dilution studies are what their scripts write: each
+"""The committed robustness, dilution and capacity studies are what their scripts write: each
 ``results.md`` is the script's own Markdown of the committed ``results.json``, and the summary
 in that JSON is the script's summary of the per-seed rows beside it (no hand edits, no numbers
 from another run)."""
@@ -30,7 +30,7 @@ def as_json(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-@pytest.mark.parametrize("name", ["dilution", "robustness"])
+@pytest.mark.parametrize("name", ["capacity", "dilution", "robustness"])
 def test_committed_study_is_the_scripts_output(name):
     folder = BENCHMARKS / "results" / name
     if not (folder / "results.json").exists():
