@@ -116,15 +116,15 @@ def run_mutmut(mutant_names: list[str], max_children: int) -> None:
     """``mutmut run`` (named mutants only, if given), each child on one torch/BLAS thread.
 
     One thread per child: with several children on few cores, torch's default threads spin
-    for busy cores and every test slows down many times over. pyarrow (under ``datasets``)
-    allocates with the system's malloc: its default, jemalloc, runs a background thread, and a
-    child forked while that thread holds its lock hangs until mutmut's timeout (seen here on
-    the verification mutants, as timeouts that a test did not cause).
+    for busy cores and every test slows down many times over. The jemalloc inside pyarrow
+    (under ``datasets``) runs without its background thread: a child forked while that thread
+    held a lock hung until mutmut's timeout (seen here on the verification mutants, as
+    timeouts that no test caused).
     """
     mutmut = Path(sys.executable).with_name("mutmut")
     command = [str(mutmut), "run", "--max-children", str(max_children), *mutant_names]
     threads = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
-    env = {**os.environ, **threads, "ARROW_DEFAULT_MEMORY_POOL": "system"}
+    env = {**os.environ, **threads, "JE_ARROW_MALLOC_CONF": "background_thread:false"}
     subprocess.run(command, cwd=WORKSPACE, check=True, env=env)
 
 
