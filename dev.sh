@@ -57,10 +57,8 @@ make_venv() {
     "$venv/bin/python" -m pip install -q --upgrade pip
     local torch_source=()
     [[ -n ${TORCH_INDEX_URL:-} ]] && torch_source=(--index-url "$TORCH_INDEX_URL")
-    # --no-compile: the ~19,000 installed modules are not byte-compiled up front; the few
-    # thousand that a run imports are compiled then, once.
-    "$venv/bin/python" -m pip install -q --no-compile "torch==2.13.0" "${torch_source[@]}"
-    "$venv/bin/python" -m pip install -q --no-compile "$@"
+    "$venv/bin/python" -m pip install -q "torch==2.13.0" "${torch_source[@]}"
+    "$venv/bin/python" -m pip install -q "$@"
     echo "$want" > "$stamp"
 }
 

@@ -31,17 +31,6 @@ class Judged:
     category: str = EQUIVALENT
 
 
-@dataclass(frozen=True)
-class Retired:
-    """A judgement of an earlier run withdrawn when the list was re-judged (issue 32): the
-    mutant is killed now (``why`` names the test) or its line no longer exists."""
-
-    function: str
-    before: str
-    after: str
-    why: str
-
-
 _INPUTS = "waterdrum_hf.metric.inputs."
 _POOLING = "waterdrum_hf.metric.pooling."
 _VERIFICATION = "waterdrum_hf.verification."
@@ -83,6 +72,54 @@ _IDENTITY_DTYPE = (
 )
 
 JUDGED: tuple[Judged, ...] = (
+    *(
+        Judged(
+            "waterdrum_hf.config.xǁWaterDrumConfigǁto_json",
+            'Path(path).write_text(text + "\\n", encoding="utf-8")',
+            after,
+            "json.dumps escapes every non-ASCII character, so the text is ASCII and every "
+            "encoding writes the same bytes",
+        )
+        for after in (
+            'Path(path).write_text(text + "\\n", encoding=None)',
+            'Path(path).write_text(text + "\\n", )',
+            'Path(path).write_text(text + "\\n", encoding="UTF-8")',
+        )
+    ),
+    *(
+        Judged(
+            "waterdrum_hf.config.xǁWaterDrumConfigǁfrom_json",
+            'text = Path(source).read_text(encoding="utf-8")',
+            after,
+            "a configuration holds no free text: a non-ASCII character can only sit in a "
+            "value that is refused anyway, so another decoding changes no configuration, only "
+            "the refusal's message ('UTF-8' is the same codec)",
+        )
+        for after in (
+            "text = Path(source).read_text(encoding=None)",
+            'text = Path(source).read_text(encoding="UTF-8")',
+        )
+    ),
+    Judged(
+        "waterdrum_hf.config.xǁWaterDrumConfigǁfrom_keywords",
+        'given.get("scheme", "waterfall"),',
+        'given.get("scheme", "WATERFALL"),',
+        "scheme names are case-insensitive (resolve_scheme lowercases them)",
+    ),
+    Judged(
+        "waterdrum_hf.trainers.losses.x_token_log_probs",
+        "chosen = shifted.gather(-1, targets.masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)",
+        "chosen = shifted.gather(-1, targets.masked_fill(~mask, 1).unsqueeze(-1)).squeeze(-1)",
+        "the masked positions only need a valid index (every vocabulary has ids 0 and 1): "
+        "their gathered values are replaced by the mask right after",
+    ),
+    Judged(
+        "waterdrum_hf.verification.x__nan_reduce",
+        'warnings.simplefilter("ignore", RuntimeWarning)',
+        'warnings.simplefilter("ignore", )',
+        "numpy's nan-reductions of a float array warn only RuntimeWarning (empty slice, "
+        "degrees of freedom), so ignoring every category ignores the same warnings",
+    ),
     Judged(
         "waterdrum_hf.metric.results.x__part",
         None,
@@ -529,102 +566,5 @@ JUDGED: tuple[Judged, ...] = (
             ),
             ("found[None] = torch.arange(self.vocab_size, device=device)", _IDENTITY_DTYPE),
         ]
-    ),
-)
-
-_NULL_BAR = "tests/test_verification.py::test_null_keys_progress_bar_is_shown_as_asked"
-_META = "tests/schemes/test_processor.py::test_permutations_and_bias_follow_the_scores_device"
-_NAN_QUIETLY = (
-    "tests/test_verification.py::"
-    "test_a_null_reference_of_texts_with_nothing_to_count_is_nan_without_warnings"
-)
-_GONE = "the line no longer exists (the code changed since the run); a new mutant is judged anew"
-
-#: Judgements of the 2026-11-23 run withdrawn by the re-judgement of issue 32: killed by a test
-#: added since (named), or judged on a line that no longer exists.
-RETIRED: tuple[Retired, ...] = (
-    *(
-        Retired(
-            _VERIFICATION + "x__nan_reduce",
-            'warnings.simplefilter("ignore", RuntimeWarning)',
-            after,
-            f"killed by {_NAN_QUIETLY}: ignoring every category makes the filter raise TypeError",
-        )
-        for after in ('warnings.simplefilter("ignore", None)', 'warnings.simplefilter("ignore", )')
-    ),
-    *(
-        Retired(
-            _VERIFICATION + "xǁVerifierǁshared_key_sums",
-            before,
-            after,
-            f"killed by {_NULL_BAR}: the bar's label, unit and visibility are asserted",
-        )
-        for before, after in [
-            ('desc="Null keys",', "desc=None,"),
-            ('desc="Null keys",', 'desc="XXNull keysXX",'),
-            ('desc="Null keys",', 'desc="null keys",'),
-            ('desc="Null keys",', 'desc="NULL KEYS",'),
-            ('unit="chunk",', "unit=None,"),
-            ('unit="chunk",', ""),
-            ('unit="chunk",', 'unit="XXchunkXX",'),
-            ('unit="chunk",', 'unit="CHUNK",'),
-            ("enabled=self._progress_enabled(num_keys),", "enabled=None,"),
-            ("enabled=self._progress_enabled(num_keys), ):", "):"),
-        ]
-    ),
-    *(
-        Retired(_PROCESSOR + "_permutations", before, after, f"killed by {_META}")
-        for before, after in [
-            (
-                "computed = computed.to(device=device, dtype=torch.int32)",
-                "computed = computed.to(device=None, dtype=torch.int32)",
-            ),
-            (
-                "computed = computed.to(device=device, dtype=torch.int32)",
-                "computed = computed.to(dtype=torch.int32)",
-            ),
-            (
-                "found[None] = torch.arange(self.vocab_size, dtype=torch.int32, device=device)",
-                "found[None] = torch.arange(self.vocab_size, dtype=torch.int32, device=None)",
-            ),
-            (
-                "found[None] = torch.arange(self.vocab_size, dtype=torch.int32, device=device)",
-                "found[None] = torch.arange(self.vocab_size, dtype=torch.int32, )",
-            ),
-        ]
-    ),
-    Retired(
-        "waterdrum_hf.metric.x__sets",
-        "stacklevel=3, )",
-        ")",
-        "the warning now goes through warn_user (no stacklevel literal), which points at the "
-        "first frame outside the library: tests/test_metric.py::"
-        "test_the_missing_forget_ids_warning_points_at_the_callers_line",
-    ),
-    Retired("waterdrum_hf.metric.x__sets", "stacklevel=3,", "stacklevel=4,", "as above"),
-    *(
-        Retired(
-            function,
-            'scheme: str | WatermarkScheme = "waterfall",',
-            'scheme: str | WatermarkScheme = "WATERFALL",',
-            _GONE + ": the scheme travels in WaterDrumConfig",
-        )
-        for function in (
-            "waterdrum_hf.metric.x_compute_waterdrum",
-            "waterdrum_hf.metric.x_waterdrum_result",
-        )
-    ),
-    Retired(_VERIFICATION + "xǁVerifierǁtoken_sums", "pairs = None", 'pairs = ""', _GONE),
-    Retired(
-        _LOSSES + "x_token_log_probs",
-        "log_probs = selective_log_softmax(logits[:, :-1].float(), targets.masked_fill(~mask, 0))",
-        "log_probs = selective_log_softmax(logits[:, :-1].float(), targets.masked_fill(~mask, 1))",
-        _GONE,
-    ),
-    Retired(
-        _PROCESSOR + "_permutations",
-        "cached = self._cache.get(seed) if seed is not None else None",
-        "cached = self._cache.get(seed) if (seed is not None) or True else None",
-        _GONE,
     ),
 )

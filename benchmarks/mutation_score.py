@@ -65,7 +65,7 @@ INSTALLED_LAYOUT = {
     "metrics": "src/waterdrum_hf/metrics",
 }
 #: Calls whose string arguments are messages to a person, not values.
-MESSAGE_CALLS = {"warn", "warning", "info", "debug", "error", "exception"}
+MESSAGE_CALLS = {"warn", "warn_user", "warning", "info", "debug", "error", "exception"}
 
 
 def build_workspace(fresh: bool) -> None:

@@ -226,57 +226,18 @@ def _mutation_totals() -> tuple[dict[str, str], str]:
     return dict(zip(names, cells, strict=True)), minutes.group(1) if minutes else "?"
 
 
-def rejudged_counts() -> dict[str, int]:
-    """The last run's judged equivalents (mutation.md's list) under today's judgements
-    (``mutation_judged.py``): withdrawn because a test kills them now or their line is gone,
-    not checked, and still equivalent."""
-    from mutation_judged import JUDGED, NOT_CHECKED, RETIRED
-
-    text = (ROOT / "benchmarks/results/mutation.md").read_text()
-    listed = text.split("\n## Judged equivalent (", 1)[1].split("\n## ", 1)[0]
-    names = re.findall(r"^- `([^`]+)`", listed, re.MULTILINE)
-    whole = {
-        j.function.rpartition(".")[2]
-        for j in JUDGED
-        if j.category == NOT_CHECKED and j.before is None
-    }
-    unswitchable = sum(name.partition("__mutmut_")[0].rpartition(".")[2] in whole for name in names)
-    lines = sum(j.category == NOT_CHECKED and j.before is not None for j in JUDGED)
-    killed = sum(r.why.startswith("killed") for r in RETIRED)
-    counts = {
-        "listed": len(names),
-        "killed now": killed,
-        "line gone": len(RETIRED) - killed,
-        "not checked": unswitchable + lines,
-    }
-    counts["equivalent"] = len(names) - len(RETIRED) - counts["not checked"]
-    return counts
-
-
 def render_results_mutation() -> str:
-    """benchmarks/results/README.md: the mutation score, from mutation.md's table, and the
-    last run recounted under today's judgements."""
+    """benchmarks/results/README.md: the mutation score, from mutation.md's table."""
     totals, minutes = _mutation_totals()
-    counts = rejudged_counts()
-    detected = int(totals["killed"]) + int(totals["timeout"])
-    scorable = int(totals["mutants"]) - int(totals["message-only"])
-    scorable -= counts["equivalent"] + counts["not checked"]
     return (
         f"mutmut made {int(totals['mutants']):,} mutants of the modules in `only_mutate`, each "
         "run against the fast tests of those modules "
-        f"(`python benchmarks/mutation_score.py --max-children 2`, {minutes} minutes): "
-        f"{int(totals['killed']):,} killed, {totals['timeout']} timed out, "
-        f"{totals['message-only']} message-only, {totals['equivalent']} judged equivalent, "
-        f"{totals['survived']} survived; score {totals['score']} ([mutation.md](mutation.md)). "
-        f"Re-judged since (`benchmarks/mutation_judged.py`, not re-run): of the "
-        f"{counts['listed']} judged equivalent, {counts['killed now']} are killed by tests "
-        f"added since, {counts['line gone']} sit on lines that no longer exist, "
-        f"{counts['not checked']} are not checked (GPU-only, or code mutmut cannot switch on) "
-        f"and {counts['equivalent']} stay equivalent. Counted so, that run scores "
-        f"{100 * detected / scorable:.1f} % ({detected:,} of {scorable:,}); the "
-        f"{counts['killed now'] + counts['line gone']} withdrawn mutants count against it until "
-        "a new run (`python benchmarks/mutation_score.py --max-children 2 --report "
-        "benchmarks/results/mutation.md`) shows them killed."
+        f"(`python benchmarks/mutation_score.py`, {minutes} minutes; [mutation.md](mutation.md) "
+        f"says how it ran): {int(totals['killed']):,} killed, {totals['timeout']} timed out, "
+        f"{totals['message-only']} message-only, {totals['equivalent']} judged equivalent "
+        f"(`benchmarks/mutation_judged.py`, each with its proof), {totals['not checked']} not "
+        "checked (only a GPU tells them apart, or mutmut cannot switch them on), "
+        f"{totals['survived']} survived; score {totals['score']}."
     )
 
 

@@ -244,3 +244,68 @@ def test_waterdrum_arguments_build_the_callback_from_a_forget_column(tiny_model)
         arguments.callback(as_ints, tokenizer)
     with pytest.raises(ValueError, match="boolean `forget` column"):
         arguments.callback(rows.remove_columns("forget"), tokenizer)
+
+
+def test_numbers_given_as_numpy_scalars_are_stored_as_python_numbers():
+    """Settings read from arrays (numpy scalars) are converted when built, so the config
+    compares, hashes and writes to JSON as one built from Python numbers does."""
+    config = WaterDrumConfig(
+        scheme=KGWScheme(n_gram=np.int64(3), vocab_size=np.int64(60)),
+        null=NullConfig("empirical", keys=np.int64(5), seed=np.int64(2)),
+        interval=IntervalConfig(np.float64(0.9), resamples=np.int64(1000), seed=np.int64(3)),
+    )
+    stored = (
+        config.scheme.n_gram,
+        config.scheme.vocab_size,
+        config.null.keys,
+        config.null.seed,
+        config.interval.resamples,
+        config.interval.seed,
+    )
+    assert [type(value) for value in stored] == [int] * 6
+    assert type(config.interval.confidence) is float
+    assert WaterDrumConfig.from_json(config.to_json()) == config
+
+
+def test_a_two_token_vocabulary_is_the_smallest_a_scheme_takes():
+    assert KGWScheme(vocab_size=2).vocab_size == 2
+    with pytest.raises(ValueError, match=r"^`vocab_size` must be >= 2, got 1"):
+        KGWScheme(vocab_size=1)
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "match"),
+    [
+        (lambda: NullConfig("empirical", 5, seed=-1), ValueError, r"^`null_seed` must be >= 0"),
+        (lambda: WaterDrumConfig.from_dict({"null": 5}), TypeError, r"^`null` must be a dict"),
+        (
+            lambda: WaterDrumConfig.from_dict({"null": {"method": "analytic", "bogus": 1}}),
+            ValueError,
+            r"^\['bogus'\] are not NullConfig fields",
+        ),
+        (
+            lambda: WaterDrumConfig.from_keywords({"null": "analytic", "null_seed": 3}),
+            ValueError,
+            "the analytic null has none",
+        ),
+    ],
+)
+def test_settings_that_mean_nothing_are_refused(build, error, match):
+    with pytest.raises(error, match=match):
+        build()
+
+
+def test_a_dict_without_pooling_means_the_default_and_json_may_start_with_blanks():
+    written = WaterDrumConfig(null=NullConfig("analytic")).to_dict()
+    del written["pooling"]
+    assert WaterDrumConfig.from_dict(written) == WaterDrumConfig(null=NullConfig("analytic"))
+    config = WaterDrumConfig(interval=IntervalConfig())
+    assert WaterDrumConfig.from_json("\n  " + config.to_json()) == config
+
+
+def test_the_json_file_is_sorted_and_indented_for_stable_diffs(tmp_path):
+    path = tmp_path / "config.json"
+    WaterDrumConfig(null=NullConfig("empirical", 5), interval=IntervalConfig()).to_json(path)
+    text = path.read_text()
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+    assert text.splitlines()[1].startswith('  "') and "\n" in text.strip()

@@ -940,3 +940,16 @@ def test_the_missing_forget_ids_warning_points_at_the_callers_line(tok, batch):
         with pytest.warns(UserWarning, match="1 of 2 forget_ids own no query") as record:
             entry(texts, owners, tok, forget_ids=[KEYS[3], 12345])
         assert [w.filename for w in record] == [__file__]
+
+
+def test_no_auroc_when_no_retain_query_could_be_scored(tok, batch):
+    """Retain owners whose samples have nothing to count: there is no retain value, and so no
+    separability to report, rather than an AUROC over forget values alone."""
+    texts, owners = batch
+    forget = [(t, o) for t, o in zip(texts[:24], owners[:24], strict=True) if o == KEYS[0]]
+    texts = [t for t, _ in forget] + ["", "w3"]
+    owners = [o for _, o in forget] + [KEYS[1], KEYS[1]]
+    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[0]])
+    assert result["num_skipped"] == 2
+    assert result["forget"] is not None and result.get("retain") is None
+    assert result.get("separability_auroc") is None

@@ -65,6 +65,9 @@ def test_a_context_outside_the_vocabulary_uses_the_identity_permutation(computed
     assert computed == [(7, VOCAB - 1)]
     permutation = full_permutations(np.array([[7, VOCAB - 1]]), VOCAB)[0]
     assert torch.equal(out[2], expected[torch.from_numpy(permutation)])
+    # A seed after an identity row is still found in the cache, not computed again.
+    assert torch.equal(step(processor, [VOCAB, VOCAB - 1])[1], out[2])
+    assert computed == [(7, VOCAB - 1)]
 
 
 def test_the_bias_is_added_in_the_scores_dtype():

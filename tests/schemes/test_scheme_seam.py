@@ -14,7 +14,13 @@ import pytest
 import torch
 from tokenizer_builders import word_tokenizer
 
-from waterdrum_hf import Verifier, WaterfallLogitsProcessor, WaterfallScheme, WatermarkScheme
+from waterdrum_hf import (
+    KGWScheme,
+    Verifier,
+    WaterfallLogitsProcessor,
+    WaterfallScheme,
+    WatermarkScheme,
+)
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.schemes import PermutationScheme
 from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
@@ -233,3 +239,15 @@ def test_a_processors_settings_name_its_kappa_and_k_p():
     settings = WaterfallLogitsProcessor(1000, 7, kappa=1.5, k_p=4).settings()
     assert (settings["kappa"], settings["k_p"]) == (1.5, 4)
     assert "kappa=1.5, k_p=4" in repr(WaterfallLogitsProcessor(1000, 7, kappa=1.5, k_p=4))
+
+
+def test_a_scheme_comes_back_from_its_settings_and_nothing_else():
+    from waterdrum_hf.schemes import scheme_from_settings
+
+    scheme = KGWScheme(gamma=0.25, vocab_size=60)
+    assert scheme_from_settings(scheme.settings()) == scheme
+    for bad in (["scheme"], {"gamma": 0.25}):  # not a dict; no name
+        with pytest.raises(ValueError, match=r"^A scheme's settings must be a dict with its name"):
+            scheme_from_settings(bad)
+    with pytest.raises(ValueError, match=r"^\['k_p'\] are not settings of the 'kgw' scheme"):
+        scheme_from_settings({"scheme": "kgw", "k_p": 2})

@@ -1,7 +1,8 @@
 """QLoRA: a trainer loads its model 4-bit with bitsandbytes and trains a LoRA adapter on it.
 
-bitsandbytes quantizes on a CPU too (its CPU backend), so this runs here; the GPU suite
-(benchmarks/gpu) is where CUDA kernels run.
+bitsandbytes quantizes on a CPU too (its CPU backend), so the training test runs wherever the
+``qlora`` extra is installed (``pip install -e ".[dev,qlora]"``) and skips elsewhere; the
+missing-package error is tested everywhere.
 """
 
 from __future__ import annotations
