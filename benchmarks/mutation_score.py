@@ -164,7 +164,8 @@ def _without_messages(code: str) -> str:
         elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
             node.exc.args, node.exc.keywords = [], []  # the exception's message
         elif isinstance(node, ast.Call):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+            func = node.func  # warnings.warn(...), logger.warning(...) or warn_user(...)
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name in MESSAGE_CALLS:
                 blank(node)
     return ast.dump(tree)
