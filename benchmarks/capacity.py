@@ -62,6 +62,8 @@ REPRODUCTION = ROOT / "benchmarks" / "results" / "reproduction"
 FRACTIONS = (0.0, 0.1, 0.5, 1.0)
 """Shares k of the full run: the issue's carry-over reads at 10 %; four points fit D2."""
 QUICK_FRACTIONS = (0.0, 0.5, 1.0)
+FULL_SIZES = ("1m", "4m", "16m")
+"""The base-model sizes of the full study (names in ``waterdrum_hf.tiny.SIZES``)."""
 COLUMNS = {  # name: (heading, format)
     "r2": ("D2 R²", "{:.3f}"),
     "r2_offset": ("D2 R² (offset)", "{:.3f}"),
@@ -93,7 +95,7 @@ class Plan:
         cls,
         quick: bool,
         seeds: int,
-        sizes: Sequence[str] = ("1m", "4m", "16m"),
+        sizes: Sequence[str] = FULL_SIZES,
         epochs: Sequence[int] = (10, 30),
     ) -> Plan:
         """The quick plan, or the full one with ``seeds`` seeds, ``sizes`` (names in

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from capacity import association
+from capacity import FULL_SIZES, association
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -140,7 +140,7 @@ def correlation(capacity: dict[str, Any]) -> str:
 def not_run(capacity: dict[str, Any]) -> str:
     """A sentence on the sizes of the full study left out of the committed run, with the run's
     own estimate of the full study's time; empty when none was left out."""
-    missing = [size for size in ("1m", "4m", "16m") if size not in capacity["plan"]["sizes"]]
+    missing = [size for size in FULL_SIZES if size not in capacity["plan"]["sizes"]]
     if not missing:
         return ""
     hours = capacity["full_estimate_seconds"]["total"] / 3600

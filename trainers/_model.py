@@ -139,8 +139,8 @@ def check_quantization(quantization_config: Any) -> None:
     if importlib.util.find_spec("bitsandbytes") is None:
         raise ValueError(
             "quantization_config is a bitsandbytes config (QLoRA), which needs the bitsandbytes "
-            "package, not found here: pip install bitsandbytes, or leave quantization_config "
-            "out to train unquantized"
+            'package, not found here: pip install "waterdrum-hf[qlora]", or leave '
+            "quantization_config out to train unquantized"
         )
 
 
