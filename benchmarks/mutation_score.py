@@ -17,9 +17,10 @@ mutants that could be killed, i.e. leaving out
   on the CPUs the gate runs on) and code mutmut cannot switch on; a column of their own,
   neither killed nor equivalent.
 
-Then lists every survivor with the line it changes. A full run takes about 45 minutes with
-one mutmut child (torch and the tests are imported once and forked per mutant), about half
-that with ``--max-children 2`` on two cores (23 minutes here); not run by CI.
+Then lists every survivor with the line it changes. A full run takes about an hour or more
+on two cores (the header of ``benchmarks/results/mutation.md`` says how the last one went);
+torch and the tests are imported once and forked per mutant, and ``--max-children 2`` halves
+it on an idle machine. Not run by CI.
 
     pip install -e ".[mutation]"
     python benchmarks/mutation_score.py --report benchmarks/results/mutation.md   # full run
