@@ -31,11 +31,10 @@ shortfall, cells with less carry-over have higher R².
                                              # variant (100 pretraining steps), 5/15 epochs,
                                              # the reproduction's quick data, 1 seed
 
-Cost: each run ends with an estimate of the full run's CPU time (``full_estimate_seconds`` in
-results.json), scaled from its own stage timings by each size's measured seconds per trained
-token. Two quick runs on a busy 2-core machine (one thread) estimated 2.9 and 3.7 hours for the
-full run (16m about 80 % of it, its pretraining about 25 minutes) and 50 to 54 minutes for
-``--sizes 1m,4m``. The
+Cost: each run ends with the full study's CPU time from nothing (``full_estimate_seconds`` in
+results.json, and its first line in results.md): measured for the cells it calibrated or read
+from a cache (their recorded build time), and scaled from those for the rest by each size's
+measured seconds per trained token (the 16m cells take most of it). The
 ``4m`` and ``16m`` variants are pretrained once (cached under ``$HF_HOME``); with the default
 ``--cache-from`` the reproduction's matching models (``1m`` at 30 epochs) are reused.
 """
@@ -222,6 +221,8 @@ def run(
             reproduction = Reproduction(replace(config, model=str(path), epochs=epochs))
             reproduction.open_pipeline()
             params = reproduction.model.num_parameters()
+            cache = reproduction.pipeline.cache
+            reused, reused_seconds = cache.reused, cache.reused_seconds
             start = time.perf_counter()
             measured = reproduction.calibrate(data, baselines=False)
             timings.append(
@@ -233,6 +234,8 @@ def run(
                     "models": len(plan.fractions) * len(plan.seeds),
                     "texts": len(data.retain) + len(data.forget),
                     "seconds": time.perf_counter() - start,
+                    "reused": cache.reused - reused,
+                    "reused_build_seconds": cache.reused_seconds - reused_seconds,
                 }
             )
             for seed in plan.seeds:
@@ -311,39 +314,67 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def association(summary: Sequence[Mapping[str, Any]]) -> float:
-    """Pearson correlation, over cells, of mean carry-over with mean D2 R² (NaN below three
-    cells or without spread): negative if less carry-over goes with better calibration."""
-    pairs = np.array([(s["carry_over"]["mean"], s["r2"]["mean"]) for s in summary])
+def association(summary: Sequence[Mapping[str, Any]], column: str = "carry_over") -> float:
+    """Pearson correlation, over cells, of a column's mean (carry-over, training NLL) with
+    mean D2 R² (NaN below three cells or without spread): negative if less of it goes with
+    better calibration."""
+    pairs = np.array([(s[column]["mean"], s["r2"]["mean"]) for s in summary])
     pairs = pairs[np.isfinite(pairs).all(axis=1)]
     if len(pairs) < 3 or (pairs.std(axis=0) == 0).any():
         return math.nan
     return float(np.corrcoef(pairs.T)[0, 1])
 
 
+def built_seconds(timing: Mapping[str, Any]) -> float:
+    """A calibration stage's cost from nothing: its own seconds plus the recorded build time
+    of the models and generations it read from an earlier run's cache."""
+    return float(timing["seconds"] + timing["reused_build_seconds"])
+
+
 def estimate_seconds(
     timings: Sequence[Mapping[str, Any]], token_seconds: Mapping[str, float], plan: Plan
 ) -> dict[str, float]:
-    """The full plan's CPU time from a run's stage timings. A calibrated model costs about
-    models x (epochs + 2) x texts (training, plus about two epochs' worth of sampling and
-    scoring) times a rate measured on the ``1m`` cells, scaled from ``1m`` to each size by
-    their seconds per trained token (:func:`training_token_seconds`); pretraining a size costs
-    its steps x tokens per step x its seconds per token. Models reused from a cache are not
-    subtracted."""
+    """The full plan's CPU time from nothing, from a run's stage timings: measured where the
+    run has the stage, estimated where not. A cell the run calibrated on the plan's data
+    costs its :func:`built_seconds`; another costs about models x (epochs + 2) x texts
+    (training, plus about two epochs' worth of sampling and scoring) times the rate of the
+    ``1m`` cells, scaled from ``1m`` to its size by their seconds per trained token
+    (:func:`training_token_seconds`). Pretraining a size costs its measured seconds where
+    the run built it, else its steps x tokens per step x its seconds per token."""
     from waterdrum_hf import tiny
 
-    cells = [t for t in timings if t["stage"] == "calibrate" and t["size"] == "1m"]
-    per_unit = float(
-        np.median([t["seconds"] / (t["models"] * (t["epochs"] + 2) * t["texts"]) for t in cells])
-    )
     models = len(plan.fractions) * len(plan.seeds)
+    calibrations = [t for t in timings if t["stage"] == "calibrate"]
+    per_unit = float(
+        np.median(
+            [
+                built_seconds(t) / (t["models"] * (t["epochs"] + 2) * t["texts"])
+                for t in calibrations
+                if t["size"] == "1m"
+            ]
+        )
+    )
+    measured = {
+        (t["size"], t["epochs"]): built_seconds(t)
+        for t in calibrations
+        if t["models"] == models and t["texts"] == FULL_TEXTS
+    }
     calibrate = sum(
-        per_unit * token_seconds[name] / token_seconds["1m"] * models * (epochs + 2) * FULL_TEXTS
+        measured.get(
+            (name, epochs),
+            per_unit
+            * token_seconds[name]
+            / token_seconds["1m"]
+            * models
+            * (epochs + 2)
+            * FULL_TEXTS,
+        )
         for name in plan.sizes
         for epochs in plan.epochs
     )
+    built = {t["size"]: t["seconds"] for t in timings if t["stage"] == "pretrain" and t["built"]}
     pretrain = sum(
-        tiny.SIZES[name].steps * PRETRAIN_TOKENS_PER_STEP * token_seconds[name]
+        built.get(name, tiny.SIZES[name].steps * PRETRAIN_TOKENS_PER_STEP * token_seconds[name])
         for name in plan.sizes
         if name != "1m"  # the default build exists wherever the reproduction ran
     )
@@ -397,11 +428,20 @@ def cell_text(value: Mapping[str, float], form: str) -> str:
 def markdown(results: Mapping[str, Any]) -> str:
     """One table: a row per size and epochs, a column per measurement; then the association."""
     plan = results["plan"]
+    reused = [t for t in results["timings"] if t["stage"] == "calibrate" and t["reused"]]
+    cache = (
+        f", reading {sum(t['reused'] for t in reused)} models and generations that an earlier "
+        f"run built in {sum(t['reused_build_seconds'] for t in reused) / 60:.0f} minutes"
+        if reused
+        else ""
+    )
     lines = [
         "# Calibration (D2) against model capacity and memorisation",
         "",
         f"Command: `{results['command']}` ({results['seconds'] / 60:.1f} minutes on "
-        f"{results['machine']}). Setting: the reproduction's no-duplicate setting, k = "
+        f"{results['machine']}{cache}; the full study from nothing: about "
+        f"{scratch_hours(results):.1f} hours on one thread, measured where built and estimated "
+        "where not). Setting: the reproduction's no-duplicate setting, k = "
         f"{', '.join(f'{f:.0%}' for f in plan['fractions'])}; seeds "
         f"{', '.join(map(str, plan['seeds']))}. Cells: mean over seeds [95 % t-interval over "
         "seeds; none with one seed]. Carry-over: at the smallest k above 0, the forget queries "
@@ -418,50 +458,80 @@ def markdown(results: Mapping[str, Any]) -> str:
             + " | ".join(cells)
             + " |"
         )
-    r = association(results["summary"])
     lines += [
         "",
-        f"Correlation over the {len(results['summary'])} cells of mean carry-over with mean "
-        f"D2 R²: {'undefined' if not math.isfinite(r) else f'{r:+.2f}'} (negative: less "
-        "carry-over, better calibration).",
+        f"Correlation over the {len(results['summary'])} cells with mean D2 R²: of mean "
+        f"carry-over, {correlation_text(results)} (negative: less carry-over, better "
+        f"calibration); of mean training NLL, {correlation_text(results, 'nll')} (negative: "
+        "more memorised, better calibration).",
         "",
         "![D2 R², carry-over and D1 against parameters](capacity.png)",
     ]
     return "\n".join(lines) + "\n"
 
 
+def scratch_hours(results: Mapping[str, Any]) -> float:
+    """The full study's hours from nothing on one thread (:func:`estimate_seconds`)."""
+    return float(results["full_estimate_seconds"]["total"] / 3600)
+
+
+def correlation_text(results: Mapping[str, Any], column: str = "carry_over") -> str:
+    """:func:`association` of the committed summary, signed to two places."""
+    r = association(results["summary"], column)
+    return "undefined" if not math.isfinite(r) else f"{r:+.2f}"
+
+
 def plot(results: Mapping[str, Any], path: Path) -> None:
     """D2 R², carry-over and D1 against the parameter count, one line per epochs (error bars:
-    the intervals over seeds)."""
+    the intervals over seeds); then D2 R² against training NLL, a point per cell (means)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     panels = ("r2", "carry_over", "auroc")
-    figure, axes = plt.subplots(1, len(panels), figsize=(13, 3.8))
-    for ax, column in zip(axes, panels, strict=True):
+    figure, axes = plt.subplots(1, len(panels) + 1, figsize=(17, 3.8))
+    for ax, column in zip(axes[:-1], panels, strict=True):
         for epochs in results["plan"]["epochs"]:
             points = [e for e in results["summary"] if e["epochs"] == epochs]
-            x = [p["params"] for p in points]
-            y = np.array([p[column]["mean"] for p in points])
-            spread = np.array(
-                [
-                    [p[column]["mean"] - p[column]["low"], p[column]["high"] - p[column]["mean"]]
-                    for p in points
-                ]
-            ).T
             ax.errorbar(
-                x, y, yerr=np.nan_to_num(spread), marker="o", capsize=3, label=f"{epochs} epochs"
+                [p["params"] for p in points],
+                [p[column]["mean"] for p in points],
+                yerr=error_bars(points, column),
+                marker="o",
+                capsize=3,
+                label=f"{epochs} epochs",
             )
         ax.set_xscale("log")
         ax.set_xlabel("base model parameters")
         ax.set_title(COLUMNS[column][0], fontsize=9)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
+    memorisation = axes[-1]
+    for epochs in results["plan"]["epochs"]:
+        points = [e for e in results["summary"] if e["epochs"] == epochs]
+        x = [p["nll"]["mean"] for p in points]
+        y = [p["r2"]["mean"] for p in points]
+        memorisation.plot(x, y, "o", label=f"{epochs} epochs")
+        for p, xi, yi in zip(points, x, y, strict=True):
+            memorisation.annotate(p["size"], (xi, yi), xytext=(4, 4), textcoords="offset points")
+    memorisation.set_xlabel(COLUMNS["nll"][0] + " (lower: more memorised)")
+    memorisation.set_title(
+        f"D2 R² against memorisation (means; r = {correlation_text(results, 'nll')})", fontsize=9
+    )
+    memorisation.grid(alpha=0.3)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
+
+
+def error_bars(points: Sequence[Mapping[str, Any]], column: str) -> np.ndarray:
+    """Matplotlib's asymmetric error bars (2 x n) from each point's interval (0 without one)."""
+    spread = [
+        [p[column]["mean"] - p[column]["low"], p[column]["high"] - p[column]["mean"]]
+        for p in points
+    ]
+    return np.nan_to_num(np.array(spread).T)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,10 @@ benchmarks/capacity.py``); ``benchmarks/update_docs.py`` writes it."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-from capacity import FULL_SIZES, association
+from capacity import FULL_SIZES, correlation_text, scratch_hours
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -115,12 +114,14 @@ def render(
         *capacity_table,
         "",
         f"Over these {len(capacity['summary'])} cells, the correlation of mean carry-over with "
-        f"mean D2 R² is {correlation(capacity)} (negative: less carry-over, better calibration)."
-        + not_run(capacity),
+        f"mean D2 R² is {correlation_text(capacity)} (negative: less carry-over, better "
+        f"calibration); of mean training NLL with mean D2 R², {correlation_text(capacity, 'nll')}"
+        " (negative: more memorised, better calibration)." + not_run(capacity),
         "",
         f"Regenerate: `{robustness['command']}` ({minutes(robustness)} on "
         f"{robustness['machine']}), `{dilution['command']}` ({minutes(dilution)}), "
-        f"`{capacity['command']}` ({minutes(capacity)}), then "
+        f"`{capacity['command']}` (about {scratch_hours(capacity):.1f} hours from nothing, "
+        "on one thread), then "
         "`python benchmarks/update_docs.py`.",
     ]
     return "\n".join(lines)
@@ -130,22 +131,14 @@ def minutes(results: dict[str, Any]) -> str:
     return f"{results['seconds'] / 60:.0f} minutes"
 
 
-def correlation(capacity: dict[str, Any]) -> str:
-    """The capacity study's carry-over/D2 correlation, as ``benchmarks/capacity.py`` computes
-    it from the committed summary."""
-    r = association(capacity["summary"])
-    return "undefined" if math.isnan(r) else f"{r:+.2f}"
-
-
 def not_run(capacity: dict[str, Any]) -> str:
     """A sentence on the sizes of the full study left out of the committed run, with the run's
     own estimate of the full study's time; empty when none was left out."""
     missing = [size for size in FULL_SIZES if size not in capacity["plan"]["sizes"]]
     if not missing:
         return ""
-    hours = capacity["full_estimate_seconds"]["total"] / 3600
     return (
         f" Not run yet: the {', '.join(missing)} model (the full study, `python "
-        f"benchmarks/capacity.py`, is estimated at {hours:.1f} hours on one thread from this "
-        "run's timings)."
+        f"benchmarks/capacity.py`, is estimated at {scratch_hours(capacity):.1f} hours on one "
+        "thread from this run's timings)."
     )

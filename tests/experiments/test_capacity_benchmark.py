@@ -104,7 +104,8 @@ def test_estimate_scales_the_measured_cost_to_the_full_plan(capacity):
         {"stage": "pretrain", "size": "1m", "built": False, "seconds": 0.1},
     ] + [
         {"stage": "calibrate", "size": s, "epochs": e, "params": 8e5, "models": 3,
-         "texts": 24, "seconds": rate * 3 * (e + 2) * 24 * (1 if s == "1m" else 7)}
+         "texts": 24, "seconds": rate * 3 * (e + 2) * 24 * (1 if s == "1m" else 7),
+         "reused": 0, "reused_build_seconds": 0.0}
         for s in ("1m", "quick")
         for e in (10, 20)
     ]  # fmt: skip
@@ -116,6 +117,40 @@ def test_estimate_scales_the_measured_cost_to_the_full_plan(capacity):
     steps = tiny.SIZES["4m"].steps  # only 4m is pretrained: 1m is the default build
     assert got["pretrain"] == pytest.approx(steps * 256 * 3e-4)
     assert got["total"] == pytest.approx(got["calibrate"] + got["pretrain"])
+
+
+def test_estimate_counts_measured_cells_and_cached_ones_at_their_build_time(capacity):
+    rate = 0.01
+    plan = capacity.Plan(False, ("1m", "4m"), (10,), (0, 1), (0.0, 1.0))
+    cell = {"stage": "calibrate", "epochs": 10, "params": 8e5, "models": 4,
+            "texts": capacity.FULL_TEXTS}  # fmt: skip
+    whole = rate * 4 * 12 * capacity.FULL_TEXTS  # the 1m cell's cost from nothing
+    timings = [
+        {"stage": "pretrain", "size": "4m", "built": True, "seconds": 5.0},
+        # read from a cache: a second here, the rest recorded when an earlier run built it
+        {**cell, "size": "1m", "seconds": 1.0, "reused": 4, "reused_build_seconds": whole - 1},
+        {**cell, "size": "4m", "seconds": 123.0, "reused": 0, "reused_build_seconds": 0.0},
+    ]
+    got = capacity.estimate_seconds(timings, {"1m": 1e-4, "4m": 3e-4}, plan)
+    assert got["calibrate"] == pytest.approx(whole + 123.0)  # measured, not scaled
+    assert got["pretrain"] == 5.0
+    without_4m = capacity.estimate_seconds(timings[:2], {"1m": 1e-4, "4m": 3e-4}, plan)
+    assert without_4m["calibrate"] == pytest.approx(whole * (1 + 3))  # 4m scaled from 1m
+    results = {"full_estimate_seconds": {"total": 7200.0}}
+    assert capacity.scratch_hours(results) == 2.0
+
+
+def test_association_reads_any_column_against_d2(capacity):
+    summary = [
+        {"r2": {"mean": r2}, "nll": {"mean": nll}, "carry_over": {"mean": 0.1 * r2}}
+        for r2, nll in ((0.9, 0.2), (0.5, 0.9), (0.7, 0.4))
+    ]
+    assert capacity.association(summary, "nll") == pytest.approx(
+        stats.pearsonr([0.2, 0.9, 0.4], [0.9, 0.5, 0.7])[0]
+    )
+    assert capacity.association(summary) == pytest.approx(1.0)
+    assert capacity.correlation_text({"summary": summary}) == "+1.00"
+    assert capacity.correlation_text({"summary": summary[:2]}, "nll") == "undefined"
 
 
 def test_plan_checks_sizes_and_names_its_command(capacity):
