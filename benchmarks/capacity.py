@@ -465,7 +465,7 @@ def markdown(results: Mapping[str, Any]) -> str:
         f"calibration); of mean training NLL, {correlation_text(results, 'nll')} (negative: "
         "more memorised, better calibration).",
         "",
-        "![D2 R², carry-over and D1 against parameters](capacity.png)",
+        "![D2 R², carry-over and D1 against parameters; D2 R² against training NLL](capacity.png)",
     ]
     return "\n".join(lines) + "\n"
 
