@@ -38,6 +38,7 @@ _EXPORTS = {
     "separability_auroc": "statistics",
     "calibration_r2": "statistics",
     "CalibrationFit": "statistics",
+    "holm_adjusted": "statistics",
     "Interval": "bootstrap",
     "bootstrap_replicates": "bootstrap",
     "percentile_interval": "bootstrap",
@@ -112,6 +113,7 @@ __all__ = [
     "compute_waterdrum",
     "data",
     "generate",
+    "holm_adjusted",
     "key_from_secret",
     "lm_eval_tasks",
     "load_metric",
@@ -164,7 +166,12 @@ if TYPE_CHECKING:
     from waterdrum_hf.sampling import SamplingConfig
     from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
-    from waterdrum_hf.statistics import CalibrationFit, calibration_r2, separability_auroc
+    from waterdrum_hf.statistics import (
+        CalibrationFit,
+        calibration_r2,
+        holm_adjusted,
+        separability_auroc,
+    )
     from waterdrum_hf.verification import NullReference, Verifier, null_reference, verify_texts
     from waterdrum_hf.watermarking import WatermarkedDataset, WatermarkingConfig, resumable_map
 

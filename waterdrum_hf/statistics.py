@@ -1,7 +1,9 @@
-"""The paper's desiderata as numbers: separability (D1) and calibration (D2)."""
+"""The paper's desiderata as numbers (separability D1, calibration D2), and the p-values of
+"no watermark": one owner's (empirical null) and many owners' at once (Holm)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -89,3 +91,35 @@ def null_p_value(value: float, null_values: Sequence[float]) -> float:
     if not np.isfinite(value):
         raise ValueError(f"`value` must be finite, got {value!r}.")
     return float((1 + np.count_nonzero(null >= value)) / (1 + len(null)))
+
+
+def holm_adjusted(p_values: Sequence[float | None] | np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values, in the order given: reject hypothesis ``i`` at level
+    ``alpha`` when ``adjusted[i] <= alpha``, and the chance of any false rejection in the family
+    (the family-wise error) is at most ``alpha``, whatever the dependence between the p-values.
+
+    With ``m`` p-values sorted ascending, ``adjusted_(i) = min(1, max_{j <= i} (m - j + 1)
+    p_(j))``: monotone in ``p``, tied p-values get the same value. A missing p-value (``None``
+    or NaN: a hypothesis that was not tested, e.g. an owner with no scored query) stays NaN
+    and does not count in ``m`` (as R's ``p.adjust`` does).
+    """
+    p = np.asarray(p_values, dtype=np.float64)  # None becomes NaN
+    if p.ndim != 1:
+        raise ValueError(f"`p_values` must be one-dimensional, got shape {p.shape}.")
+    tested = np.flatnonzero(~np.isnan(p))
+    if ((p[tested] < 0) | (p[tested] > 1)).any():
+        raise ValueError("`p_values` must lie in [0, 1] (None or NaN for an untested hypothesis).")
+    order = tested[np.argsort(p[tested], kind="stable")]
+    steps = (len(order) - np.arange(len(order))) * p[order]
+    adjusted = np.full(len(p), np.nan)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps))
+    return adjusted
+
+
+def holm_min_null_keys(num_tests: int, alpha: float) -> int:
+    """The fewest null keys ``K`` with which Holm over ``num_tests`` empirical p-values can
+    reject any: its first step needs ``p <= alpha / num_tests``, and an empirical p-value is at
+    least ``1 / (1 + K)`` (:func:`null_p_value`). With fewer keys nothing can be detected."""
+    if num_tests < 1 or not 0 < alpha < 1:
+        raise ValueError(f"Need num_tests >= 1 and 0 < alpha < 1, got {num_tests} and {alpha}.")
+    return math.ceil(num_tests / alpha) - 1
