@@ -24,6 +24,7 @@ from waterdrum_hf import (
     SetValue,
     WaterDrumResult,
     compute_waterdrum,
+    holm_adjusted,
     verify_texts,
     waterdrum_result,
 )
@@ -690,6 +691,31 @@ def test_owners_are_named_never_keyed(tok, batch, caplog):
     assert str(KEYS[3]) not in str(error.value)
     with pytest.raises(ValueError, match="same name"):
         compute_waterdrum(texts, owners, tok, owner_names={k: "x" for k in KEYS})
+
+
+@pytest.mark.parametrize("forget_ids", [None, [KEYS[1], KEYS[2], KEYS[3]]])
+@pytest.mark.parametrize("null", [dict(null_keys=19), dict(null="analytic")])
+def test_each_owners_p_value_is_holm_adjusted_within_its_set(tok, forget_ids, null):
+    """One family per set: the forget owners together, the retain owners together (all owners
+    without forget_ids); an owner without a scored query (so without a p-value) is in none."""
+    texts = word_texts(N, 9, 40, seed=3) + ["w3"]  # owner-4's one query has nothing to count
+    owners = [KEYS[i % 3] for i in range(9)] + [KEYS[3]]
+    result = waterdrum_result(
+        texts, owners, tok, config=cfg(**null), forget_ids=forget_ids, return_details=True
+    )
+    per_owner = result.per_owner
+    assert per_owner["owner-4"].p_value is None and per_owner["owner-4"].adjusted_p_value is None
+    families = {}
+    for name, owner in per_owner.items():
+        if owner.p_value is not None:
+            families.setdefault(owner.forget, []).append(name)
+    assert sorted(map(len, families.values())) == ([1, 2] if forget_ids else [3])
+    for names in families.values():
+        expected = holm_adjusted([per_owner[name].p_value for name in names])
+        adjusted = [per_owner[name].adjusted_p_value for name in names]
+        np.testing.assert_allclose(adjusted, expected, rtol=1e-12)
+    saved = WaterDrumResult.from_dict(json.loads(json.dumps(result.to_dict(), allow_nan=True)))
+    assert saved.per_owner == per_owner
 
 
 def test_a_set_without_scored_queries_is_left_out(tok):

@@ -4,7 +4,9 @@ the ``evaluate`` module (``metrics/waterdrum/waterdrum.py``, a thin wrapper arou
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +23,7 @@ from waterdrum_hf.metric.intervals import with_intervals
 from waterdrum_hf.metric.nulls import NullReading, read_null
 from waterdrum_hf.metric.pooling import pool_queries
 from waterdrum_hf.metric.results import OwnerValue, SetValue, WaterDrumResult, present_fields
-from waterdrum_hf.statistics import separability_auroc
+from waterdrum_hf.statistics import holm_adjusted, separability_auroc
 from waterdrum_hf.verification import Verifier, scores_from_sums
 
 
@@ -43,9 +45,10 @@ def compute_waterdrum(
         ``<set>_null_mean``, ``<set>_null_std``, ``<set>_z``, ``<set>_p_value``; with an
         interval (``config.interval``), ``<set>_ci_low``/``<set>_ci_high``,
         ``separability_auroc_ci_low``/``_ci_high`` and ``confidence``. A value that cannot be
-        computed is left out, never ``None``. With ``return_details``: ``per_owner`` (by name),
-        ``query_values``, ``query_owners``, ``query_null_means`` (with a null) and ``scores``;
-        with ``return_scores``: ``scores``.
+        computed is left out, never ``None``. With ``return_details``: ``per_owner`` (by name;
+        with a null, each owner's ``p_value`` and its ``adjusted_p_value``, Holm over the owners
+        of its set), ``query_values``, ``query_owners``, ``query_null_means`` (with a null) and
+        ``scores``; with ``return_scores``: ``scores``.
     """
     return waterdrum_result(predictions, references, watermark_tokenizer, **options).to_dict()
 
@@ -96,10 +99,13 @@ def waterdrum_result(
             single scored query add no spread, and a set or owner where none has two gets no
             interval. The flat keywords of 0.1 (``k_p``, ``null_keys``, ``confidence``...)
             still work, with a FutureWarning (:meth:`WaterDrumConfig.from_keywords`).
-        return_details: add ``per_owner`` (by name), per-sample ``scores``, per-query
-            ``query_values`` and ``query_owners`` (names) and, with a null, each query's mean
-            value under keys that own nothing (``query_null_means``: subtract it for a
-            null-corrected value).
+        return_details: add ``per_owner`` (by name; with a null, each owner's p-value also
+            Holm-adjusted over the owners of its set, ``adjusted_p_value``: read owners one by
+            one with it, and some owner of the set reads detected by chance at most alpha of the
+            time; unadjusted, one owner in 20 does at alpha = 0.05), per-sample ``scores``,
+            per-query ``query_values`` and ``query_owners`` (names) and, with a null, each
+            query's mean value under keys that own nothing (``query_null_means``: subtract it
+            for a null-corrected value).
         return_scores: add only the per-sample ``scores`` (NaN where nothing was counted).
 
     Owners appear under display names, never under their watermark ids (secret keys).
@@ -217,7 +223,8 @@ def _per_owner(
     null: NullReading | None,
 ) -> dict[str, OwnerValue]:
     """Each owner's value (mean over its scored queries) and the standard deviation of its
-    query values (with two or more), counts, set and verdict, by name."""
+    query values (with two or more), counts, set and verdict (with the p-value Holm-adjusted
+    over its set's owners), by name."""
     details = {}
     for owner, name in names.items():
         mine = watermark_ids == owner
@@ -230,4 +237,20 @@ def _per_owner(
         std = float(values[scored].std(ddof=1)) if scored.sum() > 1 else None
         verdict = _set_value(values, null, scored)
         details[name] = OwnerValue(**counts, forget=forget, std=std, **present_fields(verdict))
-    return details
+    return _holm_within_sets(details)
+
+
+def _holm_within_sets(owners: dict[str, OwnerValue]) -> dict[str, OwnerValue]:
+    """The owners with ``adjusted_p_value``: Holm over the owners of each set (forget, retain,
+    or all owners without ``forget_ids``), so that reading every owner of a set at once wrongly
+    calls some owner's watermark detected at most alpha of the time. Holm, not
+    Benjamini-Hochberg: owners act on their own verdict, and the owners' p-values depend on each
+    other (one model, one set of null keys), which Holm allows and BH does not."""
+    adjusted = dict(owners)
+    for family in {owner.forget for owner in owners.values()}:
+        names = [name for name, owner in owners.items() if owner.forget == family]
+        p_values = holm_adjusted([owners[name].p_value for name in names])
+        for name, p_value in zip(names, p_values.tolist(), strict=True):
+            if not math.isnan(p_value):  # an owner without a p-value is not in the family
+                adjusted[name] = replace(owners[name], adjusted_p_value=p_value)
+    return adjusted

@@ -50,6 +50,11 @@ class OwnerValue:
         value: mean of the owner's scored query values (``None`` when none was scored).
         std: standard deviation of those query values (with two or more).
         null_mean, null_std, z, p_value: as in :class:`SetValue`, over the owner's queries.
+        adjusted_p_value: ``p_value`` Holm-adjusted over the owner's family, the owners of its
+            set (forget, retain, or all owners without ``forget_ids``) that have a p-value:
+            "still detected" at ``adjusted_p_value <= alpha`` wrongly declares some owner of the
+            family detected at most an ``alpha`` share of the time, whatever the dependence
+            between owners (:func:`~waterdrum_hf.holm_adjusted`).
         ci_low, ci_high: the value's bootstrap confidence interval (``None`` without
             ``confidence``, or with fewer than two scored queries).
     """
@@ -63,6 +68,7 @@ class OwnerValue:
     null_std: float | None = None
     z: float | None = None
     p_value: float | None = None
+    adjusted_p_value: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
 
