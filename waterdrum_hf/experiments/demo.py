@@ -92,7 +92,7 @@ class _Demo:
         self.log = log
         self.out = Path(config.output_dir)
         self.timings: dict[str, float] = {}
-        self.stage_count = 4 + len(config.methods) + bool(config.audits)
+        self.stage_count = 3 + len(config.methods) + config.seeds + bool(config.audits)
         self.stage_index = 0
         self.scoring = config.scoring_config()
 
@@ -101,14 +101,16 @@ class _Demo:
 
         pipeline, tokenizer = self.load()
         data = self.watermark(pipeline)
-        models = self.finetune(pipeline, data)
         setting = _Setting(pipeline, tokenizer, data, data.queries(self.config, tokenizer))
+        first_seed, *other_seeds = self.config.run_seeds
+        models = self.finetune(pipeline, data)
         curves, curve_sampling = self.unlearn(setting, models)
         results, sampled = self.score(setting, models)
+        runs = [results] + [self.rerun(setting, seed) for seed in other_seeds]
         audits = None
         if self.config.audits:
             audits = self.audit(setting, models, results)
-        report = self.report(data, results, curves, curve_sampling, audits)
+        report = self.report(data, results, curves, curve_sampling, audits, runs)
         report["token_views"] = self.token_views(setting, results, sampled)
         write_report(report, self.out, title="WaterDrum demo report")
         report["next"] = self.write_data(data, models)
@@ -156,15 +158,7 @@ class _Demo:
                 f"unlearn/{method}", f"Unlearning with {method} ({config.unlearn_steps} steps)"
             ):
                 callback = None if method.lower() in NO_CURVE else self.callback(setting)
-                models[method.lower()], curve = setting.pipeline.unlearn(
-                    method,
-                    models["original"],
-                    setting.data.forget,
-                    setting.data.retain,
-                    steps=config.unlearn_steps,
-                    training=config.unlearning(),
-                    callback=callback,
-                )
+                curve = self.unlearn_one(setting, models, method, config.seed, callback)
             if curve and callback is not None:  # a curve comes from the callback
                 curves[method.lower()] = curve
                 curve_sampling = {
@@ -177,39 +171,77 @@ class _Demo:
                 }
         return curves, curve_sampling
 
+    def unlearn_one(
+        self, setting: _Setting, models: dict[str, Any], method: str, seed: int, callback: Any
+    ) -> list[dict[str, float]]:
+        """``method`` unlearns the forget owners from ``models["original"]`` in the run of
+        ``seed`` (its model added to ``models``); returns the callback's curve."""
+        models[method.lower()], curve = setting.pipeline.unlearn(
+            method,
+            models["original"],
+            setting.data.forget,
+            setting.data.retain,
+            steps=self.config.unlearn_steps,
+            training=self.config.unlearning(seed),
+            callback=callback,
+        )
+        return curve
+
+    def rerun(self, setting: _Setting, seed: int) -> dict[str, Any]:
+        """Another training run, with ``seed``: the original and the retrained model, every
+        method's unlearning (no curve) and every model's scored completions; its results."""
+        config = self.config
+        with self.step(
+            f"run/{seed}",
+            f"Training run with seed {seed}: fine-tuning, retraining, unlearning with "
+            f"{len(config.methods)} methods, sampling and verifying",
+        ):
+            models = train_models(config, setting.pipeline, setting.data, seed)
+            for method in config.methods:
+                self.unlearn_one(setting, models, method, seed, None)
+            return self.score_models(setting, models, seed)[0]
+
     def score(
         self, setting: _Setting, models: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, list[list[str]]]]:
-        """Every model's completions of every query, scored with the owners' keys; the results
-        and the completions, by model."""
-        from waterdrum_hf.metric import waterdrum_result
-
+        """Every model's completions of every query in the first run, scored with the owners'
+        keys; the results and the completions, by model."""
         config = self.config
-        results, sampled = {}, {}
         with self.step(
             "sample_and_verify",
             f"Sampling {config.num_samples} x {config.max_new_tokens} tokens per query from {len(models)} models and verifying",
         ):
-            for name, stage in models.items():
-                completions = setting.pipeline.completions(
-                    name,
-                    stage,
-                    setting.queries,
-                    num_samples=config.num_samples,
-                    max_new_tokens=config.max_new_tokens,
-                    seed=config.seed,
-                )
-                result = waterdrum_result(
-                    completions,
-                    setting.data.references,
-                    setting.tokenizer,
-                    config=self.scoring,
-                    forget_ids=setting.data.forget_ids,
-                    owner_names=setting.data.names,
-                    return_details=True,
-                )
-                results[name] = replace(result, scores=None)  # no per-sample scores in the report
-                sampled[name] = completions
+            return self.score_models(setting, models, config.seed)
+
+    def score_models(
+        self, setting: _Setting, models: dict[str, Any], seed: int
+    ) -> tuple[dict[str, Any], dict[str, list[list[str]]]]:
+        """Every model's completions of every query sampled with ``seed``, scored with the
+        owners' keys; the results and the completions, by model."""
+        from waterdrum_hf.metric import waterdrum_result
+
+        config = self.config
+        results, sampled = {}, {}
+        for name, stage in models.items():
+            completions = setting.pipeline.completions(
+                name,
+                stage,
+                setting.queries,
+                num_samples=config.num_samples,
+                max_new_tokens=config.max_new_tokens,
+                seed=seed,
+            )
+            result = waterdrum_result(
+                completions,
+                setting.data.references,
+                setting.tokenizer,
+                config=self.scoring,
+                forget_ids=setting.data.forget_ids,
+                owner_names=setting.data.names,
+                return_details=True,
+            )
+            results[name] = replace(result, scores=None)  # no per-sample scores in the report
+            sampled[name] = completions
         return results, sampled
 
     def token_views(
@@ -273,14 +305,18 @@ class _Demo:
         curves: dict[str, Any],
         curve_sampling: dict[str, Any] | None,
         audits: Any,
+        runs: list[dict[str, Any]],
     ) -> dict[str, Any]:
-        """What :func:`~waterdrum_hf.report.write_report` writes."""
+        """What :func:`~waterdrum_hf.report.write_report` writes: the first run's results in
+        detail (``models``), every run's flat values (``runs``) and their seeds."""
         import waterdrum_hf.trainers as trainers
 
         config = self.config
         finite = [s for s in data.scores if s == s]
         return {
             "models": results,
+            "runs": {name: [_run_values(run[name]) for run in runs] for name in results},
+            "seeds": list(config.run_seeds),
             "curves": curves,
             "timings": self.timings,
             "methods": {
@@ -373,6 +409,14 @@ class _Demo:
         return logged_stage(
             self.log, self.timings, key, f"[{self.stage_index}/{self.stage_count}] {title}"
         )
+
+
+def _run_values(result: Any) -> dict[str, Any]:
+    """A run's result in ``report.json``'s ``runs``: its flat values and owners, without the
+    per-query detail (the first run's is in ``models``)."""
+    return replace(
+        result, query_values=None, query_owners=None, query_null_means=None, scores=None
+    ).to_dict()
 
 
 def _write_private(path: Path, text: str) -> None:

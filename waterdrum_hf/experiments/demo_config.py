@@ -77,7 +77,22 @@ class DemoConfig:
             "resampled within each owner); none for no intervals."
         ),
     )
-    seed: int = flag(0, "Seed of keys, training and sampling.")
+    seed: int = flag(
+        0,
+        (
+            "Seed of the owners' keys and watermarking, the null keys and the bootstrap, and "
+            "of the first training run (run i trains and samples with seed + i)."
+        ),
+    )
+    seeds: int = flag(
+        3,
+        (
+            "Training runs, each with its own seed: fine-tuning, retraining, every unlearning "
+            "method and sampling run again, the owners' data and keys stay. Values are means "
+            "over the runs with intervals that cover a rerun; the verdict names a method only "
+            "when the runs separate it. The curves, the audits and the plots are the first run's."
+        ),
+    )
     write_keys: bool = flag(
         False,
         (
@@ -100,6 +115,7 @@ class DemoConfig:
             "num_samples": 2,
             "max_new_tokens": 64,
             "null_keys": 50,
+            "seeds": 2,
             "audits": (),
         }
     )
@@ -124,6 +140,7 @@ class DemoConfig:
             "prefix_tokens",
             "num_samples",
             "max_new_tokens",
+            "seeds",
         )
         check_positive_int(self.null_keys, "null_keys", minimum=0)
         if self.confidence is not None:
@@ -178,13 +195,24 @@ class DemoConfig:
             else IntervalConfig(self.confidence, seed=self.seed),
         )
 
-    def finetuning(self) -> TrainingSettings:
-        """How the original and the retrained model are fine-tuned (for ``epochs``)."""
-        return TrainingSettings(self.batch_size, self.learning_rate, self.seed)
+    @property
+    def run_seeds(self) -> tuple[int, ...]:
+        """The training runs' seeds: ``seed``, ``seed + 1``, ... (``seeds`` of them)."""
+        return tuple(range(self.seed, self.seed + self.seeds))
 
-    def unlearning(self) -> TrainingSettings:
-        """How every method unlearns (for ``unlearn_steps``)."""
-        return TrainingSettings(self.batch_size, self.unlearn_learning_rate, self.seed)
+    def finetuning(self, seed: int | None = None) -> TrainingSettings:
+        """How the original and the retrained model are fine-tuned (for ``epochs``) in the run
+        of ``seed`` (default: the first run's)."""
+        return TrainingSettings(
+            self.batch_size, self.learning_rate, self.seed if seed is None else seed
+        )
+
+    def unlearning(self, seed: int | None = None) -> TrainingSettings:
+        """How every method unlearns (for ``unlearn_steps``) in the run of ``seed`` (default:
+        the first run's)."""
+        return TrainingSettings(
+            self.batch_size, self.unlearn_learning_rate, self.seed if seed is None else seed
+        )
 
     @classmethod
     def quick(cls, **overrides: Any) -> DemoConfig:

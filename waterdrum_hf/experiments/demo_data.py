@@ -102,10 +102,13 @@ def watermark_corpus(config: DemoConfig, pipeline: Any, corpus: Any = None) -> D
     )
 
 
-def train_models(config: DemoConfig, pipeline: Any, data: DemoData) -> dict[str, Any]:
+def train_models(
+    config: DemoConfig, pipeline: Any, data: DemoData, seed: int | None = None
+) -> dict[str, Any]:
     """The original model (fine-tuned on every owner's passages) and the retrained one (on
-    the retain owners' only), as cached pipeline stages by name."""
-    training = config.finetuning()
+    the retain owners' only) of the training run of ``seed`` (default: the first run's), as
+    cached pipeline stages by name."""
+    training = config.finetuning(seed)
     return {
         name: pipeline.finetune(name, texts, epochs=config.epochs, training=training)
         for name, texts in (("original", data.texts), ("retrained", data.retain))

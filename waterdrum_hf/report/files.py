@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf.report.audit_section import plot_audits
-from waterdrum_hf.report.findings import typed, typed_audits
+from waterdrum_hf.report.findings import run_comparison, typed, typed_audits
 from waterdrum_hf.report.plots import plot_benchmark, plot_curves, plot_per_owner, plot_roc
 from waterdrum_hf.report.text import curve_note, markdown
 from waterdrum_hf.report.token_view_render import write_token_views
@@ -42,6 +42,8 @@ def write_report(
         saved["audits"] = audits.to_dict()
         written.append(out / "audits.json")
         written[-1].write_text(json_text(saved["audits"]))
+    if report.get("runs"):  # every run's values: their comparison too
+        saved["comparison"] = run_comparison(report).to_dict()
     written[0].write_text(json_text(saved))
     report = {**report, "models": models, "audits": audits}
     plots: dict[str, Path] = {}

@@ -1,5 +1,6 @@
-"""What a report reads off its models' results: the results typed, which method is closest
-to retraining, whether a watermark is still detected, the p-value floor and the interval level."""
+"""What a report reads off its models' results: the results typed, the values over training
+runs (seeds), which method is closest to retraining, whether a watermark is still detected, the
+p-value floor and the interval level."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 from waterdrum_hf.audit_results import AuditResults
 from waterdrum_hf.metric import OwnerValue, SetValue, WaterDrumResult
+from waterdrum_hf.seed_comparison import SeedComparison, compare_seeds
+from waterdrum_hf.statistics import holm_min_null_keys
 
 Results = Mapping[str, WaterDrumResult | Mapping[str, Any]]
 """Each model's result by model name, typed or as its flat dict."""
@@ -34,6 +37,13 @@ def typed_audits(report: Mapping[str, Any]) -> AuditResults | None:
     return AuditResults.from_dict(audits)
 
 
+def run_comparison(report: Mapping[str, Any], confidence: float = 0.95) -> SeedComparison:
+    """The report's models compared over their training runs (``report["runs"]``: each model's
+    flat results, one per seed); a report without runs is one run of ``report["models"]``."""
+    runs = report.get("runs") or {name: [m] for name, m in report["models"].items()}
+    return compare_seeds(runs, confidence=confidence)
+
+
 def closest_to_retrained(models: Results) -> tuple[str, float] | None:
     """The unlearned model whose (forget, retain) point is nearest the retrained model's."""
     models = typed(models)
@@ -52,11 +62,13 @@ def closest_to_retrained(models: Results) -> tuple[str, float] | None:
 
 
 def detected(value: SetValue | OwnerValue | None) -> bool | None:
-    """Whether a watermark is still detected (p-value at most :data:`DETECTION_LEVEL`);
-    ``None`` without a p-value (no null keys)."""
+    """Whether a watermark is still detected: its p-value is at most :data:`DETECTION_LEVEL`,
+    an owner's Holm-adjusted over the owners of its set (the raw one in results saved before
+    the adjustment, which lack it); ``None`` without a p-value (no null)."""
     if value is None or value.p_value is None:
         return None
-    return value.p_value <= DETECTION_LEVEL
+    adjusted = value.adjusted_p_value if isinstance(value, OwnerValue) else None
+    return (value.p_value if adjusted is None else adjusted) <= DETECTION_LEVEL
 
 
 def forgotten_owners(models: Results) -> list[str]:
@@ -78,6 +90,15 @@ def p_value_floor(settings: Mapping[str, Any]) -> float | None:
         return None
     null_keys = settings.get("null_keys")
     return 1 / (1 + null_keys) if isinstance(null_keys, int) and null_keys > 0 else None
+
+
+def holm_null_keys_needed(owners: int, null_keys: int | None) -> int | None:
+    """The null keys owner-by-owner detection over ``owners`` owners needs (Holm at
+    :data:`DETECTION_LEVEL`), where an empirical null of ``null_keys`` keys has fewer: then no
+    owner can read detected, whatever the model holds. ``None`` where the keys suffice or
+    without an empirical null (``null_keys=None``)."""
+    needed = holm_min_null_keys(owners, DETECTION_LEVEL)
+    return needed if null_keys is not None and null_keys < needed else None
 
 
 def interval_level(models: Results) -> str:

@@ -12,11 +12,13 @@ from waterdrum_hf.report.audit_section import audit_section
 from waterdrum_hf.report.findings import (
     forgotten_owners,
     interval_level,
+    run_comparison,
     typed,
     typed_audits,
 )
 from waterdrum_hf.report.formatting import count_phrase, format_interval, join_names
 from waterdrum_hf.report.verdict import verdict
+from waterdrum_hf.seed_comparison import SeedComparison
 
 Q_DEFINITION = (
     "q(g, key) is Waterfall's verification score of a generated text g under an owner's key: "
@@ -69,15 +71,25 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
     models = typed(report["models"])
     settings = report.get("settings") or {}
     level = interval_level(models)
+    comparison = run_comparison(report)
     lines = [f"# {title}", "", *_summary(models, settings), ""]
-    found = verdict(models, settings)
+    found = verdict(models, settings, comparison)
     if found:
         lines += ["## Verdict", "", *found, ""]
-    lines += ["## Results", "", *_table(models), ""]
+    runs = max(v.num_seeds for sets in comparison.values.values() for v in sets.values())
+    if runs > 1:
+        seeds = report.get("seeds") or []
+        first = f" (seed {seeds[0]})" if seeds else ""
+        lines += ["## Results", "", *_runs_table(comparison), ""]
+        lines += [f"## The first run in detail{first}", "", *_table(models), ""]
+    else:
+        lines += ["## Results", "", *_table(models), ""]
     audits = typed_audits(report)
     if audits is not None and audits.audits():
         lines += ["## Audits: does the unlearning hold?", "", *audit_section(audits), ""]
     lines += _how_the_numbers_are_made(level)
+    if runs > 1:
+        lines += [RUNS_EXPLANATION, ""]
     lines += _methods_and_settings(report, models, settings)
     lines += _plots(report, plots, level)
     if report.get("timings"):
@@ -85,6 +97,17 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
         parts = ", ".join(f"{k} {v:.0f} s" for k, v in report["timings"].items())
         lines += [f"Time: {total:.0f} s ({parts}).", ""]
     return "\n".join(lines)
+
+
+RUNS_EXPLANATION = (
+    "Over runs: the training runs (fine-tuning, retraining, unlearning and sampling, each run "
+    "with its own seed; the owners' data and keys stay) move the values more than the queries "
+    "do. A value in Results is the mean over the runs; its interval is Student's t over the "
+    "runs' values, which holds both the run-to-run and the query-to-query spread, so a rerun "
+    "lands inside it at about its level. A method is named closest to retraining alone only "
+    "when every other method's distance exceeds its own by more than that interval; otherwise "
+    "the methods that tie are named."
+)
 
 
 def _how_the_numbers_are_made(level: str) -> list[str]:
@@ -234,6 +257,36 @@ def _table(models: Mapping[str, WaterDrumResult]) -> list[str]:
                 else "–"
             )
         row += [str(m.num_queries), f"{m.num_scored} / {m.num_skipped}"]
+        rows.append("| " + " | ".join(row) + " |")
+    return rows
+
+
+def _runs_table(comparison: SeedComparison) -> list[str]:
+    """One row per model: each set's mean over the training runs with its interval over runs,
+    the distance to the retrained model, and how many runs each row rests on."""
+    values = comparison.values
+    sets = [s for s in ("forget", "retain", "overall") if any(s in v for v in values.values())]
+    level = f"{100 * comparison.confidence:g}% CI over runs"
+    header = ["model", *(f"{s} ({level})" for s in sets)]
+    if comparison.distances:
+        header.append(f"distance to retrained ({level})")
+    header.append("runs")
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for name, sets_of_model in values.items():
+        row = [name]
+        for s in sets:
+            value = sets_of_model.get(s)
+            row.append(
+                "–"
+                if value is None
+                else f"{value.value:+.3f} {format_interval(value.ci_low, value.ci_high, '+.3f')}"
+            )
+        if comparison.distances:
+            d = comparison.distances.get(name)
+            row.append(
+                "–" if d is None else f"{d.value:.3f} {format_interval(d.ci_low, d.ci_high, '.3f')}"
+            )
+        row.append(str(max(v.num_seeds for v in sets_of_model.values())))
         rows.append("| " + " | ".join(row) + " |")
     return rows
 

@@ -7,15 +7,16 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from waterdrum_hf.metric import SetValue, WaterDrumResult
+from waterdrum_hf.metric import OwnerValue, SetValue, WaterDrumResult
 from waterdrum_hf.report.findings import (
     DETECTION_LEVEL,
-    closest_to_retrained,
     detected,
     forgotten_owners,
+    holm_null_keys_needed,
     p_value_floor,
 )
 from waterdrum_hf.report.formatting import count_phrase, join_names
+from waterdrum_hf.seed_comparison import SeedComparison, compare_seeds
 
 _P_VALUE_NOTES = {
     False: "z: how many standard deviations of the null level (what random keys that own "
@@ -29,14 +30,30 @@ _P_VALUE_NOTES = {
 }
 """The p-value's explanation under the empirical (False) and the analytic (True) null."""
 
+_HOLM_NOTE = (
+    " Owner by owner, each forgotten owner's p-value is Holm-adjusted over the model's "
+    "forgotten owners: some owner whose watermark is gone still reads detected at most "
+    f"{DETECTION_LEVEL:.0%} of the time (the family-wise error), whatever the dependence between "
+    "owners, who share the model and the null keys. Unadjusted, with 20 such owners some owner "
+    "would read detected in about 64% of models (1 - 0.95^20)."
+)
+"""The owner-by-owner verdict's explanation (Holm, family-wise error)."""
 
-def verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any]) -> list[str]:
-    """Which method came closest to retraining, whether that is close enough, and whether the
-    forgotten owners' watermark is still detected in each model."""
+
+def verdict(
+    models: Mapping[str, WaterDrumResult],
+    settings: Mapping[str, Any],
+    comparison: SeedComparison | None = None,
+) -> list[str]:
+    """Which method came closest to retraining over the training runs of ``comparison``
+    (default: ``models`` as one run), whether that is close enough, and whether the forgotten
+    owners' watermark is still detected in each model (of the first run)."""
     lines = []
     whose = "forgotten owners'" if len(forgotten_owners(models)) != 1 else "forgotten owner's"
     if "original" in models and "retrained" in models:  # a benchmark
-        lines += _benchmark_verdict(models, whose)
+        if comparison is None:
+            comparison = compare_seeds({name: [m] for name, m in models.items()})
+        lines += _benchmark_verdict(models, comparison, whose)
     floor = p_value_floor(settings)
     on_floor = {
         name
@@ -46,17 +63,22 @@ def verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any]) 
         and m.forget.p_value is not None
         and math.isclose(m.forget.p_value, floor)
     }
+    null_keys = settings["null_keys"] if floor is not None else None
     detection = [
-        _detection_line(name, m, whose, floor_mark="*" if name in on_floor else "")
+        _detection_line(
+            name, m, whose, floor_mark="*" if name in on_floor else "", null_keys=null_keys
+        )
         for name, m in models.items()
         if detected(m.forget) is not None
     ]
     if detection:
+        holm = any(_holm_adjusted(_forget_family(m)) for m in models.values())
         lines += [
             *detection,
             "",
             _P_VALUE_NOTES[settings.get("null") == "analytic"]
-            + f"; detected means p ≤ {DETECTION_LEVEL}.",
+            + f"; detected means p ≤ {DETECTION_LEVEL}."
+            + (_HOLM_NOTE if holm else ""),
         ]
     if on_floor:
         count, null_keys = len(on_floor), settings["null_keys"]
@@ -69,23 +91,25 @@ def verdict(models: Mapping[str, WaterDrumResult], settings: Mapping[str, Any]) 
     return lines
 
 
-def _benchmark_verdict(models: Mapping[str, WaterDrumResult], whose: str) -> list[str]:
-    """The closest method to retraining and whether it is close enough; the methods that hid
-    the forgotten owners' watermark and what they kept of the retain value."""
+def _benchmark_verdict(
+    models: Mapping[str, WaterDrumResult], comparison: SeedComparison, whose: str
+) -> list[str]:
+    """The closest method to retraining (or the methods that tie) and whether it is close
+    enough; the methods that hid the forgotten owners' watermark and what they kept of the
+    retain value."""
     retrained = models["retrained"]
     lines = []
-    best = closest_to_retrained(models)
-    if best is not None:
-        name, distance = best
+    closest = comparison.closest
+    best = None if closest is None else closest.names[0]
+    if closest is not None and best in models:
+        name = best
         forget = models[name].forget
-        line = (
-            f"**Closest to retraining:** `{name}` (distance {distance:.3f} to the retrained "
-            "model in the (forget, retain) plane)."
-        )
+        line = closest_line(comparison)
+        in_run = " in the first run" if closest.num_seeds > 1 else ""
         if forget is not None and detected(forget):
             line += (
                 f" Closest is not close enough: the {whose} watermark is **still "
-                f"detected** in its answers (forget {forget.value:+.3f} against a null level "
+                f"detected** in its answers{in_run} (forget {forget.value:+.3f} against a null level "
                 f"of {forget.null_mean:+.3f} ± {forget.null_std:.3f}, z = {_z(forget)})"
             )
             retrained_forget = retrained.forget
@@ -97,7 +121,7 @@ def _benchmark_verdict(models: Mapping[str, WaterDrumResult], whose: str) -> lis
             line += "."
         elif forget is not None and detected(forget) is False:
             line += (
-                f" Like the retrained model's, its answers no longer show the {whose} "
+                f" Like the retrained model's, its answers{in_run} no longer show the {whose} "
                 f"watermark (p = {forget.p_value:.3f}){_kept_phrase(models[name], models)}."
             )
         lines += [line, ""]
@@ -116,13 +140,13 @@ def _benchmark_verdict(models: Mapping[str, WaterDrumResult], whose: str) -> lis
             "",
         ]
     for name in gone:
-        if best is None or name != best[0]:  # the closest one has its line above
+        if name != best:  # the closest one has its line above
             lines += [
                 f"The {whose} watermark is no longer detected in `{name}`'s answers "
                 f"(p = {methods[name].p_value:.3f}){_kept_phrase(models[name], models)}.",
                 "",
             ]
-    if best is not None and detected(models[best[0]].forget):
+    if best in models and detected(models[best].forget):
         lines += [
             "In short, no method matched retraining here: even the closest one still shows the "
             f"{whose} watermark.",
@@ -131,9 +155,42 @@ def _benchmark_verdict(models: Mapping[str, WaterDrumResult], whose: str) -> lis
     return lines
 
 
-def _detection_line(name: str, model: WaterDrumResult, whose: str, *, floor_mark: str) -> str:
+def closest_line(comparison: SeedComparison) -> str:
+    """The verdict's first line: the method closest to retraining when the runs separate it
+    from every other, the methods that tie otherwise, and how many runs it rests on."""
+    closest = comparison.closest
+    assert closest is not None  # only a comparison with distances has a verdict
+    distances = comparison.distances
+    name, runs = closest.names[0], closest.num_seeds
+    plane = "to the retrained model in the (forget, retain) plane"
+    if runs == 1:
+        return (
+            f"**Closest to retraining (1 run):** `{name}` (distance "
+            f"{distances[name].value:.3f} {plane}). One run cannot say whether a rerun would "
+            "name the same method: compare several training runs (the demo's `--seeds`, "
+            "`waterdrum compare`)."
+        )
+    level = f"{100 * comparison.confidence:g}%"
+    if closest.winner is not None:
+        d = distances[name]
+        return (
+            f"**Closest to retraining:** `{name}` (distance {d.value:.3f}, {level} interval "
+            f"[{d.ci_low:.3f}, {d.ci_high:.3f}] over {runs} runs, {plane}); every other "
+            f"method's distance exceeds it by more than the runs' {level} interval."
+        )
+    tied = ", ".join(f"`{m}` {distances[m].value:.3f}" for m in closest.names)
+    return (
+        f"**Closest to retraining: a tie** between {join_names([f'`{m}`' for m in closest.names])}"
+        f" (mean distance {plane} over {runs} runs: {tied}). The runs cannot tell them apart: "
+        f"the {level} interval of each one's distance minus `{name}`'s includes 0."
+    )
+
+
+def _detection_line(
+    name: str, model: WaterDrumResult, whose: str, *, floor_mark: str, null_keys: int | None
+) -> str:
     """Whether the forgotten owners' watermark is still detected in a model, and owner by owner
-    where they differ."""
+    (:func:`_owner_phrase`; ``null_keys``: the empirical null's, ``None`` for the analytic)."""
     forget = model.forget
     assert forget is not None  # only models whose forget set has a p-value get a line
     line = (
@@ -141,15 +198,48 @@ def _detection_line(name: str, model: WaterDrumResult, whose: str, *, floor_mark
         + ("**still detected**" if detected(forget) else "not detected")
         + f" (z = {_z(forget)}, p = {forget.p_value:.3f}{floor_mark})"
     )
-    owners = {
+    return line + _owner_phrase(model, null_keys) + "."
+
+
+def _forget_family(model: WaterDrumResult) -> dict[str, OwnerValue]:
+    """The forgotten owners with a p-value: the family their p-values are adjusted over."""
+    return {
         o: e for o, e in (model.per_owner or {}).items() if e.forget and detected(e) is not None
     }
+
+
+def _holm_adjusted(owners: Mapping[str, OwnerValue]) -> bool:
+    """Whether several owners have Holm-adjusted p-values (results saved before have none)."""
+    return len(owners) > 1 and all(e.adjusted_p_value is not None for e in owners.values())
+
+
+def _owner_phrase(model: WaterDrumResult, null_keys: int | None) -> str:
+    """``; owner by owner (...): ...`` where there are several forgotten owners and the set or
+    some owner is detected: which owners are, by Holm-adjusted p-values; or that no owner can
+    be, when ``null_keys`` (the empirical null's) are too few for Holm's first step."""
+    owners = _forget_family(model)
+    if len(owners) < 2:
+        return ""
+    how = "unadjusted p-values: a result saved before the Holm adjustment"
+    if _holm_adjusted(owners):
+        needed = holm_null_keys_needed(len(owners), null_keys)
+        if needed is not None:
+            return (
+                f"; owner by owner it cannot be detected with {null_keys} null keys: Holm over "
+                f"the {len(owners)} forgotten owners needs p ≤ {DETECTION_LEVEL} / {len(owners)}"
+                f" for the first, below the smallest p-value 1 / (1 + {null_keys}), so it needs "
+                f"at least {needed} keys"
+            )
+        how = f"Holm-adjusted p-values over the {len(owners)} forgotten owners"
     still = [o for o, e in owners.items() if detected(e)]
-    if len(owners) > 1 and still:
-        line += f"; owner by owner: still detected for {join_names(still)}"
-        if len(still) < len(owners):
-            line += f", gone for {join_names([o for o in owners if o not in still])}"
-    return line + "."
+    if not still and not detected(model.forget):
+        return ""
+    if not still:
+        return f"; owner by owner ({how}): detected for none of them on its own"
+    phrase = f"; owner by owner ({how}): still detected for {join_names(still)}"
+    if len(still) < len(owners):
+        phrase += f", gone for {join_names([o for o in owners if o not in still])}"
+    return phrase
 
 
 def _kept_phrase(model: WaterDrumResult, models: Mapping[str, WaterDrumResult]) -> str:

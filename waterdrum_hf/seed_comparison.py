@@ -1,0 +1,337 @@
+"""Values that hold on a rerun: each model's value over several training runs (seeds), with an
+interval that covers the run-to-run spread, differences between models, and which unlearning
+method is closest to retraining when the runs can tell.
+
+A WaterDrum value moves with the training run (seed, and the floating point of the machine,
+which fine-tuning and unlearning amplify) far more than with the sampling of queries: on two
+machines the demo's values moved by three times their query intervals. So a value that decides
+a comparison is the mean over ``S`` runs, each run one :class:`~waterdrum_hf.WaterDrumResult`.
+
+The interval is Student's t over the runs' values, ``mean ± t(S-1) · sd / √S``: each run's
+value already carries its own query sampling (its queries were sampled and scored anew), so
+the spread of the run values holds both levels, seed and query, and t makes the interval exact
+for normal run values whatever ``S`` (the "ultimate cluster" estimator of two-stage sampling).
+A two-level bootstrap (runs, then queries within each) was measured instead and covers too
+little with few runs: with 3 runs it resamples from 3 values, whose spread underestimates the
+runs' by ``(S - 1) / S`` and whose percentiles have no tails
+(``benchmarks/results/seed_interval_coverage.md``).
+
+Differences are paired by run where every model has the same runs (the ``i``-th result of
+each model comes from the same seed: the unlearning methods start from that seed's original
+model and answer the same queries), which cancels what the models' runs share; otherwise Welch's
+unpaired interval. With one run nothing covers a rerun: the value keeps its query interval,
+marked as such, and no difference is called.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats
+
+from waterdrum_hf.bootstrap import check_confidence
+from waterdrum_hf.metric import SetValue, WaterDrumResult
+
+SETS = ("forget", "retain", "overall")
+
+
+@dataclass(frozen=True)
+class SeedValue:
+    """A mean over runs and its interval.
+
+    Attributes:
+        value: the mean over the runs.
+        ci_low, ci_high: the interval (``None`` where there is none: one run without a query
+            interval, or a difference of one run).
+        num_seeds: the runs it rests on.
+        std: standard deviation of the run values (``None`` with one run).
+        interval_over: ``"seeds"`` (t over runs: covers a rerun), ``"queries"`` (one run's
+            bootstrap over queries: says nothing of a rerun) or ``None``.
+    """
+
+    value: float
+    ci_low: float | None
+    ci_high: float | None
+    num_seeds: int
+    std: float | None = None
+    interval_over: Literal["seeds", "queries"] | None = None
+
+    def excludes_zero(self) -> bool:
+        """Whether the interval over runs lies wholly above or below 0."""
+        if self.interval_over != "seeds" or self.ci_low is None or self.ci_high is None:
+            return False
+        return self.ci_low > 0 or self.ci_high < 0
+
+
+@dataclass(frozen=True)
+class ClosestMethods:
+    """Which unlearning methods are closest to retraining in the (forget, retain) plane.
+
+    Attributes:
+        names: the closest method by mean distance first, then every method whose distance the
+            runs cannot tell apart from it (closest first).
+        num_seeds: the runs it rests on.
+    """
+
+    names: tuple[str, ...]
+    num_seeds: int
+
+    @property
+    def winner(self) -> str | None:
+        """The one closest method, when the runs separate it from every other; else ``None``."""
+        return self.names[0] if len(self.names) == 1 and self.num_seeds > 1 else None
+
+
+@dataclass(frozen=True)
+class SeedComparison:
+    """What :func:`compare_seeds` returns.
+
+    Attributes:
+        confidence: the level of every interval.
+        values: each model's set values over its runs, ``values[model][set]``.
+        differences: ``differences[(a, b)][set]`` is model ``a``'s value minus ``b``'s, for
+            every pair in the order the models came.
+        distances: each unlearning method's distance to the reference model in the (forget,
+            retain) plane, over runs.
+        closest: the methods closest to the reference (``None`` without distances).
+        paired: whether differences were paired by run.
+    """
+
+    confidence: float
+    values: dict[str, dict[str, SeedValue]]
+    differences: dict[tuple[str, str], dict[str, SeedValue]]
+    distances: dict[str, SeedValue]
+    closest: ClosestMethods | None
+    paired: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat scalars: ``<model>/<set>``, ``<model>/<set>_ci_low`` and ``_ci_high``,
+        ``<model>/num_seeds``, ``<model>/distance`` (with its interval),
+        ``<a>-vs-<b>/<set>_difference`` (with its interval), ``closest`` (the tied names
+        joined by ``,``) and ``closest_separated``. A value not computed is left out."""
+        flat: dict[str, Any] = {"confidence": self.confidence}
+        for model, sets in self.values.items():
+            for name, value in sets.items():
+                flat |= _flat(f"{model}/{name}", value)
+                flat[f"{model}/num_seeds"] = value.num_seeds
+            if model in self.distances:
+                flat |= _flat(f"{model}/distance", self.distances[model])
+        for (a, b), sets in self.differences.items():
+            for name, value in sets.items():
+                flat |= _flat(f"{a}-vs-{b}/{name}_difference", value)
+        if self.closest is not None:
+            flat["closest"] = ",".join(self.closest.names)
+            flat["closest_separated"] = self.closest.winner is not None
+        return flat
+
+
+def _flat(key: str, value: SeedValue) -> dict[str, float]:
+    flat = {key: value.value}
+    if value.ci_low is not None and value.ci_high is not None:
+        flat |= {f"{key}_ci_low": value.ci_low, f"{key}_ci_high": value.ci_high}
+    return flat
+
+
+def seed_interval(
+    values: Sequence[float],
+    confidence: float = 0.95,
+    *,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> SeedValue:
+    """The mean of run values with Student's t interval over runs (none for one run), cut to
+    ``bounds``, the range the quantity can take (a distance's starts at 0): with few runs t's
+    interval can reach past it, and the true mean cannot lie there."""
+    array = _finite(values, "values")
+    confidence = check_confidence(confidence)
+    if len(array) == 1:
+        return SeedValue(float(array[0]), None, None, 1)
+    mean, std = float(array.mean()), float(array.std(ddof=1))
+    half = _t(confidence, len(array) - 1) * std / math.sqrt(len(array))
+    low, high = max(mean - half, bounds[0]), min(mean + half, bounds[1])
+    return SeedValue(mean, low, high, len(array), std, "seeds")
+
+
+def difference_interval(
+    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, *, paired: bool = True
+) -> SeedValue:
+    """``mean(a) - mean(b)`` with its interval over runs: paired t on ``a[i] - b[i]`` (the
+    ``i``-th runs share a seed), or Welch's t for unpaired runs. No interval with one run."""
+    x, y = _finite(a, "a"), _finite(b, "b")
+    if paired:
+        if len(x) != len(y):
+            raise ValueError(
+                f"Paired differences need the same runs of both models, got {len(x)} and "
+                f"{len(y)}: pass paired=False for runs that share no seed."
+            )
+        return seed_interval(x - y, confidence)
+    confidence = check_confidence(confidence)
+    value = float(x.mean() - y.mean())
+    if len(x) < 2 or len(y) < 2:
+        return SeedValue(value, None, None, min(len(x), len(y)))
+    vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    se = math.sqrt(vx + vy)
+    if se == 0:
+        return SeedValue(value, value, value, min(len(x), len(y)), 0.0, "seeds")
+    df = (vx + vy) ** 2 / (vx**2 / (len(x) - 1) + vy**2 / (len(y) - 1))
+    half = _t(confidence, df) * se
+    return SeedValue(value, value - half, value + half, min(len(x), len(y)), None, "seeds")
+
+
+def compare_seeds(
+    runs: Mapping[str, Sequence[WaterDrumResult | Mapping[str, Any]]],
+    *,
+    confidence: float = 0.95,
+    paired: bool = True,
+    reference: str = "retrained",
+    baseline: str = "original",
+) -> SeedComparison:
+    """Each model's values over its runs with intervals that cover a rerun, their pairwise
+    differences, and which methods are closest to ``reference`` (the retrained model).
+
+    Args:
+        runs: each model's results, one per run (``WaterDrumResult`` or its flat dict, e.g. a
+            model's entry of ``report.json``); with ``paired``, the ``i``-th result of every
+            model comes from the same seed.
+        confidence: level of every interval.
+        paired: pair differences by run (every model needs the same number of runs).
+        reference, baseline: the model unlearning should match, and the one it starts from;
+            every other model is an unlearning method, ranked by its distance to ``reference``
+            in the (forget, retain) plane.
+
+    A method is named closest alone only when the interval of every other method's distance
+    minus its own lies above 0; otherwise the methods that tie are named with it.
+    """
+    confidence = check_confidence(confidence)
+    typed = _typed_runs(runs, paired)
+    values = {
+        model: {
+            name: _set_value([getattr(r, name) for r in results], confidence)
+            for name in SETS
+            if all(getattr(r, name) is not None for r in results)
+        }
+        for model, results in typed.items()
+    }
+    models = list(typed)
+    differences = {
+        (a, b): {
+            name: difference_interval(
+                _values(typed[a], name), _values(typed[b], name), confidence, paired=paired
+            )
+            for name in values[a].keys() & values[b].keys()
+        }
+        for i, a in enumerate(models)
+        for b in models[i + 1 :]
+    }
+    per_run = _distances(typed, reference, baseline)
+    distances = {
+        m: seed_interval(d, confidence, bounds=(0.0, math.inf)) for m, d in per_run.items()
+    }
+    closest = _closest(per_run, confidence, paired) if per_run else None
+    return SeedComparison(confidence, values, differences, distances, closest, paired)
+
+
+def _typed_runs(
+    runs: Mapping[str, Sequence[WaterDrumResult | Mapping[str, Any]]], paired: bool
+) -> dict[str, list[WaterDrumResult]]:
+    if not isinstance(runs, Mapping) or not runs:
+        raise ValueError("`runs` must map each model's name to its results, one per run.")
+    typed = {}
+    for model, results in runs.items():
+        if isinstance(results, (str, bytes, Mapping, WaterDrumResult)) or not results:
+            raise ValueError(
+                f"`runs[{model!r}]` must be a non-empty list of results, one per run (seed)."
+            )
+        typed[str(model)] = [
+            r if isinstance(r, WaterDrumResult) else WaterDrumResult.from_dict(r) for r in results
+        ]
+    counts = {model: len(results) for model, results in typed.items()}
+    if paired and len(set(counts.values())) > 1:
+        raise ValueError(
+            f"Paired comparison needs the same number of runs of every model, got {counts}: "
+            "pass paired=False (or --unpaired) for runs that share no seed."
+        )
+    return typed
+
+
+def _values(results: Sequence[WaterDrumResult], name: str) -> list[float]:
+    return [getattr(r, name).value for r in results]
+
+
+def _set_value(values: Sequence[Any], confidence: float) -> SeedValue:
+    """A set's value over runs; one run keeps its query interval, marked as such."""
+    summary = seed_interval([v.value for v in values], confidence)
+    (first,) = values[:1]
+    if summary.num_seeds == 1 and first.ci_low is not None and first.ci_high is not None:
+        return SeedValue(summary.value, first.ci_low, first.ci_high, 1, None, "queries")
+    return summary
+
+
+def _distances(
+    typed: Mapping[str, Sequence[WaterDrumResult]], reference: str, baseline: str
+) -> dict[str, list[float]]:
+    """Each method's distance to ``reference`` in the (forget, retain) plane, run by run
+    (paired runs: run ``i`` against the reference's run ``i``; otherwise against the mean)."""
+    target = typed.get(reference)
+    if target is None or not all(r.forget and r.retain for r in target):
+        return {}
+    methods = {
+        m: results
+        for m, results in typed.items()
+        if m not in (reference, baseline) and all(r.forget and r.retain for r in results)
+    }
+    distances = {}
+    for method, results in methods.items():
+        if len(results) == len(target):
+            pairs = list(zip(results, target, strict=True))
+        else:
+            mean = _mean_point(target)
+            pairs = [(r, mean) for r in results]
+        distances[method] = [
+            math.hypot(r.forget.value - t.forget.value, r.retain.value - t.retain.value)
+            for r, t in pairs
+        ]
+    return distances
+
+
+def _mean_point(results: Sequence[WaterDrumResult]) -> WaterDrumResult:
+    """A stand-in result at the mean (forget, retain) point of ``results``."""
+    return WaterDrumResult(
+        forget=SetValue(float(np.mean(_values(results, "forget")))),
+        retain=SetValue(float(np.mean(_values(results, "retain")))),
+        num_queries=0,
+        num_scored=0,
+        num_skipped=0,
+    )
+
+
+def _closest(
+    distances: Mapping[str, list[float]], confidence: float, paired: bool
+) -> ClosestMethods:
+    """The closest method, and every method the runs cannot tell apart from it."""
+    best = min(distances, key=lambda m: float(np.mean(distances[m])))
+    others = sorted((m for m in distances if m != best), key=lambda m: float(np.mean(distances[m])))
+    tied = [
+        m
+        for m in others
+        if not difference_interval(
+            distances[m], distances[best], confidence, paired=paired
+        ).excludes_zero()
+    ]
+    return ClosestMethods((best, *tied), min(len(d) for d in distances.values()))
+
+
+def _t(confidence: float, df: float) -> float:
+    return float(stats.t.ppf((1 + confidence) / 2, df))
+
+
+def _finite(values: Sequence[float], name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1 or len(array) == 0:
+        raise ValueError(f"`{name}` must be a non-empty list of run values.")
+    if not np.isfinite(array).all():
+        raise ValueError(f"`{name}` holds NaN/inf: every run must have a value.")
+    return array
