@@ -39,6 +39,12 @@ _EXPORTS = {
     "calibration_r2": "statistics",
     "CalibrationFit": "statistics",
     "holm_adjusted": "statistics",
+    "compare_seeds": "seed_comparison",
+    "seed_interval": "seed_comparison",
+    "difference_interval": "seed_comparison",
+    "SeedComparison": "seed_comparison",
+    "SeedValue": "seed_comparison",
+    "ClosestMethods": "seed_comparison",
     "Interval": "bootstrap",
     "bootstrap_replicates": "bootstrap",
     "percentile_interval": "bootstrap",
@@ -89,7 +95,13 @@ __all__ = [
     "AuditResults",
     "BoundCallback",
     "CalibrationFit",
+    "ClosestMethods",
     "HubResultsConfig",
+    "SeedComparison",
+    "SeedValue",
+    "compare_seeds",
+    "difference_interval",
+    "seed_interval",
     "Interval",
     "NullReference",
     "OwnerValue",
@@ -164,6 +176,14 @@ if TYPE_CHECKING:
     from waterdrum_hf.report.token_view import TokenView, token_view
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.sampling import SamplingConfig
+    from waterdrum_hf.seed_comparison import (
+        ClosestMethods,
+        SeedComparison,
+        SeedValue,
+        compare_seeds,
+        difference_interval,
+        seed_interval,
+    )
     from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.statistics import (
