@@ -13,7 +13,7 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 from tokenizer_builders import word_texts, word_tokenizer
 
-from waterdrum_hf import WaterDrumResult, compute_waterdrum, report, trainers
+from waterdrum_hf import OwnerValue, WaterDrumResult, compute_waterdrum, report, trainers
 from waterdrum_hf.config import WaterDrumConfig
 
 
@@ -301,6 +301,71 @@ def test_verdict_agrees_with_the_numbers(models, tmp_path, closest_p):
     for name, (_, _, p, _) in points.items():
         (line,) = [line for line in text.splitlines() if line.startswith(f"- `{name}`: the")]
         assert ("**still detected**" in line) == (p <= report.DETECTION_LEVEL), line
+
+
+def holm_verdict(models, owners, settings, forget_p=0.01):
+    """The verdict's lines on the fixture's kl model (its forget p-value ``forget_p``) whose
+    owners are ``owners``: name -> (forgotten, p-value, Holm-adjusted p-value)."""
+    from waterdrum_hf.report.verdict import verdict
+
+    kl = report.typed(models)["kl"]
+    per_owner = {
+        name: OwnerValue(2, 2, forget=forget, value=0.1, p_value=p, adjusted_p_value=adjusted)
+        for name, (forget, p, adjusted) in owners.items()
+    }
+    forget = dataclasses.replace(kl.forget, p_value=forget_p)
+    return "\n".join(
+        verdict({"kl": dataclasses.replace(kl, forget=forget, per_owner=per_owner)}, settings)
+    )
+
+
+FOUR_OWNERS = {  # bob, carol and dan forgotten; carol detected only without the adjustment
+    "alice": (False, 0.001, 0.002),
+    "bob": (True, 0.004, 0.012),
+    "carol": (True, 0.03, 0.06),
+    "dan": (True, 0.2, 0.2),
+}
+
+
+def test_owner_by_owner_verdicts_read_holm_adjusted_p_values(models):
+    text = holm_verdict(models, FOUR_OWNERS, {"null_keys": 999})
+    assert (
+        "; owner by owner (Holm-adjusted p-values over the 3 forgotten owners): still detected "
+        "for bob, gone for carol and dan." in text
+    )
+    assert "each forgotten owner's p-value is Holm-adjusted over the model's forgotten" in text
+    assert "at most 5% of the time (the family-wise error)" in text
+    assert report.detected(OwnerValue(1, 1, p_value=0.03, adjusted_p_value=0.06)) is False
+    assert report.detected(OwnerValue(1, 1, p_value=0.03)) is True  # saved before Holm
+
+
+def test_a_detected_set_with_no_owner_detected_on_its_own_says_so(models):
+    owners = {"bob": (True, 0.03, 0.06), "carol": (True, 0.04, 0.06)}
+    text = holm_verdict(models, owners, {"null": "analytic"})
+    assert "over the 2 forgotten owners): detected for none of them on its own." in text
+    assert "owner by owner" not in holm_verdict(models, owners, {"null": "analytic"}, forget_p=0.3)
+
+
+def test_too_few_null_keys_for_holm_are_named_not_read_as_not_detected(models):
+    """20 keys: p >= 1 / 21 > 0.05 / 3, so Holm over 3 owners can declare none detected."""
+    text = holm_verdict(models, FOUR_OWNERS, {"null_keys": 20})
+    assert (
+        "; owner by owner it cannot be detected with 20 null keys: Holm over the 3 forgotten "
+        "owners needs p ≤ 0.05 / 3 at its first step, below the smallest p-value 1 / (1 + 20), "
+        "so it needs at least 59 keys." in text
+    )
+    assert "cannot be detected" not in holm_verdict(models, FOUR_OWNERS, {"null_keys": 59})
+    assert "cannot be detected" not in holm_verdict(models, FOUR_OWNERS, {"null": "analytic"})
+
+
+def test_results_saved_before_holm_say_their_owner_verdicts_are_unadjusted(models):
+    owners = {name: (forget, p, None) for name, (forget, p, _) in FOUR_OWNERS.items()}
+    text = holm_verdict(models, owners, {"null_keys": 20})
+    assert (
+        "; owner by owner (unadjusted p-values: a result saved before the Holm adjustment): "
+        "still detected for bob and carol, gone for dan." in text
+    )
+    assert "Holm-adjusted" not in text
 
 
 def audit_result(forget, retain, **interval):

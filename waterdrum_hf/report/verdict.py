@@ -227,8 +227,8 @@ def _owner_phrase(model: WaterDrumResult, null_keys: int | None) -> str:
             return (
                 f"; owner by owner it cannot be detected with {null_keys} null keys: Holm over "
                 f"the {len(owners)} forgotten owners needs p ≤ {DETECTION_LEVEL} / {len(owners)}"
-                f" for the first, below the smallest p-value 1 / (1 + {null_keys}), so it needs "
-                f"at least {needed} keys"
+                f" at its first step, below the smallest p-value 1 / (1 + {null_keys}), so it "
+                f"needs at least {needed} keys"
             )
         how = f"Holm-adjusted p-values over the {len(owners)} forgotten owners"
     still = [o for o, e in owners.items() if detected(e)]
