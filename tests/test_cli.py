@@ -177,6 +177,60 @@ def test_verify_prints_scores_summary_and_p_values(scored_file, capsys):
     assert set(written["per_owner"]) == {"owner-1", "owner-2"}
 
 
+@pytest.mark.parametrize("forget_ids", [None, KEYS[1]])
+def test_verify_lists_each_owner_with_its_holm_adjusted_verdict(scored_file, capsys, forget_ids):
+    """Holm over the owners of each set: one family of two owners without forget ids (39 null
+    keys at least), two families of one (19) with; with fewer, no verdict and the keys needed."""
+    tmp_path, texts, owners, tok = scored_file
+    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv += ["--id-column", "owner_id"] + (["--forget-ids", forget_ids] if forget_ids else [])
+    code, out, _ = run([*argv, "--null-keys", 39], capsys)
+    expected = compute_waterdrum(
+        texts,
+        owners,
+        tok,
+        config=WaterDrumConfig.from_keywords(dict(null_keys=39)),
+        forget_ids=[forget_ids] if forget_ids else None,
+        return_details=True,
+    )["per_owner"]
+    assert code == 0 and "owner        set        value       p  Holm p  verdict" in out
+    for name, owner in expected.items():
+        (row,) = [line for line in out.splitlines() if line.startswith(name)]
+        assert f"{owner['p_value']:.4f}  {owner['adjusted_p_value']:.4f}" in row
+        found = owner["adjusted_p_value"] <= 0.05
+        assert row.endswith("  detected" if found else "  not detected")
+    sets = {"overall": list(expected.values())}
+    if forget_ids:
+        sets = {
+            name: [o for o in expected.values() if o["forget"] == (name == "forget")]
+            for name in ("forget", "retain")
+        }
+    for label, family in sets.items():
+        found = sum(o["adjusted_p_value"] <= 0.05 for o in family)
+        assert f"{label} owners detected: {found} of {len(family)} (Holm-adjusted p" in out
+    keys = 38 if forget_ids is None else 18
+    code, out, _ = run([*argv, "--null-keys", keys], capsys)
+    assert out.count("cannot tell: too few null keys") == 2
+    for label, family in sets.items():
+        m = len(family)
+        assert (
+            f"{label} owners: none can read detected with {keys} null keys (Holm over {m} "
+            f"owners needs p <= 0.05 / {m}, below 1 / (1 + {keys})): use --null-keys {keys + 1} "
+            "or more" in out
+        )
+
+
+def test_verify_lists_at_most_max_owners(scored_file, capsys, monkeypatch):
+    from waterdrum_hf.cli import owners
+
+    monkeypatch.setattr(owners, "MAX_OWNERS", 1)
+    tmp_path, *_ = scored_file
+    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    code, out, _ = run([*argv, "--id-column", "owner_id", "--null", "analytic"], capsys)
+    assert code == 0 and "owner-1 " in out and "owner-2 " not in out
+    assert "... 1 more owner (all in the full result)" in out
+
+
 def test_verify_a_plain_text_file_with_one_id(scored_file, capsys):
     tmp_path, texts, _, tok = scored_file
     (tmp_path / "texts.txt").write_text("\n".join(texts[:3]) + "\n\n")
@@ -979,7 +1033,7 @@ def test_score_writes_the_report_and_rescores_saved_generations(
         ],
         capsys,
     )
-    assert code == 0 and "forget: " in out
+    assert code == 0 and "forget: " in out and "Holm p  verdict" in out
     report = json.loads((tmp_path / "a" / "report.json").read_text())
     result = report["models"]["model"]
     assert result["num_queries"] == 6 and result["num_scored"] + result["num_skipped"] == 12

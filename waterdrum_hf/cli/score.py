@@ -170,6 +170,7 @@ def row_owners(rows: Any, args: argparse.Namespace) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from waterdrum_hf.cli.owners import print_owners
     from waterdrum_hf.metric import waterdrum_result
     from waterdrum_hf.report import write_report
 
@@ -215,6 +216,7 @@ def run(args: argparse.Namespace) -> int:
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
     print_summary(result)
+    print_owners(result, config.null)
     print(f"Report: {out / 'report.md'}")
     publish(result, args)
     return 0

@@ -45,6 +45,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from waterdrum_hf.cli.owners import print_owners
     from waterdrum_hf.metric import waterdrum_result
 
     if args.output:
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print_scores(list(result.scores or ()), args.max_rows)  # set with return_details
     print_summary(result)
+    print_owners(result, config.null)
     if args.output:
         from waterdrum_hf.report import json_text
 
