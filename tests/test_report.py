@@ -7,10 +7,12 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
+from scipy import stats
 from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import OwnerValue, WaterDrumResult, compute_waterdrum, report, trainers
@@ -63,7 +65,7 @@ def test_write_report_files_json_and_markdown(models, tmp_path):
     assert report.Q_DEFINITION in markdown and "standard deviation" in markdown
     assert "samples scored / skipped" in markdown and "18 / 0" in markdown
     best, _ = report.closest_to_retrained(models)
-    assert f"**Closest to retraining:** `{best}`" in markdown
+    assert f"**Closest to retraining (1 run):** `{best}`" in markdown  # one run: no winner
     assert "![roc](roc.png)" in markdown and "Time: 2 s" in markdown
 
 
@@ -464,3 +466,44 @@ def test_without_intervals_there_are_no_interval_columns_or_bars(models, tmp_pat
     assert " CI" not in text and "Bars:" not in text
     (benchmark,) = figures["benchmark"].axes
     assert not benchmark.containers
+
+
+def runs_of(models, shifts):
+    """Each model's runs: the demo-like points moved by ``shifts[run][model]`` (forget, retain)."""
+    runs = {name: [] for name in BENCHMARK}
+    for shift in shifts:
+        points = {
+            name: (f + shift.get(name, (0, 0))[0], r + shift.get(name, (0, 0))[1], p, z)
+            for name, (f, r, p, z) in BENCHMARK.items()
+        }
+        for name, result in moved(models, points).items():
+            runs[name].append(result)
+    return runs
+
+
+@pytest.mark.parametrize("tie", [False, True])
+def test_several_runs_give_means_with_intervals_over_runs_and_a_verdict_that_says_tie(
+    models, tmp_path, tie
+):
+    """graddiff is closest in every run; npo comes within the runs' spread only when its
+    distance jumps between runs (then the verdict names both)."""
+    farther = {"kl": (0.1, -0.1), "npo": (0.1, -0.1)}  # both well behind graddiff
+    shifts = [farther, {**farther, "graddiff": (0.02, 0.0)}, {**farther, "graddiff": (-0.01, 0.01)}]
+    if tie:
+        shifts[1] = {**shifts[1], "npo": (-0.2, 0.17)}  # npo lands next to retrained in one run
+    report_dict = {**demo_like_report(models), "runs": runs_of(models, shifts), "seeds": [0, 1, 2]}
+    report.write_report(report_dict, tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    (closest,) = [line for line in text.splitlines() if line.startswith("**Closest to retraining")]
+    if tie:
+        assert closest.startswith("**Closest to retraining: a tie** between `graddiff` and `npo`")
+    else:
+        assert closest.startswith("**Closest to retraining:** `graddiff` (distance ")
+    assert "over 3 runs" in closest and "## The first run in detail (seed 0)" in text
+    forget = [0.297, 0.317, 0.287]  # graddiff's forget value in the three runs
+    low, high = stats.t.interval(0.95, 2, loc=np.mean(forget), scale=stats.sem(forget))
+    row = next(line for line in text.splitlines() if line.startswith("| graddiff | +0.300 ["))
+    assert f"+0.300 [{low:+.3f}, {high:+.3f}]" in row and row.endswith("| 3 |")
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["comparison"]["graddiff/forget"] == pytest.approx(np.mean(forget))
+    assert saved["comparison"]["closest_separated"] is not tie

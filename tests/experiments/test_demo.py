@@ -24,6 +24,7 @@ from waterdrum_hf.experiments.demo import (
 )
 from waterdrum_hf.experiments.training import TrainingSettings
 from waterdrum_hf.keys import random_keys
+from waterdrum_hf.report import closest_to_retrained
 
 QUICK_KEYS = random_keys(DemoConfig.quick().owners, seed=0).tolist()
 
@@ -84,10 +85,21 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_dem
     view = (out / "watermark_view.html").read_text()
     assert "![watermark_view](watermark_view.png)" in markdown
     assert "forget set, original model" in view and "retain set, original model" in view
-    closest = markdown.split("**Closest to retraining:** `")[1].split("`")[0]
+    closest, _ = closest_to_retrained(models)  # of the first run
     assert f"forget set, {closest} model" in view and "<script" not in view
     assert "Closest to retraining" in markdown and "standard deviation" in markdown
-    assert "| retrained |" in markdown and "[9/9]" in printed and "done in" in printed
+    assert "| retrained |" in markdown and "[10/10]" in printed and "done in" in printed
+    # Two training runs (seeds 0 and 1): the first in detail, each value's mean over both.
+    runs = report["runs"]
+    assert report["seeds"] == [0, 1] and set(runs) == set(models)
+    for name, model_runs in runs.items():
+        assert len(model_runs) == 2 and model_runs[0]["forget"] == models[name]["forget"]
+        assert model_runs[1]["forget"] != model_runs[0]["forget"]  # a run of its own
+        mean = (model_runs[0]["forget"] + model_runs[1]["forget"]) / 2
+        assert report["comparison"][f"{name}/forget"] == pytest.approx(mean, abs=1e-12)
+        assert report["comparison"][f"{name}/num_seeds"] == 2
+    assert "## Results\n\n| model | forget (95% CI over runs)" in markdown
+    assert "## The first run in detail (seed 0)" in markdown
     # Owner keys are secrets: neither the files (cache included) nor the console show them.
     assert not any(str(key) in shown or f"{key:x}" in shown for key in QUICK_KEYS)
     rows = [json.loads(line) for line in (out / "watermarked.jsonl").read_text().splitlines()]
@@ -98,6 +110,19 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_dem
     assert main(["demo", "--quick", "--out", str(out), "--no-progress"]) == 0
     assert time.perf_counter() - start < first_run / 3
     assert json.loads((out / "report.json").read_text())["models"] == models
+
+
+@pytest.mark.slow
+def test_the_quick_demo_from_empty_caches_gives_identical_values_again(quick_demo, tmp_path):
+    """Determinism where it is ours: the same settings from nothing, in the same process
+    tree, read the same values to the last bit (what differs between machines is the
+    floating point of training, which the runs' intervals cover)."""
+    out, *_ = quick_demo
+    again = tmp_path / "again"
+    run_printed(["demo", "--quick", "--out", str(again), "--no-progress"])
+    first, second = (json.loads((d / "report.json").read_text()) for d in (out, again))
+    assert second["runs"] == first["runs"] and second["models"] == first["models"]
+    assert second["comparison"] == first["comparison"] and second["curves"] == first["curves"]
 
 
 @pytest.mark.slow
@@ -172,6 +197,7 @@ def test_printed_commands_reproduce_the_config():
         ({"methods": ("kl", "nope")}, "unknown unlearning method 'nope'"),
         ({"learning_rate": 0.0}, "learning_rate"),
         ({"confidence": 1.5}, "confidence"),
+        ({"seeds": 0}, "seeds"),
         ({"scheme": "synthid"}, "`scheme` must be one of waterfall, kgw"),
     ],
 )
@@ -180,10 +206,12 @@ def test_demo_config_rejects_impossible_settings(settings, match):
         DemoConfig(**settings)
 
 
-def test_fine_tuning_and_unlearning_take_their_own_learning_rates():
+def test_fine_tuning_and_unlearning_take_their_own_learning_rates_and_each_run_its_seed():
     config = DemoConfig(batch_size=3, learning_rate=1e-3, unlearn_learning_rate=5e-5, seed=7)
     assert config.finetuning() == TrainingSettings(batch_size=3, learning_rate=1e-3, seed=7)
     assert config.unlearning() == TrainingSettings(batch_size=3, learning_rate=5e-5, seed=7)
+    assert config.run_seeds == (7, 8, 9) and DemoConfig.quick().run_seeds == (0, 1)
+    assert config.finetuning(9).seed == 9 and config.unlearning(8).seed == 8
 
 
 def test_printed_commands_name_the_waterdrum_the_user_can_run(tmp_path, monkeypatch):

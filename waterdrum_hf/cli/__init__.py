@@ -1,7 +1,8 @@
 """The ``waterdrum`` command (also ``python -m waterdrum_hf``).
 
 Subcommands: ``demo`` (the whole loop on the built-in model), ``score`` (evaluate a model on a
-watermarked dataset), ``verify`` (score texts in a file), ``watermark`` (paraphrase texts under
+watermarked dataset), ``compare`` (models over several training runs), ``verify`` (score texts
+in a file), ``watermark`` (paraphrase texts under
 their owners' keys), ``unlearn`` (run a registered unlearning trainer), ``audit`` (relearning and
 quantization audits of unlearned models), ``reproduce`` (the paper's claims at small scale),
 ``lm-eval-tasks`` (the folder of the lm-evaluation-harness tasks), ``register-metric``
@@ -24,6 +25,7 @@ from waterdrum_hf._backend_logs import quiet_backend_logs
 from waterdrum_hf._version import library_version
 from waterdrum_hf.cli import (
     audit,
+    compare,
     demo,
     lm_eval_tasks,
     register_metric,
@@ -45,6 +47,7 @@ from waterdrum_hf.cli.parsing import (
 COMMANDS = (
     demo,
     score,
+    compare,
     audit,
     verify,
     show,

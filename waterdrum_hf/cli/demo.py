@@ -38,6 +38,12 @@ def run(args: argparse.Namespace) -> int:
     )
     report = run_demo(config, log=lambda line: print(line, flush=True))
     print()
+    if config.seeds > 1:
+        from waterdrum_hf.cli.compare import print_comparison
+        from waterdrum_hf.report import run_comparison
+
+        print_comparison(run_comparison(report))
+        print(f"\nThe first run (seed {config.seed}) in detail:")
     print(f"{'model':>12}  {'forget':>7}  {'retain':>7}  {'AUROC':>6}  forget p-value")
     for name, result in report["models"].items():
         cells = [f"{s.value:+7.3f}" if s else f"{'–':>7}" for s in (result.forget, result.retain)]

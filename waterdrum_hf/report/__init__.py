@@ -49,6 +49,7 @@ from waterdrum_hf.report.findings import (
     forgotten_owners,
     interval_level,
     p_value_floor,
+    run_comparison,
     typed,
     typed_audits,
 )
@@ -119,6 +120,7 @@ __all__ = [
     "plot_roc",
     "plot_token_views",
     "read_report",
+    "run_comparison",
     "save_figure",
     "token_colour",
     "token_view",

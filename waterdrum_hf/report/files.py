@@ -11,8 +11,15 @@ from typing import Any
 
 import numpy as np
 
+from waterdrum_hf.metric import WaterDrumResult
 from waterdrum_hf.report.audit_section import plot_audits
-from waterdrum_hf.report.findings import run_comparison, typed, typed_audits
+from waterdrum_hf.report.findings import (
+    mean_over_runs,
+    run_comparison,
+    run_count,
+    typed,
+    typed_audits,
+)
 from waterdrum_hf.report.plots import plot_benchmark, plot_curves, plot_per_owner, plot_roc
 from waterdrum_hf.report.text import curve_note, markdown
 from waterdrum_hf.report.token_view_render import write_token_views
@@ -42,13 +49,17 @@ def write_report(
         saved["audits"] = audits.to_dict()
         written.append(out / "audits.json")
         written[-1].write_text(json_text(saved["audits"]))
-    if report.get("runs"):  # every run's values: their comparison too
+    if report.get("runs"):  # every run's values, flat, and their comparison
+        saved["runs"] = {name: [_flat(r) for r in runs] for name, runs in report["runs"].items()}
         saved["comparison"] = run_comparison(report).to_dict()
     written[0].write_text(json_text(saved))
     report = {**report, "models": models, "audits": audits}
     plots: dict[str, Path] = {}
     if any(m.forget and m.retain for m in models.values()):
-        plots["benchmark"] = plot_benchmark(models, out / "benchmark.png")
+        shown = models  # several runs: each model's mean over them, with intervals over runs
+        if run_count(report) > 1:
+            shown = mean_over_runs(models, run_comparison(report))
+        plots["benchmark"] = plot_benchmark(shown, out / "benchmark.png")
     if report.get("curves"):
         plots["curves"] = plot_curves(report["curves"], out / "curves.png", note=curve_note(report))
     if any(m.per_owner for m in models.values()):
@@ -70,6 +81,10 @@ def write_report(
         written.append(html)
     (out / "report.md").write_text(markdown(report, plots, title=title))
     return [*written, out / "report.md", *plots.values()]
+
+
+def _flat(result: WaterDrumResult | Mapping[str, Any]) -> Mapping[str, Any]:
+    return result.to_dict() if isinstance(result, WaterDrumResult) else result
 
 
 def json_text(value: Any) -> str:

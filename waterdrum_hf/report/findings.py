@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from waterdrum_hf.audit_results import AuditResults
@@ -42,6 +43,29 @@ def run_comparison(report: Mapping[str, Any], confidence: float = 0.95) -> SeedC
     flat results, one per seed); a report without runs is one run of ``report["models"]``."""
     runs = report.get("runs") or {name: [m] for name, m in report["models"].items()}
     return compare_seeds(runs, confidence=confidence)
+
+
+def run_count(report: Mapping[str, Any]) -> int:
+    """How many training runs the report's values rest on (1 without ``runs``)."""
+    runs = report.get("runs") or {}
+    return max((len(r) for r in runs.values()), default=1)
+
+
+def mean_over_runs(
+    models: Mapping[str, WaterDrumResult], comparison: SeedComparison
+) -> dict[str, WaterDrumResult]:
+    """``models`` (the first run) with each set's value and interval replaced by the mean over
+    the runs and its interval over runs (what the benchmark plot of several runs shows); the
+    null levels stay the first run's."""
+    means = {}
+    for name, model in models.items():
+        changes = {
+            key: replace(getattr(model, key), value=v.value, ci_low=v.ci_low, ci_high=v.ci_high)
+            for key, v in comparison.values.get(name, {}).items()
+            if getattr(model, key) is not None
+        }
+        means[name] = replace(model, **changes)
+    return means
 
 
 def closest_to_retrained(models: Results) -> tuple[str, float] | None:

@@ -13,6 +13,7 @@ from waterdrum_hf.report.findings import (
     forgotten_owners,
     interval_level,
     run_comparison,
+    run_count,
     typed,
     typed_audits,
 )
@@ -76,7 +77,7 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
     found = verdict(models, settings, comparison)
     if found:
         lines += ["## Verdict", "", *found, ""]
-    runs = max(v.num_seeds for sets in comparison.values.values() for v in sets.values())
+    runs = run_count(report)
     if runs > 1:
         seeds = report.get("seeds") or []
         first = f" (seed {seeds[0]})" if seeds else ""
@@ -91,7 +92,7 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
     if runs > 1:
         lines += [RUNS_EXPLANATION, ""]
     lines += _methods_and_settings(report, models, settings)
-    lines += _plots(report, plots, level)
+    lines += _plots(report, plots, level, runs)
     if report.get("timings"):
         total = sum(report["timings"].values())
         parts = ", ".join(f"{k} {v:.0f} s" for k, v in report["timings"].items())
@@ -156,9 +157,15 @@ def _methods_and_settings(
     return lines
 
 
-def _plots(report: Mapping[str, Any], plots: Mapping[str, Path], level: str) -> list[str]:
-    """Each plot with its caption."""
+def _plots(
+    report: Mapping[str, Any], plots: Mapping[str, Path], level: str, runs: int
+) -> list[str]:
+    """Each plot with its caption (the benchmark plot's points are means over ``runs``)."""
     bars = f" Bars: {level} confidence intervals of both values." if level else ""
+    if runs > 1:
+        bars = (
+            f" Each point is the mean over {runs} training runs; bars: its 95% interval over runs."
+        )
     owner_bars = f"its {level} confidence interval" if level else "standard error over its queries"
     captions = {
         "benchmark": "Forget vs retain value per model (the paper's benchmark plot). The ideal "
@@ -176,6 +183,9 @@ def _plots(report: Mapping[str, Any], plots: Mapping[str, Path], level: str) -> 
         "watermark, red against, with each text's score, null level and p-value "
         "(watermark_view.html: the same as a page).",
     }
+    if runs > 1:  # every plot but the benchmark's shows one run
+        for key in ("curves", "per_owner", "roc", "audits", "watermark_view"):
+            captions[key] += " The first training run's."
     lines = ["## Plots", ""] if plots else []
     for key, path in plots.items():
         lines += [f"![{key}]({path.name})", "", captions[key].strip(), ""]

@@ -1,0 +1,92 @@
+"""`waterdrum compare`: the reports of several runs in, each model's mean over its runs with its
+interval over runs and the closest-method verdict out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from waterdrum_hf import SetValue, WaterDrumResult, compare_seeds
+from waterdrum_hf.cli import main
+
+RUNS = {  # forget, retain of each model in runs (seeds) 0, 1, 2
+    "original": [(0.74, 0.66), (0.71, 0.64), (0.73, 0.65)],
+    "retrained": [(0.04, 0.69), (0.05, 0.70), (0.02, 0.68)],
+    "kl": [(0.29, 0.35), (0.21, 0.30), (0.25, 0.40)],
+    "npo": [(0.10, 0.62), (0.12, 0.60), (0.11, 0.63)],
+}
+
+
+def flat(forget, retain):
+    return WaterDrumResult(
+        forget=SetValue(forget),
+        retain=SetValue(retain),
+        num_queries=60,
+        num_scored=240,
+        num_skipped=0,
+    ).to_dict()
+
+
+def write_score_reports(folder):
+    """One report per (model, run), as `waterdrum score --name MODEL --out DIR` writes them;
+    returns the folders in the order: every model's run 0, then run 1, then run 2."""
+    folders = []
+    for run in range(3):
+        for model, values in RUNS.items():
+            out = folder / f"{model}-seed{run}"
+            out.mkdir()
+            report = {"models": {model: flat(*values[run])}, "settings": {"seed": run}}
+            (out / "report.json").write_text(json.dumps(report))
+            folders.append(str(out))
+    return folders
+
+
+def test_compare_reads_each_models_runs_in_order_and_prints_means_and_the_verdict(tmp_path, capsys):
+    folders = write_score_reports(tmp_path)
+    output = tmp_path / "comparison.json"
+    assert main(["compare", *folders, "--output", str(output)]) == 0
+    printed = capsys.readouterr().out
+    expected = compare_seeds({m: [flat(*v) for v in values] for m, values in RUNS.items()})
+    assert json.loads(output.read_text()) == pytest.approx(expected.to_dict())
+    kl = expected.values["kl"]["forget"]
+    assert f"{kl.value:+.3f} [{kl.ci_low:+.3f}, {kl.ci_high:+.3f}]" in printed
+    assert expected.closest.names == ("npo",)  # separated from kl in every run
+    assert "Closest to retraining: npo" in printed and "over 3 runs" in printed
+    # A demo report that holds every run counts as all of them.
+    demo = {
+        "models": {m: flat(*v[0]) for m, v in RUNS.items()},
+        "runs": {m: [flat(*x) for x in v] for m, v in RUNS.items()},
+    }
+    (tmp_path / "demo.json").write_text(json.dumps(demo))
+    assert main(["compare", str(tmp_path / "demo.json")]) == 0
+    assert f"{kl.value:+.3f} [{kl.ci_low:+.3f}, {kl.ci_high:+.3f}]" in capsys.readouterr().out
+
+
+def test_compare_of_single_runs_names_no_winner(tmp_path, capsys):
+    folders = write_score_reports(tmp_path)[:4]  # run 0 of each model
+    assert main(["compare", *folders]) == 0
+    assert "Closest to retraining (1 run): npo" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such report"),
+        ("not json", "not a JSON report"),
+        ('{"rows": []}', "not a WaterDrum report"),
+    ],
+)
+def test_compare_refuses_what_is_not_a_report(tmp_path, capsys, content, message):
+    path = tmp_path / "report.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["compare", str(path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_compare_needs_as_many_runs_of_each_model_unless_unpaired(tmp_path, capsys):
+    folders = write_score_reports(tmp_path)[:-1]  # npo has only 2 runs
+    assert main(["compare", *folders]) == 2
+    assert "--unpaired" in capsys.readouterr().err
+    assert main(["compare", *folders, "--unpaired"]) == 0

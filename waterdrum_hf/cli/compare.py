@@ -1,0 +1,119 @@
+"""``waterdrum compare``: models compared over several training runs (seeds), from the reports
+``waterdrum score`` (or ``waterdrum demo``) wrote: means with intervals that cover a rerun,
+paired differences, and the method closest to retraining, or the methods that tie."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from waterdrum_hf.cli.parsing import CliError
+from waterdrum_hf.seed_comparison import SeedComparison
+
+DESCRIPTION = (
+    "Compare models over training runs. Give the report of every run (report.json, or the "
+    "folder holding it, as `waterdrum score --out` writes it); a model's runs are its entries "
+    "in the reports in the order given, so give each seed's reports in the same order for "
+    "every model (run i of every model shares seed i: differences are then paired). A demo "
+    "report with several runs counts as all of them. Prints each model's mean over its runs "
+    "with Student's t interval over runs (it covers a rerun, where one run's interval over "
+    "queries does not), the distance of each method to the retrained model, and the method "
+    "closest to retraining only when the runs separate it from every other; else the methods "
+    "that tie."
+)
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "compare", help="compare models over several training runs (seeds)", description=DESCRIPTION
+    )
+    parser.add_argument("reports", nargs="+", help="report.json files or folders holding one")
+    parser.add_argument(
+        "--confidence", type=float, default=0.95, help="level of every interval (0 to 1)"
+    )
+    parser.add_argument(
+        "--unpaired",
+        action="store_true",
+        help="the runs of different models share no seed: Welch's unpaired intervals",
+    )
+    parser.add_argument(
+        "--reference", default="retrained", help="the model unlearning should match"
+    )
+    parser.add_argument(
+        "--baseline", default="original", help="the model unlearning starts from (not ranked)"
+    )
+    parser.add_argument("--output", help="also write the comparison's flat values to this JSON")
+    parser.set_defaults(run=run, parser=parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from waterdrum_hf.report import json_text
+    from waterdrum_hf.seed_comparison import compare_seeds
+
+    comparison = compare_seeds(
+        read_runs(args.reports),
+        confidence=args.confidence,
+        paired=not args.unpaired,
+        reference=args.reference,
+        baseline=args.baseline,
+    )
+    print_comparison(comparison)
+    if args.output:
+        Path(args.output).write_text(json_text(comparison.to_dict()))
+        print(f"Comparison: {args.output}")
+    return 0
+
+
+def read_runs(paths: Sequence[str]) -> dict[str, list[Any]]:
+    """Each model's results over the reports, in the order given (a report's ``runs``, where it
+    has them, else its ``models``)."""
+    runs: dict[str, list[Any]] = {}
+    for given in paths:
+        path = Path(given)
+        file = path / "report.json" if path.is_dir() else path
+        if not file.is_file():
+            raise CliError(f"{given}: no such report (a report.json or a folder holding one)")
+        try:
+            report = json.loads(file.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise CliError(f"{given}: not a JSON report ({error})") from None
+        if not isinstance(report, dict) or not isinstance(report.get("models"), dict):
+            raise CliError(f"{given}: not a WaterDrum report (it has no 'models')")
+        own = report.get("runs") or {name: [m] for name, m in report["models"].items()}
+        for name, results in own.items():
+            runs.setdefault(name, []).extend(results)
+    return runs
+
+
+def print_comparison(comparison: SeedComparison) -> None:
+    """Each model's mean over runs with its interval, its distance to the reference, and the
+    verdict: the closest method, or the methods that tie."""
+    from waterdrum_hf.report.formatting import format_interval
+    from waterdrum_hf.report.verdict import closest_line
+
+    level = f"{100 * comparison.confidence:g}%"
+    print(f"Mean over runs [{level} interval over runs; of one run, over its queries]")
+    print(f"{'model':>12}  {'forget':>24}  {'retain':>24}  {'distance':>22}  runs")
+    for name, sets in comparison.values.items():
+        cells = []
+        for key in ("forget", "retain"):
+            value = sets.get(key)
+            shown = (
+                "–"
+                if value is None
+                else f"{value.value:+.3f} {format_interval(value.ci_low, value.ci_high, '+.3f')}"
+            )
+            cells.append(f"{shown:>24}")
+        d = comparison.distances.get(name)
+        distance = (
+            "–" if d is None else f"{d.value:.3f} {format_interval(d.ci_low, d.ci_high, '.3f')}"
+        )
+        runs = max(v.num_seeds for v in sets.values())
+        print(f"{name:>12}  {'  '.join(cells)}  {distance:>22}  {runs}")
+    if comparison.closest is not None:
+        print()
+        print(closest_line(comparison).replace("**", "").replace("`", ""))
