@@ -14,7 +14,7 @@ for normal run values whatever ``S`` (the "ultimate cluster" estimator of two-st
 A two-level bootstrap (runs, then queries within each) was measured instead and covers too
 little with few runs: with 3 runs it resamples from 3 values, whose spread underestimates the
 runs' by ``(S - 1) / S`` and whose percentiles have no tails
-(``benchmarks/results/seed_interval_coverage.md``).
+(``benchmarks/results/seed_interval_coverage/results.md``).
 
 Differences are paired by run where every model has the same runs (the ``i``-th result of
 each model comes from the same seed: the unlearning methods start from that seed's original
