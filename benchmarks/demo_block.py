@@ -1,7 +1,11 @@
-"""The README's demo block: the full demo's plot, results table, best method and audits, with
-its measured run time, from the committed ``benchmarks/results/demo`` (``python
-benchmarks/update_readme_demo.py`` runs the demo; ``benchmarks/update_docs.py`` writes the
-block)."""
+"""The README's demo block: the full demo's plot, results table (means over its training runs),
+verdict and audits, with its measured run time and how far its values moved on another machine,
+from the committed ``benchmarks/results/demo`` (``python benchmarks/update_readme_demo.py``
+runs the demo; ``benchmarks/update_docs.py`` writes the block).
+
+``demo/earlier_machine/`` holds the same command's report from another machine of the same kind
+(2 cores, x86_64; one training run, seed 0, the computation the current demo's first run
+repeats), committed with the demo before it ran several seeds (commit f7db8e4)."""
 
 from __future__ import annotations
 
@@ -12,23 +16,62 @@ from doc_blocks import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results" / "demo"
 RUN = RESULTS / "run.json"
+EARLIER = RESULTS / "earlier_machine" / "report.json"
 
 
 def render_demo() -> str:
     """The README's demo block from the committed ``report.md`` and ``run.json``."""
     run = json.loads(RUN.read_text()) if RUN.is_file() else None
-    return render((RESULTS / "report.md").read_text(), run)
+    rerun = machine_sentence(
+        json.loads((RESULTS / "report.json").read_text()), json.loads(EARLIER.read_text())
+    )
+    return render((RESULTS / "report.md").read_text(), run, rerun)
 
 
-def render(report: str, run: dict[str, Any] | None) -> str:
-    """The README excerpt: plot, table, verdict line, and the run's time and machine (from
-    ``run.json``; said to be unrecorded when there is none)."""
+def machine_sentence(report: dict[str, Any], earlier: dict[str, Any]) -> str:
+    """How far the first run's values moved on the other machine, and whether the other
+    machine's values lie inside this demo's intervals over runs."""
+    comparison, runs = report["comparison"], report["runs"]
+    moved, outside = [], []
+    for name, result in earlier["models"].items():
+        for key in ("forget", "retain"):
+            here = runs[name][0][key]
+            moved.append((abs(here - result[key]), f"{name}'s {key}"))
+            low, high = comparison[f"{name}/{key}_ci_low"], comparison[f"{name}/{key}_ci_high"]
+            if not low <= result[key] <= high:
+                outside.append(f"{name}'s {key}")
+    largest, which = max(moved)
+    name, key = which.split("'s ")
+    first = report["models"][name]
+    half = (first[f"{key}_ci_high"] - first[f"{key}_ci_low"]) / 2
+    seeds = len(report["seeds"])
+    inside = (
+        f"all {len(moved)} of that machine's values lie inside the intervals over the "
+        f"{seeds} runs above"
+        if not outside
+        else f"{len(moved) - len(outside)} of its {len(moved)} values lie inside the intervals "
+        f"over the {seeds} runs above ({', '.join(outside)} do not)"
+    )
+    return (
+        f"A rerun moves these values: the same command on another machine of the same kind "
+        f"([earlier_machine/report.json]({EARLIER.relative_to(ROOT)}), one run with seed 0) read "
+        f"the first run's values differently by up to {largest:.3f} ({which}), "
+        f"{largest / half:.1f} times the half-width of its interval over queries in one run; "
+        f"{inside}."
+    )
+
+
+def render(report: str, run: dict[str, Any] | None, rerun: str = "") -> str:
+    """The README excerpt: plot, table, verdict line, how far a rerun moved the values, and the
+    run's time and machine (from ``run.json``; said to be unrecorded when there is none)."""
     lines = report.splitlines()
     results = report.split("\n## Results\n", 1)[-1].split("\n## ", 1)[0]  # not the settings'
     table = [line for line in results.splitlines() if line.startswith("|")]
     best = next((line for line in lines if line.startswith("**Closest to retraining")), "")
     relative = RESULTS.relative_to(ROOT)
     parts = [f"![benchmark plot]({relative}/benchmark.png)", "", *table, "", best]
+    if rerun:
+        parts += ["", rerun]
     audits = report.split("\n## Audits: does the unlearning hold?\n", 1)
     if len(audits) == 2:  # the forget table of the audits and their plot
         section = audits[1].split("\n## ", 1)[0].split("Retain values before", 1)[0]
