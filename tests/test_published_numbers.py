@@ -112,6 +112,7 @@ QUOTED = [
     ("README.md", "Against 2,000 random keys", "`waterdrum score` and", [NULLS]),
     (CARD, "Measured here on the built-in corpus", "text on one", [SCHEMES]),
     (CARD, "Measured against 2,000 random keys", "the measurements are in", [NULLS]),
+    (CARD, "**Many owners at once.**", "and the report say so", ["owner_detection_error.md"]),
     (update_docs.RESULTS_README, "## Watermark schemes compared", "## The paper's", [SCHEMES]),
     (update_docs.RESULTS_README, "## The paper's claims", None, [REPRODUCTION, SUBSTITUTION]),
 ]

@@ -69,7 +69,8 @@ Args:
         keys and give each set its null mean/std, z and p-value (the empirical null).
     null_seed (`int`, default 0): seed of those keys.
     return_details (`bool`, default False): add per_owner, per-sample scores and per-query
-        values.
+        values. With a null each per_owner entry has its p_value and its adjusted_p_value
+        (Holm over the owners of its set): read owners one by one with the adjusted one.
     return_scores (`bool`, default False): add the per-sample scores only.
     confidence (`float`, optional, e.g. 0.95): add confidence intervals at this level: a
         percentile bootstrap over queries, resampled within each owner (off by default).
