@@ -78,7 +78,8 @@ def render(report: str, run: dict[str, Any] | None, rerun: str = "") -> str:
         rows = [line for line in section.splitlines() if line.startswith("|")]
         parts += [
             "",
-            "Does the unlearning hold? Each model's forget value before and after relearning on a "
+            "Does the unlearning hold? In the first training run (the audits run on it alone), "
+            "each model's forget value before and after relearning on a "
             "slice of the forget set and after 8- and 4-bit quantization; excess: how far above "
             "the retrained model's value after the same audit (settings in the full report).",
             "",
