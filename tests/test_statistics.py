@@ -151,6 +151,7 @@ def test_holm_rejects_what_the_step_down_procedure_rejects(seed):
         ([0.3, 0.9], [0.6, 0.9]),
         ([0.5, 0.6, 0.01], [1.0, 1.0, 0.03]),  # capped at 1
         ([0.02, 0.02], [0.04, 0.04]),  # ties share a value
+        ([0.0, 1.0, 0.5], [0.0, 1.0, 1.0]),  # both ends of [0, 1] are p-values
         ([0.2], [0.2]),
         ([], []),
     ],

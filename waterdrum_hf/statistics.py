@@ -109,7 +109,7 @@ def holm_adjusted(p_values: Sequence[float | None] | np.ndarray) -> np.ndarray:
     tested = np.flatnonzero(~np.isnan(p))
     if ((p[tested] < 0) | (p[tested] > 1)).any():
         raise ValueError("`p_values` must lie in [0, 1] (None or NaN for an untested hypothesis).")
-    order = tested[np.argsort(p[tested], kind="stable")]
+    order = tested[np.argsort(p[tested])]  # ties get the same value in either order
     steps = (len(order) - np.arange(len(order))) * p[order]
     adjusted = np.full(len(p), np.nan)
     adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps))

@@ -249,8 +249,8 @@ def _holm_within_sets(owners: dict[str, OwnerValue]) -> dict[str, OwnerValue]:
     adjusted = dict(owners)
     for family in {owner.forget for owner in owners.values()}:
         names = [name for name, owner in owners.items() if owner.forget == family]
-        p_values = holm_adjusted([owners[name].p_value for name in names])
-        for name, p_value in zip(names, p_values.tolist(), strict=True):
-            if not math.isnan(p_value):  # an owner without a p-value is not in the family
-                adjusted[name] = replace(owners[name], adjusted_p_value=p_value)
+        p_values = holm_adjusted([owners[name].p_value for name in names]).tolist()
+        for i, name in enumerate(names):
+            if not math.isnan(p_values[i]):  # an owner without a p-value is not in the family
+                adjusted[name] = replace(owners[name], adjusted_p_value=p_values[i])
     return adjusted
