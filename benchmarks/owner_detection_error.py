@@ -226,10 +226,11 @@ def main() -> None:
         if draws:
             results["nulls"][name] = summary(simulate(setting, null, draws, seed=args.seed))
             print(f"{name}: {results['nulls'][name]}", file=sys.stderr, flush=True)
-    command = "python benchmarks/owner_detection_error.py " + " ".join(sys.argv[1:])
+    command = " ".join(["python", "benchmarks/owner_detection_error.py", *sys.argv[1:]])
+    results["command"] = command
     Path(args.out).with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
-    Path(args.out).with_suffix(".md").write_text(markdown(results, command.strip()))
-    print(markdown(results, command.strip()))
+    Path(args.out).with_suffix(".md").write_text(markdown(results, command))
+    print(markdown(results, command))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import argparse
 import json
 import math
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -90,6 +91,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=200, help="bootstrap resamples")
     parser.add_argument("--two-level-experiments", type=int, default=2000)
     args = parser.parse_args()
+    start = time.perf_counter()
     seed_sds = [float(x) for x in args.seed_sds.split(",")]
     run_counts = [int(x) for x in args.runs.split(",")]
     args.runs_max = max(run_counts)
@@ -126,7 +128,12 @@ def main() -> None:
                 print(f"seed sd {seed_sd:.3f}, {runs} runs, {method:>20}: {rate:.3f} (n = {n})")
     RESULTS.mkdir(parents=True, exist_ok=True)
     command = " ".join(["python", "benchmarks/seed_interval_coverage.py", *sys.argv[1:]])
-    record = {"command": command, "settings": {k: v for k, v in vars(args).items()}, "rows": rows}
+    record = {
+        "command": command,
+        "seconds": time.perf_counter() - start,
+        "settings": dict(vars(args)),
+        "rows": rows,
+    }
     (RESULTS / "results.json").write_text(json.dumps(record, indent=1) + "\n")
     (RESULTS / "results.md").write_text(markdown(record))
     print(f"written: {RESULTS}")

@@ -267,6 +267,13 @@ def _study_row(name: str) -> tuple[str, str, str]:
     return (f"[{name}/]({name}/results.md)", f"`{results['command']}`", time)
 
 
+def _simulation_row(results: str, page: str) -> tuple[str, str, str]:
+    """A simulation's row: its page, its command and its seconds (summed over its parts)."""
+    data = json.loads((ROOT / "benchmarks" / "results" / results).read_text())
+    seconds = data.get("seconds") or sum(n["seconds"] for n in data["nulls"].values())
+    return (f"[{page}]({page})", f"`{data['command']}`", f"{seconds / 60:.1f} min")
+
+
 def render_results_runs() -> str:
     """benchmarks/results/README.md: each folder's command and run time, from its files."""
     demo = json.loads(RUN.read_text()) if RUN.is_file() else None
@@ -288,6 +295,8 @@ def render_results_runs() -> str:
          "`pip install -e .[mutation]`, then `python benchmarks/mutation_score.py --max-children 2`",
          f"{mutation_minutes} min"),
         *(_study_row(name) for name in STUDIES),
+        _simulation_row("seed_interval_coverage/results.json", "seed_interval_coverage/results.md"),
+        _simulation_row("owner_detection_error.json", "owner_detection_error.md"),
     ]  # fmt: skip
     lines = ["| folder | command | time |", "| --- | --- | --- |"]
     return "\n".join(lines + [f"| {a} | {b} | {c} |" for a, b, c in rows])
@@ -339,7 +348,7 @@ BLOCKS = (
     Block(
         "README.md",
         "gpu",
-        tuple(f"benchmarks/results/gpu/{run}/results.json" for run in GPU_RUNS),
+        (*(f"benchmarks/results/gpu/{run}/results.json" for run in GPU_RUNS), ".ci/floors.txt"),
         render_gpu,
     ),
     Block(
@@ -348,6 +357,8 @@ BLOCKS = (
         (
             "benchmarks/results/mutation.md",
             *(f"benchmarks/results/{name}/results.json" for name in STUDIES),
+            "benchmarks/results/seed_interval_coverage/results.json",
+            "benchmarks/results/owner_detection_error.json",
         ),
         render_results_runs,
     ),

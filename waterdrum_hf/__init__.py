@@ -176,6 +176,8 @@ if TYPE_CHECKING:
     from waterdrum_hf.report.token_view import TokenView, token_view
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.sampling import SamplingConfig
+    from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
+    from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.seed_comparison import (
         ClosestMethods,
         SeedComparison,
@@ -184,8 +186,6 @@ if TYPE_CHECKING:
         difference_interval,
         seed_interval,
     )
-    from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
-    from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.statistics import (
         CalibrationFit,
         calibration_r2,

@@ -290,11 +290,16 @@ def _distances(
         else:
             mean = _mean_point(target)
             pairs = [(r, mean) for r in results]
-        distances[method] = [
-            math.hypot(r.forget.value - t.forget.value, r.retain.value - t.retain.value)
-            for r, t in pairs
-        ]
+        distances[method] = [_distance(r, t) for r, t in pairs]
     return distances
+
+
+def _distance(result: WaterDrumResult, target: WaterDrumResult) -> float:
+    """The distance of two results in the (forget, retain) plane (both sets present)."""
+    assert result.forget and result.retain and target.forget and target.retain
+    return math.hypot(
+        result.forget.value - target.forget.value, result.retain.value - target.retain.value
+    )
 
 
 def _mean_point(results: Sequence[WaterDrumResult]) -> WaterDrumResult:

@@ -100,7 +100,7 @@ def _benchmark_verdict(
     retrained = models["retrained"]
     lines = []
     closest = comparison.closest
-    best = None if closest is None else closest.names[0]
+    best = "" if closest is None else closest.names[0]  # "" names no model
     if closest is not None and best in models:
         name = best
         forget = models[name].forget
