@@ -11,6 +11,7 @@ from doc_blocks import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results" / "gpu"
 RUNS = ("training_generation", "verification_callback", "fsdp")
+FLOORS = ROOT / ".ci" / "floors.txt"
 
 
 def load() -> dict[str, dict[str, Any]]:
@@ -22,13 +23,61 @@ def load() -> dict[str, dict[str, Any]]:
     return steps
 
 
+def versions() -> str:
+    """Which torch and transformers (and library) the committed runs used, said once."""
+    seen = []
+    for run in RUNS:
+        found = json.loads((RESULTS / run / "results.json").read_text())["environment"]["versions"]
+        seen.append(
+            f"torch {found['torch']}, transformers {found['transformers']}, waterdrum-hf "
+            f"{found.get('waterdrum-hf') or 'not recorded'}"
+        )
+    floors = {
+        name: pin for name, _, pin in (line.partition("==") for line in FLOORS.read_text().split())
+    }
+    below = [f"{name} {floors[name]}" for name in ("torch", "transformers") if name in floors]
+    return "; ".join(dict.fromkeys(seen)) + f" (below the declared floors, {' and '.join(below)})"
+
+
+def generation_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """The generation table: warm rows (a ``path``, medians of repeats after an untimed call)
+    with their range and first call; rows of the older suite marked as including start-up."""
+    lines = [
+        "| path | batch | tokens/s | first call (s) | peak GPU memory (GiB) | share of the "
+        "bandwidth limit (weights + KV cache) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        if "skipped" in row:
+            continue
+        batch = f"auto ({row['start_batch']})" if row["batch"] == "auto" else row["batch"]
+        if "path" in row:
+            low, high = row["tokens_per_s_range"]
+            speed = (
+                f"{row['tokens_per_s']:,.0f} ({low:,.0f}-{high:,.0f}, {row['repeats']} warm calls)"
+            )
+            path, first = row["path"], f"{row['first_seconds']:.1f}"
+        else:
+            speed = f"{row['tokens_per_s']:,.0f} (includes start-up)"
+            path, first = "waterdrum", "–"
+        lines.append(
+            f"| {path} | {batch} | {speed} | {first} | {row['peak_gib']:.1f} | "
+            f"{row['tokens_per_s'] / row['tokens_per_s_limit_weights_kv']:.0%} of "
+            f"{row['tokens_per_s_limit_weights_kv']:,.0f} |"
+        )
+    return lines
+
+
 def render_gpu() -> str:
     steps = load()
     training, generation = steps["training"]["rows"], steps["generation"]["rows"]
     callback = steps["callback"]["rows"]
     verification = steps["verification"]["rows"]
     fsdp = steps["fsdp"]["rows"][0]
+    warm = all("path" in row for row in generation)
     lines = [
+        f"Software: {versions()}.",
+        "",
         "Training, LoRA r 8 on the Llama-2-7B shape (random bf16 weights), 8 x 256 tokens per "
         "side and step:",
         "",
@@ -47,22 +96,19 @@ def render_gpu() -> str:
         f"Losses and log-probabilities: {', '.join(sorted(dtypes))} (logits bf16); the "
         "reference sits on the policy's device in every setting.",
         "",
-        "Generation at the paper's protocol (50-token prompts, 10 samples, 200 new tokens):",
+        "Generation at the paper's protocol (50-token prompts, 10 samples, 200 new tokens)"
+        + (
+            ", warm: one untimed call at each batch, then the median (range) of timed calls:"
+            if warm
+            else ". These rows time two batches of which the first pays the start-up at a new "
+            "shape, so they read below the steady state; a warm re-measurement replaces them:"
+        ),
         "",
-        "| batch | tokens/s | peak GPU memory (GiB) | share of the bandwidth limit (weights + KV cache) |",
-        "| --- | --- | --- | --- |",
-    ]
-    for row in generation:
-        batch = f"auto ({row['start_batch']})" if row["batch"] == "auto" else row["batch"]
-        lines.append(
-            f"| {batch} | {row['tokens_per_s']:,.0f} | {row['peak_gib']:.1f} | "
-            f"{row['tokens_per_s'] / row['tokens_per_s_limit_weights_kv']:.0%} of "
-            f"{row['tokens_per_s_limit_weights_kv']:,.0f} |"
-        )
-    lines += [
+        *generation_rows(generation),
         "",
         "`WaterDrumCallback` in a 30-step KL LoRA run, evaluating at step 0 and every 10 steps "
-        "(4 owners):",
+        "(4 owners"
+        + ("):" if warm else "; measured with the same start-up at each evaluation's shapes):"),
         "",
         "| max_queries_per_owner | callback's share of the run | run time vs no callback |",
         "| --- | --- | --- |",

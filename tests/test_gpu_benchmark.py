@@ -121,9 +121,17 @@ def test_smoke_callback_evaluations_give_their_tensors_back(smoke):
 @pytest.mark.slow
 def test_smoke_generation_stays_under_the_bandwidth_limit(smoke):
     step = smoke[0]["steps"]["generation"]
-    auto, fixed = step["rows"]
-    assert auto["batch"] == "auto" and fixed["batch"] == "4"
+    paths = ["waterdrum", "transformers", "static"]
+    assert [(r["batch"], r["path"]) for r in step["rows"]] == [
+        (batch, path) for batch in ("auto", "4") for path in paths
+    ]
     for row in step["rows"]:
+        # Warm: an untimed call, then the median of the timed ones, inside their range.
+        assert row["repeats"] == 2 and row["first_seconds"] > 0
+        low, high = row["seconds_range"]
+        assert low <= row["seconds"] <= high
+        compiled = [line for line in row["log"] if line.startswith("Static KV cache")]
+        assert bool(compiled) == (row["path"] == "static")
         assert row["sequences"] == 2 * row["queries"]  # 2 samples per query
         assert 0 < row["tokens_per_s"] <= row["tokens_per_s_limit_weights"]
         assert row["tokens_per_s_limit_weights_kv"] <= row["tokens_per_s_limit_weights"]
@@ -174,7 +182,7 @@ def cuda_setup() -> Any:
 def test_cuda_training_losses_float32_reference_on_gpu_memory_freed(reference):
     common = gpu("common")
     setup = cuda_setup()
-    common.release(setup.device)
+    common.warm_up(setup.device)  # cuBLAS's workspace is the process's, not the setting's
     before = common.allocated_gib(setup.device)
     row = gpu("training").train_once(setup, "kl", reference, checkpointing=True)
     assert row["policy_device"] == row["reference_device"] == "cuda:0"

@@ -228,16 +228,22 @@ def pad_token_id(tokenizer: PreTrainedTokenizerBase) -> int:
 
 
 def pad_batch(
-    batch: Sequence[Sequence[int]], pad_id: int, device: torch.device, *, side: str = "left"
+    batch: Sequence[Sequence[int]],
+    pad_id: int,
+    device: torch.device,
+    *,
+    side: str = "left",
+    multiple: int = 1,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``input_ids`` and ``attention_mask`` of token id lists, padded on ``side``.
+    """``input_ids`` and ``attention_mask`` of token id lists, padded on ``side`` to the
+    longest list's length rounded up to a ``multiple`` (few widths: few compiled shapes).
 
     Generation needs left padding (decoder-only models continue at the right edge); scoring
     tokens in place is simplest with right padding.
     """
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right', got {side!r}")
-    width = max(len(ids) for ids in batch)
+    width = -(-max(len(ids) for ids in batch) // multiple) * multiple
     input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
     attention_mask = torch.zeros((len(batch), width), dtype=torch.long)
     for row, ids in enumerate(batch):

@@ -16,6 +16,7 @@ tiny model on a CPU it gave 357 tokens/s against 3,034 for :func:`generate` (160
 
 from __future__ import annotations
 
+import copy
 import inspect
 import logging
 import warnings
@@ -50,7 +51,7 @@ from waterdrum_hf._torch_plumbing import (
 )
 from waterdrum_hf._validation import check_string_list
 from waterdrum_hf.prompting import prompt_token_ids
-from waterdrum_hf.sampling import SamplingConfig
+from waterdrum_hf.sampling import PROMPT_BUCKET, SamplingConfig
 
 logger = logging.getLogger(__name__)
 
@@ -180,26 +181,36 @@ def _sample_all(
         if automatic
         else int(sampling.batch_size)
     )
+    static = _uses_static_cache(model, sampling.cache, device)
+    if static:
+        config = _static_cache_config(config, sampling.compile_backend, device)
     share_prefill = (
-        sampling.shared_prefill and sampling.num_samples > 1 and _has_plain_kv_cache(model)
+        not static
+        and sampling.shared_prefill
+        and sampling.num_samples > 1
+        and _has_plain_kv_cache(model)
     )
+    graphs_before = compiled_graphs()
     completions: list[str] = []
     bar = progress_bar(desc="Generating", total=len(owners), unit="seq", enabled=show_progress)
     with inference_mode(model), seeded(sampling.seed, device), bar:
         start = 0
         while start < len(owners):
             batch = owners[start : start + size]
+            # The static path fills every batch to one size: one shape, one compiled graph.
+            rows = batch + batch[-1:] * (min(size, len(owners)) - len(batch)) if static else batch
             before = rng_state(device) if automatic else None
             try:
                 new_tokens = _sample_batch(
                     model,
-                    [prompts[query] for query in batch],
+                    [prompts[query] for query in rows],
                     batch if share_prefill else None,
                     config,
                     processors,
                     pad_id,
                     device,
-                )
+                    multiple=PROMPT_BUCKET if static else 1,
+                )[: len(batch)]
             except Exception as error:
                 if before is None or not (len(batch) > 1 and is_out_of_memory(error)):
                     raise  # `before` is kept with batch_size="auto" alone
@@ -212,7 +223,58 @@ def _sample_all(
             completions += tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
             start += len(batch)
             bar.update(len(batch))
+    if static:
+        logger.info(
+            "Static KV cache: %d graphs compiled for %d sequences in batches of %d",
+            compiled_graphs() - graphs_before,
+            len(owners),
+            size,
+        )
     return completions
+
+
+def compiled_graphs() -> int:
+    """Graphs ``torch.compile`` has compiled in this process so far (torch's own count): a
+    warm static path adds none."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
+
+
+def _uses_static_cache(model: GenerativeModel, cache: str, device: torch.device) -> bool:
+    """Whether to decode with a static, compiled KV cache: ``cache="static"`` (refused for a
+    model that cannot compile whole), or ``"auto"`` on CUDA for a model that can."""
+    if cache == "dynamic":
+        return False
+    base = model.get_base_model() if callable(getattr(model, "get_base_model", None)) else model
+    supported = bool(getattr(base, "_can_compile_fullgraph", False)) and not getattr(
+        base.config, "is_encoder_decoder", False
+    )
+    if cache == "static" and not supported:
+        raise ValueError(
+            f"{type(base).__name__} does not support a static KV cache (transformers cannot "
+            "compile it whole): sample with cache='dynamic' or 'auto'."
+        )
+    return supported and (cache == "static" or device.type == "cuda")
+
+
+def _static_cache_config(
+    config: GenerationConfig, backend: str, device: torch.device
+) -> GenerationConfig:
+    """``config`` with a static KV cache, whose decoding step transformers compiles with
+    ``backend`` (CUDA graphs with inductor on a GPU; on other devices, asked for explicitly)."""
+    from transformers import CompileConfig
+
+    static = copy.deepcopy(config)
+    static.cache_implementation = "static"
+    compile_config = CompileConfig(
+        backend=backend,
+        mode="reduce-overhead" if backend == "inductor" and device.type == "cuda" else "default",
+    )
+    # transformers' own switch for compiling off CUDA (a class attribute, typed None there).
+    compile_config._compile_all_devices = device.type != "cuda"  # type: ignore[assignment]
+    static.compile_config = compile_config
+    return static
 
 
 def auto_batch_size(
@@ -271,11 +333,14 @@ def _sample_batch(
     processors: list[Any],
     pad_id: int,
     device: torch.device,
+    *,
+    multiple: int = 1,
 ) -> torch.Tensor:
-    """The new token ids of one left-padded batch. With ``owners`` (the query of each row;
-    a query's rows are adjacent), each query's prompt is prefilled once and its KV cache
-    copied to its rows; transformers' ``generate`` then runs only the last prompt token."""
-    input_ids, attention_mask = pad_batch(prompts, pad_id, device)
+    """The new token ids of one batch, left-padded to a ``multiple`` of tokens. With
+    ``owners`` (the query of each row; a query's rows are adjacent), each query's prompt is
+    prefilled once and its KV cache copied to its rows; transformers' ``generate`` then runs
+    only the last prompt token."""
+    input_ids, attention_mask = pad_batch(prompts, pad_id, device, multiple=multiple)
     for processor in processors:
         if callable(getattr(processor, "reset", None)):
             processor.reset(prompt_length=input_ids.shape[1])

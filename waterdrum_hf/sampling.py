@@ -10,11 +10,18 @@ behind the caller's back, which changes the watermark signal.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from transformers import GenerationConfig
 
 from waterdrum_hf._validation import check_positive_int
+
+CACHES = ("auto", "dynamic", "static")
+"""The KV caches :class:`SamplingConfig` can choose."""
+
+PROMPT_BUCKET = 64
+"""On the static path every batch's prompts are left-padded to a multiple of this many
+tokens: the decoding graph depends on the cache's length, so a few lengths mean a few compiles."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,16 @@ class SamplingConfig:
         batch_size: sequences per forward pass, or ``"auto"`` (see :func:`generate`).
         seed: seeds torch for a reproducible call, leaving the global RNG state untouched.
         shared_prefill: prefill each query's prompt once for all its samples in a batch
-            (see :func:`generate`); ``False`` runs transformers' plain ``generate``.
+            (see :func:`generate`); ``False`` runs transformers' plain ``generate``. The
+            static cache does not take it.
+        cache: the KV cache of decoding: ``"dynamic"`` (grows with the text), ``"static"``
+            (preallocated, so transformers compiles the decoding step once per batch shape:
+            the fastest path on a GPU, after a compile of tens of seconds) or ``"auto"``
+            (static on CUDA where the model supports it, dynamic elsewhere). On the static
+            path prompts are padded to a multiple of :data:`PROMPT_BUCKET` tokens and every
+            batch is filled to ``batch_size`` rows, so one run compiles a handful of graphs.
+        compile_backend: ``torch.compile``'s backend on the static path (``"inductor"``;
+            ``"eager"`` traces without generating code, e.g. to count graphs in tests).
     """
 
     num_samples: int = 10
@@ -43,8 +59,17 @@ class SamplingConfig:
     batch_size: int | str = "auto"
     seed: int | None = None
     shared_prefill: bool = True
+    cache: Literal["auto", "dynamic", "static"] = "auto"
+    compile_backend: str = "inductor"
 
     def __post_init__(self) -> None:
+        if self.cache not in CACHES:
+            raise ValueError(f"cache must be one of {', '.join(CACHES)}, got {self.cache!r}")
+        if not isinstance(self.compile_backend, str) or not self.compile_backend:
+            raise ValueError(
+                f'compile_backend must name a torch.compile backend (e.g. "inductor"), got '
+                f"{self.compile_backend!r}"
+            )
         for name in ("num_samples", "max_new_tokens"):
             check_positive_int(getattr(self, name), name)
         if isinstance(self.batch_size, str) and self.batch_size != "auto":

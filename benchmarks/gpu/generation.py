@@ -2,9 +2,11 @@
 
 50-token prompts, 10 samples per query, 200 new tokens, on random Llama-2-7B weights in bf16
 (random weights rarely sample EOS, so every completion runs to its full length: the worst
-case). Reports tokens per second at the batch ``batch_size="auto"`` picks (and at the fixed
-batches of :attr:`Sizes.fixed_batches`), beside the device's measured copy bandwidth and the
-decoding limit it sets: every decoding step reads all weights (about 13.5 GB) and the batch's
+case). Reports tokens per second warm (one untimed call at each shape, then the median and range
+of :attr:`Sizes.timed_repeats` calls; the first call's seconds on their own) on three paths
+(:data:`PATHS`) at the batch ``batch_size="auto"`` picks and at the fixed batches of
+:attr:`Sizes.fixed_batches`, beside the device's measured copy bandwidth and the decoding
+limit it sets: every decoding step reads all weights (about 13.5 GB) and the batch's
 KV cache, so a batch of ``B`` rows makes at most ``B * bandwidth / bytes read`` tokens per
 second.
 """
@@ -20,6 +22,7 @@ from benchmarks.gpu.common import (
     build_model,
     copy_bandwidth,
     is_oom,
+    median,
     peak_gib,
     release,
     reset_peak,
@@ -28,8 +31,6 @@ from benchmarks.gpu.common import (
     word_texts,
     word_tokenizer,
 )
-
-PUBLISHED_VLLM = "vLLM, 7B-8B on one H100 (published): about 5,800 to 12,500 tokens/s"
 
 
 class _Messages(logging.Handler):
@@ -48,24 +49,41 @@ def kv_bytes_per_token(setup: Setup, element: int) -> int:
     return 2 * shape.layers * shape.hidden_size * element  # keys and values, every layer
 
 
-def time_generation(setup: Setup, model: Any, tokenizer: Any, batch: int | str) -> dict[str, Any]:
-    """Sample the protocol's completions of enough queries for two batches; tokens/s."""
+PATHS: dict[str, dict[str, Any]] = {
+    "waterdrum": {"cache": "dynamic"},
+    "transformers": {"cache": "dynamic", "shared_prefill": False},
+    "static": {"cache": "static"},
+}
+"""The paths timed at each batch: ``waterdrum_hf.generate`` (dynamic cache, shared prefill),
+transformers' plain ``generate`` on the same batches (no shared prefill) and the static,
+compiled path (``SamplingConfig(cache="static")``)."""
+
+
+def time_generation(
+    setup: Setup, model: Any, tokenizer: Any, batch: int | str, path: str
+) -> dict[str, Any]:
+    """One batch of the protocol's completions on ``path``: one untimed call at the shape
+    (its seconds, start-up and compiling included, reported on their own), then
+    ``sizes.timed_repeats`` timed calls at the same shape; tokens/s of their median."""
     from waterdrum_hf import SamplingConfig, auto_batch_size, generate
 
     sizes = setup.sizes
-    start_batch = (
+    rows = (
         auto_batch_size(model, sizes.prompt_tokens, sizes.new_tokens)
         if batch == "auto"
         else int(batch)
     )
     queries = word_texts(
-        setup.shape.vocab_size,
-        max(1, 2 * start_batch // sizes.num_samples),  # two batches, the last nearly full
-        sizes.prompt_tokens,
-        seed=2,
+        setup.shape.vocab_size, max(1, rows // sizes.num_samples), sizes.prompt_tokens, seed=2
     )
     sampling = SamplingConfig(
-        num_samples=sizes.num_samples, max_new_tokens=sizes.new_tokens, batch_size=batch, seed=0
+        num_samples=sizes.num_samples,
+        max_new_tokens=sizes.new_tokens,
+        batch_size=rows,  # the same shape on every call
+        seed=0,
+        **PATHS[path],
+        # The CPU smoke run traces the static path without generating code.
+        **({} if setup.cuda or path != "static" else {"compile_backend": "eager"}),
     )
     handler = _Messages()
     logger = logging.getLogger("waterdrum_hf.generation")
@@ -73,9 +91,12 @@ def time_generation(setup: Setup, model: Any, tokenizer: Any, batch: int | str) 
     previous = logger.level
     logger.setLevel(logging.INFO)
     reset_peak(setup.device)
+    seconds, tokens = [], 0
     try:
-        with timed(setup.device) as t:
-            completions = generate(model, tokenizer, queries, sampling, show_progress=False)
+        for _ in range(1 + sizes.timed_repeats):
+            with timed(setup.device) as t:
+                completions = generate(model, tokenizer, queries, sampling, show_progress=False)
+            seconds.append(t["seconds"])
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous)
@@ -85,15 +106,21 @@ def time_generation(setup: Setup, model: Any, tokenizer: Any, batch: int | str) 
         for text in q
     ]
     tokens = sum(lengths)
+    warm = seconds[1:]
     return {
         "batch": str(batch),
-        "start_batch": start_batch,
-        "halved": [line for line in handler.lines if "Out of memory" in line],
+        "path": path,
+        "start_batch": rows,
+        "log": handler.lines,
         "queries": len(queries),
         "sequences": len(lengths),
         "mean_new_tokens": tokens / len(lengths),
-        "seconds": t["seconds"],
-        "tokens_per_s": tokens / t["seconds"],
+        "first_seconds": seconds[0],
+        "repeats": len(warm),
+        "seconds": median(warm),
+        "seconds_range": [min(warm), max(warm)],
+        "tokens_per_s": tokens / median(warm),
+        "tokens_per_s_range": [tokens / max(warm), tokens / min(warm)],
         "peak_gib": peak_gib(setup.device),
     }
 
@@ -119,25 +146,23 @@ def run(setup: Setup, budget: Budget) -> dict[str, Any]:
     bandwidth = copy_bandwidth(setup.device, sizes.copy_mib)
     model = build_model(setup).eval()
     tokenizer = word_tokenizer(setup.shape.vocab_size)
-    from waterdrum_hf import generate
-
-    generate(model, tokenizer, ["w5 w6 w7"], num_samples=2, max_new_tokens=4, batch_size=2)
     rows: list[dict[str, Any]] = []
     for batch in ("auto", *sizes.fixed_batches):
-        if budget.expired:
-            rows.append({"batch": str(batch), "skipped": "time budget"})
-            continue
-        try:
-            row = time_generation(setup, model, tokenizer, batch)
-        except Exception as error:
-            if not is_oom(error):
-                raise
-            release(setup.device)
-            rows.append({"batch": str(batch), "skipped": "out of memory"})
-            continue
-        row.update(bandwidth_limit(setup, model, bandwidth, row["start_batch"]))
-        row["share_of_limit"] = row["tokens_per_s"] / row["tokens_per_s_limit_weights_kv"]
-        rows.append(row)
+        for path in PATHS:
+            if budget.expired:
+                rows.append({"batch": str(batch), "path": path, "skipped": "time budget"})
+                continue
+            try:
+                row = time_generation(setup, model, tokenizer, batch, path)
+            except Exception as error:
+                if not is_oom(error):
+                    raise
+                release(setup.device)
+                rows.append({"batch": str(batch), "path": path, "skipped": "out of memory"})
+                continue
+            row.update(bandwidth_limit(setup, model, bandwidth, row["start_batch"]))
+            row["share_of_limit"] = row["tokens_per_s"] / row["tokens_per_s_limit_weights_kv"]
+            rows.append(row)
     del model
     release(setup.device)
     return {
@@ -146,7 +171,8 @@ def run(setup: Setup, budget: Budget) -> dict[str, Any]:
         "notes": [
             f"{sizes.prompt_tokens}-token prompts, {sizes.num_samples} samples per query, "
             f"{sizes.new_tokens} new tokens, random {setup.shape.name} weights in {setup.dtype}",
+            f"each row: one untimed call at its batch (first_seconds: start-up and, on the "
+            f"static path, compiling), then the median of {sizes.timed_repeats} timed calls",
             f"copy bandwidth {bandwidth:.0f} GB/s (bytes read + written, median of 10 copies)",
-            PUBLISHED_VLLM,
         ],
     }

@@ -66,12 +66,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def versions() -> dict[str, str | None]:
+    """Each package's installed version; this library's own from the package itself (it may
+    run from a source tree that pip never installed)."""
+    import waterdrum_hf
+
     found: dict[str, str | None] = {}
     for package in PACKAGES:
         try:
             found[package] = version(package)
         except PackageNotFoundError:
             found[package] = None
+    found["waterdrum-hf"] = waterdrum_hf.__version__
     return found
 
 
