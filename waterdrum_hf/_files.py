@@ -1,4 +1,5 @@
-"""Files: building a folder atomically, reading JSON Lines. Not public API.
+"""Files: building a folder atomically, reading JSON Lines, checking a name that looks like a
+local path before anything asks the Hub for it. Not public API.
 
 A folder is built in a temporary folder beside it and renamed into place when done: the tiny
 model and every experiment stage are built this way, so a run killed mid-way leaves no
@@ -55,3 +56,28 @@ def read_json_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not all(isinstance(row, dict) for row in rows):
         raise ValueError("every line must be a JSON object")
     return rows
+
+
+BUILT_IN = "tiny"
+"""The short name of the built-in model (:mod:`waterdrum_hf.tiny`) and its tokenizer, wherever
+a model or a tokenizer is named (the demo's models were trained from it)."""
+
+
+def pretrained_location(name: str, what: str) -> str:
+    """What ``from_pretrained`` should load for ``name``: the built-in model's folder for
+    :data:`BUILT_IN` (built on first use), else ``name``. A name that looks like a local path
+    must be an existing folder: a missing one (or a file) fails at once with a one-line
+    ``ValueError`` instead of after the Hub's retries."""
+    if name == BUILT_IN:
+        import waterdrum_hf.tiny as tiny
+
+        return str(tiny.built_path())
+    path = Path(name).expanduser()
+    looks_local = name.startswith((".", "/", "~")) or (
+        os.sep in name.strip(os.sep) and path.parent.exists()
+    )
+    if looks_local and not path.exists():
+        raise ValueError(f"the {what} {name!r} does not exist (no such folder)")
+    if looks_local and not path.is_dir():
+        raise ValueError(f"the {what} {name!r} is a file: name the folder that holds it")
+    return name

@@ -46,11 +46,14 @@ TokenIds: TypeAlias = "Sequence[int] | np.ndarray"
 
 
 def load_tokenizer(tokenizer: Any) -> Any:
-    """Return ``tokenizer``, loading it with ``AutoTokenizer`` when given a name or path."""
+    """Return ``tokenizer``, loading it with ``AutoTokenizer`` when given a name or path
+    (``"tiny"``: the built-in model's; a local path that does not exist fails at once)."""
     if isinstance(tokenizer, str):
         from transformers import AutoTokenizer
 
-        return AutoTokenizer.from_pretrained(tokenizer)
+        from waterdrum_hf._files import pretrained_location
+
+        return AutoTokenizer.from_pretrained(pretrained_location(tokenizer, "tokenizer"))
     if not hasattr(tokenizer, "vocab_size") or not callable(tokenizer):
         raise TypeError(
             "`tokenizer` must be a transformers tokenizer (the watermarking model's) or a "

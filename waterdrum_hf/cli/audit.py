@@ -7,9 +7,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from waterdrum_hf._files import pretrained_location
 from waterdrum_hf.cli.attack_options import ATTACK_READING, add_attack_options, check_attack_inputs
 from waterdrum_hf.cli.files import check_output_folder
-from waterdrum_hf.cli.models import load_tokenizer_option, resolve_model_name, watermark_ids
+from waterdrum_hf.cli.models import load_tokenizer_option, watermark_ids
 from waterdrum_hf.cli.parsing import CliError, add_no_progress, config_from_options, config_parser
 from waterdrum_hf.cli.score import add_data_options, load_rows, make_queries, row_owners
 from waterdrum_hf.cli.scoring_options import add_scoring_options, scoring_config
@@ -162,12 +163,7 @@ def named_models(specs: list[str], retrained: str | None) -> dict[str, str]:
                 f"two models are named {name!r}: name them apart with NAME=MODEL"
                 + (" ('retrained' is --retrained's)" if name == "retrained" else "")
             )
-        location = resolve_model_name(model)
-        if (location.startswith((".", "/", "~")) or Path(location).parent.is_dir()) and not Path(
-            location
-        ).expanduser().exists():
-            raise CliError(f"the model {model!r} does not exist (no such folder)")
-        models[name] = location
+        models[name] = pretrained_location(model, "model")
     return models
 
 

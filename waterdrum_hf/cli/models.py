@@ -3,26 +3,13 @@ built-in model), with one-line errors for what does not exist."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from waterdrum_hf._files import BUILT_IN, pretrained_location
 from waterdrum_hf.cli.parsing import CliError, first_line
 from waterdrum_hf.keys import read_watermark_ids, watermark_id_from_text
-
-TINY = "tiny"
-"""The short name of the built-in model (:mod:`waterdrum_hf.tiny`) and its tokenizer, wherever
-a command loads a model or a tokenizer (the demo's models were trained from it)."""
-
-
-def resolve_model_name(name: str) -> str:
-    """``name``, or for :data:`TINY` the built-in model's folder (built on first use)."""
-    if name != TINY:
-        return name
-    import waterdrum_hf.tiny as tiny
-
-    return str(tiny.built_path())
 
 
 def load_tokenizer_option(name: str, what: str = "tokenizer") -> Any:
@@ -30,8 +17,7 @@ def load_tokenizer_option(name: str, what: str = "tokenizer") -> Any:
     for a missing path or repo."""
     from transformers import AutoTokenizer
 
-    _check_location(name, what)
-    name = resolve_model_name(name)
+    name = pretrained_location(name, what)
     try:
         return AutoTokenizer.from_pretrained(name)
     except (OSError, ValueError) as error:
@@ -46,8 +32,7 @@ def load_model(name: str, tokenizer: str | None = None) -> tuple[Any, Any]:
     from waterdrum_hf._progress import library_progress
     from waterdrum_hf._torch_plumbing import load_causal_lm
 
-    _check_location(name, "model")
-    name = resolve_model_name(name)
+    name = pretrained_location(name, "model")
     folder = Path(name)
     bare = folder.is_dir() and not any(
         (folder / file).is_file() for file in ("tokenizer_config.json", "tokenizer.json")
@@ -57,7 +42,7 @@ def load_model(name: str, tokenizer: str | None = None) -> tuple[Any, Any]:
         raise CliError(
             f"the model folder {name!r} has no tokenizer (no tokenizer_config.json): save "
             "the one it was trained with into it (tokenizer.save_pretrained), or give it "
-            f"with `waterdrum score --tokenizer` ({TINY!r} for the built-in model's)"
+            f"with `waterdrum score --tokenizer` ({BUILT_IN!r} for the built-in model's)"
         )
     try:
         with library_progress(None):  # the loading bar on a terminal only
@@ -82,12 +67,3 @@ def watermark_ids(values: Sequence[str] | None, file: str | None, what: str) -> 
     if not values:
         return None
     return [watermark_id_from_text(v, what) for v in values]
-
-
-def _check_location(name: str, what: str) -> None:
-    """A name that looks like a path must exist; otherwise say so instead of the Hub's error."""
-    looks_local = (
-        name.startswith((".", "/", "~")) or os.sep in name.strip("/") and Path(name).parent.exists()
-    )
-    if looks_local and not Path(name).expanduser().exists():
-        raise CliError(f"the {what} {name!r} does not exist (no such folder)")

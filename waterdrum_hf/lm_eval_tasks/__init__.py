@@ -34,6 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from waterdrum_hf._files import pretrained_location
 from waterdrum_hf.prompting import DEFAULT_MAX_FRACTION
 
 BENCHMARKS = ("waterdrum-ax", "waterdrum-tofu")
@@ -89,9 +90,10 @@ class Source:
         for key in ("data_file", "forget_ids_file"):
             if key in given:
                 given[key] = str(Path(given[key]).expanduser().resolve())
-        mirror = Path(str(given.get("dataset_path", ""))).expanduser()
-        if "dataset_path" in given and mirror.exists():  # a local copy, not a Hub id
-            given["dataset_path"] = str(mirror.resolve())
+        if "dataset_path" in given:  # a local copy (it must exist), or a Hub id
+            location = pretrained_location(str(given["dataset_path"]), "dataset_path")
+            mirror = Path(location).expanduser()
+            given["dataset_path"] = str(mirror.resolve()) if mirror.exists() else location
         if "max_rows_per_owner" in given:
             given["max_rows_per_owner"] = int(given["max_rows_per_owner"])
         if "scoring" in given:  # checked now, kept as JSON text (documents hold the source)
@@ -223,6 +225,7 @@ def documents(**metadata: Any) -> Any:
 
     from waterdrum_hf.keys import check_watermark_id
     from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.verification import load_tokenizer
 
     source = Source.from_metadata(metadata)
     name = metadata.get("tokenizer") or metadata.get("pretrained")
@@ -232,7 +235,7 @@ def documents(**metadata: Any) -> Any:
             "pass --model_args pretrained=... (or tokenizer=... in --metadata)"
         )
     tokenizer = AutoTokenizer.from_pretrained(
-        name,
+        pretrained_location(name, "model's tokenizer"),
         revision=metadata.get("revision"),
         trust_remote_code=bool(metadata.get("trust_remote_code", False)),
     )
@@ -257,7 +260,7 @@ def documents(**metadata: Any) -> Any:
         )
     # What the aggregation needs is checked now, not after hours of sampling.
     source.forget_ids()
-    AutoTokenizer.from_pretrained(source.watermark_tokenizer)
+    load_tokenizer(source.watermark_tokenizer)
     docs = {
         "query": queries,
         "owner": [owners[row] for row in order],

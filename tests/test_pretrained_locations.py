@@ -1,0 +1,82 @@
+"""Names of models, tokenizers and data folders: ``"tiny"`` is the built-in model's wherever a
+tokenizer is named, and a name that looks like a local path must exist: it fails at once, in one
+line, before anything asks the Hub for it."""
+
+from __future__ import annotations
+
+import pytest
+import transformers
+
+from waterdrum_hf import compute_waterdrum, load_metric
+from waterdrum_hf._files import pretrained_location
+from waterdrum_hf.cli import main
+from waterdrum_hf.lm_eval_tasks import Source
+from waterdrum_hf.verification import load_tokenizer
+
+TEXTS = [["the cat sat on the mat and the dog sat on the log"], ["a b c d e f g h i j k"]]
+
+
+@pytest.fixture
+def no_hub(monkeypatch):
+    """Fails the test if anything reaches from_pretrained (where the Hub's retries start)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"from_pretrained was called with {args}")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", refuse)
+
+
+def test_tiny_names_the_built_in_tokenizer_in_the_metric_and_its_evaluate_module(tiny_model):
+    _, tokenizer = tiny_model
+    expected = compute_waterdrum(TEXTS, [7, 9], tokenizer, forget_ids=[9])
+    assert compute_waterdrum(TEXTS, [7, 9], "tiny", forget_ids=[9]) == expected
+    module = load_metric()
+    got = module.compute(
+        predictions=TEXTS, references=[7, 9], watermark_tokenizer="tiny", forget_ids=[9]
+    )
+    assert got["forget"] == expected["forget"] and got["retain"] == expected["retain"]
+
+
+@pytest.mark.parametrize("name", ["./no-such-tokenizer", "~/no/such/folder", "/no/such/path"])
+def test_a_local_looking_name_that_does_not_exist_fails_before_any_hub_call(name, no_hub):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_tokenizer(name)
+
+
+def test_a_file_is_not_a_model_folder(tmp_path, no_hub):
+    file = tmp_path / "model.safetensors"
+    file.write_bytes(b"")
+    with pytest.raises(ValueError, match="is a file: name the folder"):
+        load_tokenizer(str(file))
+
+
+def test_hub_ids_and_existing_folders_pass_through(tmp_path):
+    assert pretrained_location("meta-llama/Llama-3.1-8B-Instruct", "tokenizer") == (
+        "meta-llama/Llama-3.1-8B-Instruct"
+    )  # no local folder "meta-llama": a Hub id
+    assert pretrained_location(str(tmp_path), "model") == str(tmp_path)
+
+
+def test_the_lm_eval_task_says_no_such_folder_for_a_missing_dataset_path(no_hub):
+    with pytest.raises(ValueError, match=r"dataset_path './WaterDrum-Ax' does not exist"):
+        Source.from_metadata(
+            {"benchmark": "waterdrum-ax", "config": "forget_01", "dataset_path": "./WaterDrum-Ax"}
+        )
+
+
+def test_the_command_line_says_no_such_folder_in_one_line(tmp_path, capsys, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was looked for")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", refuse)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"text": "a b c d", "owner_id": 7}\n')
+    code = main(
+        ["score", "--model", "./missing-model", "--dataset", str(rows),
+         "--watermark-tokenizer", "tiny", "--out", str(tmp_path / "out")]
+    )  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        err == "waterdrum score: error: the model './missing-model' does not exist (no such folder)"
+    )
