@@ -66,10 +66,6 @@ _SAME_LENGTH = (
 _TOKEN_KL_ON_GPU = _ON_GPU.format(
     "tests/trainers/test_losses.py::test_token_kl_on_the_gpu_equals_the_cpu"
 )
-_IDENTITY_DTYPE = (
-    "the identity rows index the same bias entries as int32 or int64 (torch.stack promotes a "
-    "mixed batch); the stacked tensor lives for one step and is never cached"
-)
 
 JUDGED: tuple[Judged, ...] = (
     *(
@@ -91,14 +87,9 @@ JUDGED: tuple[Judged, ...] = (
             "waterdrum_hf.config.xǁWaterDrumConfigǁfrom_json",
             'text = Path(source).read_text(encoding="utf-8")',
             after,
-            "a configuration holds no free text: a non-ASCII character can only sit in a "
-            "value that is refused anyway, so another decoding changes no configuration, only "
-            "the refusal's message ('UTF-8' is the same codec)",
+            "'UTF-8' is the same codec as 'utf-8' (Python reads codec names case-insensitively)",
         )
-        for after in (
-            "text = Path(source).read_text(encoding=None)",
-            'text = Path(source).read_text(encoding="UTF-8")',
-        )
+        for after in ('text = Path(source).read_text(encoding="UTF-8")',)
     ),
     Judged(
         "waterdrum_hf.config.xǁWaterDrumConfigǁfrom_keywords",
@@ -298,41 +289,6 @@ JUDGED: tuple[Judged, ...] = (
                 "return [np.asarray(ids, dtype=np.int64) for ids in encoded]",
                 "return [np.asarray(ids, ) for ids in encoded]",
             ),
-            (
-                "xǁVerifierǁcountable_pairs",
-                "lengths = np.array([len(a) for a in arrays], dtype=np.int64)",
-                "lengths = np.array([len(a) for a in arrays], dtype=None)",
-            ),
-            (
-                "xǁVerifierǁcountable_pairs",
-                "lengths = np.array([len(a) for a in arrays], dtype=np.int64)",
-                "lengths = np.array([len(a) for a in arrays], )",
-            ),
-        ]
-    ),
-    *(
-        Judged("waterdrum_hf.schemes.base.xǁPermutationSchemeǁtoken_terms", before, after, _INT64)
-        for before, after in [
-            (
-                "ids = np.asarray(watermark_ids, dtype=np.int64)",
-                "ids = np.asarray(watermark_ids, dtype=None)",
-            ),
-            (
-                "ids = np.asarray(watermark_ids, dtype=np.int64)",
-                "ids = np.asarray(watermark_ids, )",
-            ),
-        ]
-    ),
-    *(
-        Judged(
-            "waterdrum_hf.schemes.waterfall.function.x_watermark_function",
-            "angle = np.asarray(positions, dtype=np.float64) * (2.0 * np.pi * frequency / vocab_size)",
-            after,
-            "positions times a Python float is float64 whatever the integer dtype",
-        )
-        for after in [
-            "angle = np.asarray(positions, dtype=None) * (2.0 * np.pi * frequency / vocab_size)",
-            "angle = np.asarray(positions, ) * (2.0 * np.pi * frequency / vocab_size)",
         ]
     ),
     Judged(
@@ -551,20 +507,5 @@ JUDGED: tuple[Judged, ...] = (
         "self._cache.popitem(last=False)",
         "self._cache.popitem(last=None)",
         "OrderedDict.popitem reads last by truth value, and None is false",
-    ),
-    *(
-        Judged(
-            _PROCESSOR + "_permutations",
-            "found[None] = torch.arange(self.vocab_size, dtype=torch.int32, device=device)",
-            after,
-            reason,
-        )
-        for after, reason in [
-            (
-                "found[None] = torch.arange(self.vocab_size, dtype=None, device=device)",
-                _IDENTITY_DTYPE,
-            ),
-            ("found[None] = torch.arange(self.vocab_size, device=device)", _IDENTITY_DTYPE),
-        ]
     ),
 )

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -309,3 +313,38 @@ def test_the_json_file_is_sorted_and_indented_for_stable_diffs(tmp_path):
     text = path.read_text()
     assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
     assert text.splitlines()[1].startswith('  "') and "\n" in text.strip()
+
+
+def test_a_json_file_is_read_as_utf_8_in_any_locale(tmp_path):
+    """A file with non-ASCII bytes gets the refusal's ValueError under a C locale too, not the
+    UnicodeDecodeError of the locale's ASCII codec (the bug: ``read_text()`` without
+    ``encoding="utf-8"``)."""
+    import waterdrum_hf
+
+    path = tmp_path / "config.json"
+    path.write_bytes('{"scheme": {"scheme": "w\u00e4terfall"}}'.encode())
+    probe = (
+        "import locale, sys\n"
+        "from waterdrum_hf import WaterDrumConfig\n"
+        "print(locale.getpreferredencoding(False))\n"
+        "try:\n"
+        "    WaterDrumConfig.from_json(sys.argv[1])\n"
+        "except Exception as error:\n"
+        "    print(type(error).__name__, ascii(str(error)))\n"
+    )
+    package_root = str(Path(waterdrum_hf.__file__).resolve().parents[1])
+    for locale_env in ({"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}, {"PYTHONUTF8": "1"}):
+        env = {**os.environ, **locale_env, "PYTHONPATH": package_root}
+        result = subprocess.run(
+            [sys.executable, "-c", probe, str(path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        encoding, outcome = result.stdout.strip().split("\n")
+        error, message = outcome.split(" ", 1)
+        if locale_env.get("LC_ALL") == "C":
+            assert encoding != "UTF-8"  # the probe really runs under an ASCII locale
+        assert error == "ValueError", result.stdout
+        assert "w\\xe4terfall" in message

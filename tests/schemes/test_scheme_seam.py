@@ -64,6 +64,34 @@ def test_waterfall_token_terms_are_its_function_at_numpys_positions(k_p):
     np.testing.assert_allclose(terms, watermark_function(np.array(positions), k_p, N))
 
 
+@pytest.mark.parametrize("dtype", [np.uint64, np.uint32, np.float64, np.int32])
+def test_token_terms_take_watermark_ids_of_any_integer_valued_dtype(dtype):
+    """uint64 or float-valued ids read as the same int64 keys (the bug: ``token_terms``
+    without ``dtype=np.int64`` concatenates uint64 with int64 contexts into float64 seeds,
+    and float ids stay float, which the permutation refuses with a TypeError)."""
+    rng = np.random.default_rng(7)
+    keys = rng.integers(0, 2**31, 20)  # exact in every dtype above
+    contexts = rng.integers(0, N, (20, 1))
+    tokens = rng.integers(0, N, 20)
+    scheme = WaterfallScheme(k_p=3)
+    expected = scheme.token_terms(keys, contexts, tokens, N)
+    terms = scheme.token_terms(keys.astype(dtype), contexts, tokens, N)
+    assert terms.dtype == np.float64
+    np.testing.assert_array_equal(terms, expected)
+
+
+def test_the_watermark_function_is_float64_whatever_the_positions_dtype():
+    """The docstring promises float64: float32 (or float16) positions must not give float32
+    values (the bug: ``watermark_function`` without ``dtype=np.float64``)."""
+    positions = np.arange(N)
+    expected = watermark_function(positions, 3, N)
+    assert expected.dtype == np.float64
+    for dtype in (np.float32, np.float16, np.int32, np.uint16):
+        values = watermark_function(positions.astype(dtype), 3, N)
+        assert values.dtype == np.float64, dtype
+        np.testing.assert_array_equal(values, expected)
+
+
 def test_permutation_processor_adds_the_bias_at_each_tokens_permuted_position():
     bias = np.linspace(-1.0, 1.0, N)
     processor = PermutationLogitsProcessor(N, [5, 6], bias, n_gram=2)
