@@ -1615,7 +1615,7 @@ def test_audit_relearns_and_quantizes_each_model_and_writes_the_report(
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--forget-ids", 12345], "no row of the dataset belongs to a forget id"),
+        (["--forget-ids", 12345], "forget ids: id number 1 given owns no row of the data"),
         (["--audits", "pruning"], "unknown audit 'pruning'"),
         (["--quantization-bits", 3], "`quantization_bits` may hold 8 and 4"),
         (["--relearn-share", 0], "`relearn_share` must be in (0, 1]"),

@@ -110,6 +110,11 @@ def read_watermark_ids(path: str | os.PathLike[str], name: str = "ids") -> list[
     lines = [line for line in lines if line]
     if not lines:
         raise ValueError(f"{name} file {str(path)!r} has no ids")
+    if lines[0].startswith(("{", "[")):
+        raise ValueError(
+            f"{name} file {str(path)!r} is JSON (a keys.json?): give a file with one id per "
+            "line, such as the demo's forget_ids.txt"
+        )
     if any(len(line.split()) > 1 for line in lines):
         raise ValueError(f"{name} file {str(path)!r}: put one id per line (a line holds several)")
     return [watermark_id_from_text(line, name) for line in lines]

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     # Everything that can be wrong with the input is checked before any model is touched.
     rows = load_rows(args)
     owners = row_owners(rows, args)
-    forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
+    forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids", owners)
     if not forget_ids:
         raise CliError("the audits measure the forget set: give --forget-ids or --forget-ids-file")
     forget_texts = relearning_texts(rows, owners, forget_ids, config, args)
@@ -126,14 +126,8 @@ def relearning_texts(
             f"relearning fine-tunes on the forget owners' texts, but the dataset has no "
             f"{args.text_column!r} column (pass --text-column, or --audits quantization)"
         )
-    chosen = set(forget_ids)
-    texts = [t for t, o in zip(rows[args.text_column], owners, strict=True) if o in chosen]
-    if not texts:
-        raise CliError(
-            "relearning needs forget data, but no row of the dataset belongs to a forget id "
-            "(check --forget-ids, or pass --audits quantization)"
-        )
-    return texts
+    chosen = set(forget_ids)  # each owns a row (checked when read)
+    return [t for t, o in zip(rows[args.text_column], owners, strict=True) if o in chosen]
 
 
 def print_table(results: Any) -> None:

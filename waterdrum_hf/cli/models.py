@@ -57,13 +57,32 @@ def load_model(name: str, tokenizer: str | None = None) -> tuple[Any, Any]:
     return model, load_tokenizer_option(tokenizer_source, "model's tokenizer")
 
 
-def watermark_ids(values: Sequence[str] | None, file: str | None, what: str) -> list[int] | None:
+def watermark_ids(
+    values: Sequence[str] | None,
+    file: str | None,
+    what: str,
+    owners: Sequence[int] | None = None,
+) -> list[int] | None:
     """Watermark ids from the command line or from a file (one per line; keeps keys off the
-    command line and out of shell history)."""
+    command line and out of shell history). With ``owners`` (each row's owner id), every id
+    must own a row: one that owns none is an error that names it by its place (an id is a key,
+    never printed)."""
     if values and file:
         raise CliError(f"give {what} on the command line or in a file, not both")
     if file:
-        return read_watermark_ids(file, what)
-    if not values:
+        ids = read_watermark_ids(file, what)
+    elif values:
+        ids = [watermark_id_from_text(v, what) for v in values]
+    else:
         return None
-    return [watermark_id_from_text(v, what) for v in values]
+    if owners is not None:
+        present = set(owners)
+        stray = [place for place, key in enumerate(ids, start=1) if key not in present]
+        if stray:
+            where = f"in {file}" if file else "given"
+            raise CliError(
+                f"{what}: id number {stray[0]} {where} owns no row of the data"
+                + (f" ({len(stray)} ids own none)" if len(stray) > 1 else "")
+                + ": is it the right id file for this data?"
+            )
+    return ids

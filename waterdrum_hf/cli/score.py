@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     generations = read_generations(args.generations) if args.generations else None
     if generations is not None:
         owners = generations_owners(generations, owners, args.generations)
-    forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids")
+    forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids", owners)
     config = scoring_config(args, len(owners) * (1 if args.generations else args.num_samples))
     source = check_attack_inputs(attack_specs(args), args, has_model=bool(args.model))
     watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")

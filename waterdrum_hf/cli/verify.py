@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         ids,
         tokenizer,
         config=config,
-        forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids"),
+        forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids", ids),
         return_details=True,
     )
     print_scores(list(result.scores or ()), args.max_rows)  # set with return_details
