@@ -826,9 +826,9 @@ def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
     assert "2 of 4 samples" in message and "1 are empty" in message and "max_fraction" in message
     assert "1 have fewer than n_gram=2" in message and "stopped almost at once" in message
     assert (
-        "the model had nothing left to write (build queries with completion_queries(..., "
-        "max_fraction=0.5), the default, or `waterdrum score --max-fraction 0.5`)"
-    ) in message
+        "1 are empty: the model ended at once, or (with queries cut under max_fraction=None) "
+        "the query was the whole text and left nothing to write"
+    ) in message  # not advice to set max_fraction=0.5, the default a run may already use
     assert (
         "tokens of the watermarking vocabulary (the model stopped almost at once, or wrote "
         "tokens outside that vocabulary)"

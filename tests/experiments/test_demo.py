@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import shlex
 import stat
 import time
@@ -89,6 +90,13 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_dem
     assert f"forget set, {closest} model" in view and "<script" not in view
     assert "Closest to retraining" in markdown and "standard deviation" in markdown
     assert "| retrained |" in markdown and "[10/10]" in printed and "done in" in printed
+    # Unscorable samples are said once for the whole run, with the report's count.
+    results = [r for model_runs in report["runs"].values() for r in model_runs]
+    skipped = sum(r["num_skipped"] for r in results)
+    total = skipped + sum(r["num_scored"] for r in results)
+    assert printed.count("no countable token") == (1 if skipped else 0)
+    if skipped:
+        assert f"{skipped} of {total} sampled completions" in printed
     # Two training runs (seeds 0 and 1): the first in detail, each value's mean over both.
     runs = report["runs"]
     assert report["seeds"] == [0, 1] and set(runs) == set(models)
@@ -113,13 +121,18 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_dem
 
 
 @pytest.mark.slow
-def test_the_quick_demo_from_empty_caches_gives_identical_values_again(quick_demo, tmp_path):
+def test_the_quick_demo_from_empty_caches_gives_identical_values_again(
+    quick_demo, tmp_path, caplog
+):
     """Determinism where it is ours: the same settings from nothing, in the same process
     tree, read the same values to the last bit (what differs between machines is the
-    floating point of training, which the runs' intervals cover)."""
+    floating point of training, which the runs' intervals cover). The metric's per-call
+    notes on unscorable samples stay quiet: the demo says them once."""
     out, *_ = quick_demo
     again = tmp_path / "again"
-    run_printed(["demo", "--quick", "--out", str(again), "--no-progress"])
+    with caplog.at_level(logging.WARNING):
+        run_printed(["demo", "--quick", "--out", str(again), "--no-progress"])
+    assert not [r for r in caplog.records if r.name == "waterdrum_hf.metric.inputs"]
     first, second = (json.loads((d / "report.json").read_text()) for d in (out, again))
     assert second["runs"] == first["runs"] and second["models"] == first["models"]
     assert second["comparison"] == first["comparison"] and second["curves"] == first["curves"]

@@ -19,6 +19,7 @@ or a run after an interruption, resumes; changed settings build new stages.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
@@ -97,6 +98,17 @@ class _Demo:
         self.scoring = config.scoring_config()
 
     def run(self) -> dict[str, Any]:
+        """The stages in order; the metric's per-call notes on unscorable samples are said
+        once, summed over the run (:meth:`say_skipped`), not once per model and seed."""
+        skipped_notes = logging.getLogger("waterdrum_hf.metric.inputs")
+        level = skipped_notes.level
+        skipped_notes.setLevel(logging.ERROR)
+        try:
+            return self.stages()
+        finally:
+            skipped_notes.setLevel(level)
+
+    def stages(self) -> dict[str, Any]:
         from waterdrum_hf.report import write_report
 
         pipeline, tokenizer = self.load()
@@ -113,6 +125,7 @@ class _Demo:
         report = self.report(data, results, curves, curve_sampling, audits, runs)
         report["token_views"] = self.token_views(setting, results, sampled)
         write_report(report, self.out, title="WaterDrum demo report")
+        self.say_skipped(report["runs"])
         report["next"] = self.write_data(data, models)
         return report
 
@@ -337,6 +350,18 @@ class _Demo:
                 "scoring": self.scoring.to_dict(),
             },
         }
+
+    def say_skipped(self, runs: dict[str, list[dict[str, Any]]]) -> None:
+        """One line for the whole run: how many sampled completions had no countable token."""
+        results = [r for model_runs in runs.values() for r in model_runs]
+        skipped = sum(r["num_skipped"] for r in results)
+        if skipped:
+            total = skipped + sum(r["num_scored"] for r in results)
+            self.log(
+                f"{skipped} of {total} sampled completions (every model and run, before the "
+                "audits) had no countable token (empty, or under 2 tokens: the model ended at "
+                "once) and were left out; each model's count is in report.md's tables."
+            )
 
     def write_data(self, data: DemoData, models: dict[str, Any]) -> list[str]:
         """Write the watermarked passages beside the report (``watermarked.jsonl``: owner name

@@ -97,9 +97,8 @@ def warn_skipped(samples: Sequence[str], counts: np.ndarray, n_gram: int) -> Non
     causes = []
     if empty:
         causes.append(
-            f"{empty} are empty, which usually means the query was the whole text and the model "
-            "had nothing left to write (build queries with completion_queries(..., "
-            "max_fraction=0.5), the default, or `waterdrum score --max-fraction 0.5`)"
+            f"{empty} are empty: the model ended at once, or (with queries cut under "
+            "max_fraction=None) the query was the whole text and left nothing to write"
         )
     if len(skipped) > empty:
         causes.append(
