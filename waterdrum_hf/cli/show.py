@@ -23,15 +23,25 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "show", help="per-token watermark view of texts (HTML and PNG)", description=__doc__
     )
-    add_text_and_owner_options(parser)
+    add_text_and_owner_options(parser, keys_file=True)
+    parser.add_argument(
+        "--owner",
+        type=positive(),
+        help="with an --id-file of several ids (e.g. the demo's forget_ids.txt): the place "
+        "(1, 2, ...) of the id that reads every text",
+    )
     parser.add_argument(
         "--name-column",
-        help="column holding each owner's display name (default: owner-1, owner-2, ... in "
+        help="column holding each owner's display name (default: 'owner' where the file has "
+        "it, as the demo's and `waterdrum score`'s files do; else owner-1, owner-2, ... in "
         "order of first appearance)",
     )
     add_scheme_options(parser)
     parser.add_argument(
-        "--max-rows", type=positive(), default=20, help="views written at most (the first rows)"
+        "--max-rows",
+        type=positive(),
+        default=20,
+        help="views written at most: rows taken in turn from each owner, so every owner shows",
     )
     parser.add_argument("--output", required=True, help="folder to write the views into")
     parser.add_argument("--overwrite", action="store_true", help="replace existing views")
@@ -46,10 +56,12 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.output)
     check_output_folder(args.output, "--output")
-    data = read_table(args.file)
-    data = data.select(range(min(args.max_rows, len(data))))
-    texts, ids = texts_and_owner_ids(data, args)
-    stems = [f"row-{row:04d}" for row in range(len(texts))]
+    data = with_text_column(read_table(args.file), args)
+    args.name_column = args.name_column or ("owner" if "owner" in data.column_names else None)
+    texts, ids = texts_and_owner_ids(data, args, owner=args.owner)
+    rows = rows_across_owners(ids, args.max_rows)
+    data, texts, ids = data.select(rows), [texts[r] for r in rows], [ids[r] for r in rows]
+    stems = [f"row-{row:04d}" for row in rows]
     existing = [s for s in stems for ext in (".html", ".png") if (out / (s + ext)).exists()]
     if existing and not args.overwrite:
         raise CliError(
@@ -60,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
     check_n_gram(args.n_gram, texts, tokenizer)
     verifier = Verifier(tokenizer, scheme_from_options(args))
-    for row, (text, key, name, stem) in enumerate(zip(texts, ids, names, stems, strict=True)):
+    for row, text, key, name, stem in zip(rows, texts, ids, names, stems, strict=True):
         if not text:
             print(f"row {row}: empty text, no view")
             continue
@@ -72,6 +84,32 @@ def run(args: argparse.Namespace) -> int:
         print(f"row {row} ({name}): {verdict} -> {html.with_suffix('')}.html/.png")
     print(f"Views of {len(texts)} texts in {out}")
     return 0
+
+
+def with_text_column(data: Any, args: argparse.Namespace) -> Any:
+    """``data``, where it is a ``generations.jsonl`` of ``waterdrum score`` (a ``samples``
+    column of lists and no text column), with each query's first sample as its text."""
+    if args.text_column in data.column_names or "samples" not in data.column_names:
+        return data
+    samples = data["samples"]
+    if not all(isinstance(s, list) and s for s in samples):
+        raise CliError(f"column 'samples' of {args.file} must hold each query's samples")
+    return data.add_column(args.text_column, [s[0] for s in samples])
+
+
+def rows_across_owners(ids: list[int], limit: int) -> list[int]:
+    """At most ``limit`` rows, taken in turn from each owner (in order of first appearance),
+    so a short view still shows every owner; rows in file order within an owner."""
+    by_owner: dict[int, list[int]] = {}
+    for row, key in enumerate(ids):
+        by_owner.setdefault(key, []).append(row)
+    queues = list(by_owner.values())
+    taken: list[int] = []
+    depth = 0
+    while len(taken) < min(limit, len(ids)):
+        taken += [queue[depth] for queue in queues if depth < len(queue)][: limit - len(taken)]
+        depth += 1
+    return sorted(taken)
 
 
 def _display_names(data: Any, args: argparse.Namespace, ids: list[int]) -> list[str]:

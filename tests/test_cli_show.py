@@ -1,0 +1,95 @@
+"""`waterdrum show` on the files the demo and `waterdrum score` write: each owner's key from
+keys.json by the owner's name, one id of a several-id file chosen with --owner, the first sample
+of each query of a generations.jsonl, and rows taken from every owner in turn."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from waterdrum_hf.cli import main
+from waterdrum_hf.verification import Verifier
+
+KEYS = {"owner-1": 3_141_592_653, "owner-2": 2_718_281_828, "owner-3": 1_414_213_562}
+TEXTS = {
+    name: [f"{name} wrote passage {i} about the standard library and its modules" for i in range(3)]
+    for name in KEYS
+}
+
+
+@pytest.fixture
+def demo_files(tmp_path):
+    """The demo's watermarked.jsonl (owner name and text, grouped by owner), keys.json,
+    forget_ids.txt (the last two owners) and a score generations.jsonl (owner, samples)."""
+    rows = [{"owner": n, "text": t} for n, texts in TEXTS.items() for t in texts]
+    (tmp_path / "watermarked.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "keys.json").write_text(json.dumps(KEYS, indent=1))
+    (tmp_path / "forget_ids.txt").write_text(f"{KEYS['owner-2']}\n{KEYS['owner-3']}\n")
+    queries = [{"owner": r["owner"], "samples": [r["text"][::-1], r["text"]]} for r in rows]
+    (tmp_path / "generations.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    return tmp_path
+
+
+def show(folder, file, *flags):
+    argv = ["show", str(folder / file), "--watermark-tokenizer", "tiny"]
+    return main([*argv, "--output", str(folder / "views"), "--overwrite", *map(str, flags)])
+
+
+def scores(folder):
+    """Each written view's owner name and score, by row."""
+    found = {}
+    for page in sorted((folder / "views").glob("row-*.html")):
+        text = page.read_text()
+        row = int(page.stem.split("-")[1])
+        found[row] = (next(n for n in KEYS if n in text), text)
+    return found
+
+
+def test_keys_file_reads_each_row_with_its_owners_key_and_rows_come_from_every_owner(
+    demo_files, tiny_model, capsys
+):
+    _, tokenizer = tiny_model
+    assert show(demo_files, "watermarked.jsonl", "--keys-file", demo_files / "keys.json",
+                "--max-rows", 3) == 0  # fmt: skip
+    views = scores(demo_files)
+    assert sorted(views) == [0, 3, 6]  # one row of each owner, not the first three of owner-1
+    verifier = Verifier(tokenizer)
+    for row, (name, page) in views.items():
+        text = TEXTS[name][row % 3]
+        assert f"score {verifier.verify(text, KEYS[name])[0]:+.3f}" in page
+    printed = capsys.readouterr()
+    assert not any(str(key) in printed.out + printed.err for key in KEYS.values())
+
+
+def test_a_several_id_file_needs_owner_to_choose_one(demo_files, tiny_model, capsys):
+    _, tokenizer = tiny_model
+    assert show(demo_files, "watermarked.jsonl", "--id-file", demo_files / "forget_ids.txt") == 2
+    assert "--id-file holds 2 ids: one reads every text (choose one with --owner 1..2)" in (
+        capsys.readouterr().err
+    )
+    assert show(demo_files, "watermarked.jsonl", "--id-file", demo_files / "forget_ids.txt",
+                "--owner", 2, "--max-rows", 1) == 0  # fmt: skip
+    ((row, (name, page)),) = scores(demo_files).items()
+    key = KEYS["owner-3"]  # the second id of forget_ids.txt reads every text
+    assert f"score {Verifier(tokenizer).verify(TEXTS[name][0], key)[0]:+.3f}" in page
+    assert show(demo_files, "watermarked.jsonl", "--id-file", demo_files / "forget_ids.txt",
+                "--owner", 3) == 2  # fmt: skip
+    assert "--owner 3: --id-file holds 2 ids (1 to 2)" in capsys.readouterr().err
+
+
+def test_a_generations_file_shows_each_querys_first_sample(demo_files, tiny_model):
+    _, tokenizer = tiny_model
+    assert show(demo_files, "generations.jsonl", "--keys-file", demo_files / "keys.json",
+                "--max-rows", 2) == 0  # fmt: skip
+    views = scores(demo_files)
+    assert sorted(views) == [0, 3]
+    for row, (name, page) in views.items():
+        first_sample = TEXTS[name][row % 3][::-1]
+        assert f"score {Verifier(tokenizer).verify(first_sample, KEYS[name])[0]:+.3f}" in page
+
+
+def test_a_keys_file_without_an_owners_name_says_which(demo_files, capsys):
+    (demo_files / "keys.json").write_text(json.dumps({"owner-1": KEYS["owner-1"]}))
+    assert show(demo_files, "watermarked.jsonl", "--keys-file", demo_files / "keys.json") == 2
+    assert "--keys-file has no id for owner 'owner-2' of column 'owner'" in capsys.readouterr().err
