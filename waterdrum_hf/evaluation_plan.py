@@ -196,10 +196,6 @@ CALLBACK_SAMPLING = SamplingConfig(num_samples=2, max_new_tokens=64, seed=0)
 every evaluation, so curves move with the model, not with the sampling noise)."""
 
 _PLAN_KEYWORDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop")
-_SAMPLING_KEYWORDS = ("num_samples", "max_new_tokens", "generation_kwargs", "seed")
-
-
-_PLAN_KEYWORDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop")
 _GENERATION_KWARGS = ("temperature", "top_p", "batch_size")
 LEGACY_KEYWORDS = (
     *_PLAN_KEYWORDS,

@@ -1,4 +1,5 @@
 """``waterdrum register-metric``: put the WaterDrum module where ``evaluate.load("waterdrum")``
+finds it.
 
 Register the WaterDrum metric in evaluate's module cache ($HF_MODULES_CACHE, default
 $HF_HOME/modules), so that evaluate.load('waterdrum') loads it, offline too, in scripts that
