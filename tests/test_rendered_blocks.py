@@ -1,0 +1,958 @@
+"""Every figure of the generated documentation blocks, recomputed here from the results files.
+
+``tests/test_published_numbers.py`` checks that each block reads what its renderer gives
+today; a renderer that computes a figure wrongly (a ratio over the wrong baseline, an interval
+over the wrong runs) would pass that check once ``update_docs.py`` is re-run. Here each block is
+rendered as ``update_docs.py`` would write it, its numbers are read back out of the text next to
+their labels, and each is compared with a value computed in this file from the raw results
+(per-seed rows, per-run values, timing runs): means with numpy, Student's t intervals and
+Pearson r with scipy. A shown number agrees when it is the computed value rounded to the
+decimals shown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from packaging.version import Version
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import update_docs  # noqa: E402
+
+DETECTION_LEVEL = 0.05
+"""The p-value at or below which the report calls a watermark still detected (its documented
+level)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading numbers back out of rendered text
+
+
+def rendered(path: str, name: str) -> str:
+    """Block ``name`` of ``path`` as ``update_docs.py`` would write it now."""
+    (block,) = [b for b in update_docs.BLOCKS if (b.path, b.name) == (path, name)]
+    return block.render()
+
+
+def load(relative: str) -> Any:
+    return json.loads((RESULTS / relative).read_text())
+
+
+def agrees(shown: str, value: float) -> bool:
+    """``shown`` (``+0.5``, ``1,475``, ``78%``, ``4.6e-05``) is ``value`` rounded to the
+    digits shown."""
+    text = shown.strip().replace(",", "")
+    if text.endswith("%"):
+        text, value = text[:-1], value * 100
+    mantissa, _, exponent = text.lower().partition("e")
+    places = len(mantissa.partition(".")[2]) - int(exponent or 0)
+    return math.isfinite(value) and abs(float(text) - value) <= 0.5 * 10**-places + 1e-9
+
+
+def check(shown: str, value: float, what: object) -> None:
+    assert agrees(shown, value), f"{what}: shows {shown}, the results give {value!r}"
+
+
+def table(text: str, first_header: str) -> tuple[list[str], list[list[str]]]:
+    """The Markdown table whose header starts with ``first_header``: its headers and rows."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    headers = [cell.strip() for cell in lines[start].strip().strip("|").split("|")]
+    assert rows and all(len(row) == len(headers) for row in rows)
+    return headers, rows
+
+
+def search(pattern: str, text: str) -> re.Match[str]:
+    found = re.search(pattern, text)
+    assert found, f"{pattern!r} is not in the block:\n{text}"
+    return found
+
+
+INTERVAL = re.compile(r"(\S+) \[(\S+), (\S+)\]")
+
+
+def check_interval(cell: str, expected: tuple[float, float, float], what: object) -> None:
+    """``cell`` is ``mean [low, high]`` of ``expected``."""
+    found = INTERVAL.fullmatch(cell)
+    assert found, f"{what}: {cell!r} is not 'mean [low, high]'"
+    for shown, value, part in zip(found.groups(), expected, ("mean", "low", "high"), strict=True):
+        check(shown, value, (what, part))
+
+
+def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student's t interval over runs (scipy)."""
+    array = np.asarray(values, dtype=float)
+    mean = float(array.mean())
+    if len(array) < 2:
+        return mean, math.nan, math.nan
+    sem = stats.sem(array)
+    if sem == 0:
+        return mean, mean, mean
+    low, high = stats.t.interval(level, len(array) - 1, loc=mean, scale=sem)
+    return mean, float(low), float(high)
+
+
+# ---------------------------------------------------------------------------------------------
+# README: "How far to trust the numbers"
+
+SCHEMES = {"Waterfall": "waterfall", "KGW": "kgw"}
+
+
+@pytest.fixture(scope="module")
+def trust() -> str:
+    return rendered("README.md", "trust")
+
+
+@pytest.fixture(scope="module")
+def robustness() -> dict:
+    return load("robustness/results.json")
+
+
+def cell_rows(rows: list[dict], scheme: str, attack: str, strength: float) -> list[dict]:
+    found = [
+        r
+        for r in rows
+        if (r["scheme"], r["attack"]) == (scheme, attack) and math.isclose(r["strength"], strength)
+    ]
+    assert found, (scheme, attack, strength)
+    return found
+
+
+def mean_of(rows: list[dict], column: str) -> float:
+    return float(np.mean([r[column] for r in rows]))
+
+
+def test_trust_attack_table_recomputed_from_the_per_seed_rows(trust, robustness):
+    """Each cell of the attacks table is its per-seed rows' mean: the retain value kept is the
+    attacked original's mean retain value over the same scheme's unedited mean, D1 the mean
+    AUROC, owners detected the mean share of the original's owners detected."""
+    rows = robustness["rows"]
+    seeds = {r["seed"] for r in rows}
+    assert int(search(r"The demo's setting, (\d+) seeds", trust)[1]) == len(seeds)
+    assert float(search(r"still read p < ([\d.]+)\.", trust)[1]) == robustness["alpha"]
+    headers, table_rows = table(trust, "attack")
+    attacks = {r["attack"] for r in rows} - {"none"}
+    shown = {(row[0], float(row[1])) for row in table_rows}
+    strengths = {s for _, s in shown}
+    assert shown == {(a, s) for a in attacks for s in strengths}  # every attack at each strength
+    checked = 0
+    for row in table_rows:
+        attack, strength = row[0], float(row[1])
+        for header, cell in zip(headers[2:], row[2:], strict=True):
+            scheme_name, _, measure = header.partition(": ")
+            scheme = SCHEMES[scheme_name]
+            attacked = cell_rows(rows, scheme, attack, strength)
+            if measure == "retain value kept":
+                unedited = cell_rows(rows, scheme, "none", 0.0)
+                value = mean_of(attacked, "original_retain") / mean_of(unedited, "original_retain")
+            elif measure == "D1":
+                value = mean_of(attacked, "auroc")
+            else:
+                assert measure == "owners detected", header
+                value = mean_of(attacked, "detected_original")
+            check(cell, value, (attack, strength, header))
+            checked += 1
+    assert checked == len(table_rows) * 3 * len(SCHEMES)
+
+
+def test_trust_auroc_extremes_and_false_alarms_recomputed(trust, robustness):
+    """The unedited D1 per scheme, the lowest D1 under any attack up to the stated strength
+    (which attack, strength and scheme), and the largest upper end of a 95 % t-interval over
+    seeds of the share of forget owners detected on the retrained model."""
+    rows = robustness["rows"]
+    unedited = search(r"Unedited, D1 AUROC is (.+?); its lowest", trust)[1]
+    named = re.findall(r"(\S+) \((\w+)\)", unedited)
+    assert {SCHEMES[n] for _, n in named} == set(robustness["plan"]["schemes"])
+    for shown, name in named:
+        check(shown, mean_of(cell_rows(rows, SCHEMES[name], "none", 0.0), "auroc"), name)
+    lowest = search(
+        r"its lowest under any attack up to strength ([\d.]+) is (\S+) \((\w+) at ([\d.]+), (\w+)\)",
+        trust,
+    )
+    cells = {(r["scheme"], r["attack"], r["strength"]) for r in rows if r["attack"] != "none"}
+    means = {
+        cell: mean_of(cell_rows(rows, *cell), "auroc")
+        for cell in cells
+        if cell[2] <= float(lowest[1]) + 1e-12
+    }
+    worst = min(means, key=means.__getitem__)
+    check(lowest[2], means[worst], "lowest D1")
+    assert (SCHEMES[lowest[5]], lowest[3], float(lowest[4])) == worst
+    groups = {(r["scheme"], r["attack"], r["strength"]) for r in rows}
+    upper = max(
+        min(t_interval([r["false_forget"] for r in cell_rows(rows, *g)])[2], 1.0) for g in groups
+    )
+    check(search(r"is at most (\S+) \(upper end of its interval\)", trust)[1], upper, "false alarm")
+    if "No attack made a forgotten owner read as present" in trust:
+        assert all(r["false_forget"] == 0 for r in rows)  # the claim, in every seed
+
+
+def test_trust_dilution_table_recomputed_from_the_per_seed_values(trust):
+    """The dilution table: mean ± standard deviation [min, max] over seeds of each scheme's D1
+    AUROC and D2 R² (the study's stated statistics; its sd is the population one, ddof 0),
+    beside the paper's values."""
+    dilution = load("dilution/results.json")
+    per_seed = list(dilution["per_seed"].values())
+    assert len(per_seed) == len(dilution["config"]["seeds"]) >= 2
+    headers, rows = table(trust, "model owner's watermark")
+    assert headers[1:] == [
+        "D1 AUROC (ours)", "D1 AUROC (paper)", "D2 R² (ours)", "D2 R² (paper)",
+    ]  # fmt: skip
+    labels = {"none": "none", "adapted Waterfall": "waterfall", "KGW": "kgw", "Unigram": "unigram"}
+    seen = []
+    for row in rows:
+        (scheme,) = [s for label, s in labels.items() if row[0].startswith(label)]
+        seen.append(scheme)
+        for measure, ours, paper, index in (
+            ("auroc", row[1], row[2], 0),
+            ("r2", row[3], row[4], 1),
+        ):
+            values = [seed[measure][scheme] for seed in per_seed]
+            found = re.fullmatch(r"(\S+) ± (\S+) \[(\S+), (\S+)\]", ours)
+            assert found, ours
+            expected = (
+                statistics.fmean(values), statistics.pstdev(values), min(values), max(values),
+            )  # fmt: skip
+            for shown, value in zip(found.groups(), expected, strict=True):
+                check(shown, value, (scheme, measure))
+            check(paper, dilution["paper"][scheme][index], (scheme, measure, "paper"))
+    assert sorted(seen) == sorted(labels.values())
+
+
+CAPACITY_COLUMNS = {
+    "D2 R²": "r2",
+    "D2 R² (offset)": "r2_offset",
+    "carry-over": "carry_over",
+    "D1 AUROC": "auroc",
+    "training NLL (k = 100 %)": "nll",
+}
+
+
+def capacity_cells(rows: list[dict]) -> dict[tuple[str, int], list[dict]]:
+    cells: dict[tuple[str, int], list[dict]] = {}
+    for row in rows:
+        cells.setdefault((row["size"], row["epochs"]), []).append(row)
+    return cells
+
+
+def test_trust_capacity_table_and_correlations_recomputed_from_the_rows(trust):
+    """The capacity table: each cell's mean [95 % t-interval] over seeds, recomputed from the
+    per-seed rows; and the correlations are scipy's Pearson r of the per-cell means."""
+    capacity = load("capacity/results.json")
+    cells = capacity_cells(capacity["rows"])
+    headers, rows = table(trust, "base model")
+    assert [(row[0], int(row[2])) for row in rows] == list(cells)
+    for row in rows:
+        members = cells[(row[0], int(row[2]))]
+        assert {m["params"] for m in members} == {members[0]["params"]}
+        check(row[1].removesuffix("M"), members[0]["params"] / 1e6, (row[0], "parameters"))
+        for header, cell in zip(headers[3:], row[3:], strict=True):
+            column = CAPACITY_COLUMNS[header]
+            check_interval(cell, t_interval([m[column] for m in members]), (row[0], row[2], header))
+    means = {
+        column: [float(np.mean([m[column] for m in cells[c]])) for c in cells]
+        for column in ("r2", "carry_over", "nll")
+    }
+    for label, column in (("mean carry-over", "carry_over"), ("mean training NLL", "nll")):
+        found = search(
+            re.escape(label) + r"[^;]*?([+-]\d\.\d\d)(?:[ (,]+n = (\d+), p = ([\d.e-]+)\))?",
+            trust,
+        )
+        pearson = stats.pearsonr(means[column], means["r2"])
+        check(found[1], pearson.statistic, label)
+        if found[2] is not None:  # with its number of cells and two-sided p-value
+            assert int(found[2]) == len(cells)
+            check(found[3], pearson.pvalue, (label, "p"))
+    count = search(r"Over these (\d+) cells", trust)[1]
+    assert int(count) == len(cells)
+    widest = re.search(r"as wide as \[(\S+), (\S+)\]", trust)
+    if widest:  # the widest D2 R² interval over seeds of any cell
+        intervals = [t_interval([m["r2"] for m in members]) for members in cells.values()]
+        _, low, high = max(intervals, key=lambda i: i[2] - i[1])
+        check(widest[1], low, "widest D2 low")
+        check(widest[2], high, "widest D2 high")
+
+
+def test_trust_regenerate_line_gives_each_studys_command_and_time(trust):
+    """The commands and their measured times (minutes from each study's seconds; the capacity
+    study's hours from its own estimate of the full run)."""
+    robustness = load("robustness/results.json")
+    dilution = load("dilution/results.json")
+    capacity = load("capacity/results.json")
+    line = next(line for line in trust.splitlines() if line.startswith("Regenerate:"))
+    found = search(re.escape(f"`{robustness['command']}` (") + r"(\d+) minutes on ([^)]+)\)", line)
+    check(found[1], robustness["seconds"] / 60, "robustness minutes")
+    assert found[2] == robustness["machine"]
+    found = search(re.escape(f"`{dilution['command']}` (") + r"(\d+) minutes\)", line)
+    check(found[1], dilution["seconds"] / 60, "dilution minutes")
+    found = search(re.escape(f"`{capacity['command']}` (") + r"[a-z ]*?([\d.]+) hours from", line)
+    check(found[1], capacity["full_estimate_seconds"]["total"] / 3600, "capacity hours")
+
+
+# ---------------------------------------------------------------------------------------------
+# README: the GPU block
+
+
+@pytest.fixture(scope="module")
+def gpu() -> str:
+    return rendered("README.md", "gpu")
+
+
+def gpu_steps() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    steps, environments = {}, []
+    for run in ("training_generation", "verification_callback", "fsdp"):
+        results = load(f"gpu/{run}/results.json")
+        steps.update(results["steps"])
+        environments.append(results["environment"]["versions"])
+    return steps, environments
+
+
+def test_gpu_software_line_names_the_versions_that_ran_and_the_floors_they_are_below(gpu):
+    """The versions named are every committed run's; the floors are .ci/floors.txt's pins,
+    and the versions that ran are below them, as the line says."""
+    _, environments = gpu_steps()
+    found = search(
+        r"Software: torch (\S+), transformers (\S+), waterdrum-hf ([^(;]+?) "
+        r"\(below the declared floors, torch (\S+) and transformers (\S+)\)\.",
+        gpu,
+    )
+    for versions in environments:
+        assert (versions["torch"], versions["transformers"]) == (found[1], found[2])
+        assert found[3] == (versions["waterdrum-hf"] or "not recorded")
+    pins = dict(
+        line.split("==")
+        for line in (ROOT / ".ci" / "floors.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
+    assert (found[4], found[5]) == (pins["torch"], pins["transformers"])
+    assert Version(found[1]) < Version(found[4]) and Version(found[2]) < Version(found[5])
+
+
+def test_gpu_training_table_recomputed(gpu):
+    """Each training row's step time, tokens/s and peak memory; tokens/s is also the 8 x 256
+    tokens of each of the two sides over the step time, and the dtype and device sentence
+    holds for every row."""
+    steps, _ = gpu_steps()
+    training = steps["training"]["rows"]
+    headers, rows = table(gpu, "method")
+    assert len(rows) == len(training)
+    for row, result in zip(rows, training, strict=True):
+        assert row[0] == result["method"]
+        assert row[1] == result["reference"].replace("_", " ")
+        assert row[2] == ("on" if result["checkpointing"] else "off")
+        check(row[3], result["step_s"], (row, "step"))
+        check(row[4], result["tokens_per_s"], (row, "tokens/s"))
+        assert result["batch"] == "8 x 256"
+        assert math.isclose(
+            float(row[4].replace(",", "")), 2 * 8 * 256 / result["step_s"], rel_tol=1e-3
+        )
+        check(row[5], result["peak_gib"], (row, "peak"))
+    found = search(r"Losses and log-probabilities: (.+?) \(logits bf16\)", gpu)
+    dtypes = {r["loss_dtype"] for r in training} | {r["log_prob_dtype"] for r in training}
+    assert set(found[1].split(", ")) == dtypes
+    assert {r["logits_dtype"] for r in training} == {"torch.bfloat16"}
+    assert all(r["reference_device"] == r["policy_device"] for r in training)
+
+
+def test_gpu_generation_and_callback_tables_recomputed(gpu):
+    """Generation: tokens/s, peak memory and the share of the bandwidth limit (tokens/s over
+    the limit). Callback: its share of the run (callback seconds over the run's) and the run
+    time against the run without a callback (run seconds over those of the run without)."""
+    steps, _ = gpu_steps()
+    generation = [r for r in steps["generation"]["rows"] if "skipped" not in r]
+    _, rows = table(gpu, "path")
+    assert len(rows) == len(generation)
+    for row, result in zip(rows, generation, strict=True):
+        batch = f"auto ({result['start_batch']})" if result["batch"] == "auto" else result["batch"]
+        assert row[1] == str(batch)
+        speed = row[2].split(" ")[0]
+        check(speed, result["tokens_per_s"], (row, "tokens/s"))
+        assert ("path" in result) == ("includes start-up" not in row[2])
+        check(row[4], result["peak_gib"], (row, "peak"))
+        share, limit = search(r"(\S+%) of ([\d,]+)", row[5]).groups()
+        check(share, result["tokens_per_s"] / result["tokens_per_s_limit_weights_kv"], row)
+        check(limit, result["tokens_per_s_limit_weights_kv"], row)
+    callback = steps["callback"]["rows"]
+    (plain,) = [r for r in callback if r["max_queries_per_owner"] == "none"]
+    _, rows = table(gpu, "max_queries_per_owner")
+    measured = [r for r in callback if r is not plain]
+    assert [row[0] for row in rows] == [str(r["max_queries_per_owner"]) for r in measured]
+    for row, result in zip(rows, measured, strict=True):
+        check(row[1], result["callback_s"] / result["train_runtime_s"], (row, "share"))
+        check(row[2], result["train_runtime_s"] / plain["train_runtime_s"] - 1, (row, "overhead"))
+
+
+def test_gpu_verification_and_fsdp_sentence_recomputed(gpu):
+    """The shuffle's share of verification is its seconds over verification's, for the row of
+    the texts and vocabulary the sentence names; FSDP's parameter type and evaluations."""
+    steps, _ = gpu_steps()
+    found = search(
+        r"Verification on the machine's CPU, ([\d,]+) texts at N = ([\d,]+): (\S+) s, (\S+%) of it",
+        gpu,
+    )
+    (row,) = [
+        r
+        for r in steps["verification"]["rows"]
+        if r.get("texts") == int(found[1].replace(",", ""))
+        and r.get("vocab_size") == int(found[2].replace(",", ""))
+    ]
+    check(found[3], row["verify_s"], "verify seconds")
+    check(found[4], row["shuffle_cpu_s"] / row["verify_s"], "shuffle share")
+    fsdp = steps["fsdp"]["rows"][0]
+    found = search(r"parameters as (\w+)\) the callback evaluated (\d+) times", gpu)
+    assert (found[1], int(found[2])) == (fsdp["parameter_type"], fsdp["evaluations"])
+
+
+# ---------------------------------------------------------------------------------------------
+# README: the demo block
+
+
+@pytest.fixture(scope="module")
+def demo() -> str:
+    return rendered("README.md", "demo-report")
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    return load("demo/report.json")
+
+
+def distances(report: dict) -> dict[str, list[float]]:
+    """Each unlearning method's distance to the retrained model in the (forget, retain) plane,
+    run by run (the same seed's runs paired)."""
+    runs = report["runs"]
+    target = runs["retrained"]
+    return {
+        method: [
+            math.hypot(r["forget"] - t["forget"], r["retain"] - t["retain"])
+            for r, t in zip(runs[method], target, strict=True)
+        ]
+        for method in report["settings"]["methods"]
+    }
+
+
+def closest(report: dict, level: float) -> list[str]:
+    """The method of least mean distance, then (by mean distance) every method whose paired
+    distance difference to it has a t-interval that includes 0."""
+    per_run = distances(report)
+    order = sorted(per_run, key=lambda m: float(np.mean(per_run[m])))
+    best = order[0]
+    tied = []
+    for method in order[1:]:
+        _, low, high = t_interval(np.subtract(per_run[method], per_run[best]), level)
+        if low <= 0 <= high:
+            tied.append(method)
+    return [best, *tied]
+
+
+def test_demo_table_is_the_mean_and_t_interval_over_runs(demo, report):
+    """Every model's forget and retain value and every method's distance to the retrained
+    model: mean [Student's t interval] over the runs in report.json (a distance's interval cut
+    at 0, where distances end), and the number of runs."""
+    headers, rows = table(demo, "model")
+    level = float(search(r"\((\d+)% CI over runs\)", headers[1])[1]) / 100
+    assert level == report["settings"]["confidence"]
+    runs = report["runs"]
+    assert [row[0] for row in rows] == list(runs)
+    per_run = distances(report)
+    for row in rows:
+        name = row[0]
+        for cell, key in ((row[1], "forget"), (row[2], "retain")):
+            check_interval(cell, t_interval([r[key] for r in runs[name]], level), (name, key))
+        if name in per_run:
+            mean, low, high = t_interval(per_run[name], level)
+            check_interval(row[3], (mean, max(low, 0.0), high), (name, "distance"))
+        else:
+            assert row[3] == "–"
+        assert int(row[4]) == len(runs[name])
+
+
+def test_demo_verdict_names_the_methods_the_runs_cannot_separate(demo, report):
+    """The closest method and its ties (paired t-intervals of distance differences), their mean
+    distances, and the first run's detection figures of the closest and the retrained model
+    (z recomputed from the value and the null; detected at p <= 0.05)."""
+    line = next(line for line in demo.splitlines() if line.startswith("**Closest to retraining"))
+    level = report["settings"]["confidence"]
+    expected = closest(report, level)
+    per_run = distances(report)
+    if len(expected) > 1:
+        found = search(
+            r"a tie\*\* between (.+?) \(mean distance .+? over (?P<runs>\d+) runs: (.+?)\)\.", line
+        )
+        assert re.findall(r"`(\w+)`", found[1]) == expected
+        shown = dict(re.findall(r"`(\w+)` (\S+)", found[3]))
+        assert list(shown) == expected
+        for name in expected:
+            check(shown[name], float(np.mean(per_run[name])), (name, "distance"))
+    else:
+        found = search(
+            r"\*\*Closest to retraining:\*\* `(\w+)` \(distance (\S+), .+? over (?P<runs>\d+) runs",
+            line,
+        )
+        assert found[1] == expected[0]
+        check(found[2], float(np.mean(per_run[expected[0]])), "distance")
+    assert int(found["runs"]) == len(report["seeds"])
+    best = report["runs"][expected[0]][0]
+    detected = best["forget_p_value"] <= DETECTION_LEVEL
+    assert ("is **still detected** in its answers in the first run" in line) == detected
+    found = search(
+        r"in the first run \(forget (\S+) against a null level of (\S+) ± (\S+), z = (\S+)\)", line
+    )
+    check(found[1], best["forget"], "closest forget")
+    check(found[2], best["forget_null_mean"], "closest null mean")
+    check(found[3], best["forget_null_std"], "closest null sd")
+    z = (best["forget"] - best["forget_null_mean"]) / best["forget_null_std"]
+    check(found[4], z, "closest z")
+    retrained = report["runs"]["retrained"][0]
+    found = search(r"where the retrained model's is (not )?\(forget (\S+), p = (\S+)\)", line)
+    assert (found[1] is not None) == (retrained["forget_p_value"] > DETECTION_LEVEL)
+    check(found[2], retrained["forget"], "retrained forget")
+    check(found[3], retrained["forget_p_value"], "retrained p")
+
+
+def test_demo_rerun_sentence_recomputed_from_both_machines(demo, report):
+    """The largest move between the other machine's run and this demo's first run (same seed),
+    that move over the half-width of the first run's query interval, and how many of the other
+    machine's values lie inside this demo's t-intervals over runs."""
+    earlier = load("demo/earlier_machine/report.json")
+    level = report["settings"]["confidence"]
+    moves, inside = [], 0
+    for name, result in earlier["models"].items():
+        for key in ("forget", "retain"):
+            moves.append((abs(result[key] - report["runs"][name][0][key]), name, key))
+            _, low, high = t_interval([r[key] for r in report["runs"][name]], level)
+            inside += low <= result[key] <= high
+    largest, name, key = max(moves)
+    found = search(
+        r"differently by up to (\S+) \((\w+)'s (\w+)\), (\S+) times the half-width", demo
+    )
+    check(found[1], largest, "largest move")
+    assert (found[2], found[3]) == (name, key)
+    first = report["runs"][name][0]
+    half = (first[f"{key}_ci_high"] - first[f"{key}_ci_low"]) / 2
+    check(found[4], largest / half, "move over half-width")
+    if inside == len(moves):
+        assert f"all {len(moves)} of that machine's values lie inside" in demo
+    else:
+        assert f"{inside} of its {len(moves)} values lie inside" in demo
+    assert f"over the {len(report['seeds'])} runs above" in demo
+
+
+AUDITS = {
+    "forget before": "before",
+    "forget after relearning": "relearned",
+    "forget 8-bit weights": "int8",
+    "forget 4-bit weights": "int4",
+}
+
+
+def test_demo_audit_table_recomputed_from_audits_json(demo):
+    """Each audit cell is the forget value [interval] after that audit; each excess is that
+    value minus the retrained model's after the same audit."""
+    audits = load("demo/audits.json")
+    models, retrained = audits["models"], audits["retrained"]
+    headers, rows = table(demo.split("![audits plot]")[1], "model")
+    assert [row[0] for row in rows] == list(models)
+    for row in rows:
+        audit = None
+        for header, cell in zip(headers[1:], row[1:], strict=True):
+            if header == "excess":
+                assert audit is not None and audit != "before"
+                if row[0] == retrained:
+                    assert cell == "(yardstick)"
+                else:
+                    excess = models[row[0]][audit]["forget"] - models[retrained][audit]["forget"]
+                    check(cell, excess, (row[0], audit, "excess"))
+                continue
+            audit = AUDITS[header]
+            value = models[row[0]][audit]
+            expected = (value["forget"], value["forget_ci_low"], value["forget_ci_high"])
+            check_interval(cell, expected, (row[0], audit))
+
+
+def test_demo_run_time_is_run_json(demo):
+    run = load("demo/run.json")
+    found = search(r"Measured: (\S+) minutes on (\d+) CPU cores \(([^)]+)\)", demo)
+    check(found[1], run["seconds"] / 60, "minutes")
+    assert (int(found[2]), found[3]) == (run["cpu_count"], run["processor"])
+
+
+# ---------------------------------------------------------------------------------------------
+# README: the audits prose, generation speed, verify_dataset's scale
+
+
+def test_audits_prose_recomputed_from_audits_json():
+    """Relearning: every model's value before and after with its interval and excess, which
+    intervals lie above the retrained model's; quantization: which values left their interval
+    before, and the largest move."""
+    text = rendered("README.md", "demo-audits")
+    audits = load("demo/audits.json")
+    models, settings = audits["models"], audits["settings"]
+    retrained = models[audits["retrained"]]
+    found = search(r"relearning on (\d+) forget texts for (\d+) steps", text)
+    assert (int(found[1]), int(found[2])) == (settings["relearn_texts"], settings["relearn_steps"])
+    found = search(r"retrained model's forget value from (\S+) to (\S+ \[\S+, \S+\])", text)
+    check(found[1], retrained["before"]["forget"], "retrained before")
+    after = retrained["relearned"]
+    check_interval(
+        found[2], (after["forget"], after["forget_ci_low"], after["forget_ci_high"]), "retrained"
+    )
+    found = search(r"the original's to (\d+\.\d+)", text)
+    check(found[1], models["original"]["relearned"]["forget"], "original")
+    methods = [m for m in models if m not in ("original", audits["retrained"])]
+    for method in methods:
+        found = search(rf"{method} (\S+) -> (\S+ \[\S+, \S+\]) \(excess (\S+)\)", text)
+        model = models[method]
+        check(found[1], model["before"]["forget"], (method, "before"))
+        relearned = model["relearned"]
+        check_interval(
+            found[2],
+            (relearned["forget"], relearned["forget_ci_low"], relearned["forget_ci_high"]),
+            method,
+        )
+        check(found[3], relearned["forget"] - after["forget"], (method, "excess"))
+    above = [
+        m for m in methods if models[m]["relearned"]["forget_ci_low"] > after["forget_ci_high"]
+    ]
+    if above:
+        found = search(r"The intervals after relearning of (.+?) lie above", text)
+        assert found[1].split(", ") == above
+    else:
+        assert "lie above" not in text
+    outside, moves = [], []
+    for name, model in models.items():
+        before = model["before"]
+        for audit, bits in (("int8", 8), ("int4", 4)):
+            value = model[audit]["forget"]
+            moves.append((abs(value - before["forget"]), name, bits, before["forget"], value))
+            if not before["forget_ci_low"] <= value <= before["forget_ci_high"]:
+                outside.append((name, bits, before, value))
+    named = re.findall(r"(\w+) at (\d) bits \((\S+) -> (\S+), outside \[(\S+), (\S+)\]\)", text)
+    assert [(n, int(b)) for n, b, *_ in named] == [(n, b) for n, b, *_ in outside]
+    for (name, bits, before, value), shown in zip(outside, named, strict=True):
+        expected = (before["forget"], value, before["forget_ci_low"], before["forget_ci_high"])
+        for text_number, number in zip(shown[2:], expected, strict=True):
+            check(text_number, number, (name, bits))
+    if outside:
+        found = search(r"moved (\d+) of (\d+) values outside", text)
+        assert (int(found[1]), int(found[2])) == (len(outside), len(moves))
+    _, name, bits, before, value = max(moves)
+    found = search(r"largest move: (\w+) at (\d) bits, (\S+) -> (\S+?)\)", text)
+    assert (found[1], int(found[2])) == (name, bits)
+    check(found[3], before, "largest move before")
+    check(found[4], value, "largest move after")
+    found = search(r"(\d+) queries and (\d+) samples each", text)
+    assert int(found[1]) == retrained["before"]["num_queries"]
+    assert int(found[2]) == settings["num_samples"]
+
+
+def median_of(runs: dict) -> float:
+    return float(np.median(runs["runs"]))
+
+
+RATIO = (
+    r"(\S+)x(?:[^,;(.]*?)"
+    r"(, not distinguishable \(the ranges overlap\)| \(the ranges lie apart\))?"
+)
+"""A ratio of two medians and, where the prose says it, whether the ranges of their runs
+overlap."""
+
+
+def check_ratio(found: Sequence[str | None], base: dict, new: dict, what: object) -> None:
+    """A ratio phrase: the medians' ratio, and "lie apart" exactly when no run of one lies
+    within the other's range (min-max of its runs)."""
+    shown, verdict = found
+    assert shown is not None
+    check(shown, median_of(new) / median_of(base), what)
+    if verdict is not None:
+        apart = min(new["runs"]) > max(base["runs"]) or max(new["runs"]) < min(base["runs"])
+        assert ("lie apart" in verdict) == apart, (what, verdict)
+
+
+def timed_settings(model: dict, repeats: int) -> tuple[dict, dict, dict]:
+    """A model's timed settings found by their labels: batch 16, the larger batch alone, and
+    the new default (larger batch and shared prefill); each timed ``repeats`` times."""
+    speeds = model["tokens_per_s"]
+    (old,) = [v for k, v in speeds.items() if "batch 16" in k]
+    (new,) = [v for k, v in speeds.items() if "shared prefill" in k]
+    (unshared,) = [v for k, v in speeds.items() if v is not old and v is not new]
+    for timed in (old, unshared, new):
+        assert len(timed["runs"]) == repeats
+    return old, unshared, new
+
+
+def test_generation_speed_ratios_recomputed_from_the_timed_runs():
+    """Each model's medians, ranges and ratios (new default over batch 16, and its two parts:
+    the larger batch and the shared prefill), from the timed runs; each ratio said to be
+    distinguishable exactly when the runs' ranges lie apart."""
+    text = rendered("README.md", "generation-speed")
+    data = load("generation_speed.json")
+    found = search(r"\((\d+) sequences; medians of (\d+) runs, (\d+) torch threads\)", text)
+    assert int(found[1]) == data["results"]["sequences"]
+    assert int(found[3]) == data["threads"]
+    repeats = int(found[2])
+    models = data["results"]["models"]
+    if "x the tokens/s of batch 16 on the" in text:  # the wording without the ranges' verdicts
+        shown = re.findall(
+            r"(\S+)x the tokens/s of batch 16 on the (\S+) model \((\S+)M parameters; (\S+) "
+            r"tokens/s, range (\S+)-(\S+), against (\S+), range (\S+)-(\S+); (\S+)x from the "
+            r"batch size, (\S+)x from the shared prefill\)",
+            text,
+        )
+        assert [values[1] for values in shown] == list(models)
+        for values in shown:
+            old, unshared, new = timed_settings(models[values[1]], repeats)
+            expected = (
+                median_of(new) / median_of(old), models[values[1]]["parameters_millions"],
+                median_of(old), min(old["runs"]), max(old["runs"]),
+                median_of(new), min(new["runs"]), max(new["runs"]),
+                median_of(unshared) / median_of(old), median_of(new) / median_of(unshared),
+            )  # fmt: skip
+            for text_number, number in zip(values[:1] + values[2:], expected, strict=True):
+                check(text_number, number, values[1])
+        return
+    parts = re.split(r"on the (\S+) model \((\S+)M parameters\), ", text)[1:]
+    assert parts[0::3] == list(models)
+    for name, parameters, clause in zip(parts[0::3], parts[1::3], parts[2::3], strict=True):
+        old, unshared, new = timed_settings(models[name], repeats)
+        check(parameters, models[name]["parameters_millions"], (name, "parameters"))
+        found = search(
+            r"^(\S+) tokens/s \(range (\S+)-(\S+)\) against batch 16's (\S+) "
+            r"\(range (\S+)-(\S+)\): ",
+            clause,
+        )
+        expected = (
+            median_of(new), min(new["runs"]), max(new["runs"]),
+            median_of(old), min(old["runs"]), max(old["runs"]),
+        )  # fmt: skip
+        for text_number, number in zip(found.groups(), expected, strict=True):
+            check(text_number, number, name)
+        check_ratio(search("^" + RATIO, clause[found.end() :]).groups(), old, new, (name, "new"))
+        found = search(r"the batch size alone \(range (\S+)-(\S+)\) gave " + RATIO, clause)
+        check(found[1], min(unshared["runs"]), (name, "batch min"))
+        check(found[2], max(unshared["runs"]), (name, "batch max"))
+        check_ratio(found.groups()[2:], old, unshared, (name, "batch size"))
+        found = search(r"the shared prefill " + RATIO, clause)
+        check_ratio(found.groups(), unshared, new, (name, "shared prefill"))
+
+
+def scale_runs() -> dict[str, dict]:
+    return load("verify_dataset_scale.json")["results"]["runs"]
+
+
+def test_verify_dataset_scale_table_and_ratios_recomputed():
+    """The scale table's medians and ranges over the timed runs, memory peaks, and the ratios
+    of the prose (large over small, two processes over one, a larger batch)."""
+    text = rendered("README.md", "verify-dataset-scale")
+    runs = scale_runs()
+    _, rows = table(text, "texts")
+    assert len(rows) == len(runs)
+    for row, run in zip(rows, runs.values(), strict=True):
+        if run["cached"]:
+            assert row[0] == f"{run['texts']:,}, cached"
+            check(row[3], median_of(run["seconds"]), "cached seconds")
+            continue
+        assert [int(c.replace(",", "")) for c in row[:3]] == [
+            run["texts"], run["processes"], run["batch_size"],
+        ]  # fmt: skip
+        check(row[3], median_of(run["seconds"]), (row[0], "seconds"))
+        rate = search(r"(\S+) \((\S+)-(\S+)\)", row[4])
+        rates = run["texts_per_s"]["runs"]
+        for shown, value in zip(
+            rate.groups(), (np.median(rates), min(rates), max(rates)), strict=True
+        ):
+            check(shown, value, (row[0], "texts/s"))
+        for cell, peak, worker in (
+            (row[5], "peak_rss_mib", "peak_worker_rss_mib"),
+            (row[6], "peak_anonymous_mib", "peak_worker_anonymous_mib"),
+        ):
+            parts = re.findall(r"(\d+) MiB", cell)
+            check(parts[0], run[peak], (row[0], peak))
+            if run["processes"] > 1:
+                check(parts[1], run[worker], (row[0], worker))
+            else:
+                assert len(parts) == 1
+    small, large, parallel = runs["small"], runs["large"], runs["parallel"]
+    found = search(r"for ([\d,]+) texts is (\S+)x that for ([\d,]+) \(peak RSS (\S+)x", text)
+    assert (int(found[1].replace(",", "")), int(found[3].replace(",", ""))) == (
+        large["texts"], small["texts"],
+    )  # fmt: skip
+    check(found[2], large["peak_anonymous_mib"] / small["peak_anonymous_mib"], "anonymous ratio")
+    check(found[4], large["peak_rss_mib"] / small["peak_rss_mib"], "RSS ratio")
+    found = search(r"at most the tokenisation: (?:two processes scored )?" + RATIO, text)
+    assert parallel["texts"] == large["texts"] and parallel["processes"] == 2
+    check_ratio(found.groups(), large["texts_per_s"], parallel["texts_per_s"], "two processes")
+    batches = re.findall(
+        r"`batch_size=(\d+)` scored (\S+) texts/s in one process, against (\S+) at "
+        r"(\d+(?:,\d{3})*)(?:\.|, " + RATIO + ")",
+        text,
+    )
+    assert len(batches) == sum(r["batch_size"] != large["batch_size"] for r in runs.values())
+    for size, rate, against, batch, *ratio in batches:
+        (run,) = [
+            r for r in runs.values()
+            if r["batch_size"] == int(size) and r["processes"] == 1 and r["texts"] == large["texts"]
+        ]  # fmt: skip
+        check(rate, median_of(run["texts_per_s"]), f"batch {size}")
+        check(against, median_of(large["texts_per_s"]), "default batch")
+        assert int(batch.replace(",", "")) == large["batch_size"]
+        if ratio[0]:  # the ratio, where the prose gives it
+            check_ratio(ratio, large["texts_per_s"], run["texts_per_s"], f"batch {size}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The metric card's blocks
+
+
+def test_card_scale_sentence_recomputed():
+    """The card's scale sentence: the large run's median texts/s over its timed runs and both
+    runs' heap peaks."""
+    text = rendered(update_docs.CARD, "verify-dataset-scale")
+    runs = scale_runs()
+    small, large = runs["small"], runs["large"]
+    found = search(
+        r"it scored ([\d,]+) generations at (\S+) texts/s in one process, with a heap peak of "
+        r"(\d+) MiB against (\d+) MiB for ([\d,]+) texts",
+        text,
+    )
+    assert int(found[1].replace(",", "")) == large["texts"] and large["processes"] == 1
+    check(found[2], float(np.median(large["texts_per_s"]["runs"])), "texts/s")
+    check(found[3], large["peak_anonymous_mib"], "large heap")
+    check(found[4], small["peak_anonymous_mib"], "small heap")
+    assert int(found[5].replace(",", "")) == small["texts"]
+
+
+def test_card_interval_cost_recomputed_from_the_timed_runs():
+    """What intervals cost: the difference and ratio of the medians of the timed calls with
+    and without them; the default resamples is the library's; the repeats are the runs."""
+    from waterdrum_hf.config import IntervalConfig
+
+    text = rendered(update_docs.CARD, "interval-cost")
+    data = load("interval_cost.json")
+    results = data["results"]
+    found = search(
+        r"\((\d+) by default; `([^`]+)`: (\S+) s more for (\d+) queries of (\d+) owners, x(\S+) "
+        r"the same call without intervals, medians of (\d+) runs on (\d+) CPU cores",
+        text,
+    )
+    assert int(found[1]) == IntervalConfig().resamples == results["resamples"]
+    assert found[2] == data["command"]
+    with_intervals, plain = (
+        np.median(results["intervals"]["runs"]),
+        np.median(results["plain"]["runs"]),
+    )
+    check(found[3], with_intervals - plain, "extra seconds")
+    assert (int(found[4]), int(found[5])) == (results["queries"], results["owners"])
+    check(found[6], with_intervals / plain, "ratio")
+    assert int(found[7]) == len(results["plain"]["runs"]) == len(results["intervals"]["runs"])
+    assert int(found[8]) == data["machine"]["cpu_count"]
+
+
+# ---------------------------------------------------------------------------------------------
+# benchmarks/results/README.md
+
+
+def test_results_readme_demo_sentence_recomputed(report):
+    """The first run's retrained and original values (z from value and null), the smallest
+    p-value the null keys allow (1 / (keys + 1)), the AUROC, the methods and the tie."""
+    text = rendered(update_docs.RESULTS_README, "demo")
+    retrained, original = report["runs"]["retrained"][0], report["runs"]["original"][0]
+    found = search(
+        r"retrained model's forget value is (\S+) against a null level of (\S+) ± (\S+) "
+        r"\(z = (\S+), p = (\S+)\); the original's is (\S+) \(p = (\S+), the smallest p-value "
+        r"(\d+) null keys can give\)",
+        text,
+    )
+    z = (retrained["forget"] - retrained["forget_null_mean"]) / retrained["forget_null_std"]
+    expected = (
+        retrained["forget"], retrained["forget_null_mean"], retrained["forget_null_std"], z,
+        retrained["forget_p_value"], original["forget"], original["forget_p_value"],
+    )  # fmt: skip
+    for shown, value in zip(found.groups()[:7], expected, strict=True):
+        check(shown, value, shown)
+    keys = int(found[8])
+    assert keys == report["settings"]["null_keys"]
+    assert original["forget_p_value"] == pytest.approx(1 / (keys + 1))
+    found = search(r"Per-query AUROC on the retrained model: (\d+\.\d+)", text)
+    check(found[1], retrained["separability_auroc"], "AUROC")
+    found = search(r"Of the (\d+) unlearning methods, (.+?) (?:tie for|came) closest", text)
+    assert int(found[1]) == len(report["settings"]["methods"])
+    expected_names = closest(report, report["settings"]["confidence"])
+    assert re.split(r", | and ", found[2]) == expected_names
+    assert f"over {len(report['seeds'])} runs" in text
+
+
+def test_results_readme_mutation_sentence_is_the_sum_of_the_module_rows():
+    """The counts are the sums of mutation.md's per-module rows and the score is
+    (killed + timeout) / (mutants - message-only - equivalent - not checked)."""
+    text = rendered(update_docs.RESULTS_README, "mutation")
+    headers, rows = table((RESULTS / "mutation.md").read_text(), "module")
+    modules = [dict(zip(headers, row, strict=True)) for row in rows if row[0] != "**all**"]
+    total = {h: sum(int(m[h]) for m in modules) for h in headers[1:-1]}
+    found = search(
+        r"mutmut made ([\d,]+) mutants .+?: ([\d,]+) killed, (\d+) timed out, (\d+) message-only, "
+        r"(\d+) judged equivalent .+?, (\d+) not checked .+?, (\d+) survived; score (\S+) %",
+        text,
+    )
+    counts = [int(g.replace(",", "")) for g in found.groups()[:7]]
+    names = [
+        "mutants",
+        "killed",
+        "timeout",
+        "message-only",
+        "equivalent",
+        "not checked",
+        "survived",
+    ]
+    assert counts == [total[n] for n in names]
+    checked = total["mutants"] - total["message-only"] - total["equivalent"] - total["not checked"]
+    check(found[8], 100 * (total["killed"] + total["timeout"]) / checked, "score")
+    minutes = search(r"\*\*(\d+) minutes\*\* in all", (RESULTS / "mutation.md").read_text())[1]
+    assert f"{minutes} minutes" in text
+
+
+def test_results_readme_runs_table_gives_each_folders_command_and_time():
+    """Each row's time: the demo's from run.json, each study's and simulation's from its own
+    seconds (summed over a simulation's parts), a reproduction's from its results.md."""
+    text = rendered(update_docs.RESULTS_README, "runs")
+    _, rows = table(text, "folder")
+    by_folder = {re.match(r"\[([^\]]+)\]", row[0])[1]: row for row in rows}
+    check(by_folder["demo/"][2].removesuffix(" min"), load("demo/run.json")["seconds"] / 60, "demo")
+    for name in ("reproduction", "schemes", "substitution"):
+        found = search(r"Time: ([\d.]+) minutes", (RESULTS / name / "results.md").read_text())
+        assert by_folder[f"{name}/"][2] == f"{found[1]} min"
+    for name in ("robustness", "dilution", "capacity"):
+        results = load(f"{name}/results.json")
+        row = by_folder[f"{name}/"]
+        assert row[1] == f"`{results['command']}`"
+        found = search(r"^([\d.]+) min(?: \(from nothing: about ([\d.]+) h\))?$", row[2])
+        check(found[1], results["seconds"] / 60, name)
+        if "full_estimate_seconds" in results:
+            check(found[2], results["full_estimate_seconds"]["total"] / 3600, (name, "hours"))
+    coverage = load("seed_interval_coverage/results.json")
+    row = by_folder["seed_interval_coverage/results.md"]
+    assert row[1] == f"`{coverage['command']}`"
+    check(row[2].removesuffix(" min"), coverage["seconds"] / 60, "coverage")
+    detection = load("owner_detection_error.json")
+    row = by_folder["owner_detection_error.md"]
+    assert row[1] == f"`{detection['command']}`"
+    seconds = sum(part["seconds"] for part in detection["nulls"].values())
+    check(row[2].removesuffix(" min"), seconds / 60, "owner detection")
