@@ -6,6 +6,7 @@ benchmarks/capacity.py``); ``benchmarks/update_docs.py`` writes it."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -113,18 +114,43 @@ def render(
         "",
         *capacity_table,
         "",
-        f"Over these {len(capacity['summary'])} cells, the correlation of mean carry-over with "
-        f"mean D2 R² is {correlation_text(capacity)} (negative: less carry-over, better "
-        f"calibration); of mean training NLL with mean D2 R², {correlation_text(capacity, 'nll')}"
-        " (negative: more memorised, better calibration)." + not_run(capacity),
+        f"Over these {len(capacity['summary'])} cells (Pearson's r of the cell means, "
+        f"two-sided p), mean carry-over against mean D2 R² gives {correlation(capacity)} "
+        "(negative would mean less carry-over, better calibration); mean training NLL against "
+        f"mean D2 R² gives {correlation(capacity, 'nll')} (negative: more memorised, better "
+        f"calibration). So few cells, with D2 intervals over seeds as wide as {widest_d2(capacity)}, "
+        "make both weak evidence." + not_run(capacity),
         "",
         f"Regenerate: `{robustness['command']}` ({minutes(robustness)} on "
         f"{robustness['machine']}), `{dilution['command']}` ({minutes(dilution)}), "
-        f"`{capacity['command']}` (about {scratch_hours(capacity):.1f} hours from nothing, "
-        "on one thread), then "
+        f"`{capacity['command']}` (an estimated {scratch_hours(capacity):.1f} hours from "
+        "nothing on one thread: measured where built, estimated where not), then "
         "`python benchmarks/update_docs.py`.",
     ]
     return "\n".join(lines)
+
+
+def correlation(capacity: dict[str, Any], column: str = "carry_over") -> str:
+    """The capacity study's correlation of a column's cell means with the mean D2 R², with
+    its number of cells and two-sided p-value."""
+    from scipy.stats import pearsonr
+
+    r = correlation_text(capacity, column)
+    pairs = [(s[column]["mean"], s["r2"]["mean"]) for s in capacity["summary"]]
+    pairs = [pair for pair in pairs if all(math.isfinite(v) for v in pair)]
+    if r == "undefined":
+        return f"an undefined r, n = {len(pairs)}"
+    xs, ys = zip(*pairs, strict=True)
+    return f"r = {r}, n = {len(pairs)}, p = {pearsonr(xs, ys).pvalue:.2g}"
+
+
+def widest_d2(capacity: dict[str, Any]) -> str:
+    """The widest D2 R² interval over seeds among the capacity study's cells."""
+    widest = max(
+        (s["r2"] for s in capacity["summary"] if math.isfinite(s["r2"].get("low", math.nan))),
+        key=lambda r2: r2["high"] - r2["low"],
+    )
+    return f"[{widest['low']:.2f}, {widest['high']:.2f}]"
 
 
 def minutes(results: dict[str, Any]) -> str:

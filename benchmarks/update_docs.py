@@ -102,24 +102,34 @@ def _quantization_sentence(models: dict[str, Any]) -> str:
     )
 
 
+def _ratio(base: dict[str, Any], new: dict[str, Any], what: str = "") -> str:
+    """The ratio of two medians, called "not distinguishable" when the ranges (min-max of the
+    runs) of the two overlap: a speed-up is claimed only where the ranges lie apart."""
+    ratio = f"{new['median'] / base['median']:.2f}x{what}"
+    if new["min"] > base["max"] or new["max"] < base["min"]:
+        return f"{ratio} (the ranges lie apart)"
+    return f"{ratio}, not distinguishable (the ranges overlap)"
+
+
 def render_generation_speed() -> str:
     """README: the generate() speed-up, from generation_speed.json."""
     data = read_results("generation_speed")
     results, lines = data["results"], []
     for name, model in results["models"].items():
         speeds = list(model["tokens_per_s"].values())
-        old, unshared, new = (s["median"] for s in speeds)
+        old, new = speeds[0]["median"], speeds[2]["median"]
         lines.append(
-            f"{new / old:.2f}x the tokens/s of batch 16 on the {name} model "
-            f"({model['parameters_millions']:.1f}M parameters; {old:,.0f} tokens/s, range "
-            f"{speeds[0]['min']:,.0f}-{speeds[0]['max']:,.0f}, against {new:,.0f}, range "
-            f"{speeds[2]['min']:,.0f}-{speeds[2]['max']:,.0f}; {unshared / old:.2f}x from the "
-            f"batch size, {new / unshared:.2f}x from the shared prefill)"
+            f"on the {name} model ({model['parameters_millions']:.1f}M parameters), "
+            f"{new:,.0f} tokens/s (range {speeds[2]['min']:,.0f}-{speeds[2]['max']:,.0f}) "
+            f"against batch 16's {old:,.0f} (range {speeds[0]['min']:,.0f}-"
+            f"{speeds[0]['max']:,.0f}): {_ratio(speeds[0], speeds[2])}; the batch size alone "
+            f"(range {speeds[1]['min']:,.0f}-{speeds[1]['max']:,.0f}) gave "
+            f"{_ratio(speeds[0], speeds[1])}, the shared prefill {_ratio(speeds[1], speeds[2])}"
         )
     return (
         f"On this 2-core CPU, `{data['command']}` ({results['sequences']} sequences; medians of "
         f"{data['repeats']} runs, {data['threads']} torch threads) measured "
-        + " and ".join(lines)
+        + "; and ".join(lines)
         + " ([results](benchmarks/results/generation_speed.json))."
     )
 
@@ -161,13 +171,14 @@ def render_verify_dataset_scale() -> str:
         f"that for {small['texts']:,} (peak RSS {ratios['peak_rss_large_over_small']:.2f}x, "
         "pages of the memory-mapped Arrow files included, which the kernel can drop). One process "
         "already runs the permutation kernel on both cores, so a second process can gain at "
-        f"most the tokenisation: {ratios['texts_per_s_parallel_over_one']:.2f}x the texts/s here."
+        "most the tokenisation: two processes scored "
+        f"{_ratio(large['texts_per_s'], runs['parallel']['texts_per_s'], ' the texts/s of one')}."
     )
     for run in batches:
         prose += (
             f" `batch_size={run['batch_size']}` scored {run['texts_per_s']['median']:,.0f} texts/s "
             f"in one process, against {large['texts_per_s']['median']:,.0f} at "
-            f"{large['batch_size']:,}."
+            f"{large['batch_size']:,}, {_ratio(large['texts_per_s'], run['texts_per_s'])}."
         )
     return "\n".join(table) + "\n\n" + prose
 

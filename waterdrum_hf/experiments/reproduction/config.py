@@ -64,7 +64,7 @@ class ReproductionConfig:
             "reproduction: D1 and D2 of each on the same owners and model recipe, and the "
             "verification time per text (the paper's Table 5). With it the defaults become "
             "the scheme comparison's: the no_duplicate setting, k = 0, 20, ..., 100 %, 3 "
-            "seeds (about 9 minutes on one core)."
+            "seeds (about 9 minutes on 2 CPU cores)."
         ),
     )
     copy_bias: float = flag(8.0, "Substitution watermarking: preference for the source token.")
@@ -115,7 +115,7 @@ class ReproductionConfig:
     )
     """The defaults of a scheme comparison (:meth:`comparison`): the paper compares schemes in
     one setting; six calibration points (k = 0, 20, ..., 100 %) and three seeds keep it to
-    about 9 minutes on one core."""
+    about 9 minutes on 2 CPU cores."""
 
     def __post_init__(self) -> None:
         self._check_dataset()

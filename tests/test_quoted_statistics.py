@@ -1,0 +1,504 @@
+"""The README's quoted statistics, each matched together with its label.
+
+The prose quoted from the reproduction runs and studies is not generated, so each statistic
+in it is checked against the cell of the results file it names: which study, which setting or
+model (the table's row) and which quantity (its column). A swap (ours with the paper's, one
+setting with another, one correlation with the other) fails here, where a check that a number
+appears somewhere in the cited file passes. Every number of these sections must be claimed by
+one labelled pattern below, or be a setting named in ``SETTINGS`` (the coverage test), so a
+number added to the prose needs its label here too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from scipy.stats import pearsonr
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+NUMBER = re.compile(r"(?<![\w.])[+-]?\d[\d,]*(?:\.\d+)?")
+
+REPRODUCTION, SCHEMES = "reproduction/results.md", "schemes/results.md"
+NULLS, CAPACITY = "null_agreement.md", "capacity/results.json"
+D1, D2 = "## Separability (D1)", "## Calibration (D2)"
+SETTINGS_ROWS = ("no duplicate", "exact duplicate", "semantic duplicate")
+
+#: The README's quoted sections: (first words, the words after the section).
+SECTIONS = {
+    "reproduce": ("## Reproduce the paper", "In short, measured"),
+    "in short": ("In short, measured on", "## On a GPU"),
+    "schemes": ("How they compare: ", "| |"),
+    "schemes table": ("| Waterfall | ", "The verification times"),
+    "mutation": ("Mutation testing (not in CI)", "## Licences"),
+    "nulls": ("Against 2,000 random keys", "`waterdrum score` and"),
+    "capacity": ("- **Calibration goes with memorisation", "## Keys, privacy and scale"),
+}
+#: Generated sentences whose statistics are also read here by label (the renderer's output is
+#: checked against the renderer by tests/test_published_numbers.py, not against the data).
+GENERATED = {
+    "trust correlations": ("Over these ", "<!-- trust:end -->"),
+    "generation speed": ("<!-- generation-speed:start -->", "<!-- generation-speed:end -->"),
+    "verify scale": ("One process already runs", "<!-- verify-dataset-scale:end -->"),
+}
+SECTIONS_READ = {**SECTIONS, **GENERATED}
+
+
+def _section(name: str) -> str:
+    start, end = SECTIONS_READ[name]
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    begin = text.index(start)
+    return " ".join(text[begin : text.index(end, begin)].split())
+
+
+def _text(name: str) -> str:
+    return (RESULTS / name).read_text(encoding="utf-8")
+
+
+def _value(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _numbers(cell: str) -> list[float]:
+    return [_value(n) for n in NUMBER.findall(cell)]
+
+
+def _table(name: str, heading: str, nth: int = 0) -> list[dict[str, str]]:
+    """The ``nth`` Markdown table after the line starting with ``heading``, as rows keyed by
+    the column names."""
+    lines = _text(name).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    tables: list[list[str]] = [[]]
+    for line in lines[start:]:
+        if line.startswith("|"):
+            tables[-1].append(line)
+        elif tables[-1]:
+            if len(tables) > nth:
+                break
+            tables.append([])
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in tables[nth]]
+    header, body = cells[0], cells[2:]
+    return [dict(zip(header, row, strict=True)) for row in body]
+
+
+def _cell(name: str, heading: str, row: str, column: str, nth: int = 0) -> str:
+    rows = [r for r in _table(name, heading, nth) if next(iter(r.values())) == row]
+    assert len(rows) == 1, f"{name}: no single row {row!r} under {heading!r}"
+    return rows[0][column]
+
+
+def _lead(cell: str) -> float:
+    return _numbers(cell)[0]
+
+
+def _header(name: str, pattern: str) -> float:
+    match = re.search(pattern, _text(name))
+    assert match, f"{name} does not say {pattern!r}"
+    return _value(match.group(1))
+
+
+def _correlation(column: str) -> tuple[float, float, int]:
+    """Pearson's r and two-sided p of a column's cell means with the mean D2 R² over the
+    capacity study's cells, computed here from its results file."""
+    summary = json.loads(_text(CAPACITY))["summary"]
+    xs = [cell[column]["mean"] for cell in summary]
+    ys = [cell["r2"]["mean"] for cell in summary]
+    result = pearsonr(xs, ys)
+    return float(result.statistic), float(result.pvalue), len(summary)
+
+
+def _repro_d1(column: str) -> list[float]:
+    return [_lead(_cell(REPRODUCTION, D1, row, column)) for row in SETTINGS_ROWS]
+
+
+def _repro_d2(column: str) -> list[float]:
+    return [_lead(_cell(REPRODUCTION, D2, row, column)) for row in SETTINGS_ROWS]
+
+
+def _split_table_ks() -> list[float]:
+    header = _table(REPRODUCTION, "WaterDrum's forget value split by query")[0]
+    return [_value(k.split("=")[1].rstrip("%")) for k in list(header)[2:]]
+
+
+def _null_rows(prefix: str) -> list[dict[str, str]]:
+    return [row for row in _table(NULLS, "| case |") if row["case"].startswith(prefix)]
+
+
+def _correlation_quote(column: str) -> list[float]:
+    r, p, cells = _correlation(column)
+    return [r, cells, p]
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A statistic of the README (``pattern``'s groups, whitespace collapsed) and what its
+    label says it is (``expected``: one value per group, read from the results files)."""
+
+    section: str
+    label: str
+    pattern: str
+    expected: Callable[[], list[float]]
+
+
+TIME = r"Time: ([\d.]+) minutes"
+CORES = r"Machine: \S+, (\d+) CPU cores"
+
+QUOTES = [
+    Quote(
+        "reproduce",
+        "the reproduction: its seeds, its shares k and its minutes",
+        r"--out reproduction # the default: (\d+) seeds, k = (\d+), (\d+), \.\.\., (\d+) % "
+        r"\((\d+) min\)",
+        lambda: [
+            _header(REPRODUCTION, r"(\d+) seeds; ± is"),
+            *_split_table_ks()[:2],
+            _split_table_ks()[-1],
+            _header(REPRODUCTION, TIME),
+        ],
+    ),
+    Quote(
+        "reproduce",
+        "the scheme comparison: the paper's table and its minutes",
+        r"--out schemes # Table (\d+): D1/D2 of both schemes \((\d+) min\)",
+        lambda: [_header(SCHEMES, r"the paper's Table (\d+)"), _header(SCHEMES, TIME)],
+    ),
+    Quote(
+        "in short",
+        "the reproduction's cores and minutes",
+        r"measured on (\d+) CPU cores \(([\d.]+) minutes from an empty cache\)",
+        lambda: [_header(REPRODUCTION, CORES), _header(REPRODUCTION, TIME)],
+    ),
+    Quote(
+        "in short",
+        "D1 AUROC of WaterDrum: ours, then the paper's, no / exact / semantic duplicate",
+        r"WaterDrum AUROC ([\d.]+) / ([\d.]+) / ([\d.]+) without, with exact and with semantic "
+        r"duplicates; the paper: ([\d.]+) / ([\d.]+) / ([\d.]+)\)",
+        lambda: [*_repro_d1("WaterDrum (ours)"), *_repro_d1("WaterDrum (paper)")],
+    ),
+    Quote(
+        "in short",
+        "D2 R² of WaterDrum: ours (no / exact / semantic duplicate), the paper's lowest and "
+        "highest",
+        r"Calibration is weaker \(R² ([\d.]+) / ([\d.]+) / ([\d.]+); the paper: "
+        r"([\d.]+)–([\d.]+)\)",
+        lambda: [
+            *_repro_d2("WaterDrum (ours)"),
+            min(_repro_d2("WaterDrum (paper)")),
+            max(_repro_d2("WaterDrum (paper)")),
+        ],
+    ),
+    Quote(
+        "in short",
+        "the capacity study's correlations with mean D2 R²: training NLL (r, cells, p), "
+        "carry-over (r, p)",
+        r"memorised its data \(r = ([+-][\d.]+) over (\d+) cells, p = ([\d.]+)\) more than "
+        r"with that carry-over \(r = ([+-][\d.]+), p = ([\d.]+)\)",
+        lambda: [*_correlation_quote("nll"), *_correlation_quote("carry_over")[::2]],
+    ),
+    Quote(
+        "schemes",
+        "the scheme comparison: minutes, cores, seeds, first, second and last k",
+        r"([\d.]+) minutes on (\d+) CPU cores, (\d+) seeds, k = (\d+), (\d+), \.\.\., (\d+) %\)",
+        lambda: [
+            _header(SCHEMES, TIME),
+            _header(SCHEMES, CORES),
+            _header(SCHEMES, r"(\d+) seeds; ± is"),
+            *_numbers(re.search(r"For k = ([\d, ]+) %", _text(SCHEMES)).group(1))[:2],
+            _numbers(re.search(r"For k = ([\d, ]+) %", _text(SCHEMES)).group(1))[-1],
+        ],
+    ),
+    Quote(
+        "mutation",
+        "the last full mutation run's minutes",
+        r"the last full run: (\d+) minutes",
+        lambda: [_header("mutation.md", r"\*\*(\d+) minutes\*\* in all")],
+    ),
+    Quote(
+        "nulls",
+        "the null study's keys and smallest and largest vocabulary",
+        r"Against ([\d,]+) random keys at N = ([\d,]+) to ([\d,]+)",
+        lambda: [
+            _header(NULLS, r"K = (\d+) null keys"),
+            min(_value(row["N"]) for row in _table(NULLS, "| case |")),
+            max(_value(row["N"]) for row in _table(NULLS, "| case |")),
+        ],
+    ),
+    Quote(
+        "nulls",
+        "ordinary owners: the lowest and highest share agreeing, their token pairs",
+        r"(\d+)-(\d+) % of ordinary owners \((\d+) token pairs each\) got the same decision "
+        r"at 0\.05 and 0\.01",
+        lambda: [
+            min(v for row in _null_rows("ordinary") for v in _numbers(row["agree at 0.05 / 0.01"])),
+            max(v for row in _null_rows("ordinary") for v in _numbers(row["agree at 0.05 / 0.01"])),
+            *{_value(row["pairs/owner"]) for row in _null_rows("ordinary")},
+        ],
+    ),
+    Quote(
+        "nulls",
+        "the short KGW case: gamma, tokens per set (pairs + 1), unwatermarked owners the "
+        "analytic null rejects at 0.01",
+        r"with KGW at gamma ([\d.]+) and (\d+)-token sets the normal tail put (\d+) % of "
+        r"unwatermarked owners below p = 0\.01",
+        lambda: [
+            _numbers(_null_rows("short, KGW")[0]["case"])[0],
+            _value(_null_rows("short, KGW")[0]["pairs/owner"]) + 1,
+            _numbers(
+                _null_rows("short, KGW")[0][
+                    "unwatermarked rejected at 0.05 / 0.01, analytic vs empirical"
+                ]
+            )[2],
+        ],
+    ),
+]
+
+QUOTES += [
+    Quote(
+        "capacity",
+        "the capacity study's cells, and its two lengths of fine-tuning",
+        r"at this scale \((\d+) cells: weak evidence\)\.\*\* In the capacity study \(the "
+        r"built-in model at three sizes, each fine-tuned for (\d+) and (\d+) epochs",
+        lambda: [len(_capacity()["summary"]), *_capacity()["plan"]["epochs"]],
+    ),
+    Quote(
+        "capacity",
+        "training NLL against mean D2 R² (r, cells, p), and the widest D2 interval over seeds",
+        r"r = ([+-][\d.]+), n = (\d+), p = ([\d.]+): just below 0\.05 on six points whose D2 "
+        r"intervals reach \[([+-]?[\d.]+), ([+-]?[\d.]+)\]",
+        lambda: [*_correlation_quote("nll"), *_widest_d2()],
+    ),
+    Quote(
+        "capacity",
+        "carry-over against mean D2 R² (r, cells, p)",
+        r"no clear relation to calibration \(r = ([+-][\d.]+), n = (\d+), p = ([\d.]+)\)",
+        lambda: _correlation_quote("carry_over"),
+    ),
+    Quote(
+        "capacity",
+        "which cells memorised most and least (the cell tests below check the claim)",
+        r"the middle one at (\d+) epochs\) calibrate best\. The cells that learned it least "
+        r"\(the two larger models after (\d+) epochs, and the largest even after (\d+)\)",
+        lambda: list(_memorisation_epochs()),
+    ),
+    Quote(
+        "capacity",
+        "the largest model after its longer fine-tuning",
+        r"the largest model after (\d+) epochs still tells forget from retain owners apart",
+        lambda: [max(_capacity()["plan"]["epochs"])],
+    ),
+]
+
+
+QUOTES += [
+    Quote(
+        "trust correlations",
+        "the trust block's correlations with mean D2 R²: carry-over, then training NLL (r, "
+        "cells, p each), the widest D2 interval, and the full study's estimated hours",
+        r"Over these (\d+) cells .* mean carry-over against mean D2 R² gives r = ([+-][\d.]+), "
+        r"n = (\d+), p = ([\d.]+) .* mean training NLL against mean D2 R² gives "
+        r"r = ([+-][\d.]+), n = (\d+), p = ([\d.]+) .* as wide as \[([+-]?[\d.]+), "
+        r"([+-]?[\d.]+)\].* \(an estimated ([\d.]+) hours from nothing on one thread: "
+        r"measured where built, estimated where not\)",
+        lambda: [
+            len(_capacity()["summary"]),
+            *_correlation_quote("carry_over"),
+            *_correlation_quote("nll"),
+            *_widest_d2(),
+            _capacity()["full_estimate_seconds"]["total"] / 3600,
+        ],
+    ),
+]
+
+SPEED_VERDICT = r"(, not distinguishable \(the ranges overlap\)| \(the ranges lie apart\))"
+
+
+def _verdict(base: dict, new: dict) -> str:
+    apart = new["min"] > base["max"] or new["max"] < base["min"]
+    return " (the ranges lie apart)" if apart else ", not distinguishable (the ranges overlap)"
+
+
+def test_each_generation_speed_up_is_its_models_and_says_whether_the_ranges_overlap():
+    """Per model (its name and size): the new default's tokens/s and range, batch 16's, and
+    each ratio (whole, batch size alone, shared prefill) with "not distinguishable" exactly
+    where the two ranges of runs overlap (1.19x from 846-1,622 against 1,170-2,772 is not a
+    speed-up)."""
+    data = json.loads(_text("generation_speed.json"))["results"]["models"]
+    text = _section("generation speed")
+    n, r = r"([\d,]+)", r"([\d.]+)x"
+    pattern = (
+        rf"on the (\S+) model \(([\d.]+)M parameters\), {n} tokens/s \(range {n}-{n}\) "
+        rf"against batch 16's {n} \(range {n}-{n}\): {r}{SPEED_VERDICT}; the batch size alone "
+        rf"\(range {n}-{n}\) gave {r}{SPEED_VERDICT}, the shared prefill {r}{SPEED_VERDICT}"
+    )
+    found = re.findall(pattern, text)
+    assert [m[0] for m in found] == list(data), "one sentence per model, in the file's order"
+    for name, size, *quoted in found:
+        old, auto, new = data[name]["tokens_per_s"].values()
+        assert _close(size, data[name]["parameters_millions"]), name
+        numbers = [quoted[i] for i in (0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 12)]
+        expected = [
+            new["median"], new["min"], new["max"], old["median"], old["min"], old["max"],
+            new["median"] / old["median"], auto["min"], auto["max"],
+            auto["median"] / old["median"], new["median"] / auto["median"],
+        ]  # fmt: skip
+        wrong = [(q, e) for q, e in zip(numbers, expected, strict=True) if not _close(q, e)]
+        assert not wrong, f"{name}: (quoted, results) {wrong}"
+        verdicts = [quoted[7], quoted[11], quoted[13]]
+        assert verdicts == [_verdict(old, new), _verdict(old, auto), _verdict(auto, new)], name
+
+
+def test_the_verify_scale_ratios_say_whether_the_ranges_overlap():
+    """Two processes against one, and the larger batch against the default: each ratio of
+    medians with its verdict from the ranges of the runs."""
+    runs = json.loads(_text("verify_dataset_scale.json"))["results"]["runs"]
+    text = _section("verify scale")
+    two = re.search(rf"two processes scored ([\d.]+)x the texts/s of one{SPEED_VERDICT}", text)
+    assert two, text
+    one, parallel = runs["large"]["texts_per_s"], runs["parallel"]["texts_per_s"]
+    assert _close(two.group(1), parallel["median"] / one["median"])
+    assert two.group(2) == _verdict(one, parallel)
+    batch = re.search(rf"against ([\d,]+) at ([\d,]+), ([\d.]+)x{SPEED_VERDICT}", text)
+    assert batch, text
+    large = runs["batch 10000"]["texts_per_s"]
+    assert _close(batch.group(1), one["median"])
+    assert _close(batch.group(2), runs["large"]["batch_size"])
+    assert _close(batch.group(3), large["median"] / one["median"])
+    assert batch.group(4) == _verdict(one, large)
+
+
+def _capacity() -> dict:
+    return json.loads(_text(CAPACITY))
+
+
+def _cells_by(column: str) -> list[tuple[str, int]]:
+    """The capacity study's cells, (size, epochs), from the lowest mean ``column`` up."""
+    summary = sorted(_capacity()["summary"], key=lambda cell: cell[column]["mean"])
+    return [(cell["size"], cell["epochs"]) for cell in summary]
+
+
+def _memorisation_epochs() -> tuple[int, int, int]:
+    """What the prose says of the three cells that memorised most (lowest training NLL: the
+    smallest model at both lengths, the middle one at X epochs) and least (the two larger
+    models after Y epochs, the largest also after Z): (X, Y, Z), checked to be so."""
+    smallest, middle, largest = _capacity()["plan"]["sizes"]
+    epochs = _capacity()["plan"]["epochs"]
+    most, least = set(_cells_by("nll")[:3]), set(_cells_by("nll")[-3:])
+    (x,) = [e for size, e in most if size == middle]
+    assert most == {(smallest, e) for e in epochs} | {(middle, x)}
+    (y,) = [e for size, e in least if size == middle]
+    (z,) = [e for size, e in least if size == largest and e != y]
+    assert least == {(middle, y), (largest, y), (largest, z)}
+    return x, y, z
+
+
+def test_the_cells_that_memorised_most_calibrate_best_and_least_worst():
+    """The capacity prose: the three cells of lowest training NLL have the three highest
+    mean D2 R², the three of highest NLL the three lowest."""
+    by_nll, by_r2 = _cells_by("nll"), _cells_by("r2")
+    assert set(by_nll[:3]) == set(by_r2[-3:])
+    assert set(by_nll[-3:]) == set(by_r2[:3])
+
+
+def _widest_d2() -> list[float]:
+    widest = max(
+        (cell["r2"] for cell in _capacity()["summary"]), key=lambda r: r["high"] - r["low"]
+    )
+    return [widest["low"], widest["high"]]
+
+
+#: Numbers of these sections that are names or settings, not measurements, each with where
+#: it stands: model names, the command's flags, the thresholds a reader acts at.
+SETTINGS = {
+    "reproduce": [r"Llama-2-7b-hf", r"Llama-3\.1-8B-Instruct"],
+    "in short": [],
+    "schemes": [],
+    "schemes table": [],
+    "mutation": [
+        r"--max-children 2",
+        # the machine: mutation.md records that the CPU was shared, not its cores
+        r"on a 2-core CPU shared with a benchmark",
+    ],
+    "nulls": [r"far below 0\.001"],
+    "capacity": [],
+}
+
+
+def _close(quoted: str, value: float) -> bool:
+    """``quoted`` is ``value`` rounded to ``quoted``'s decimals."""
+    places = len(quoted.partition(".")[2])
+    return abs(_value(quoted) - value) <= 0.5 * 10**-places + 1e-12
+
+
+@pytest.mark.parametrize("quote", QUOTES, ids=lambda q: f"{q.section}: {q.label[:40]}")
+def test_quoted_statistics_match_their_labelled_results(quote):
+    match = re.search(quote.pattern, _section(quote.section))
+    assert match, f"README ({quote.section}) no longer says {quote.pattern!r}"
+    expected = quote.expected()
+    assert len(expected) == len(match.groups()), "one expected value per quoted number"
+    wrong = [
+        (quoted, round(value, 6))
+        for quoted, value in zip(match.groups(), expected, strict=True)
+        if not _close(quoted, value)
+    ]
+    assert not wrong, f"{quote.label}: README quotes (quoted, results) {wrong}"
+
+
+#: The README's scheme table: its columns, each as (ours, the paper's) columns of the
+#: scheme comparison's results table.
+SCHEME_COLUMNS = {
+    "D1 AUROC (ours / paper)": ("D1 separability (AUROC)", "paper: AUROC"),
+    "D2 R² (ours / paper)": ("D2 calibration (R²)", "paper: R²"),
+    "verification per text (ours / paper)": ("verification time per text", "paper: time"),
+}
+
+
+def _readme_scheme_table() -> list[dict[str, str]]:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| | D1 AUROC (ours"))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    header = ["scheme", *rows[0][1:]]
+    return [dict(zip(header, row, strict=True)) for row in rows[2:]]
+
+
+def test_quoted_scheme_table_matches_the_comparison_cell_by_cell():
+    """Each cell of the README's scheme table is its scheme's row and its column's pair of
+    the comparison's results table (ours, with its sd, and the paper's); the paper's
+    hardware follows its "needs a GPU?" column, ours ran on the CPU."""
+    rows = _readme_scheme_table()
+    results = {row["watermarking method"]: row for row in _table(SCHEMES, "## no duplicate")}
+    assert [row["scheme"] for row in rows] == list(results)
+    for row in rows:
+        result = results[row["scheme"]]
+        for column, (ours, paper) in SCHEME_COLUMNS.items():
+            quoted_ours, quoted_paper = (part.strip() for part in row[column].split(" / "))
+            if column.startswith("verification"):
+                hardware = "GPU" if result["paper: needs a GPU?"] == "Yes" else "CPU"
+                assert quoted_ours == f"{result[ours]}, CPU", (row["scheme"], column)
+                assert quoted_paper == f"{result[paper]}, {hardware}", (row["scheme"], column)
+            else:
+                assert quoted_ours == result[ours], (row["scheme"], column)
+                assert quoted_paper == result[paper], (row["scheme"], column)
+
+
+@pytest.mark.parametrize("section", list(SECTIONS))
+def test_every_quoted_number_has_a_label(section):
+    """Every number of a quoted section is inside a labelled pattern above (or the scheme
+    table, checked cell by cell), or is a setting listed in ``SETTINGS``."""
+    if section == "schemes table":
+        return
+    text = _section(section)
+    for pattern in [q.pattern for q in QUOTES if q.section == section] + SETTINGS[section]:
+        match = re.search(pattern, text)
+        assert match, f"README ({section}) no longer says {pattern!r}"
+        text = text[: match.start()] + " " + text[match.end() :]
+    unlabelled = NUMBER.findall(text)
+    assert not unlabelled, f"README ({section}): {unlabelled} are quoted without a label here"
