@@ -384,7 +384,7 @@ def stop(rule):
     [
         ({"forget_ids": [KEYS[2]]}, ValueError, "`forget_ids` has 1 entries but there are 2"),
         ({"retain_queries": [], "retain_ids": []}, ValueError, "`retain_queries` is empty"),
-        ({"watermark_tokenizer": "/no/such/tokenizer"}, ValueError, "could not be loaded"),
+        ({"watermark_tokenizer": "/no/such/tokenizer"}, ValueError, "does not exist"),
         ({"plan": lambda: EvaluationPlan(eval_steps=0)}, ValueError, "`eval_steps` must be >= 1"),
         ({"sampling": lambda: SamplingConfig(num_samples=0)}, ValueError, "`num_samples`"),
         ({"sampling": lambda: SamplingConfig(seed=None)}, ValueError, "SamplingConfig\\(seed="),

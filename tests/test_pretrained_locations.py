@@ -8,9 +8,9 @@ import pytest
 import transformers
 
 from waterdrum_hf import compute_waterdrum, load_metric
-from waterdrum_hf._files import pretrained_location
 from waterdrum_hf.cli import main
 from waterdrum_hf.lm_eval_tasks import Source
+from waterdrum_hf.tiny import pretrained_location
 from waterdrum_hf.verification import load_tokenizer
 
 TEXTS = [["the cat sat on the mat and the dog sat on the log"], ["a b c d e f g h i j k"]]
@@ -26,10 +26,11 @@ def no_hub(monkeypatch):
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", refuse)
 
 
-def test_tiny_names_the_built_in_tokenizer_in_the_metric_and_its_evaluate_module(tiny_model):
+def test_tiny_names_the_built_in_tokenizer_in_the_evaluate_module(tiny_model):
     _, tokenizer = tiny_model
     expected = compute_waterdrum(TEXTS, [7, 9], tokenizer, forget_ids=[9])
-    assert compute_waterdrum(TEXTS, [7, 9], "tiny", forget_ids=[9]) == expected
+    with pytest.raises(ValueError, match=r"in Python pass waterdrum_hf.tiny.load\(\)\[1\]"):
+        compute_waterdrum(TEXTS, [7, 9], "tiny", forget_ids=[9])  # not a Hub lookup
     module = load_metric()
     got = module.compute(
         predictions=TEXTS, references=[7, 9], watermark_tokenizer="tiny", forget_ids=[9]
@@ -80,3 +81,14 @@ def test_the_command_line_says_no_such_folder_in_one_line(tmp_path, capsys, monk
     assert (
         err == "waterdrum score: error: the model './missing-model' does not exist (no such folder)"
     )
+
+
+def test_tiny_names_the_built_in_tokenizer_in_the_callback(tiny_model):
+    from datasets import Dataset
+
+    from waterdrum_hf import WaterDrumCallback
+
+    _, tokenizer = tiny_model
+    rows = Dataset.from_dict({"text": ["a b c d e f g h", "i j k l m n o p"], "owner_id": [7, 9]})
+    callback = WaterDrumCallback.from_dataset(rows, [9], tokenizer, "tiny", prefix_tokens=4)
+    assert callback.watermark_tokenizer.get_vocab() == tokenizer.get_vocab()

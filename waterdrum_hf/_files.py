@@ -58,20 +58,10 @@ def read_json_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return rows
 
 
-BUILT_IN = "tiny"
-"""The short name of the built-in model (:mod:`waterdrum_hf.tiny`) and its tokenizer, wherever
-a model or a tokenizer is named (the demo's models were trained from it)."""
-
-
-def pretrained_location(name: str, what: str) -> str:
-    """What ``from_pretrained`` should load for ``name``: the built-in model's folder for
-    :data:`BUILT_IN` (built on first use), else ``name``. A name that looks like a local path
-    must be an existing folder: a missing one (or a file) fails at once with a one-line
-    ``ValueError`` instead of after the Hub's retries."""
-    if name == BUILT_IN:
-        import waterdrum_hf.tiny as tiny
-
-        return str(tiny.built_path())
+def check_local_location(name: str, what: str) -> None:
+    """A name that looks like a local path must be an existing folder: a missing one (or a
+    file) raises a one-line ``ValueError`` at once, instead of the Hub's error after its
+    retries. Other names (Hub ids) pass."""
     path = Path(name).expanduser()
     looks_local = name.startswith((".", "/", "~")) or (
         os.sep in name.strip(os.sep) and path.parent.exists()
@@ -80,4 +70,3 @@ def pretrained_location(name: str, what: str) -> str:
         raise ValueError(f"the {what} {name!r} does not exist (no such folder)")
     if looks_local and not path.is_dir():
         raise ValueError(f"the {what} {name!r} is a file: name the folder that holds it")
-    return name

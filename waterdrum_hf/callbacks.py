@@ -48,6 +48,7 @@ from waterdrum_hf.generation import generate
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.metric import WaterDrumResult, owner_display_names, waterdrum_result
 from waterdrum_hf.sampling import SamplingConfig
+from waterdrum_hf.tiny import pretrained_location
 from waterdrum_hf.verification import Verifier, load_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -385,6 +386,8 @@ class WaterDrumCallback(BoundCallback):
 def _watermark_tokenizer(tokenizer: Any, config: WaterDrumConfig) -> Any:
     """The watermarking tokenizer (loaded when given as a path), checked once against the
     scheme's vocabulary."""
+    if isinstance(tokenizer, str):  # "tiny": the built-in model's
+        tokenizer = pretrained_location(tokenizer, "watermark tokenizer")
     try:
         loaded = load_tokenizer(tokenizer)
     except OSError as error:

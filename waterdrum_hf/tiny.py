@@ -40,7 +40,7 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
-from waterdrum_hf._files import building_folder
+from waterdrum_hf._files import building_folder, check_local_location
 from waterdrum_hf._progress import library_progress, progress_bar
 from waterdrum_hf._torch_plumbing import load_causal_lm, torch_threads
 from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
@@ -117,6 +117,21 @@ SIZES: dict[str, TinySize] = {
 pretrain for the default's 1400 steps (the same tokens); on one CPU thread the default takes
 about a minute, ``"4m"`` about 7 and ``"16m"`` about 25 (estimated from measured seconds per
 trained token; benchmarks/capacity.py). Wider models take a lower learning rate."""
+
+
+NAME = "tiny"
+"""The short name of the built-in model and its tokenizer, wherever a model or a tokenizer is
+named (the demo's models were trained from it)."""
+
+
+def pretrained_location(name: str, what: str) -> str:
+    """What ``from_pretrained`` should load for ``name``: the built-in model's folder for
+    :data:`NAME` (built on first use), else ``name``, which must exist if it looks like a
+    local path (a one-line ``ValueError`` at once, before any Hub call)."""
+    if name == NAME:
+        return str(built_path())
+    check_local_location(name, what)
+    return name
 
 
 def load(

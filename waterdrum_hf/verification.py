@@ -46,14 +46,23 @@ TokenIds: TypeAlias = "Sequence[int] | np.ndarray"
 
 
 def load_tokenizer(tokenizer: Any) -> Any:
-    """Return ``tokenizer``, loading it with ``AutoTokenizer`` when given a name or path
-    (``"tiny"``: the built-in model's; a local path that does not exist fails at once)."""
+    """Return ``tokenizer``, loading it with ``AutoTokenizer`` when given a name or path (a
+    local path that does not exist fails at once). ``"tiny"``, the built-in model's, is
+    resolved where a name comes in (the commands, the ``evaluate`` module, the lm-eval task,
+    the callback: :func:`waterdrum_hf.tiny.pretrained_location`); here it is refused with
+    that advice rather than looked up on the Hub."""
     if isinstance(tokenizer, str):
         from transformers import AutoTokenizer
 
-        from waterdrum_hf._files import pretrained_location
+        from waterdrum_hf._files import check_local_location
 
-        return AutoTokenizer.from_pretrained(pretrained_location(tokenizer, "tokenizer"))
+        if tokenizer == "tiny":
+            raise ValueError(
+                "'tiny' names the built-in tokenizer in the commands, the evaluate module, the "
+                "lm-eval task and the callback; in Python pass waterdrum_hf.tiny.load()[1]"
+            )
+        check_local_location(tokenizer, "tokenizer")
+        return AutoTokenizer.from_pretrained(tokenizer)
     if not hasattr(tokenizer, "vocab_size") or not callable(tokenizer):
         raise TypeError(
             "`tokenizer` must be a transformers tokenizer (the watermarking model's) or a "

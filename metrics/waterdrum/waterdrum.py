@@ -13,6 +13,7 @@ import evaluate
 
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.metric import compute_waterdrum
+from waterdrum_hf.tiny import pretrained_location
 
 _CITATION = """\
 @inproceedings{lu2026waterdrum,
@@ -129,6 +130,8 @@ class Waterdrum(evaluate.Metric):
         return_scores: bool = False,
         **settings: Any,
     ) -> dict[str, Any]:
+        if isinstance(watermark_tokenizer, str):  # "tiny": the built-in model's
+            watermark_tokenizer = pretrained_location(watermark_tokenizer, "watermark_tokenizer")
         return compute_waterdrum(
             predictions,
             references,

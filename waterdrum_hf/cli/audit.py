@@ -7,13 +7,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._files import pretrained_location
 from waterdrum_hf.cli.attack_options import ATTACK_READING, add_attack_options, check_attack_inputs
 from waterdrum_hf.cli.files import check_output_folder
 from waterdrum_hf.cli.models import load_tokenizer_option, watermark_ids
 from waterdrum_hf.cli.parsing import CliError, add_no_progress, config_from_options, config_parser
 from waterdrum_hf.cli.score import add_data_options, load_rows, make_queries, row_owners
 from waterdrum_hf.cli.scoring_options import add_scoring_options, scoring_config
+from waterdrum_hf.tiny import pretrained_location
 
 DESCRIPTION = (
     "Perturb each model and score it again on the same queries: relearning fine-tunes it for a "

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._files import BUILT_IN, pretrained_location
 from waterdrum_hf.cli.parsing import CliError, first_line
 from waterdrum_hf.keys import read_watermark_ids, watermark_id_from_text
+from waterdrum_hf.tiny import NAME as BUILT_IN
+from waterdrum_hf.tiny import pretrained_location
 
 
 def load_tokenizer_option(name: str, what: str = "tokenizer") -> Any:

@@ -34,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._files import pretrained_location
+from waterdrum_hf._files import check_local_location
 from waterdrum_hf.prompting import DEFAULT_MAX_FRACTION
 
 BENCHMARKS = ("waterdrum-ax", "waterdrum-tofu")
@@ -91,9 +91,10 @@ class Source:
             if key in given:
                 given[key] = str(Path(given[key]).expanduser().resolve())
         if "dataset_path" in given:  # a local copy (it must exist), or a Hub id
-            location = pretrained_location(str(given["dataset_path"]), "dataset_path")
-            mirror = Path(location).expanduser()
-            given["dataset_path"] = str(mirror.resolve()) if mirror.exists() else location
+            check_local_location(str(given["dataset_path"]), "dataset_path")
+            mirror = Path(str(given["dataset_path"])).expanduser()
+            if mirror.exists():
+                given["dataset_path"] = str(mirror.resolve())
         if "max_rows_per_owner" in given:
             given["max_rows_per_owner"] = int(given["max_rows_per_owner"])
         if "scoring" in given:  # checked now, kept as JSON text (documents hold the source)
@@ -225,6 +226,7 @@ def documents(**metadata: Any) -> Any:
 
     from waterdrum_hf.keys import check_watermark_id
     from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.tiny import pretrained_location
     from waterdrum_hf.verification import load_tokenizer
 
     source = Source.from_metadata(metadata)
@@ -260,7 +262,7 @@ def documents(**metadata: Any) -> Any:
         )
     # What the aggregation needs is checked now, not after hours of sampling.
     source.forget_ids()
-    load_tokenizer(source.watermark_tokenizer)
+    load_tokenizer(pretrained_location(source.watermark_tokenizer, "watermark_tokenizer"))
     docs = {
         "query": queries,
         "owner": [owners[row] for row in order],
@@ -298,6 +300,7 @@ def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
     """:func:`waterdrum_result`'s flat scalars over all queries (computed once for the four
     aggregations of a task)."""
     from waterdrum_hf.metric import waterdrum_result
+    from waterdrum_hf.tiny import pretrained_location
 
     sources = {item.source for item in items}
     if len(sources) != 1:
@@ -312,7 +315,7 @@ def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
     result = waterdrum_result(
         [list(item.samples) for item in items],
         [ids[item.owner] for item in items],
-        source.watermark_tokenizer,
+        pretrained_location(source.watermark_tokenizer, "watermark_tokenizer"),
         config=_scoring_config(source.scoring),
         forget_ids=source.forget_ids(),
     )
