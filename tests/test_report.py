@@ -66,6 +66,7 @@ def test_write_report_files_json_and_markdown(models, tmp_path):
     assert "samples scored / skipped" in markdown and "18 / 0" in markdown
     best, _ = report.closest_to_retrained(models)
     assert f"**Closest to retraining (1 run):** `{best}`" in markdown  # one run: no winner
+    assert "training runs:" not in markdown
     assert "![roc](roc.png)" in markdown and "Time: 2 s" in markdown
 
 
@@ -500,6 +501,7 @@ def test_several_runs_give_means_with_intervals_over_runs_and_a_verdict_that_say
     else:
         assert closest.startswith("**Closest to retraining:** `graddiff` (distance ")
     assert "over 3 runs" in closest and "## The first run in detail (seed 0)" in text
+    assert "Still detected? In the first of the 3 training runs:" in text  # says its run
     forget = [0.297, 0.317, 0.287]  # graddiff's forget value in the three runs
     low, high = stats.t.interval(0.95, 2, loc=np.mean(forget), scale=stats.sem(forget))
     row = next(line for line in text.splitlines() if line.startswith("| graddiff | +0.300 ["))

@@ -108,6 +108,10 @@ class SeedComparison:
     closest: ClosestMethods | None
     paired: bool
 
+    def num_seeds(self) -> int:
+        """The most runs any model's values rest on."""
+        return max((v.num_seeds for sets in self.values.values() for v in sets.values()), default=0)
+
     def to_dict(self) -> dict[str, Any]:
         """Flat scalars: ``<model>/<set>``, ``<model>/<set>_ci_low`` and ``_ci_high``,
         ``<model>/num_seeds``, ``<model>/distance`` (with its interval),

@@ -73,6 +73,9 @@ def verdict(
     ]
     if detection:
         holm = any(_holm_adjusted(_forget_family(m)) for m in models.values())
+        runs = 1 if comparison is None else comparison.num_seeds()
+        if runs > 1:
+            lines += [f"Still detected? In the first of the {runs} training runs:", ""]
         lines += [
             *detection,
             "",
