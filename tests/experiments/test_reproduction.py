@@ -286,6 +286,9 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     for models in results["benchmark"].values():
         assert list(models) == ["original", "retrained", *quick.methods]
         assert models["retrained"]["forget"] < models["original"]["forget"]
+    for setting, runs in results["benchmark_runs"].items():  # every seed's run; the first above
+        assert all(len(model_runs) == len(quick.seeds) for model_runs in runs.values())
+        assert {m: r[0] for m, r in runs.items()} == results["benchmark"][setting]
     decoy = results["resilience"]["decoy"]
     assert decoy["scaled"][0] == pytest.approx(1.0) and decoy["intercepted"][-1] == 1.0
     assert decoy["scaled"][-1] < decoy["scaled"][0]
@@ -458,3 +461,32 @@ def test_dilution_measures_every_model_under_each_processor(monkeypatch):
         assert out["r2"][name] == d2(expected, "waterdrum")["r2"]
         assert [s for s, d, _, _ in seen if d == processor] == [f"stage-{f}" for f in calibration]
     assert {(seed, baselines) for *_, seed, baselines in seen} == {(3, False)}
+
+
+def test_results_markdown_shows_the_benchmark_over_every_seed_with_the_verdict():
+    """With several seeds the methods' values are means with Student's t interval over the
+    runs, and the closest method is named only where the runs separate it; one seed adds
+    nothing beyond the first-seed table."""
+    from scipy import stats
+
+    from waterdrum_hf import SetValue, WaterDrumResult
+
+    def flat(forget, retain):
+        return WaterDrumResult(
+            forget=SetValue(forget), retain=SetValue(retain), num_queries=9, num_scored=9,
+            num_skipped=0,
+        ).to_dict()  # fmt: skip
+
+    runs = {
+        "original": [flat(0.70, 0.66), flat(0.74, 0.64), flat(0.72, 0.65)],
+        "retrained": [flat(0.04, 0.69), flat(0.05, 0.70), flat(0.03, 0.68)],
+        "kl": [flat(0.30, 0.40), flat(0.32, 0.41), flat(0.31, 0.39)],
+        "npo": [flat(0.10, 0.62), flat(0.12, 0.63), flat(0.11, 0.61)],
+    }
+    results = {**rendered_results(seeds=(0, 1, 2)), "benchmark_runs": {"no_duplicate": runs}}
+    text = markdown(results, command="waterdrum reproduce")
+    low, high = stats.t.interval(0.95, 2, loc=0.31, scale=stats.sem([0.30, 0.32, 0.31]))
+    assert f"| kl | +0.310 [{low:+.3f}, {high:+.3f}] |" in text
+    assert "**Closest to retraining:** `npo`" in text and "over 3 runs" in text
+    one = {**results, "benchmark_runs": {"no_duplicate": {m: r[:1] for m, r in runs.items()}}}
+    assert "The benchmark over every seed" not in markdown(one, command="waterdrum reproduce")

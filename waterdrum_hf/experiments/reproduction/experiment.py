@@ -73,7 +73,12 @@ class Reproduction:
         config = self.config
         start = time.perf_counter()
         settings = self.prepare()
-        results: dict[str, Any] = {"settings": {}, "benchmark": {}, "mia": {}}
+        results: dict[str, Any] = {
+            "settings": {},
+            "benchmark": {},
+            "benchmark_runs": {},
+            "mia": {},
+        }
         measured = {}
         for data in settings:
             measured[data.name] = self.calibrate(data)
@@ -83,9 +88,11 @@ class Reproduction:
                 f"benchmark/{data.name}",
                 f"{data.name}: unlearning with {', '.join(config.methods)}",
             ):
-                results["benchmark"][data.name] = self._benchmark(
-                    data, measured[data.name][config.seeds[0]]
-                )
+                runs = [self._benchmark(data, measured[data.name][s], s) for s in config.seeds]
+                results["benchmark"][data.name] = runs[0]
+                results["benchmark_runs"][data.name] = {
+                    model: [run[model] for run in runs] for model in runs[0]
+                }
         resilient = next((d for d in settings if d.name == "no_duplicate"), settings[0])
         with self._timed(
             "resilience", f"Resilience ({resilient.name}): decoy model and diluting watermark"
@@ -289,11 +296,11 @@ class Reproduction:
     # ---- benchmark -------------------------------------------------------------------------
 
     def _benchmark(
-        self, data: SettingData, calibration: dict[float, dict[str, Any]]
+        self, data: SettingData, calibration: dict[float, dict[str, Any]], seed: int
     ) -> dict[str, Any]:
-        """Every configured method unlearning the forget set from the original model."""
+        """Every configured method unlearning the forget set from the original model of the
+        training run of ``seed`` (its calibration's models)."""
         config = self.config
-        seed = config.seeds[0]
         models = {"original": calibration[1.0]["summary"], "retrained": calibration[0.0]["summary"]}
         for method in config.methods:
             stage, _ = self.pipeline.unlearn(

@@ -15,6 +15,7 @@ from waterdrum_hf.experiments.reproduction.markdown_parts import (
     split_table,
 )
 from waterdrum_hf.report import typed
+from waterdrum_hf.report.formatting import format_interval
 
 LABELS = {
     "waterdrum": "WaterDrum",
@@ -57,6 +58,7 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
             _benchmark_table(results["benchmark"]),
             "![benchmark](benchmark.png)",
         ),
+        _benchmark_over_seeds(results.get("benchmark_runs") or {}),
         _plotted(
             "Resilience",
             _resilience_tables(results["resilience"]),
@@ -64,7 +66,7 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         ),
         ["## Expected outcome, checked", "", *_checks(results)],
     )
-    return "\n".join(line for section in sections for line in (*section, ""))
+    return "\n".join(line for section in sections if section for line in (*section, ""))
 
 
 def _introduction(results: Mapping[str, Any], command: str) -> list[str]:
@@ -204,6 +206,36 @@ def _benchmark_table(benchmark: Mapping[str, Mapping[str, Any]]) -> list[str]:
             p = f"{m.forget.p_value:.3f}" if m.forget and m.forget.p_value is not None else "–"
             rows.append(f"| {setting} | {name} | {forget:+.3f} | {retain:+.3f} | {p} |")
     return rows
+
+
+def _benchmark_over_seeds(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Each setting's methods over every seed's training run: means with Student's t interval
+    over the runs and the method closest to retraining, or the methods that tie (nothing with
+    a single seed, whose first-seed table above says all there is)."""
+    from waterdrum_hf.report.verdict import closest_line
+    from waterdrum_hf.seed_comparison import compare_seeds
+
+    if not runs or max(len(r) for models in runs.values() for r in models.values()) < 2:
+        return []
+    lines = ["## The benchmark over every seed", ""]
+    for setting, models in runs.items():
+        comparison = compare_seeds(models)
+        lines += [
+            f"{setting.replace('_', ' ')}:",
+            "",
+            "| model | forget (95% CI over runs) | retain (95% CI over runs) | runs |",
+            "| --- | --- | --- | --- |",
+        ]
+        for name, sets in comparison.values.items():
+            cells = [
+                f"{v.value:+.3f} {format_interval(v.ci_low, v.ci_high, '+.3f')}"
+                for v in (sets["forget"], sets["retain"])
+            ]
+            lines.append(f"| {name} | {' | '.join(cells)} | {sets['forget'].num_seeds} |")
+        if comparison.closest is not None:
+            lines += ["", closest_line(comparison)]
+        lines.append("")
+    return lines
 
 
 def _resilience_tables(resilience: Mapping[str, Any]) -> list[str]:
