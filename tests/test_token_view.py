@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from html.parser import HTMLParser
 
 import numpy as np
@@ -17,6 +18,7 @@ from waterdrum_hf import Verifier, WaterDrumConfig, compute_waterdrum
 from waterdrum_hf.cli import main
 from waterdrum_hf.report.token_view import (
     NEGATIVE_RGB,
+    NEUTRAL_RGB,
     POSITIVE_RGB,
     token_colour,
     token_view,
@@ -29,6 +31,7 @@ from waterdrum_hf.report.token_view_render import (
 )
 
 KEY = 3_000_000_017  # distinctive, so that a leak would show
+NUMBER_IN = re.compile(r"\d")
 OTHER_KEY = 3_999_999_929
 SCHEMES = ["waterfall", "kgw"]
 
@@ -116,27 +119,104 @@ def test_null_level_and_p_value_are_the_metrics_analytic_null_of_the_text(words,
     assert view.effective_pairs == pytest.approx(view.num_counted, rel=0.2)
 
 
+def expected_colour(term: float, scale: float, exact: bool) -> tuple[int, int, int, float] | None:
+    """What a token must look like, from its own term alone: with exact terms the hue of the
+    term's sign at strength |term| / scale; shared, one of three levels cut at +-1/4 of the
+    scale (for: blue, against: red, between: grey). None: not counted."""
+    if math.isnan(term):
+        return None
+    if exact:
+        return (*(POSITIVE_RGB if term >= 0 else NEGATIVE_RGB), min(abs(term) / scale, 1.0))
+    if term >= 0.25 * scale:
+        return (*POSITIVE_RGB, 0.8)
+    if term <= -0.25 * scale:
+        return (*NEGATIVE_RGB, 0.8)
+    return (*NEUTRAL_RGB, 0.3)
+
+
+def on_white(colour: tuple[int, int, int, float] | None) -> tuple[int, int, int]:
+    """A colour as the PNG shows it, drawn over the white background."""
+    if colour is None:
+        return (255, 255, 255)
+    *rgb, alpha = colour
+    return tuple(round(255 * (1 - alpha) + c * alpha) for c in rgb)
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["shared", "exact"])
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_html_colours_follow_the_terms(words, scheme):
+def test_html_colour_of_each_token_is_its_own_terms(words, scheme, exact):
+    """Token by token, the HTML colour is that token's term (not its neighbour's), of the
+    right sign and size; the tooltip gives the exact term only with exact_terms=True."""
     tok, texts = words
     view = token_view(texts[2], KEY, Verifier(tok, scheme=scheme), owner="owner-1")
-    page = parsed(token_views_html([view]))
+    source = token_views_html([view], exact_terms=exact)
+    page = parsed(source)
     assert len(page.spans) == len(view.tokens)
     assert "".join(text for *_, text in page.spans) == texts[2]
-    alphas = []
     for (kind, style, title, _), term in zip(page.spans, view.terms, strict=True):
-        if math.isnan(term):
+        expected = expected_colour(term, view.scale, exact)
+        if expected is None:
             assert kind == "u" and not style
-            alphas.append(-1.0)
             continue
         red, green, blue, alpha = rgba(style)
-        assert (red, green, blue) == (POSITIVE_RGB if term >= 0 else NEGATIVE_RGB)
-        assert alpha == pytest.approx(abs(term) / view.scale, abs=1e-3)
-        assert float(title.split()[-1]) == pytest.approx(term, abs=1e-4)
-        alphas.append(alpha if term >= 0 else -alpha)
-    strongest = int(np.nanargmax(view.terms))
-    assert alphas[strongest] == max(alphas)
-    assert NEGATIVE_RGB != POSITIVE_RGB and any(t < 0 for t in view.terms)
+        assert (red, green, blue) == expected[:3], (term, style)
+        assert alpha == pytest.approx(expected[3], abs=1e-3), (term, style)
+        if exact:
+            assert float(title.split()[-1]) == pytest.approx(term, abs=1e-4)
+        else:
+            assert not NUMBER_IN.search(title), title
+    counted = [t for t in view.terms if not math.isnan(t)]
+    assert any(t > 0 for t in counted) and any(t < 0 for t in counted)
+    if not exact:  # no exact term anywhere in the page
+        for term in counted:
+            assert f"{term:+.4f}" not in source and f"{abs(term):.4f}" not in source
+
+
+def png_token_colours(view, tmp_path, exact: bool) -> list[tuple[int, int, int]]:
+    """Each token's background colour in the PNG written by write_token_views: the most
+    common pixel of the box behind the token's text, found from where the figure draws it."""
+    from PIL import Image
+
+    _, png = write_token_views([view], tmp_path, exact_terms=exact)
+    fig = token_views_figure([view], exact_terms=exact)
+    ax = fig.axes[0]
+    drawn = list(ax.texts)[-len(view.tokens) :]
+    assert [t.get_text() for t in drawn] == list(view.tokens), "one drawn string per token"
+    with Image.open(png) as image:
+        pixels = np.asarray(image.convert("RGB"))
+    height, scale = pixels.shape[0], 120 / fig.dpi
+    colours = []
+    for text in drawn:
+        col, row = text.get_position()
+        width = len(text.get_text())
+        corners = ax.transData.transform([(col + 0.2, row - 0.35), (col + width - 0.2, row + 0.35)])
+        (x0, y0), (x1, y1) = corners * scale
+        box = pixels[
+            round(height - max(y0, y1)) : round(height - min(y0, y1)), round(x0) : round(x1)
+        ].reshape(-1, 3)
+        values, counts = np.unique(box, axis=0, return_counts=True)
+        colours.append(tuple(int(v) for v in values[np.argmax(counts)]))
+    return colours
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["shared", "exact"])
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_png_colour_of_each_token_is_its_own_terms(words, scheme, exact, tmp_path):
+    """Token by token, the PNG shows behind each token the colour of that token's own term
+    (sign and size), composited on white; not counted: no box (a shift by one token, or a
+    flipped sign, fails)."""
+    tok, texts = words
+    text = " ".join(texts[0].split()[:40])
+    view = token_view(text, KEY, Verifier(tok, scheme=scheme))
+    shown = png_token_colours(view, tmp_path, exact)
+    expected = [on_white(expected_colour(t, view.scale, exact)) for t in view.terms]
+    wrong = [
+        (i, term, got, want)
+        for i, (term, got, want) in enumerate(zip(view.terms, shown, expected, strict=True))
+        if max(abs(g - w) for g, w in zip(got, want, strict=True)) > 3
+    ]
+    assert not wrong, wrong
+    assert len(set(expected)) >= 2  # the text has terms of both signs
 
 
 def test_the_colour_scale_is_the_schemes_largest_term():
@@ -185,7 +265,7 @@ def test_png_is_a_valid_image_with_both_full_colours(words, tmp_path):
 
     tok, texts = words
     view = token_view(texts[0], KEY, Verifier(tok, scheme="kgw"))  # every term is +1 or -1
-    _, png = write_token_views([view], tmp_path)
+    _, png = write_token_views([view], tmp_path, exact_terms=True)
     with Image.open(png) as image:
         image.verify()
     with Image.open(png) as image:
@@ -316,3 +396,24 @@ def test_show_reads_each_rows_key_and_name_from_columns(texts_file, capsys):
     assert "house-1" in page and f"score {score:+.3f}" in page
     for form in key_forms(KEY) + key_forms(OTHER_KEY):
         assert form not in page and form not in out
+
+
+def test_show_writes_exact_terms_only_when_asked_and_its_help_says_why(texts_file, capsys):
+    """A shared view (the default) carries no exact term; --exact-terms restores them, and
+    --help says what they give away."""
+    tmp_path, texts = texts_file
+    argv = ["show", tmp_path / "texts.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv += ["--id-file", tmp_path / "id.txt", "--max-rows", 1]
+    assert main([str(a) for a in [*argv, "--output", tmp_path / "shared"]]) == 0
+    assert main([str(a) for a in [*argv, "--output", tmp_path / "exact", "--exact-terms"]]) == 0
+    view = token_view(texts[0], KEY, Verifier(word_tokenizer(4096)))
+    shared = (tmp_path / "shared" / "row-0000.html").read_text()
+    exact = (tmp_path / "exact" / "row-0000.html").read_text()
+    terms = [t for t in view.terms if not math.isnan(t)]
+    assert 'title="term ' not in shared and 'title="term ' in exact
+    assert all(f"term {t:+.4f}" in exact and f"{t:+.4f}" not in shared for t in terms)
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["show", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "--exact-terms" in shown and "keyed permutation" in shown and "SECURITY.md" in shown

@@ -4,6 +4,13 @@ Show how the watermark reads in each text: every token coloured by its term of t
 watermark function under the owner's key, with the text's score, null level and p-value. Writes
 one self-contained .html and one .png per text (the first --max-rows) into --output; keys
 appear in neither.
+
+By default each token shows only its level (for, neutral, against). An exact term is not the
+key, but it tells where its token sits in the owner's keyed permutation after the previous
+token, so a view with exact terms, posted publicly, lets a reader raise or lower the
+owner's watermark on every token pair it shows (SECURITY.md, "The watermark view").
+--exact-terms writes them (colour strength and a "term +0.9291" tooltip per token): keep
+such files with whoever holds the key.
 """
 
 from __future__ import annotations
@@ -43,6 +50,13 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         default=20,
         help="views written at most: rows taken in turn from each owner, so every owner shows",
     )
+    parser.add_argument(
+        "--exact-terms",
+        action="store_true",
+        help="show each token's exact term (colour strength and tooltip) instead of its level "
+        "(for, neutral, against); the exact terms tell where each token sits in the owner's "
+        "keyed permutation, so keep such views private",
+    )
     parser.add_argument("--output", required=True, help="folder to write the views into")
     parser.add_argument("--overwrite", action="store_true", help="replace existing views")
     parser.set_defaults(run=run, parser=parser)
@@ -77,7 +91,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"row {row}: empty text, no view")
             continue
         view = token_view(text, key, verifier, owner=name, label=f"row {row}")
-        html, _ = write_token_views([view], out, stem=stem, title=f"Watermark view: row {row}")
+        html, _ = write_token_views(
+            [view],
+            out,
+            stem=stem,
+            title=f"Watermark view: row {row}",
+            exact_terms=args.exact_terms,
+        )
         verdict = "nothing to count" if view.score != view.score else f"score {view.score:+.4f}"
         if view.p_value is not None:
             verdict += f", p {view.p_value:.2g}"

@@ -77,7 +77,9 @@ from waterdrum_hf.report.text import (
 )
 from waterdrum_hf.report.token_view import (
     TokenView,
+    level_colour,
     token_colour,
+    token_level,
     token_view,
     unlearning_token_views,
 )
@@ -115,6 +117,7 @@ __all__ = [
     "p_value_floor",
     "plot_audits",
     "plot_benchmark",
+    "level_colour",
     "plot_curves",
     "plot_per_owner",
     "plot_roc",
@@ -123,6 +126,7 @@ __all__ = [
     "run_comparison",
     "save_figure",
     "token_colour",
+    "token_level",
     "token_view",
     "token_views_figure",
     "token_views_html",

@@ -9,6 +9,12 @@ null level and p-value from the analytic null of the text's token pairs
 (:mod:`waterdrum_hf.analytic_null`). A view holds the owner's display name, never the key.
 :mod:`~waterdrum_hf.report.token_view_render` draws views as HTML and PNG and writes them
 (:func:`~waterdrum_hf.report.token_view_render.write_token_views`).
+
+A view's exact terms are not the key, but each one tells where its token sits in the owner's
+keyed permutation after its context, so a reader of them could raise or lower the watermark
+on those token pairs. The files drawn from views therefore show three levels (for, neutral,
+against: :func:`token_level`) unless asked for the exact terms (``exact_terms=True``); a
+:class:`TokenView` itself holds the exact terms and is not for sharing.
 """
 
 from __future__ import annotations
@@ -35,6 +41,17 @@ POSITIVE_RGB = (67, 147, 195)
 """Colour of a token whose term is above 0 (it reads for the owner's watermark)."""
 NEGATIVE_RGB = (214, 96, 77)
 """Colour of a token whose term is below 0 (it reads against it)."""
+NEUTRAL_RGB = (150, 150, 150)
+"""Colour, in a shared view, of a counted token whose term is near 0."""
+LEVEL_THRESHOLD = 0.25
+"""In a shared view (exact terms left out) a term of at least this share of the scale reads
+"for", one of at most minus this share "against", anything between "neutral"."""
+LEVEL_COLOURS: dict[str, tuple[int, int, int, float]] = {
+    "for": (*POSITIVE_RGB, 0.8),
+    "neutral": (*NEUTRAL_RGB, 0.3),
+    "against": (*NEGATIVE_RGB, 0.8),
+}
+"""The colour of each level of a shared view (:func:`token_level`)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +144,26 @@ def token_colour(term: float, scale: float) -> tuple[int, int, int, float] | Non
         return None
     rgb = POSITIVE_RGB if term >= 0 else NEGATIVE_RGB
     return (*rgb, round(min(abs(term) / scale, 1.0), 3))
+
+
+def token_level(term: float, scale: float) -> str | None:
+    """A term's level in a shared view: ``"for"`` (at least :data:`LEVEL_THRESHOLD` of
+    ``scale``), ``"against"`` (at most minus it) or ``"neutral"``; ``None`` for a token that is
+    not counted (NaN). Three levels say less than the exact term, which gives the token's
+    place in the owner's keyed permutation (see SECURITY.md, "The watermark view")."""
+    if math.isnan(term):
+        return None
+    share = term / scale
+    if share >= LEVEL_THRESHOLD:
+        return "for"
+    return "against" if share <= -LEVEL_THRESHOLD else "neutral"
+
+
+def level_colour(term: float, scale: float) -> tuple[int, int, int, float] | None:
+    """``(r, g, b, alpha)`` of a token in a shared view: its :func:`token_level`'s colour
+    (:data:`LEVEL_COLOURS`); ``None`` for a token that is not counted."""
+    level = token_level(term, scale)
+    return None if level is None else LEVEL_COLOURS[level]
 
 
 def unlearning_token_views(

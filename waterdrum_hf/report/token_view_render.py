@@ -1,7 +1,9 @@
 """Token views (:mod:`~waterdrum_hf.report.token_view`) drawn as a self-contained HTML page and
 as a PNG (matplotlib, no pyplot): each token on a background of its term's colour
 (:func:`~waterdrum_hf.report.token_view.token_colour`), with the text's score, null level and
-p-value above it. Both show the owner's display name only."""
+p-value above it. Both show the owner's display name only, and by default each token's level
+(for, neutral, against), not its exact term: ``exact_terms=True`` draws the exact terms, for
+files that stay with the key's holder (see SECURITY.md, "The watermark view")."""
 
 from __future__ import annotations
 
@@ -13,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from waterdrum_hf._validation import check_positive_int
-from waterdrum_hf.report.token_view import TokenView, token_colour
+from waterdrum_hf.report.token_view import (
+    LEVEL_COLOURS,
+    LEVEL_THRESHOLD,
+    TokenView,
+    level_colour,
+    token_colour,
+    token_level,
+)
 
 EXPLANATION = (
     "Each token is coloured by its term of the watermark function under the owner's key: "
@@ -25,7 +34,23 @@ EXPLANATION = (
     '"no watermark" (normal approximation: approximate when the score rests on fewer than a '
     "few hundred token pairs)."
 )
-"""What a view shows, in the words both the HTML page and the PNG use."""
+"""What a view with its exact terms shows, in the words both the HTML page and the PNG use."""
+
+SHARED_EXPLANATION = (
+    "Each token is coloured by the level of its term of the watermark function under the "
+    f"owner's key: blue reads for the owner's watermark (a term of at least {LEVEL_THRESHOLD:g} "
+    f"of the largest the scheme gives), red against (at most -{LEVEL_THRESHOLD:g} of it), light "
+    "grey near zero; grey tokens are not counted (the first n-gram context, or outside the "
+    "watermarking vocabulary). The exact terms are left out: each would tell where its token "
+    "sits in the owner's keyed permutation. The score is the mean of the counted terms. The "
+    "null level is what the score reads, mean ± sd, under a key that owns nothing (exact, from "
+    'the text\'s token pairs); p is the one-sided p-value of "no watermark" (normal '
+    "approximation: approximate when the score rests on fewer than a few hundred token pairs)."
+)
+"""What a view shows by default (three levels, no exact term): the words of both files."""
+
+LEVEL_WORDS = {"for": "for the watermark", "neutral": "near zero", "against": "against"}
+"""Each level's words in the legend and in a token's tooltip."""
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
@@ -74,25 +99,37 @@ def _signed(value: float) -> str:
 
 
 def token_views_html(
-    views: Sequence[TokenView], *, title: str = "Watermark view", columns: int = 1
+    views: Sequence[TokenView],
+    *,
+    title: str = "Watermark view",
+    columns: int = 1,
+    exact_terms: bool = False,
 ) -> str:
     """One HTML page of ``views`` (``columns`` side by side): inline CSS only, no script, no
-    fetched font or image, so it opens anywhere and can be attached as it is."""
+    fetched font or image, so it opens anywhere and can be attached as it is. Each token
+    shows its level (:func:`~waterdrum_hf.report.token_view.token_level`); with
+    ``exact_terms=True`` its exact term, as colour and as tooltip (``term +0.9291``)."""
     columns = check_positive_int(columns, "columns")
-    sections = "\n".join(_html_section(view) for view in _checked(views))
-    legend = " ".join(
-        f'<span class="key" style="background-color:{_css(c)}">{html.escape(word)}</span>'
-        for word, c in (
+    sections = "\n".join(_html_section(view, exact_terms) for view in _checked(views))
+    keys = (
+        [
             ("for the watermark", token_colour(1.0, 1.0)),
             ("weakly for", token_colour(0.3, 1.0)),
             ("against", token_colour(-1.0, 1.0)),
-        )
+        ]
+        if exact_terms
+        else [(LEVEL_WORDS[level], LEVEL_COLOURS[level]) for level in LEVEL_WORDS]
+    )
+    legend = " ".join(
+        f'<span class="key" style="background-color:{_css(c)}">{html.escape(word)}</span>'
+        for word, c in keys
     )
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
         f"<style>{_STYLE.replace('COLUMNS', str(columns))}</style>\n</head>\n<body>\n"
-        f'<h1>{html.escape(title)}</h1>\n<p class="about">{html.escape(EXPLANATION)}</p>\n'
+        f'<h1>{html.escape(title)}</h1>\n<p class="about">'
+        f"{html.escape(EXPLANATION if exact_terms else SHARED_EXPLANATION)}</p>\n"
         f'<p class="about">{legend} <span class="key" style="color:#999">not counted</span></p>\n'
         f'<div class="grid">\n{sections}\n</div>\n</body>\n</html>\n'
     )
@@ -104,18 +141,25 @@ def plot_token_views(
     *,
     title: str = "Watermark view",
     columns: int = 1,
+    exact_terms: bool = False,
 ) -> Path:
-    """Draw ``views`` (``columns`` side by side) into a PNG at ``path``; return the path."""
-    fig = token_views_figure(views, title=title, columns=columns)
+    """Draw ``views`` (``columns`` side by side) into a PNG at ``path``; return the path.
+    Tokens show their levels, or with ``exact_terms=True`` their exact terms."""
+    fig = token_views_figure(views, title=title, columns=columns, exact_terms=exact_terms)
     fig.savefig(path, dpi=120, facecolor="white")
     return Path(path)
 
 
 def token_views_figure(
-    views: Sequence[TokenView], *, title: str = "Watermark view", columns: int = 1
+    views: Sequence[TokenView],
+    *,
+    title: str = "Watermark view",
+    columns: int = 1,
+    exact_terms: bool = False,
 ) -> Any:
     """The matplotlib ``Figure`` of :func:`plot_token_views`: text laid out on a grid of
-    monospace characters, a coloured box behind each counted token."""
+    monospace characters, a coloured box behind each counted token (its level's colour, or
+    with ``exact_terms=True`` its exact term's)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
@@ -124,12 +168,17 @@ def token_views_figure(
     views = _checked(views)
     header = [(0, 0, title, None, "bold")] + [
         (row + 1, 0, line, None, "normal")
-        for row, line in enumerate(_wrap(EXPLANATION, columns * (_LINE_CHARS + _GAP_CHARS) - 4))
+        for row, line in enumerate(
+            _wrap(
+                EXPLANATION if exact_terms else SHARED_EXPLANATION,
+                columns * (_LINE_CHARS + _GAP_CHARS) - 4,
+            )
+        )
     ]
     top = len(header) + 1
     cells: list[tuple[int, int, str, Any, str]] = list(header)
     for first in range(0, len(views), columns):
-        blocks = [_view_cells(v) for v in views[first : first + columns]]
+        blocks = [_view_cells(v, exact_terms) for v in views[first : first + columns]]
         for column, block in enumerate(blocks):
             left = column * (_LINE_CHARS + _GAP_CHARS)
             cells += [(top + row, left + col, s, c, w) for row, col, s, c, w in block]
@@ -159,22 +208,29 @@ def _checked(views: Sequence[TokenView]) -> list[TokenView]:
     return views
 
 
-def _html_section(view: TokenView) -> str:
+def _html_section(view: TokenView, exact_terms: bool) -> str:
     spans = []
     for piece, term in zip(view.tokens, view.terms, strict=True):
-        colour = token_colour(term, view.scale)
+        colour = _colour(term, view.scale, exact_terms)
         if colour is None:
             spans.append(f'<span class="u" title="not counted">{html.escape(piece)}</span>')
         else:
+            level = token_level(term, view.scale) or "neutral"  # counted: never None here
+            tip = f"term {term:+.4f}" if exact_terms else LEVEL_WORDS[level]
             spans.append(
                 f'<span class="t" style="background-color:{_css(colour)}" '
-                f'title="term {term:+.4f}">{html.escape(piece)}</span>'
+                f'title="{tip}">{html.escape(piece)}</span>'
             )
     heading = f"<h2>{html.escape(view.label)}</h2>" if view.label else ""
     return (
         f'<section class="view">{heading}<p class="stats">{html.escape(stats_line(view))}</p>'
         f'<div class="text">{"".join(spans)}</div></section>'
     )
+
+
+def _colour(term: float, scale: float, exact_terms: bool) -> tuple[int, int, int, float] | None:
+    """A token's colour: its exact term's, or its level's."""
+    return token_colour(term, scale) if exact_terms else level_colour(term, scale)
 
 
 def _css(colour: tuple[int, int, int, float] | None) -> str:
@@ -186,7 +242,7 @@ def _rgba(colour: tuple[int, int, int, float]) -> tuple[float, float, float, flo
     return (colour[0] / 255, colour[1] / 255, colour[2] / 255, colour[3])
 
 
-def _view_cells(view: TokenView) -> list[tuple[int, int, str, Any, str]]:
+def _view_cells(view: TokenView, exact_terms: bool) -> list[tuple[int, int, str, Any, str]]:
     """``(row, column, string, colour, weight)`` of a view's label, numbers and tokens; the
     colour is a :func:`token_colour`, ``False`` for a token that is not counted, ``None``
     for plain text."""
@@ -197,7 +253,7 @@ def _view_cells(view: TokenView) -> list[tuple[int, int, str, Any, str]]:
         cells.append((len(cells), 0, line, None, "normal"))
     row, col = len(cells) + 1, 0
     for piece, term in zip(view.tokens, view.terms, strict=True):
-        colour = token_colour(term, view.scale)
+        colour = _colour(term, view.scale, exact_terms)
         for k, part in enumerate(_printable(piece).split("\n")):
             if k or col + len(part) > _LINE_CHARS >= len(part):  # a token that fits: unbroken
                 row, col = row + 1, 0
@@ -246,12 +302,23 @@ def write_token_views(
     stem: str = "watermark_view",
     title: str = "Watermark view",
     columns: int = 1,
+    exact_terms: bool = False,
 ) -> tuple[Path, Path]:
     """Write ``views`` as ``<stem>.html`` (self-contained: inline CSS, no script, nothing
     fetched) and ``<stem>.png`` into ``out_dir``, ``columns`` views side by side; return both
-    paths."""
+    paths.
+
+    Both files show each token's level (for, neutral, against), not its exact term: an exact
+    term tells where the token sits in the owner's keyed permutation after its context, so a
+    reader could raise or lower the watermark on the token pairs shown. ``exact_terms=True``
+    writes the exact terms (colour strength and ``title="term +0.9291"``): keep such files
+    with whoever holds the key."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     html = out / f"{stem}.html"
-    html.write_text(token_views_html(views, title=title, columns=columns), encoding="utf-8")
-    return html, plot_token_views(views, out / f"{stem}.png", title=title, columns=columns)
+    page = token_views_html(views, title=title, columns=columns, exact_terms=exact_terms)
+    html.write_text(page, encoding="utf-8")
+    png = plot_token_views(
+        views, out / f"{stem}.png", title=title, columns=columns, exact_terms=exact_terms
+    )
+    return html, png
