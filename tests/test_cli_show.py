@@ -60,6 +60,9 @@ def test_keys_file_reads_each_row_with_its_owners_key_and_rows_come_from_every_o
         assert f"score {verifier.verify(text, KEYS[name])[0]:+.3f}" in page
     printed = capsys.readouterr()
     assert not any(str(key) in printed.out + printed.err for key in KEYS.values())
+    # The caption names the vocabulary the text was read with, not the scheme's None.
+    assert f"vocab_size={tokenizer.vocab_size})" in page
+    assert "vocab_size=None" not in page
 
 
 def test_a_several_id_file_needs_owner_to_choose_one(demo_files, tiny_model, capsys):

@@ -129,6 +129,14 @@ class Source:
                 f"{ENVIRONMENT['watermark_tokenizer']}"
             )
 
+    def watermark_tokenizer_location(self) -> str:
+        """What loads the watermark tokenizer: its name or folder (``tiny``: the built-in
+        model's, resolved here)."""
+        from waterdrum_hf.tiny import pretrained_location
+
+        assert self.watermark_tokenizer is not None  # check() refuses a source without one
+        return pretrained_location(self.watermark_tokenizer, "watermark_tokenizer")
+
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
 
@@ -262,7 +270,7 @@ def documents(**metadata: Any) -> Any:
         )
     # What the aggregation needs is checked now, not after hours of sampling.
     source.forget_ids()
-    load_tokenizer(pretrained_location(source.watermark_tokenizer, "watermark_tokenizer"))
+    load_tokenizer(source.watermark_tokenizer_location())
     docs = {
         "query": queries,
         "owner": [owners[row] for row in order],
@@ -300,7 +308,6 @@ def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
     """:func:`waterdrum_result`'s flat scalars over all queries (computed once for the four
     aggregations of a task)."""
     from waterdrum_hf.metric import waterdrum_result
-    from waterdrum_hf.tiny import pretrained_location
 
     sources = {item.source for item in items}
     if len(sources) != 1:
@@ -315,7 +322,7 @@ def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
     result = waterdrum_result(
         [list(item.samples) for item in items],
         [ids[item.owner] for item in items],
-        pretrained_location(source.watermark_tokenizer, "watermark_tokenizer"),
+        source.watermark_tokenizer_location(),
         config=_scoring_config(source.scoring),
         forget_ids=source.forget_ids(),
     )

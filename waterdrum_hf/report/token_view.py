@@ -131,7 +131,12 @@ def token_view(
         score=score,
         scale=_term_scale(verifier, terms),
         owner=owner,
-        scheme={**verifier.scheme.settings(), "n_gram": verifier.n_gram},
+        # The vocabulary the text was read with (a scheme's own None means "the tokenizer's").
+        scheme={
+            **verifier.scheme.settings(),
+            "n_gram": verifier.n_gram,
+            "vocab_size": verifier.vocab_size,
+        },
         label=label,
         **statistics,
     )
