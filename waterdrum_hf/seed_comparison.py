@@ -225,7 +225,8 @@ def compare_seeds(
             name: difference_interval(
                 _values(typed[a], name), _values(typed[b], name), confidence, paired=paired
             )
-            for name in values[a].keys() & values[b].keys()
+            for name in values[a]
+            if name in values[b]  # in the sets' order: no set's hash order reaches the dict
         }
         for i, a in enumerate(models)
         for b in models[i + 1 :]
