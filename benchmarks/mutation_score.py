@@ -87,6 +87,11 @@ def build_workspace(fresh: bool) -> None:
             if not copy.exists() or copy.read_bytes() != path.read_bytes():
                 shutil.copy2(path, copy)
     shutil.copytree(ROOT / "tests", WORKSPACE / "tests", ignore=ignore, dirs_exist_ok=True)
+    # The benchmark scripts a fast test runs in small (owner_detection_error.py and what it
+    # imports), beside the tests as in the repository.
+    (WORKSPACE / "benchmarks").mkdir(exist_ok=True)
+    for script in (ROOT / "benchmarks").glob("*.py"):
+        shutil.copy2(script, WORKSPACE / "benchmarks" / script.name)
     shutil.copy2(ROOT / "pyproject.toml", WORKSPACE / "pyproject.toml")
     forget_unmutated_copies()
 

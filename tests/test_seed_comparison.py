@@ -166,3 +166,175 @@ def test_intervals_over_runs_cover_the_true_mean_at_their_level():
     assert abs(hits / draws - 0.95) < band
     assert abs(difference_hits / draws - 0.95) < band
     assert query_hits / draws < 0.7  # what the README printed before: it misses many reruns
+
+
+def test_every_interval_of_a_comparison_is_at_its_confidence():
+    """At 90 % every value, difference and distance is scipy's 90 % t interval, and a method
+    that ties at 95 % can be separated at 90 % (the verdict reads the same level)."""
+    retrained = [result(0.03, 0.70), result(0.05, 0.68), result(0.04, 0.69)]
+    near = [result(0.10, 0.66), result(0.13, 0.64), result(0.11, 0.66)]
+    other = [result(0.14, 0.64), result(0.21, 0.58), result(0.15, 0.62)]
+    runs = {"retrained": retrained, "near": near, "other": other}
+    at_90, at_95 = compare_seeds(runs, confidence=0.9), compare_seeds(runs)
+
+    def t90(values):
+        return stats.t.interval(0.9, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
+
+    value = at_90.values["near"]["forget"]
+    assert (value.ci_low, value.ci_high) == pytest.approx(t90([0.10, 0.13, 0.11]))
+    diff = at_90.differences[("near", "other")]["retain"]
+    assert (diff.ci_low, diff.ci_high) == pytest.approx(t90([0.02, 0.06, 0.04]))
+    d = [math.hypot(f - rf, r - rr) for (f, r), (rf, rr) in
+         zip([(0.10, 0.66), (0.13, 0.64), (0.11, 0.66)], [(0.03, 0.70), (0.05, 0.68), (0.04, 0.69)],
+             strict=True)]  # fmt: skip
+    distance = at_90.distances["near"]
+    assert (distance.ci_low, distance.ci_high) == pytest.approx(t90(d))
+    assert at_95.closest.names == ("near", "other") and at_90.closest.names == ("near",)
+    assert at_90.confidence == 0.9 and at_90.to_dict()["confidence"] == 0.9
+
+
+def test_differences_cover_every_pair_once_in_the_models_order():
+    runs = {name: [result(0.1 * i, 0.5)] * 2 for i, name in enumerate(("a", "b", "c"), 1)}
+    runs["a"] = [result(0.1, 0.5), result(0.12, 0.52)]  # some spread
+    comparison = compare_seeds(runs)
+    assert list(comparison.differences) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert list(comparison.differences[("a", "b")]) == ["forget", "retain"]
+    assert comparison.paired is True and compare_seeds(runs, paired=False).paired is False
+
+
+def test_tied_methods_are_listed_by_their_mean_distance():
+    retrained = [result(0.0, 0.7), result(0.0, 0.7)]
+    runs = {
+        "retrained": retrained,
+        "far_tie": [result(0.30, 0.7), result(0.02, 0.7)],  # mean distance 0.16
+        "best": [result(0.10, 0.7), result(0.12, 0.7)],  # 0.11
+        "mid_tie": [result(0.02, 0.7), result(0.25, 0.7)],  # 0.135
+    }
+    closest = compare_seeds(runs).closest
+    assert closest.names == ("best", "mid_tie", "far_tie") and closest.num_seeds == 2
+
+
+def test_unpaired_distances_are_to_the_references_mean_point():
+    runs = {
+        "retrained": [result(0.02, 0.70), result(0.06, 0.66)],  # mean point (0.04, 0.68)
+        "kl": [result(0.30, 0.40), result(0.20, 0.50), result(0.25, 0.45)],
+    }
+    comparison = compare_seeds(runs, paired=False)
+    expected = [math.hypot(f - 0.04, r - 0.68) for f, r in ((0.3, 0.4), (0.2, 0.5), (0.25, 0.45))]
+    assert comparison.distances["kl"].value == pytest.approx(np.mean(expected))
+    assert comparison.distances["kl"].num_seeds == 3
+
+
+def test_welch_with_one_run_on_a_side_or_no_spread():
+    one = difference_interval([0.3], [0.1, 0.2, 0.15], paired=False)
+    assert one.value == pytest.approx(0.15) and (one.ci_low, one.ci_high) == (None, None)
+    assert one.num_seeds == 1
+    flat = difference_interval([0.3, 0.3], [0.1, 0.1], paired=False)
+    assert (flat.value, flat.ci_low, flat.ci_high) == pytest.approx((0.2, 0.2, 0.2))
+    assert flat.interval_over == "seeds"
+
+
+def test_a_distances_interval_stops_at_zero_and_nowhere_else():
+    cut = seed_interval([0.01, 0.3], bounds=(0.0, math.inf))
+    assert cut.ci_low == 0.0
+    comparison = compare_seeds(
+        {
+            "retrained": [result(0.0, 0.7), result(0.0, 0.7)],
+            "kl": [result(0.01, 0.7), result(0.30, 0.7)],
+        }  # fmt: skip
+    )
+    assert comparison.distances["kl"].ci_low == 0.0
+    wide = compare_seeds(
+        {
+            "retrained": [result(0.0, 0.7)] * 3,
+            "kl": [result(0.5, 0.7), result(0.6, 0.7), result(0.55, 0.7)],
+        }  # fmt: skip
+    ).distances["kl"]
+    assert 0.0 < wide.ci_low < 0.5  # t's own end: no floor above 0
+
+
+def test_run_values_are_numbers_in_one_dimension():
+    assert seed_interval([1, 2, 3]).value == 2.0  # integers read as floats
+    with pytest.raises(ValueError, match="non-empty list"):
+        seed_interval([[0.1, 0.2], [0.3, 0.4]])
+    with pytest.raises(ValueError, match="non-empty list"):
+        seed_interval([])
+    with pytest.raises(ValueError, match="NaN/inf"):
+        difference_interval([0.1, math.nan], [0.2, 0.3])
+
+
+def test_one_runs_value_keeps_its_query_interval_in_the_flat_dict():
+    comparison = compare_seeds({"kl": [result(0.2, 0.5, ci=0.03)]})
+    value = comparison.values["kl"]["forget"]
+    assert (value.value, value.num_seeds, value.interval_over) == (0.2, 1, "queries")
+    flat = comparison.to_dict()
+    assert flat["kl/forget_ci_low"] == pytest.approx(0.17) and flat["kl/num_seeds"] == 1
+    no_interval = compare_seeds({"kl": [result(0.2, 0.5)]}).to_dict()
+    assert "kl/forget_ci_low" not in no_interval and "kl/forget_ci_high" not in no_interval
+
+
+def test_the_verdict_pairs_distances_by_run_when_the_runs_share_seeds():
+    """A run effect shared by both methods (the runs' spread is large) cancels in paired
+    differences: b is always 0.05 farther, which separates them; unpaired, they tie."""
+    retrained = [result(0.0, 0.7)] * 3
+    a = [result(0.1, 0.7), result(0.5, 0.7), result(0.9, 0.7)]
+    b = [result(0.15, 0.7), result(0.55, 0.7), result(0.95, 0.7)]
+    runs = {"retrained": retrained, "a": a, "b": b}
+    assert compare_seeds(runs).closest.names == ("a",)
+    assert compare_seeds(runs, paired=False).closest.names == ("a", "b")
+    flat = compare_seeds(runs, paired=False).to_dict()
+    assert flat["closest"] == "a,b" and flat["closest_separated"] is False
+    assert flat["a/distance"] == pytest.approx(0.5) and "a/distance_ci_low" in flat
+
+
+def test_welch_differences_say_how_many_runs_and_over_what():
+    welch = difference_interval([0.3, 0.2, 0.25], [0.1, 0.2], paired=False)
+    assert welch.value == pytest.approx(0.25 - 0.15)
+    assert (welch.num_seeds, welch.std, welch.interval_over) == (2, None, "seeds")
+    flat = difference_interval([0.3, 0.3, 0.3], [0.1, 0.1], paired=False)
+    assert (flat.num_seeds, flat.std) == (2, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "over", "excludes"),
+    [
+        (0.01, 0.2, "seeds", True),
+        (-0.2, -0.01, "seeds", True),
+        (0.0, 0.2, "seeds", False),  # touching 0 is not excluding it
+        (-0.2, 0.0, "seeds", False),
+        (0.01, 0.2, "queries", False),  # a query interval says nothing of a rerun
+        (None, 0.2, "seeds", False),
+        (0.01, None, "seeds", False),
+    ],
+)
+def test_an_interval_excludes_zero_only_over_runs_and_strictly(low, high, over, excludes):
+    from waterdrum_hf import SeedValue
+
+    assert SeedValue(0.1, low, high, 3, None, over).excludes_zero() is excludes
+
+
+def test_a_model_without_both_sets_has_no_distance_and_the_run_count_is_the_largest():
+    retain_only = WaterDrumResult(
+        retain=SetValue(0.5), num_queries=1, num_scored=1, num_skipped=0
+    )  # fmt: skip
+    runs = {
+        "retrained": [result(0.0, 0.7)] * 3,
+        "kl": [result(0.2, 0.5)] * 3,
+        "partial": [retain_only] * 3,
+    }
+    comparison = compare_seeds(runs)
+    assert set(comparison.distances) == {"kl"} and comparison.num_seeds() == 3
+    assert compare_seeds({"kl": [result(0.2, 0.5)]}).num_seeds() == 1
+
+
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        (lambda: seed_interval([math.inf]), "`values`"),
+        (lambda: difference_interval([math.nan, 0.1], [0.1, 0.2]), "`a`"),
+        (lambda: difference_interval([0.1, 0.2], [0.1, math.nan]), "`b`"),
+    ],
+)
+def test_bad_run_values_name_their_argument(call, named):
+    with pytest.raises(ValueError, match=named):
+        call()

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import stats
 
 from waterdrum_hf.bootstrap import check_confidence
-from waterdrum_hf.metric import SetValue, WaterDrumResult
+from waterdrum_hf.metric import WaterDrumResult
 
 SETS = ("forget", "retain", "overall")
 
@@ -279,43 +279,34 @@ def _distances(
     typed: Mapping[str, Sequence[WaterDrumResult]], reference: str, baseline: str
 ) -> dict[str, list[float]]:
     """Each method's distance to ``reference`` in the (forget, retain) plane, run by run
-    (paired runs: run ``i`` against the reference's run ``i``; otherwise against the mean)."""
-    target = typed.get(reference)
-    if target is None or not all(r.forget and r.retain for r in target):
+    (as many runs as the reference: run ``i`` against its run ``i``; otherwise against the
+    reference's mean point)."""
+    target = [_point(r) for r in typed.get(reference, [])]
+    if not target or None in target:
         return {}
-    methods = {
-        m: results
-        for m, results in typed.items()
-        if m not in (reference, baseline) and all(r.forget and r.retain for r in results)
-    }
     distances = {}
-    for method, results in methods.items():
-        if len(results) == len(target):
-            pairs = list(zip(results, target, strict=True))
-        else:
-            mean = _mean_point(target)
-            pairs = [(r, mean) for r in results]
-        distances[method] = [_distance(r, t) for r, t in pairs]
+    for method, results in typed.items():
+        points = [_point(r) for r in results]
+        if method in (reference, baseline) or None in points:
+            continue
+        targets = target if len(points) == len(target) else [_mean(target)] * len(points)
+        distances[method] = [
+            math.hypot(p[0] - t[0], p[1] - t[1])  # type: ignore[index]
+            for p, t in zip(points, targets, strict=True)
+        ]
     return distances
 
 
-def _distance(result: WaterDrumResult, target: WaterDrumResult) -> float:
-    """The distance of two results in the (forget, retain) plane (both sets present)."""
-    assert result.forget and result.retain and target.forget and target.retain
-    return math.hypot(
-        result.forget.value - target.forget.value, result.retain.value - target.retain.value
-    )
+def _point(result: WaterDrumResult) -> tuple[float, float] | None:
+    """A result's (forget, retain) point; ``None`` without both sets."""
+    if result.forget is None or result.retain is None:
+        return None
+    return result.forget.value, result.retain.value
 
 
-def _mean_point(results: Sequence[WaterDrumResult]) -> WaterDrumResult:
-    """A stand-in result at the mean (forget, retain) point of ``results``."""
-    return WaterDrumResult(
-        forget=SetValue(float(np.mean(_values(results, "forget")))),
-        retain=SetValue(float(np.mean(_values(results, "retain")))),
-        num_queries=0,
-        num_scored=0,
-        num_skipped=0,
-    )
+def _mean(points: Sequence[tuple[float, float] | None]) -> tuple[float, float]:
+    forget, retain = np.mean(np.array(points, dtype=np.float64), axis=0)
+    return float(forget), float(retain)
 
 
 def _closest(
