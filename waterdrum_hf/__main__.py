@@ -2,6 +2,6 @@
 
 import sys
 
-from waterdrum_hf.cli import main
+from waterdrum_hf.scripts import main
 
 sys.exit(main())

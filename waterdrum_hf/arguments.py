@@ -13,7 +13,7 @@ builds the callback in one line::
 none); the unlearning trainers of :mod:`waterdrum_hf.trainers` bind it themselves.
 
 The flags (and a ``--config recipe.yaml``'s keys) are the fields' names:
-``--waterdrum_null analytic --waterdrum_confidence 0.95 --waterdrum_eval_steps 20``. The
+``--waterdrum_null empirical --waterdrum_confidence 0.95 --waterdrum_eval_steps 20``. The
 scoring fields become one :class:`~waterdrum_hf.WaterDrumConfig` (:meth:`scoring_config`),
 validated when the arguments are parsed.
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from waterdrum_hf._fields import flag
-from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
+from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, scoring_field
 
 if TYPE_CHECKING:
     from waterdrum_hf.callbacks import WaterDrumCallback
@@ -51,30 +51,20 @@ class WaterDrumArguments:
         "question", "Column of questions (QA queries), used without a text column."
     )
     waterdrum_prefix_tokens: int = flag(50, "Query length: the first tokens of each text.")
-    waterdrum_scheme: Literal["waterfall", "kgw"] = flag(
-        "waterfall", "Watermark scheme of the data."
+    waterdrum_scheme: Literal["waterfall", "kgw"] = scoring_field("scheme")
+    waterdrum_k_p: int | None = scoring_field("k_p")
+    waterdrum_gamma: float | None = scoring_field("gamma")
+    waterdrum_n_gram: int = scoring_field("n_gram")
+    waterdrum_vocab_size: int | None = scoring_field("vocab_size")
+    waterdrum_pooling: Literal["tokens", "mean"] = scoring_field("pooling")
+    waterdrum_null: Literal["analytic", "empirical", "none"] | None = scoring_field(
+        "null", "waterdrum_"
     )
-    waterdrum_k_p: int | None = flag(None, "Waterfall's function number (default 1).")
-    waterdrum_gamma: float | None = flag(None, "KGW's green share (default 0.5).")
-    waterdrum_n_gram: int = flag(2, "Watermark n-gram (2: one previous token).")
-    waterdrum_vocab_size: int | None = flag(
-        None, "Expected watermark vocabulary size (checked against the tokenizer)."
-    )
-    waterdrum_pooling: Literal["tokens", "mean"] = flag(
-        "tokens", "How a query pools its samples: token-weighted (the paper's) or the mean."
-    )
-    waterdrum_null: Literal["none", "analytic", "empirical"] = flag(
-        "none",
-        "Null levels and p-values: analytic (from the pair counts, a few percent of the "
-        "scoring), empirical (--waterdrum_null_keys random keys) or none.",
-    )
-    waterdrum_null_keys: int = flag(0, "Random keys of the empirical null.")
-    waterdrum_null_seed: int = flag(0, "Seed of the empirical null's keys.")
-    waterdrum_confidence: float | None = flag(
-        None, "Level of bootstrap confidence intervals (e.g. 0.95); none by default."
-    )
-    waterdrum_bootstrap_resamples: int = flag(1000, "Resamples of the bootstrap.")
-    waterdrum_bootstrap_seed: int = flag(0, "Seed of the bootstrap.")
+    waterdrum_null_keys: int = scoring_field("null_keys", "waterdrum_")
+    waterdrum_null_seed: int = scoring_field("null_seed")
+    waterdrum_confidence: float | None = scoring_field("confidence")
+    waterdrum_bootstrap_resamples: int = scoring_field("bootstrap_resamples")
+    waterdrum_bootstrap_seed: int = scoring_field("bootstrap_seed")
     waterdrum_eval_steps: int = flag(50, "Evaluate every this many optimizer steps.")
     waterdrum_max_queries_per_owner: int | None = flag(
         None, "Evaluate at most this many queries per owner."
@@ -89,31 +79,11 @@ class WaterDrumArguments:
         self.evaluation_plan()
 
     def scoring_config(self) -> WaterDrumConfig:
-        """The scoring fields as one :class:`~waterdrum_hf.WaterDrumConfig`."""
-        from waterdrum_hf.schemes import resolve_scheme
-
-        scheme = resolve_scheme(
-            self.waterdrum_scheme,
-            k_p=self.waterdrum_k_p,
-            gamma=self.waterdrum_gamma,
-            n_gram=self.waterdrum_n_gram,
-            vocab_size=self.waterdrum_vocab_size,
-        )
-        null = None
-        if self.waterdrum_null != "none":
-            keys, seed = self.waterdrum_null_keys, self.waterdrum_null_seed
-            null = NullConfig(self.waterdrum_null, keys=keys, seed=seed)
-        elif self.waterdrum_null_keys:
-            raise ValueError("--waterdrum_null_keys needs --waterdrum_null empirical.")
-        interval = None
-        if self.waterdrum_confidence is not None:
-            interval = IntervalConfig(
-                self.waterdrum_confidence,
-                resamples=self.waterdrum_bootstrap_resamples,
-                seed=self.waterdrum_bootstrap_seed,
-            )
-        return WaterDrumConfig(
-            scheme=scheme, pooling=self.waterdrum_pooling, null=null, interval=interval
+        """The scoring fields as one :class:`~waterdrum_hf.WaterDrumConfig`, read by
+        :meth:`~waterdrum_hf.WaterDrumConfig.from_keywords` (as the ``evaluate`` keywords and the
+        scripts' flags are)."""
+        return WaterDrumConfig.from_keywords(
+            {name: getattr(self, f"waterdrum_{name}") for name in KEYWORDS}
         )
 
     def sampling_config(self) -> SamplingConfig:

@@ -6,21 +6,20 @@ vocabulary size; KGW's ``gamma``...), how a query pools its samples, the null th
 "no watermark" reads at, and the bootstrap interval. It is validated once, when built, and
 travels whole through the metric, the callback, the audits, ``verify_dataset``, the command
 line and the lm-evaluation-harness task; ``report.json`` and run fingerprints record its
-:meth:`~WaterDrumConfig.to_dict`. Flat keyword arguments exist at the ``evaluate`` edge only,
-mapped here by :meth:`WaterDrumConfig.from_keywords`.
+:meth:`~WaterDrumConfig.to_dict`. The flat settings (the ``evaluate`` keywords, the scripts'
+flags, ``WaterDrumArguments``' fields) are mapped here, once, by :meth:`WaterDrumConfig.from_keywords`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, get_args
 
+from waterdrum_hf._fields import flag
 from waterdrum_hf._validation import check_positive_int
-from waterdrum_hf._warnings import warn_user
 from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, check_confidence, check_resamples
 from waterdrum_hf.schemes import (
     WaterfallScheme,
@@ -35,22 +34,49 @@ Pooling = Literal["tokens", "mean"]
 NullMethod = Literal["analytic", "empirical"]
 """The analytic null (exact moments from the token-pair counts) or random null keys."""
 
-KEYWORDS = (
-    "scheme",
-    "k_p",
-    "gamma",
-    "n_gram",
-    "vocab_size",
-    "pooling",
-    "null",
-    "null_keys",
-    "null_seed",
-    "confidence",
-    "bootstrap_resamples",
-    "bootstrap_seed",
-)
-"""The flat keyword arguments of the ``evaluate`` module that :meth:`WaterDrumConfig.from_keywords`
-maps to a configuration."""
+DEFAULT_NULL_KEYS = 100
+"""Random keys of the empirical null when ``null="empirical"`` is given without ``null_keys``."""
+
+SCORING_SETTINGS: Mapping[str, tuple[Any, str]] = {
+    "scheme": ("waterfall", "Watermark scheme of the data: waterfall (the paper's) or kgw."),
+    "k_p": (None, "Waterfall's function number (default 1)."),
+    "gamma": (None, "KGW's green share of the vocabulary (default 0.5)."),
+    "n_gram": (2, "Watermark n-gram (2: one previous token)."),
+    "vocab_size": (None, "Expected watermark vocabulary size (checked against the tokenizer)."),
+    "pooling": (
+        "tokens",
+        "How a query pools its samples: token-weighted (tokens, the paper's) or the mean.",
+    ),
+    "null": (
+        None,
+        "What 'no watermark' reads at: analytic (from the pair counts, a few percent of the "
+        "scoring; the default), empirical (random keys, exact p; the default when null_keys > "
+        "0) or none.",
+    ),
+    "null_keys": (
+        0,
+        f"Random keys of the empirical null ({DEFAULT_NULL_KEYS} when null is "
+        "empirical and this is 0).",
+    ),
+    "null_seed": (0, "Seed of the empirical null's keys."),
+    "confidence": (None, "Level of bootstrap intervals over queries (e.g. 0.95); none by default."),
+    "bootstrap_resamples": (DEFAULT_RESAMPLES, "Resamples of the bootstrap."),
+    "bootstrap_seed": (0, "Seed of the bootstrap."),
+}
+"""The flat scoring settings, each with its default and help: the ``evaluate`` module's
+keywords, the command-line scripts' flags and :class:`~waterdrum_hf.WaterDrumArguments`'
+``waterdrum_*`` fields are these names, read by one function
+(:meth:`WaterDrumConfig.from_keywords`)."""
+
+KEYWORDS = tuple(SCORING_SETTINGS)
+"""The names of :data:`SCORING_SETTINGS`."""
+
+
+def scoring_field(name: str, prefix: str = "") -> Any:
+    """A dataclass field for the flat setting ``name`` (its default and help from
+    :data:`SCORING_SETTINGS`); ``prefix`` is the field's prefix, named in the help."""
+    default, help = SCORING_SETTINGS[name]
+    return flag(default, help.replace("null_keys", f"{prefix}null_keys"))
 
 
 @dataclass(frozen=True)
@@ -195,58 +221,30 @@ class WaterDrumConfig:
 
     @classmethod
     def from_keywords(cls, keywords: Mapping[str, Any]) -> WaterDrumConfig:
-        """The configuration of the ``evaluate`` module's flat keyword arguments (the names of
-        :data:`KEYWORDS`, with that module's defaults): the one place they are mapped.
+        """The configuration of the flat settings (:data:`SCORING_SETTINGS`' names, absent ones at
+        their defaults): the one place they are mapped, for the ``evaluate`` module, the command
+        line and :class:`~waterdrum_hf.WaterDrumArguments` alike.
 
-        ``null_keys`` > 0 alone means the empirical null; ``null="analytic"`` takes no keys;
+        The null: ``null`` unset is the analytic null, or the empirical one where ``null_keys``
+        > 0; ``"empirical"`` without keys takes :data:`DEFAULT_NULL_KEYS`; ``"none"``: no null.
         ``null_seed`` and ``bootstrap_*`` are refused where nothing would use them.
         """
         unknown = sorted(set(keywords) - set(KEYWORDS))
         if unknown:
             raise TypeError(f"{unknown} are not WaterDrum settings (known: {list(KEYWORDS)}).")
-        given = dict(keywords)
+        given = {
+            name: keywords.get(name, default) for name, (default, _) in SCORING_SETTINGS.items()
+        }
+        settings = ("k_p", "gamma", "n_gram", "vocab_size")  # absent: the scheme's own defaults
         scheme = resolve_scheme(
-            given.get("scheme", "waterfall"),
-            **{
-                k: given[k]
-                for k in ("k_p", "gamma", "n_gram", "vocab_size")
-                if given.get(k) is not None
-            },
+            given["scheme"], **{k: keywords[k] for k in settings if keywords.get(k) is not None}
         )
         return cls(
             scheme=scheme,
-            pooling=given.get("pooling", "tokens"),
+            pooling=given["pooling"],
             null=_null_of_keywords(given),
             interval=_interval_of_keywords(given),
         )
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def accepts_scoring_keywords(function: F) -> F:
-    """Let ``function`` (which takes ``config=``) still take the flat scoring keywords of
-    0.1 (:data:`KEYWORDS`), mapped by :meth:`WaterDrumConfig.from_keywords`, with a
-    FutureWarning; beside ``config=`` they are refused."""
-
-    @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        old = {name: kwargs.pop(name) for name in KEYWORDS if name in kwargs}
-        if old:
-            if kwargs.get("config") is not None:
-                raise TypeError(
-                    f"{sorted(old)} are settings of `config`: pass them inside it, not beside it."
-                )
-            warn_user(
-                f"The keyword arguments {sorted(old)} are deprecated and will be removed in "
-                "0.3: pass config=WaterDrumConfig(...) (WaterDrumConfig.from_keywords(dict(...)) "
-                "maps the old keywords).",
-                FutureWarning,
-            )
-            kwargs["config"] = WaterDrumConfig.from_keywords(old)
-        return function(*args, **kwargs)
-
-    return call  # type: ignore[return-value]
 
 
 def _fields(value: Any) -> dict[str, Any]:
@@ -263,24 +261,22 @@ def _checked_part(value: Any, kind: type, name: str) -> dict[str, Any]:
 
 
 def _null_of_keywords(given: Mapping[str, Any]) -> NullConfig | None:
-    method: Any = given.get("null")  # checked by NullConfig
-    keys = given.get("null_keys", 0)
-    seed = given.get("null_seed", 0)
+    method: Any = given["null"]  # checked by NullConfig
+    keys, seed = given["null_keys"], given["null_seed"]
     if method is None:
-        method = "empirical" if keys else None
-    if method is None:
-        if seed:
-            raise ValueError("`null_seed` seeds the null keys: pass null_keys > 0 with it.")
-        return None
-    if method == "analytic" and seed:
-        raise ValueError("`null_seed` seeds the empirical null's keys; the analytic null has none.")
-    return NullConfig(method, keys=keys, seed=seed)
+        method = "empirical" if keys else "analytic"
+    if method == "empirical":
+        return NullConfig(method, keys=keys or DEFAULT_NULL_KEYS, seed=seed)
+    if keys or seed:
+        raise ValueError(
+            f"`null_keys` and `null_seed` are the empirical null's; not settings of null={method!r}."
+        )
+    return None if method == "none" else NullConfig(method)
 
 
 def _interval_of_keywords(given: Mapping[str, Any]) -> IntervalConfig | None:
-    confidence = given.get("confidence")
-    resamples = given.get("bootstrap_resamples", DEFAULT_RESAMPLES)
-    seed = given.get("bootstrap_seed", 0)
+    confidence = given["confidence"]
+    resamples, seed = given["bootstrap_resamples"], given["bootstrap_seed"]
     if confidence is None:
         if resamples != DEFAULT_RESAMPLES or seed:
             raise ValueError(

@@ -24,7 +24,7 @@ from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 from waterdrum_hf._fingerprint import json_digest, register_with_datasets_hasher, tokenizer_identity
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf._version import library_version
-from waterdrum_hf.config import WaterDrumConfig, accepts_scoring_keywords
+from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.keys import check_watermark_id
 from waterdrum_hf.verification import SCORE_COLUMN, Verifier, scores_from_sums
 
@@ -134,7 +134,6 @@ class DatasetScorer:
 register_with_datasets_hasher(DatasetScorer)
 
 
-@accepts_scoring_keywords
 def verify_dataset(
     dataset: Dataset | IterableDataset,
     *,

@@ -7,9 +7,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.cli.attack_options import ATTACK_READING, add_attack_options, check_attack_inputs
-from waterdrum_hf.cli.files import check_output_folder
-from waterdrum_hf.cli.models import load_tokenizer_option, watermark_ids
+from waterdrum_hf.scripts.attack_options import ATTACK_READING, add_attack_options, check_attack_inputs
+from waterdrum_hf.scripts.files import check_output_folder
+from waterdrum_hf.scripts.models import load_tokenizer_option, watermark_ids
 from waterdrum_hf.cli.parsing import CliError, add_no_progress, config_from_options, config_parser
 from waterdrum_hf.cli.score import add_data_options, load_rows, make_queries, row_owners
 from waterdrum_hf.cli.scoring_options import add_scoring_options, scoring_config

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waterdrum_hf.cli.files import check_output_folder
+from waterdrum_hf.scripts.files import check_output_folder
 from waterdrum_hf.cli.parsing import add_quick_config_command, config_from_options
 from waterdrum_hf.cli.scoring_options import check_null_keys
 

@@ -7,7 +7,7 @@ import functools
 import shlex
 from typing import Any
 
-from waterdrum_hf.cli.files import check_output_folder
+from waterdrum_hf.scripts.files import check_output_folder
 from waterdrum_hf.cli.parsing import (
     Reading,
     add_quick_config_command,

@@ -7,21 +7,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.cli.attack_options import (
+from waterdrum_hf.scripts.attack_options import (
     add_attack_options,
     attack_seed,
     attack_specs,
     attacked,
     check_attack_inputs,
 )
-from waterdrum_hf.cli.files import check_output_folder, read_table, require_columns
-from waterdrum_hf.cli.generations import (
+from waterdrum_hf.scripts.files import check_output_folder, read_table, require_columns
+from waterdrum_hf.scripts.generations import (
     Generations,
     generations_owners,
     read_generations,
     write_generations,
 )
-from waterdrum_hf.cli.models import load_model, load_tokenizer_option, watermark_ids
+from waterdrum_hf.scripts.models import load_model, load_tokenizer_option, watermark_ids
 from waterdrum_hf.cli.parsing import CliError, positive, positive_or_auto
 from waterdrum_hf.cli.scoring_options import (
     add_scoring_options,
@@ -170,7 +170,7 @@ def row_owners(rows: Any, args: argparse.Namespace) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from waterdrum_hf.cli.owners import print_owners
+    from waterdrum_hf.scripts.owners import print_owners
     from waterdrum_hf.metric import waterdrum_result
     from waterdrum_hf.report import write_report
 

@@ -19,11 +19,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.cli.files import check_output_folder, read_table, require_columns
-from waterdrum_hf.cli.models import load_tokenizer_option
+from waterdrum_hf.scripts.files import check_output_folder, read_table, require_columns
+from waterdrum_hf.scripts.models import load_tokenizer_option
 from waterdrum_hf.cli.parsing import CliError, positive
 from waterdrum_hf.cli.scoring_options import add_scheme_options, check_n_gram, scheme_from_options
-from waterdrum_hf.cli.texts import add_text_and_owner_options, texts_and_owner_ids
+from waterdrum_hf.scripts.texts import add_text_and_owner_options, texts_and_owner_ids
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.cli.files import check_output_folder, read_table, require_columns
-from waterdrum_hf.cli.models import load_model, watermark_ids
+from waterdrum_hf.scripts.files import check_output_folder, read_table, require_columns
+from waterdrum_hf.scripts.models import load_model, watermark_ids
 from waterdrum_hf.cli.parsing import (
     CliError,
     Parser,

@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waterdrum_hf.cli.files import (
+from waterdrum_hf.scripts.files import (
     TABLE_OUTPUT_SUFFIXES,
     check_output_file,
     read_table,
     require_columns,
     write_table,
 )
-from waterdrum_hf.cli.models import load_model, watermark_ids
+from waterdrum_hf.scripts.models import load_model, watermark_ids
 from waterdrum_hf.cli.parsing import CliError, add_no_progress, config_from_options, config_parser
 from waterdrum_hf.cli.scoring_options import check_n_gram
 from waterdrum_hf.keys import watermark_id_from_text

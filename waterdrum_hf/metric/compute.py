@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.config import WaterDrumConfig, accepts_scoring_keywords
+from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.metric.inputs import (
     Queries,
     group_queries,
@@ -53,7 +53,6 @@ def compute_waterdrum(
     return waterdrum_result(predictions, references, watermark_tokenizer, **options).to_dict()
 
 
-@accepts_scoring_keywords
 def waterdrum_result(
     predictions: Sequence[str] | Sequence[Sequence[str]],
     references: Sequence[int],
@@ -97,8 +96,7 @@ def waterdrum_result(
             over queries, resampled with replacement within each owner so that every owner
             keeps its number of queries (:mod:`waterdrum_hf.bootstrap` says why); owners with a
             single scored query add no spread, and a set or owner where none has two gets no
-            interval. The flat keywords of 0.1 (``k_p``, ``null_keys``, ``confidence``...)
-            still work, with a FutureWarning (:meth:`WaterDrumConfig.from_keywords`).
+            interval.
         return_details: add ``per_owner`` (by name; with a null, each owner's p-value also
             Holm-adjusted over the owners of its set, ``adjusted_p_value``: read owners one by
             one with it, and some owner of the set reads detected by chance at most alpha of the

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from waterdrum_hf.cli.parsing import CliError, Reading, first_line, positive
+from waterdrum_hf.scripts.parser import CliError, Reading, first_line, positive
 
 METAVAR = "NAME:STRENGTH"
 
@@ -87,7 +87,7 @@ def check_attack_inputs(
 
 def attack_source(path: str) -> list[str]:
     """The texts of ``--attack-source`` (its ``text`` column)."""
-    from waterdrum_hf.cli.files import read_table, require_columns
+    from waterdrum_hf.scripts.files import read_table, require_columns
 
     rows = read_table(path, what="--attack-source")
     require_columns(rows, ["text"], f"--attack-source {path!r}")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from waterdrum_hf._files import read_json_lines
-from waterdrum_hf.cli.parsing import CliError, first_line
+from waterdrum_hf.scripts.parser import CliError, first_line
 
 
 def read_table(path: str, *, what: str = "data file") -> Any:

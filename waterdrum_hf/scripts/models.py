@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.cli.parsing import CliError, first_line
 from waterdrum_hf.keys import read_watermark_ids, watermark_id_from_text
+from waterdrum_hf.scripts.parser import CliError, first_line
 from waterdrum_hf.tiny import NAME as BUILT_IN
 from waterdrum_hf.tiny import pretrained_location
 

@@ -7,53 +7,56 @@ watermark'.
 
 from __future__ import annotations
 
-import argparse
-from typing import TYPE_CHECKING, Any
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from waterdrum_hf.cli.files import check_output_file, read_table
-from waterdrum_hf.cli.models import load_tokenizer_option, watermark_ids
-from waterdrum_hf.cli.parsing import positive
-from waterdrum_hf.cli.scoring_options import (
-    add_scoring_options,
-    check_n_gram,
-    scoring_config,
-)
-from waterdrum_hf.cli.texts import add_text_and_owner_options, texts_and_owner_ids
+from waterdrum_hf._fields import flag
+from waterdrum_hf.scripts import run_script
+from waterdrum_hf.scripts.files import check_output_file, read_table
+from waterdrum_hf.scripts.models import load_tokenizer_option, watermark_ids
+from waterdrum_hf.scripts.parser import ScriptParser, positive
+from waterdrum_hf.scripts.scoring import ScoringArguments, check_n_gram
+from waterdrum_hf.scripts.texts import TextArguments, texts_and_owner_ids
 
 if TYPE_CHECKING:
     from waterdrum_hf.metric import WaterDrumResult
 
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser("verify", help="score texts for watermarks", description=__doc__)
-    add_text_and_owner_options(parser)
-    parser.add_argument(
-        "--forget-ids", nargs="+", metavar="ID", help="owners to report as the forget set"
+@dataclass
+class VerifyArguments:
+    """Which owners are the forget set, and where the result goes."""
+
+    forget_ids: list[str] = field(
+        default_factory=list, metadata={"help": "Owners to report as the forget set."}
     )
-    parser.add_argument(
-        "--forget-ids-file",
-        help="file with one forget id per line (keeps ids off the command line)",
+    forget_ids_file: str | None = flag(
+        None, "File with one forget id per line (keeps ids off the command line)."
     )
-    add_scoring_options(parser, intervals=False)
-    parser.add_argument(
-        "--max-rows", type=positive(), default=20, help="per-text scores printed at most"
-    )
-    parser.add_argument("--output", help="write the full result (JSON, with per-text scores) here")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output")
-    parser.set_defaults(run=run, parser=parser)
-    return parser
+    max_rows: int = flag(20, "Per-text scores printed at most.")
+    output: str | None = flag(None, "Write the full result (JSON, with per-text scores) here.")
+    overwrite: bool = flag(False, "Replace an existing --output.")
+
+    def __post_init__(self) -> None:
+        positive(self.max_rows, "--max-rows")
 
 
-def run(args: argparse.Namespace) -> int:
-    from waterdrum_hf.cli.owners import print_owners
+def make_parser(prog: str | None = None) -> ScriptParser:
+    return ScriptParser(
+        (TextArguments, VerifyArguments, ScoringArguments), prog=prog, description=__doc__
+    )
+
+
+def main(texts_args: TextArguments, args: VerifyArguments, scoring: ScoringArguments) -> int:
     from waterdrum_hf.metric import waterdrum_result
+    from waterdrum_hf.scripts.owners import print_owners
 
     if args.output:
         check_output_file(args.output, "--output", overwrite=args.overwrite)
-    texts, ids = texts_and_owner_ids(read_table(args.file), args)
-    config = scoring_config(args, len(texts))
-    tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
-    check_n_gram(args.n_gram, texts, tokenizer)
+    texts, ids = texts_and_owner_ids(read_table(texts_args.file), texts_args)
+    config = scoring.scoring_config(len(texts))
+    tokenizer = load_tokenizer_option(texts_args.watermark_tokenizer, "watermark tokenizer")
+    check_n_gram(scoring.n_gram, texts, tokenizer)
     result = waterdrum_result(
         texts,
         ids,
@@ -94,3 +97,7 @@ def print_summary(result: WaterDrumResult) -> None:
                 f"{name}: watermark {'detected' if found else 'not detected'} at the 5 % level "
                 f"(p = {set_value.p_value:.4f})"
             )
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(sys.modules[__name__], sys.argv[1:], "waterdrum verify"))

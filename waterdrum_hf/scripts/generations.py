@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import NamedTuple
 
-from waterdrum_hf.cli.parsing import CliError
+from waterdrum_hf.scripts.parser import CliError
 
 
 def write_generations(path: Path, owners: list[int], completions: list[list[str]]) -> None:

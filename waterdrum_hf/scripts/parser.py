@@ -1,0 +1,120 @@
+"""How every ``waterdrum`` script parses: ``TrlParser`` over its dataclass argument groups (so
+``--config recipe.yaml`` is TRL's), with one-line errors and tuple fields read as lists.
+
+Bad input never ends in a traceback: scripts raise :class:`CliError` (or the library's own
+``ValueError``/``TypeError``), and :func:`waterdrum_hf.scripts.run_script` prints one line on
+stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NoReturn
+
+from trl import TrlParser
+
+
+class CliError(Exception):
+    """A problem with the command's input, reported as one line (no traceback)."""
+
+
+class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows real defaults only: an option whose default is ``None`` says its own in its help."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, argparse.SUPPRESS) or action.nargs == 0:
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
+class ScriptParser(TrlParser):
+    """``TrlParser`` for the ``waterdrum`` scripts: every field needs ``help`` metadata; a
+    ``tuple[X, ...]`` field reads ``--x a b c`` (``--x`` alone: empty); errors are one line;
+    ``--config`` names the file's unknown keys, never their values (a value may be a key);
+    ``quick_defaults`` are the defaults under ``--quick`` (a file's and the command line's values
+    still win)."""
+
+    def __init__(
+        self,
+        dataclass_types: Iterable[Any],
+        *,
+        quick_defaults: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", _DefaultsHelpFormatter)
+        dataclass_types = list(dataclass_types)
+        super().__init__(dataclass_types, **kwargs)
+        self.quick_defaults = dict(quick_defaults or {})
+        self.tuple_fields: set[str] = set()
+        for cls in dataclass_types:
+            hints = typing.get_type_hints(cls)
+            for spec in dataclasses.fields(cls):
+                if spec.init and "help" not in spec.metadata:
+                    raise TypeError(f"{cls.__name__}.{spec.name} has no help metadata")
+                if typing.get_origin(hints[spec.name]) is tuple:
+                    self.tuple_fields.add(spec.name)
+                    self._read_as_list(spec.name, typing.get_args(hints[spec.name])[0])
+        for action in self._actions:
+            if action.help:
+                action.help = action.help.replace("%", "%%")
+        self.add_argument(  # read by TrlParser before parsing; here for --help
+            "--config", metavar="FILE.yaml", default=argparse.SUPPRESS,
+            help="read options from a YAML file whose keys are field names (TRL's recipes); "
+            "the command line's options override the file's",
+        )  # fmt: skip
+        if self.quick_defaults:
+            self.add_argument(
+                "--quick", action="store_true", default=argparse.SUPPRESS,
+                help="smaller defaults: " + ", ".join(f"{k} {v}" for k, v in self.quick_defaults.items()),
+            )  # fmt: skip
+
+    def _read_as_list(self, dest: str, kind: type) -> None:
+        for action in self._actions:
+            if action.dest == dest:
+                action.nargs, action.type, action.metavar = "*", kind, kind.__name__.upper()
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+    def parse_known_args(  # type: ignore[override]  # the same call, lists made tuples
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, rest = super().parse_known_args(args, namespace)
+        for name in self.tuple_fields:
+            if isinstance(getattr(parsed, name, None), list):
+                setattr(parsed, name, tuple(getattr(parsed, name)))
+        return parsed, rest
+
+    def parse_args_and_config(  # type: ignore[override]  # the same call, --quick first
+        self, args: Iterable[str] | None = None, **kwargs: Any
+    ) -> tuple[Any, ...]:
+        args = list(sys.argv[1:] if args is None else args)
+        if self.quick_defaults and "--quick" in args:
+            args.remove("--quick")
+            self.set_defaults(**self.quick_defaults)
+        return super().parse_args_and_config(args, **kwargs)
+
+    def set_defaults_with_config(self, **kwargs: Any) -> list[str]:
+        known = {action.dest for action in self._actions}
+        unknown = sorted(str(key) for key in kwargs if key not in known)
+        if unknown:
+            raise CliError(f"--config: {', '.join(unknown)} are not options of {self.prog}")
+        return super().set_defaults_with_config(**kwargs)
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message (its type's name if it has none)."""
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def positive(value: int | None, option: str, minimum: int = 1) -> None:
+    """Refuse an integer option below ``minimum`` (``None``: not given, fine)."""
+    if value is not None and value < minimum:
+        raise CliError(f"{option} must be >= {minimum}, got {value}")
