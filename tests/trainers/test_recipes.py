@@ -102,3 +102,75 @@ def test_recipes_run_in_trls_script(method, tiny_folder, tmp_path, monkeypatch):
     assert (output / "README.md").exists()
     # The recipe's LoRA (TaskVector saves the merged model).
     assert (output / "adapter_config.json").exists() == (method != "taskvector")
+
+
+def unlearn(method: str, argv: list[str]) -> int:
+    from waterdrum_hf.scripts import main
+
+    return main(["unlearn", "--method", method, "--config", str(RECIPES / f"{method}.yaml"), *argv])
+
+
+@pytest.mark.parametrize(
+    "method",
+    [pytest.param(m, marks=[] if m == "npo" else pytest.mark.slow) for m in trainers.available()],
+)
+def test_recipes_run_as_they_are_in_waterdrum_unlearn(method, tiny_folder, tmp_path):
+    """`waterdrum unlearn --method M --config recipe.yaml` reads the recipe with TRL's own groups
+    (ScriptArguments, ModelConfig: the recipe's LoRA) and trains with every loss term logged."""
+    output = tmp_path / "out"
+    data = tofu_folder(tmp_path / "tofu")
+    argv = [
+        *script_args(method, "full", tiny_folder, data, output),
+        "--bf16", "false", "--dtype", "float32", "--gradient_accumulation_steps", "1",
+    ]  # fmt: skip
+    assert unlearn(method, argv) == 0
+    terms = set().union(*(e for e in logged(output) if "loss" in e))
+    assert EXPECTED_TERMS[method] <= terms
+    assert (output / "adapter_config.json").exists() == (method != "taskvector")
+
+
+def test_waterdrum_settings_add_the_callback_its_curves_and_card_values(tiny_folder, tmp_path):
+    """Any --waterdrum_* setting adds the WaterDrumCallback: its values are logged at every
+    evaluation step and the last ones go into the model card."""
+    output = tmp_path / "out"
+    data = tofu_folder(tmp_path / "tofu")
+    rows = Dataset.from_parquet(str(data / "train.parquet"))
+    owners = [1000 + i % 3 if forget else 2000 + i % 2 for i, forget in enumerate(rows["forget"])]
+    rows.add_column("owner_id", owners).to_parquet(data / "train.parquet")
+    argv = [
+        *script_args("npo", "full", tiny_folder, data, output),
+        "--bf16", "false", "--dtype", "float32", "--gradient_accumulation_steps", "1",
+        "--waterdrum_watermark_tokenizer", "tiny", "--waterdrum_eval_steps", "1",
+        "--waterdrum_max_new_tokens", "4", "--waterdrum_prefix_tokens", "4",
+    ]  # fmt: skip
+    assert unlearn("npo", argv) == 0
+    curve = [e for e in logged(output) if "waterdrum/forget" in e]
+    assert [e["step"] for e in curve] == [0, 1, 2]  # before training, then every step
+    assert {"waterdrum/retain", "waterdrum/forget_p_value"} <= set(curve[-1])
+    card = (output / "README.md").read_text()
+    assert f"| `waterdrum/forget` | {curve[-1]['waterdrum/forget']:.4f} |" in card
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--method", "nope"], "unknown unlearning method 'nope'; known: gradascent"),
+        ([], "required: --method"),
+        (["--method", "npo", "--waterdrum_null_keys", "5"], "give --waterdrum_watermark_tokenizer"),
+        (["--method", "npo", "--model_name_or_path", "./no/such"], "does not exist"),
+    ],
+)
+def test_unlearn_refuses_bad_input_in_one_line(argv, message, tmp_path, capsys):
+    from waterdrum_hf.scripts import main
+
+    base = [
+        "--dataset_name",
+        str(tofu_folder(tmp_path / "tofu")),
+        "--output_dir",
+        str(tmp_path / "o"),
+    ]
+    if "--model_name_or_path" not in argv:
+        base += ["--model_name_or_path", "tiny"]
+    assert main(["unlearn", *argv, *base]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -7,6 +7,7 @@ from waterdrum_hf.data.pairing import ForgetRetainCollator, ForgetRetainDataset
 from waterdrum_hf.data.splits import (
     calibration_train_set,
     first_rows_per_owner,
+    mark_forget,
     partition_by_owner,
     split_by_owner,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "first_rows_per_owner",
     "load_waterdrum_ax",
     "load_waterdrum_tofu",
+    "mark_forget",
     "partition_by_owner",
     "split_by_owner",
     "toy_corpus",

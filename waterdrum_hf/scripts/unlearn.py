@@ -1,0 +1,165 @@
+"""``waterdrum unlearn``: unlearn data owners with a registered method, as TRL's scripts train.
+
+Runs the recipes of ``examples/recipes/`` as they are, the way TRL's ``sft.py`` runs its own:
+``waterdrum unlearn --method npo --config examples/recipes/npo.yaml --model_name_or_path M
+--dataset_name D``. The argument groups are TRL's ``ScriptArguments`` (the dataset) and
+``ModelConfig`` (the model; ``--use_peft`` with the LoRA flags; quantization), the method's
+config (a ``TrainingArguments``: ``waterdrum_hf.trainers.get(METHOD)[1]``; a recipe may name
+its ``method``) and ``WaterDrumArguments``: with ``--waterdrum_watermark_tokenizer`` the
+``WaterDrumCallback`` logs forget and retain values through ``report_to``, and the model card
+gets the last ones.
+
+The dataset (a Hub id, a local folder or a file) is one table whose boolean ``forget`` column
+(``--forget_column``) marks the rows to forget. Rows with an owner id column and a list of
+forget ids become one with ``waterdrum_hf.data.mark_forget(rows, forget_ids)``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trl import ModelConfig, ScriptArguments
+
+from waterdrum_hf._fields import flag
+from waterdrum_hf.arguments import WaterDrumArguments
+from waterdrum_hf.scripts import run_script
+from waterdrum_hf.scripts.files import check_output_folder, read_table
+from waterdrum_hf.scripts.parser import CliError, ScriptParser
+from waterdrum_hf.tiny import pretrained_location
+
+SAVED_MODEL_FILES = ("config.json", "adapter_config.json")
+"""A folder holding one of these holds a saved model (or PEFT adapter)."""
+
+
+@dataclass
+class UnlearnArguments:
+    """Which registered method unlearns, and whether a saved model may be replaced."""
+
+    method: str = flag(
+        help="Registered unlearning method (waterdrum_hf.trainers.available(); the error for "
+        "an unknown one lists them). Its config's fields are flags."
+    )
+    overwrite: bool = flag(False, "Replace a model already saved in --output_dir.")
+
+
+def parser_keywords(argv: Sequence[str]) -> dict[str, Any]:
+    """The method whose config the parser needs: ``--method`` on the command line, else the
+    ``method`` of the ``--config`` file (``None``: the parser then asks for it)."""
+    for at, arg in enumerate(argv):
+        if arg.startswith("--method="):
+            return {"method": arg.split("=", 1)[1]}
+        if arg == "--method" and at + 1 < len(argv):
+            return {"method": argv[at + 1]}
+    if "--config" in argv and argv.index("--config") + 1 < len(argv):
+        import yaml
+
+        path = Path(argv[argv.index("--config") + 1])
+        recipe = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if isinstance(recipe, dict) and recipe.get("method") is not None:
+            return {"method": str(recipe["method"])}
+    return {"method": None}
+
+
+def make_parser(prog: str | None = None, method: str | None = None) -> ScriptParser:
+    """``TrlParser`` over the script's groups, with ``method``'s config (the config every
+    method shares when no method is named yet)."""
+    from waterdrum_hf import trainers
+
+    config_class = trainers.get(method)[1] if method else trainers.UnlearningConfig
+    return ScriptParser(
+        (UnlearnArguments, ScriptArguments, config_class, ModelConfig, WaterDrumArguments),
+        prog=prog,
+        description=__doc__,
+        epilog=f"methods: {', '.join(trainers.available())}",
+    )
+
+
+def main(
+    args: UnlearnArguments,
+    script_args: ScriptArguments,
+    training_args: Any,  # the method's config, an UnlearningConfig
+    model_args: ModelConfig,
+    waterdrum_args: WaterDrumArguments,
+) -> int:
+    from trl import get_peft_config, get_quantization_config
+
+    from waterdrum_hf import trainers
+
+    trainer_class, _ = trainers.get(args.method)
+    check_output(training_args.output_dir, overwrite=args.overwrite)
+    if not model_args.model_name_or_path:
+        raise CliError("--model_name_or_path is required (a folder, a Hub id or tiny)")
+    model = pretrained_location(model_args.model_name_or_path, "model")
+    if waterdrum_args != WaterDrumArguments() and not waterdrum_args.waterdrum_watermark_tokenizer:
+        raise CliError(
+            "the --waterdrum_* settings configure the WaterDrum callback: give "
+            "--waterdrum_watermark_tokenizer (the tokenizer that watermarked the data) too"
+        )
+    training_args.model_init_kwargs = {
+        "revision": model_args.model_revision,
+        "attn_implementation": model_args.attn_implementation,
+        "dtype": model_args.dtype,
+        **(training_args.model_init_kwargs or {}),
+    }
+    rows = train_rows(script_args)
+    trainer = trainer_class(
+        model=model,
+        args=training_args,
+        train_dataset=rows,
+        peft_config=get_peft_config(model_args),
+        quantization_config=get_quantization_config(model_args),
+    )
+    if waterdrum_args.waterdrum_watermark_tokenizer:
+        trainer.add_callback(
+            waterdrum_args.callback(rows, trainer.processing_class, trainer=trainer)
+        )
+    trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    trainer.save_model(training_args.output_dir)
+    print(f"Unlearned with {args.method}; saved to {training_args.output_dir}")
+    return 0
+
+
+def check_output(folder: str, *, overwrite: bool) -> None:
+    """Before any work: ``--output_dir`` can be written and holds no saved model (unless
+    ``overwrite``)."""
+    check_output_folder(folder, "--output_dir")
+    if not overwrite and any((Path(folder) / name).is_file() for name in SAVED_MODEL_FILES):
+        raise CliError(
+            f"--output_dir {folder!r} already holds a saved model; pass --overwrite to replace it"
+        )
+
+
+def train_rows(script_args: ScriptArguments) -> Any:
+    """The ``--dataset_train_split`` of ``--dataset_name``: a file or ``save_to_disk`` folder
+    (:func:`~waterdrum_hf.scripts.files.read_table`), a folder of data files, or a Hub id
+    (``datasets.load_dataset``, with ``--dataset_config``)."""
+    from datasets import DatasetDict, load_dataset, load_from_disk
+
+    name = script_args.dataset_name
+    if not name:
+        raise CliError("--dataset_name is required (a Hub id, a local folder or a file)")
+    location = Path(name)
+    if location.is_file():
+        return read_table(name, what="dataset")
+    if (location / "dataset_dict.json").is_file() or (location / "state.json").is_file():
+        rows = load_from_disk(name)
+    else:
+        if not location.exists():
+            pretrained_location(name, "dataset")  # a local-looking path that is not there
+        rows = load_dataset(name, name=script_args.dataset_config)
+    if not isinstance(rows, DatasetDict):
+        return rows
+    if script_args.dataset_train_split not in rows:
+        raise CliError(
+            f"dataset {name!r} has no split {script_args.dataset_train_split!r} (splits: "
+            f"{', '.join(rows)}); pass --dataset_train_split"
+        )
+    return rows[script_args.dataset_train_split]
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(sys.modules[__name__], sys.argv[1:], "waterdrum unlearn"))
