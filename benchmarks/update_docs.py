@@ -313,7 +313,32 @@ def render_results_runs() -> str:
     return "\n".join(lines + [f"| {a} | {b} | {c} |" for a, b, c in rows])
 
 
+def render_scoring_settings() -> str:
+    """Metric card: the flat scoring settings, their defaults and help, from the one table
+    (``waterdrum_hf.config.SCORING_SETTINGS``) that ``WaterDrumConfig.from_keywords`` reads."""
+    from waterdrum_hf.config import DEFAULT_NULL_KEYS, SCORING_SETTINGS
+
+    rows = [
+        f"| `{name}` | {'`' + repr(default) + '`' if default is not None else 'unset'} | {help} |"
+        for name, (default, help) in SCORING_SETTINGS.items()
+    ]
+    return "\n".join(
+        [
+            "| setting | default | what it sets |",
+            "| --- | --- | --- |",
+            *rows,
+            "",
+            "The null rule: `null` unset means the analytic null, or the empirical one when "
+            f"`null_keys` > 0; `null=\"empirical\"` without keys takes {DEFAULT_NULL_KEYS} keys; "
+            "`null=\"none\"` "
+            "gives no null; `null_keys`/`null_seed` beside another null, and `bootstrap_*` "
+            "without `confidence`, are refused.",
+        ]
+    )
+
+
 BLOCKS = (
+    Block(CARD, "scoring-settings", ("waterdrum_hf/config.py",), render_scoring_settings),
     Block(
         "README.md",
         "demo-report",

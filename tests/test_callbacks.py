@@ -425,31 +425,11 @@ def test_bad_input_fails_at_construction(tiny_model, kwargs, error, match):
     assert not any(str(key) in str(raised.value) for key in KEYS)
 
 
-def test_the_old_keywords_still_work_with_a_future_warning(tiny_model):
-    """0.1's keywords map to the plan, the sampling and the config, with one FutureWarning;
-    their checks still apply."""
+def test_flat_keywords_are_refused(tiny_model):
+    """The callback takes plan=, sampling= and config=; no flat keyword reaches it unseen."""
     arguments = (["The class"], [KEYS[2]], ["The import"], [KEYS[0]], tiny_model[1])
-    with pytest.warns(FutureWarning, match="plan=EvaluationPlan") as caught:
-        old = WaterDrumCallback(
-            *arguments, eval_steps=3, num_samples=1, max_new_tokens=8, null_keys=4, seed=5,
-            confidence=0.9, generation_kwargs={"temperature": 0.7}, tokenizer=tiny_model[1],
-        )  # fmt: skip
-    assert caught[0].filename == __file__
-    assert old.plan == EvaluationPlan(eval_steps=3)
-    assert old.sampling == SamplingConfig(num_samples=1, max_new_tokens=8, temperature=0.7, seed=5)
-    assert old.config == WaterDrumConfig(
-        null=NullConfig("empirical", 4, seed=5), interval=IntervalConfig(0.9, seed=5)
-    )
-    assert old.tokenizer is tiny_model[1]
-    for bad, match in (
-        ({"generation_kwargs": {"top_k": 50}}, r"\['top_k'\] are not supported"),
-        ({"null": "analytic", "null_keys": 3}, "leave it at 0"),
-        ({"eval_steps": 0}, "`eval_steps` must be >= 1"),
-    ):
-        with pytest.warns(FutureWarning), pytest.raises(ValueError, match=match):
-            WaterDrumCallback(*arguments, **bad)
-    with pytest.raises(TypeError, match="not beside them"):
-        WaterDrumCallback(*arguments, eval_steps=3, plan=EvaluationPlan())
+    with pytest.raises(TypeError, match="eval_steps"):
+        WaterDrumCallback(*arguments, eval_steps=3)
 
 
 def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):

@@ -82,7 +82,7 @@ def test_frozen_and_hashable():
         (lambda: WaterDrumConfig.from_dict({"null": {"keys": 3}}), ValueError, "leave it at 0"),
         (lambda: WaterDrumConfig.from_dict({"scheme": {"scheme": "x"}}), ValueError, "one of"),
         (lambda: WaterDrumConfig.from_keywords({"kp": 1}), TypeError, "not WaterDrum settings"),
-        (lambda: WaterDrumConfig.from_keywords({"null_seed": 3}), ValueError, "null_keys > 0"),
+        (lambda: WaterDrumConfig.from_keywords({"null_seed": 3}), ValueError, "empirical null"),
         (
             lambda: WaterDrumConfig.from_keywords({"bootstrap_seed": 3}),
             ValueError,
@@ -114,35 +114,14 @@ def test_keywords_map_as_the_evaluate_module_documents():
     )
     analytic = WaterDrumConfig.from_keywords({"null": "analytic", "scheme": "kgw", "gamma": 0.3})
     assert analytic == WaterDrumConfig(scheme=KGWScheme(gamma=0.3), null=NullConfig("analytic"))
-    assert WaterDrumConfig.from_keywords({}) == WaterDrumConfig()
+    assert WaterDrumConfig.from_keywords({}) == WaterDrumConfig(null=NullConfig("analytic"))
     assert set(KEYWORDS) >= {"scheme", "k_p", "null", "confidence"}
 
 
-def test_the_old_keywords_still_work_with_a_future_warning(texts):
-    tokenizer = word_tokenizer(60)
-    config = WaterDrumConfig(null=NullConfig("empirical", 5, seed=2), interval=IntervalConfig())
-    new = compute_waterdrum(texts, OWNERS, tokenizer, config=config, forget_ids=[13])
-    with pytest.warns(FutureWarning, match="config=WaterDrumConfig") as caught:
-        old = compute_waterdrum(
-            texts,
-            OWNERS,
-            tokenizer,
-            null_keys=5,
-            null_seed=2,
-            confidence=0.95,
-            forget_ids=[13],
-        )
-    assert len(caught) == 1
-    assert old == new
-    with pytest.raises(TypeError, match="inside it, not beside it"):
-        waterdrum_result(texts, OWNERS, tokenizer, config=config, k_p=2)
-
-
-@pytest.mark.warning_location
-def test_the_old_keywords_warning_points_at_the_callers_line(texts):
-    with pytest.warns(FutureWarning, match="config=WaterDrumConfig") as caught:
+def test_flat_keywords_beside_config_are_refused(texts):
+    """Nothing was released with flat keywords on the functions: they take ``config=`` only."""
+    with pytest.raises(TypeError, match="null_keys"):
         compute_waterdrum(texts, OWNERS, word_tokenizer(60), null_keys=5, forget_ids=[13])
-    assert [warning.filename for warning in caught] == [__file__]
 
 
 def test_the_evaluate_module_maps_flat_keywords_without_warning(texts):
@@ -205,7 +184,7 @@ def test_waterdrum_arguments_in_a_real_trl_parser(tmp_path):
         interval=IntervalConfig(0.9),
     )
     assert waterdrum.evaluation_plan().eval_steps == 7
-    with pytest.raises(ValueError, match="leave it at 0"):
+    with pytest.raises(ValueError, match="the empirical null.s"):
         parser.parse_args_and_config(
             [
                 "--output_dir",
@@ -290,7 +269,7 @@ def test_a_two_token_vocabulary_is_the_smallest_a_scheme_takes():
         (
             lambda: WaterDrumConfig.from_keywords({"null": "analytic", "null_seed": 3}),
             ValueError,
-            "the analytic null has none",
+            "the empirical null.s",
         ),
     ],
 )

@@ -38,6 +38,8 @@ from waterdrum_hf.metric.pooling import sample_weights
 
 N = 4096
 KEYS = [3_000_000_017, 3_999_999_929, 2_718_281_828, 1_414_213_562]  # distinctive: leaks show
+ANALYTIC = WaterDrumConfig(null=NullConfig("analytic"))
+"""The evaluate module's default scoring (its flat settings unset)."""
 
 
 def cfg(**keywords):
@@ -172,7 +174,9 @@ def test_generate_output_goes_in_as_it_is(tiny_model):
         forget_ids=[KEYS[0]],
     )
     assert result["num_queries"] == 3 and result["num_scored"] + result["num_skipped"] == 6
-    direct = compute_waterdrum(completions, KEYS[:3], tokenizer, forget_ids=[KEYS[0]])
+    direct = compute_waterdrum(
+        completions, KEYS[:3], tokenizer, config=ANALYTIC, forget_ids=[KEYS[0]]
+    )  # the module's default null: the analytic one
     assert result == pytest.approx(direct)
 
 
@@ -211,7 +215,7 @@ def test_without_forget_ids_only_overall(tok, batch):
 
 def test_add_batch_and_add_accumulate_like_one_compute(tok, batch, per_query):
     texts, owners = batch
-    direct = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])
+    direct = compute_waterdrum(texts, owners, tok, config=ANALYTIC, forget_ids=[KEYS[3]])
     metric = evaluate.load(str(metric_path()))
     metric.add_batch(predictions=texts[:10], references=owners[:10])
     for text, owner in zip(texts[10:], owners[10:], strict=True):
@@ -222,7 +226,7 @@ def test_add_batch_and_add_accumulate_like_one_compute(tok, batch, per_query):
     metric.add_batch(predictions=nested[:4], references=query_owners[:4])
     metric.add_batch(predictions=nested[4:], references=query_owners[4:])
     assert metric.compute(watermark_tokenizer=tok) == pytest.approx(
-        compute_waterdrum(nested, query_owners, tok)
+        compute_waterdrum(nested, query_owners, tok, config=ANALYTIC)
     )
 
 
@@ -636,8 +640,8 @@ def test_analytic_p_value_is_calibrated_on_unwatermarked_text_and_small_on_water
     ("options", "match"),
     [
         ({"null": "bootstrap"}, "`null` must be 'empirical', 'analytic' or None"),
-        ({"null": "empirical"}, "needs `null_keys` > 0"),
-        ({"null": "analytic", "null_keys": 5}, "leave it at 0"),
+        ({"null": "none", "null_seed": 3}, "the empirical null's"),
+        ({"null": "analytic", "null_keys": 5}, "the empirical null's"),
     ],
 )
 def test_null_settings_that_do_not_fit_are_refused(tok, options, match):

@@ -211,16 +211,12 @@ def test_public_api_is_exported():
         assert name in waterdrum_hf.__all__ and getattr(waterdrum_hf, name) is not None
 
 
-def test_old_keyword_names_still_work_with_a_warning():
+def test_old_keyword_names_are_refused():
     tok = word_tokenizer(64)
-    texts = word_texts(64, 3, 20)
-    expected = verify_texts(texts, 7, tok)
-    with pytest.warns(FutureWarning, match="`ids=` is now called `watermark_ids=`"):
-        np.testing.assert_array_equal(verify_texts(texts, ids=7, tokenizer=tok), expected)
-    with pytest.warns(FutureWarning):
-        np.testing.assert_array_equal(Verifier(tok).verify(texts, ids=7), expected)
-    with pytest.raises(TypeError, match="pass `watermark_ids=` only"):
-        verify_texts(texts, tokenizer=tok, ids=7, watermark_ids=7)
+    with pytest.raises(TypeError, match="ids"):
+        verify_texts(word_texts(64, 3, 20), ids=7, tokenizer=tok)
+    with pytest.raises(TypeError, match="ids"):
+        Verifier(tok).verify(["w1 w2"], ids=7)
 
 
 @pytest.mark.parametrize(

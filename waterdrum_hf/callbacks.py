@@ -38,7 +38,6 @@ from waterdrum_hf.evaluation_plan import (
     OWNER_PREFIX,
     RATIO_SETS,
     EvaluationPlan,
-    accepts_callback_keywords,
     dataset_queries,
     query_set,
     stop_rule,
@@ -95,7 +94,6 @@ class WaterDrumCallback(BoundCallback):
     :attr:`tokenizer` is set.
     """
 
-    @accepts_callback_keywords
     def __init__(
         self,
         forget_queries: Sequence[str],

@@ -3,20 +3,17 @@ query sets it samples from (checked, subsampled per owner), and the stopping rul
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import numbers
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from waterdrum_hf._validation import check_positive_int, check_string_list
-from waterdrum_hf._warnings import warn_user
-from waterdrum_hf.config import KEYWORDS, WaterDrumConfig
 from waterdrum_hf.hub_results_config import HubResultsConfig
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.metric.results import WaterDrumResult
@@ -194,74 +191,3 @@ def stop_rule(
 CALLBACK_SAMPLING = SamplingConfig(num_samples=2, max_new_tokens=64, seed=0)
 """The callback's sampling by default: 2 samples of 64 tokens per query, seed 0 (the same at
 every evaluation, so curves move with the model, not with the sampling noise)."""
-
-_PLAN_KEYWORDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop")
-_GENERATION_KWARGS = ("temperature", "top_p", "batch_size")
-LEGACY_KEYWORDS = (
-    *_PLAN_KEYWORDS,
-    "num_samples",
-    "max_new_tokens",
-    "generation_kwargs",
-    "seed",
-    *KEYWORDS,
-    "tokenizer",
-)
-"""The callback's keywords of 0.1 (:func:`callback_settings_of_keywords` maps them)."""
-
-
-def callback_settings_of_keywords(old: dict[str, Any]) -> dict[str, Any]:
-    """The callback's 0.1 keywords as its ``plan``, ``sampling`` and ``config`` (and the
-    ``tokenizer``): ``seed`` seeds the sampling and, as it did, the null keys and the bootstrap."""
-    seed = old.pop("seed", 0)
-    plan = EvaluationPlan(**{k: old.pop(k) for k in _PLAN_KEYWORDS if k in old})
-    sampling = {k: old.pop(k) for k in ("num_samples", "max_new_tokens") if k in old}
-    generation = _generation_kwargs(old.pop("generation_kwargs", None))
-    scoring = {k: old.pop(k) for k in KEYWORDS if k in old}
-    if scoring.get("null_keys") and scoring.get("null") in (None, "empirical"):
-        scoring["null_seed"] = seed
-    if scoring.get("confidence") is not None:
-        scoring["bootstrap_seed"] = seed
-    return {
-        "plan": plan,
-        "sampling": replace(CALLBACK_SAMPLING, **sampling, **generation, seed=seed),
-        "config": WaterDrumConfig.from_keywords(scoring),
-        "tokenizer": old.pop("tokenizer", None),
-    }
-
-
-def _generation_kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The 0.1 ``generation_kwargs``: ``temperature``, ``top_p`` or ``batch_size``."""
-    kwargs = dict(kwargs or {})
-    unknown = sorted(set(kwargs) - set(_GENERATION_KWARGS))
-    if unknown:
-        raise ValueError(
-            f"generation_kwargs {unknown} are not supported; use {list(_GENERATION_KWARGS)} "
-            "(sampling stays unfiltered: no top-k, as the paper samples)."
-        )
-    return kwargs
-
-
-def accepts_callback_keywords(init: Callable[..., None]) -> Callable[..., None]:
-    """The 0.1 keywords of the callback, mapped by :func:`callback_settings_of_keywords` with
-    a FutureWarning; beside ``plan``/``sampling``/``config`` they are refused."""
-
-    @functools.wraps(init)
-    def call(self: Any, *args: Any, **kwargs: Any) -> None:
-        old = [k for k in LEGACY_KEYWORDS if k in kwargs]
-        if not old:
-            init(self, *args, **kwargs)
-            return
-        if any(kwargs.get(name) is not None for name in ("plan", "sampling", "config")):
-            raise TypeError(f"{old} belong inside plan=, sampling= or config=, not beside them.")
-        warn_user(
-            f"The keyword arguments {old} are deprecated and will be removed in 0.3: pass "
-            "plan=EvaluationPlan(...), sampling=SamplingConfig(...) and "
-            "config=WaterDrumConfig(...).",
-            FutureWarning,
-        )
-        settings = callback_settings_of_keywords({k: kwargs.pop(k) for k in old})
-        tokenizer = settings.pop("tokenizer")
-        init(self, *args, **kwargs, **settings)
-        self.tokenizer = tokenizer
-
-    return call

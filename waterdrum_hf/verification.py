@@ -25,7 +25,6 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._validation import check_positive_int, check_texts
 from waterdrum_hf.keys import check_watermark_ids, random_keys
@@ -131,14 +130,12 @@ class Verifier:
         encoded = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
         return [np.asarray(ids, dtype=np.int64) for ids in encoded]
 
-    @renamed_keywords(ids="watermark_ids")
     def verify(self, texts: str | Sequence[str], watermark_ids: int | Sequence[int]) -> np.ndarray:
         """Score each text under its owner's watermark id (one for all texts or one per text);
         returns float64 scores (NaN: nothing to count)."""
         texts = check_texts(texts)
         return self.score_token_ids(self.token_ids(texts), watermark_ids)
 
-    @renamed_keywords(ids="watermark_ids")
     def score_token_ids(
         self, token_ids: Sequence[TokenIds], watermark_ids: int | Sequence[int] | np.ndarray
     ) -> np.ndarray:
@@ -365,7 +362,6 @@ def scores_from_sums(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
         return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
 
 
-@renamed_keywords(ids="watermark_ids")
 def verify_texts(
     texts: str | Sequence[str],
     watermark_ids: int | Sequence[int],

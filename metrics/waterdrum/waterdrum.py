@@ -63,9 +63,10 @@ Args:
     gamma (`float`, default 0.5): KGW's green share (with scheme="kgw").
     vocab_size (`int`, optional): the watermark's vocabulary size (128000 for the published
         datasets); a tokenizer with another vocab_size raises.
-    null (`str`, optional): "empirical" (random keys, the default with null_keys > 0) or
-        "analytic" (exact null mean/std from the token-pair counts, normal-approximation
-        p-value, a few percent of the scoring): each set's null mean/std, z and p-value.
+    null (`str`, optional): "analytic" (exact null mean/std from the token-pair counts,
+        normal-approximation p-value, a few percent of the scoring; the default), "empirical"
+        (random keys; the default with null_keys > 0) or "none": each set's null mean/std, z
+        and p-value.
     null_keys (`int`, default 0): also score every query under this many random non-owner
         keys and give each set its null mean/std, z and p-value (the empirical null).
     null_seed (`int`, default 0): seed of those keys.

@@ -170,8 +170,8 @@ def test_map_is_cached_by_configuration_not_weights(tiny_model, tmp_path, monkey
         )
         == 4
     )
-    with pytest.warns(FutureWarning, match="`id=` is now called `watermark_id=`"):
-        assert fingerprint(id=5) == fingerprint(watermark_id=5)  # the old keyword still works
+    with pytest.raises(TypeError, match="id"):
+        fingerprint(id=5)  # the old keyword is gone
 
 
 def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):

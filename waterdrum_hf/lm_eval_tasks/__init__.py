@@ -360,16 +360,15 @@ aggregate_num_skipped = _aggregation("num_skipped")
 
 def read_samples(path: str | os.PathLike[str]) -> tuple[list[int], list[int], list[list[str]]]:
     """An lm-eval samples file (``samples_<task>_<date>.jsonl``) of a WaterDrum task, as
-    written: each document's row in the data, owner index and samples, in row order. The row
-    is the document's ``row`` (task version 2), or its ``doc_id`` in a file of task version 1,
-    whose documents were in data order."""
+    written: each document's row in the data (its ``row``), owner index and samples, in row
+    order."""
     from waterdrum_hf._files import read_json_lines
 
     records = read_json_lines(path)
     try:
         parsed = sorted(
             (
-                int(r["doc"].get("row", r["doc_id"])),
+                int(r["doc"]["row"]),
                 int(r["doc"]["owner"]),
                 [str(s) for s in r["filtered_resps"][0]],
             )

@@ -18,7 +18,6 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor
 
-from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.schemes.permutation import full_permutations
@@ -55,7 +54,6 @@ class PermutationLogitsProcessor(LogitsProcessor):
         cache_size: most permutations kept; defaults to what fits in 256 MiB.
     """
 
-    @renamed_keywords(ids="watermark_ids")
     def __init__(
         self,
         vocab_size: int,
@@ -100,7 +98,6 @@ class PermutationLogitsProcessor(LogitsProcessor):
             **self.scheme_settings(), "n_gram": self.n_gram,
         }  # fmt: skip
 
-    @renamed_keywords(ids="watermark_ids")
     def reset(
         self,
         watermark_ids: int | Sequence[int] | None = None,

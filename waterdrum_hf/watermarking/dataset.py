@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._fingerprint import (
     json_digest,
     key_digest,
@@ -82,7 +81,6 @@ class WatermarkedDataset:
         **overrides: fields of :class:`WatermarkingConfig` to change (``kappa=3.0``, ...).
     """
 
-    @renamed_keywords(id="watermark_id")
     def __init__(
         self,
         model: Any,

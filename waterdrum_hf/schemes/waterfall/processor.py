@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from waterdrum_hf._compat import renamed_keywords
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
 from waterdrum_hf.schemes.waterfall.function import watermark_bias
@@ -30,7 +29,6 @@ class WaterfallLogitsProcessor(PermutationLogitsProcessor):
         k_p: which watermarking function (Waterfall's ``k_p``; the paper uses 1).
     """
 
-    @renamed_keywords(ids="watermark_ids")
     def __init__(
         self,
         vocab_size: int,
