@@ -25,19 +25,21 @@ model. IdkDPO and IdkNLL need QA data (``question`` and ``answer`` columns).
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass, field
 
 from datasets import Dataset, concatenate_datasets, load_from_disk
-from transformers import HfArgumentParser
+from trl import TrlParser
 
 import waterdrum_hf
 from waterdrum_hf import trainers
 from waterdrum_hf.data import split_by_owner, toy_corpus
+from waterdrum_hf.scripts.unlearn import parser_keywords
 
 
 @dataclass
 class ScriptArguments:
-    """What to unlearn from what; the method's own settings are parsed separately."""
+    """What to unlearn from what; the method's own settings are its config's fields."""
 
     method: str = field(
         default="kl", metadata={"help": f"Unlearning method: {', '.join(trainers.available())}."}
@@ -78,14 +80,13 @@ EXAMPLE_DEFAULTS = {  # a quick run on the toy corpus; every one can be overridd
 
 
 def parse_args() -> tuple[ScriptArguments, trainers.UnlearningConfig]:
-    """The script's arguments, then the chosen method's config from the remaining flags."""
-    description = __doc__.split("\n\n")[0]
-    script_parser = HfArgumentParser(ScriptArguments, description=description)
-    script, remaining = script_parser.parse_args_into_dataclasses(return_remaining_strings=True)
-    _, config_class = trainers.get(script.method)
-    config_parser = HfArgumentParser(config_class, description=description)
-    config_parser.set_defaults(**EXAMPLE_DEFAULTS)
-    (config,) = config_parser.parse_args_into_dataclasses(remaining)
+    """One ``TrlParser`` over the script's arguments and the chosen method's config (the method
+    read first, as ``waterdrum unlearn`` reads it; ``--config recipe.yaml`` works too)."""
+    method = parser_keywords(sys.argv[1:])["method"] or ScriptArguments.method
+    _, config_class = trainers.get(method)
+    parser = TrlParser((ScriptArguments, config_class), description=__doc__.split("\n\n")[0])
+    parser.set_defaults(**EXAMPLE_DEFAULTS)
+    script, config = parser.parse_args_and_config()
     return script, config
 
 
