@@ -8,7 +8,7 @@ import json
 import pytest
 
 from waterdrum_hf import SetValue, WaterDrumResult, compare_seeds
-from waterdrum_hf.cli import main
+from waterdrum_hf.scripts import main
 
 RUNS = {  # forget, retain of each model in runs (seeds) 0, 1, 2
     "original": [(0.74, 0.66), (0.71, 0.64), (0.73, 0.65)],
@@ -45,7 +45,7 @@ def write_score_reports(folder):
 def test_compare_reads_each_models_runs_in_order_and_prints_means_and_the_verdict(tmp_path, capsys):
     folders = write_score_reports(tmp_path)
     output = tmp_path / "comparison.json"
-    assert main(["compare", *folders, "--output", str(output)]) == 0
+    assert main(["compare", "--reports", *folders, "--output", str(output)]) == 0
     printed = capsys.readouterr().out
     expected = compare_seeds({m: [flat(*v) for v in values] for m, values in RUNS.items()})
     assert json.loads(output.read_text()) == pytest.approx(expected.to_dict())
@@ -59,13 +59,13 @@ def test_compare_reads_each_models_runs_in_order_and_prints_means_and_the_verdic
         "runs": {m: [flat(*x) for x in v] for m, v in RUNS.items()},
     }
     (tmp_path / "demo.json").write_text(json.dumps(demo))
-    assert main(["compare", str(tmp_path / "demo.json")]) == 0
+    assert main(["compare", "--reports", str(tmp_path / "demo.json")]) == 0
     assert f"{kl.value:+.3f} [{kl.ci_low:+.3f}, {kl.ci_high:+.3f}]" in capsys.readouterr().out
 
 
 def test_compare_of_single_runs_names_no_winner(tmp_path, capsys):
     folders = write_score_reports(tmp_path)[:4]  # run 0 of each model
-    assert main(["compare", *folders]) == 0
+    assert main(["compare", "--reports", *folders]) == 0
     assert "Closest to retraining (1 run): npo" in capsys.readouterr().out
 
 
@@ -81,12 +81,32 @@ def test_compare_refuses_what_is_not_a_report(tmp_path, capsys, content, message
     path = tmp_path / "report.json"
     if content is not None:
         path.write_text(content)
-    assert main(["compare", str(path)]) == 2
+    assert main(["compare", "--reports", str(path)]) == 2
     assert message in capsys.readouterr().err
 
 
 def test_compare_needs_as_many_runs_of_each_model_unless_unpaired(tmp_path, capsys):
     folders = write_score_reports(tmp_path)[:-1]  # npo has only 2 runs
-    assert main(["compare", *folders]) == 2
+    assert main(["compare", "--reports", *folders]) == 2
     assert "--unpaired" in capsys.readouterr().err
-    assert main(["compare", *folders, "--unpaired"]) == 0
+    assert main(["compare", "--reports", *folders, "--unpaired"]) == 0
+
+
+def test_a_yaml_config_gives_the_reports_and_the_command_line_overrides_it(tmp_path, capsys):
+    """`--config FILE.yaml` (TRL's) holds the options, the reports list too; a flag given wins;
+    the reports are no longer positional (`--reports`)."""
+    folders = write_score_reports(tmp_path)
+    recipe = tmp_path / "compare.yaml"
+    recipe.write_text(json.dumps({"reports": folders, "confidence": 0.5}))  # JSON is YAML
+    assert main(["compare", "--config", str(recipe), "--confidence", "0.9"]) == 0
+    expected = compare_seeds(
+        {m: [flat(*v) for v in values] for m, values in RUNS.items()}, confidence=0.9
+    )
+    kl = expected.values["kl"]["forget"]
+    printed = capsys.readouterr().out
+    assert "[90% interval over runs" in printed
+    assert f"{kl.value:+.3f} [{kl.ci_low:+.3f}, {kl.ci_high:+.3f}]" in printed
+    with pytest.raises(SystemExit) as exit_:  # a parse error: argparse's exit
+        main(["compare", *folders])
+    assert exit_.value.code == 2
+    assert "arguments are required: --reports" in capsys.readouterr().err

@@ -5,10 +5,14 @@ of each query of a generations.jsonl, and rows taken from every owner in turn.""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from waterdrum_hf.cli import main
+from waterdrum_hf.scripts import main
 from waterdrum_hf.verification import Verifier
 
 KEYS = {"owner-1": 3_141_592_653, "owner-2": 2_718_281_828, "owner-3": 1_414_213_562}
@@ -32,7 +36,7 @@ def demo_files(tmp_path):
 
 
 def show(folder, file, *flags):
-    argv = ["show", str(folder / file), "--watermark-tokenizer", "tiny"]
+    argv = ["show", "--file", str(folder / file), "--watermark-tokenizer", "tiny"]
     return main([*argv, "--output", str(folder / "views"), "--overwrite", *map(str, flags)])
 
 
@@ -96,3 +100,31 @@ def test_a_keys_file_without_an_owners_name_says_which(demo_files, capsys):
     (demo_files / "keys.json").write_text(json.dumps({"owner-1": KEYS["owner-1"]}))
     assert show(demo_files, "watermarked.jsonl", "--keys-file", demo_files / "keys.json") == 2
     assert "--keys-file has no id for owner 'owner-2' of column 'owner'" in capsys.readouterr().err
+
+
+def test_the_module_and_the_command_print_the_same_options():
+    """`python -m waterdrum_hf.scripts.show` runs the script `waterdrum show` runs."""
+    env = {**os.environ, "COLUMNS": "100"}
+    module = [sys.executable, "-m", "waterdrum_hf.scripts.show", "--help"]
+    command = [str(Path(sys.executable).with_name("waterdrum")), "show", "--help"]
+    helps = [
+        subprocess.run(a, capture_output=True, text=True, env=env, check=True)
+        for a in (module, command)
+    ]
+    assert helps[0].stdout == helps[1].stdout
+    assert "--exact-terms" in helps[0].stdout and "--owner" in helps[0].stdout
+
+
+def test_a_yaml_config_gives_the_options_and_the_command_line_overrides_it(demo_files, tiny_model):
+    """`--config FILE.yaml` (TRL's): its keys are field names; a flag given wins."""
+    _, tokenizer = tiny_model
+    recipe = demo_files / "show.yaml"
+    recipe.write_text(
+        f"file: {demo_files / 'watermarked.jsonl'}\nwatermark_tokenizer: tiny\n"
+        f"id_file: {demo_files / 'forget_ids.txt'}\nowner: 1\nmax_rows: 3\n"
+        f"output: {demo_files / 'views'}\n"
+    )
+    assert main(["show", "--config", str(recipe), "--owner", "2", "--max-rows", "1"]) == 0
+    ((row, (name, page)),) = scores(demo_files).items()  # --max-rows 1: the flag's
+    key = KEYS["owner-3"]  # --owner 2: the flag's
+    assert f"score {Verifier(tokenizer).verify(TEXTS[name][0], key)[0]:+.3f}" in page

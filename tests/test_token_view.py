@@ -15,7 +15,6 @@ import pytest
 from tokenizer_builders import pydoc_bpe_tokenizer, word_texts, word_tokenizer
 
 from waterdrum_hf import Verifier, WaterDrumConfig, compute_waterdrum
-from waterdrum_hf.cli import main
 from waterdrum_hf.report.token_view import (
     NEGATIVE_RGB,
     NEUTRAL_RGB,
@@ -29,6 +28,7 @@ from waterdrum_hf.report.token_view_render import (
     token_views_html,
     write_token_views,
 )
+from waterdrum_hf.scripts import main
 
 KEY = 3_000_000_017  # distinctive, so that a leak would show
 NUMBER_IN = re.compile(r"\d")
@@ -357,7 +357,7 @@ def texts_file(tmp_path, words):
 def test_show_writes_one_html_and_png_per_text(texts_file, scheme, capsys):
     tmp_path, texts = texts_file
     out = tmp_path / "views"
-    argv = ["show", tmp_path / "texts.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv = ["show", "--file", tmp_path / "texts.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
     argv += ["--id-file", tmp_path / "id.txt", "--output", out, "--max-rows", 3]
     code = main([str(a) for a in [*argv, "--scheme", scheme]])
     printed = capsys.readouterr()
@@ -386,7 +386,7 @@ def test_show_reads_each_rows_key_and_name_from_columns(texts_file, capsys):
     for i, row in enumerate(rows):
         row["owner"] = f"house-{i % 2}"
     (tmp_path / "named.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    argv = ["show", tmp_path / "named.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv = ["show", "--file", tmp_path / "named.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
     argv += ["--id-column", "owner_id", "--name-column", "owner", "--output", tmp_path / "v"]
     assert main([str(a) for a in argv]) == 0
     out = capsys.readouterr().out
@@ -402,7 +402,7 @@ def test_show_writes_exact_terms_only_when_asked_and_its_help_says_why(texts_fil
     """A shared view (the default) carries no exact term; --exact-terms restores them, and
     --help says what they give away."""
     tmp_path, texts = texts_file
-    argv = ["show", tmp_path / "texts.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv = ["show", "--file", tmp_path / "texts.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
     argv += ["--id-file", tmp_path / "id.txt", "--max-rows", 1]
     assert main([str(a) for a in [*argv, "--output", tmp_path / "shared"]]) == 0
     assert main([str(a) for a in [*argv, "--output", tmp_path / "exact", "--exact-terms"]]) == 0

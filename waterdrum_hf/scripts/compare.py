@@ -1,56 +1,52 @@
 """``waterdrum compare``: models compared over several training runs (seeds), from the reports
-``waterdrum score`` (or ``waterdrum demo``) wrote: means with intervals that cover a rerun,
-paired differences, and the method closest to retraining, or the methods that tie."""
+``waterdrum score`` (or ``waterdrum demo``) wrote.
+
+Give the report of every run with --reports (report.json, or the folder holding it, as
+`waterdrum score --out` writes it); a model's runs are its entries in the reports in the order
+given, so give each seed's reports in the same order for every model (run i of every model
+shares seed i: differences are then paired). A demo report with several runs counts as all of
+them. Prints each model's mean over its runs with Student's t interval over runs (it covers a
+rerun, where one run's interval over queries does not), the distance of each method to the
+retrained model, and the method closest to retraining only when the runs separate it from every
+other; else the methods that tie.
+"""
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.cli.parsing import CliError
+from waterdrum_hf._fields import flag
+from waterdrum_hf.scripts import run_script
+from waterdrum_hf.scripts.parser import CliError, ScriptParser
 from waterdrum_hf.seed_comparison import SeedComparison
 
-DESCRIPTION = (
-    "Compare models over training runs. Give the report of every run (report.json, or the "
-    "folder holding it, as `waterdrum score --out` writes it); a model's runs are its entries "
-    "in the reports in the order given, so give each seed's reports in the same order for "
-    "every model (run i of every model shares seed i: differences are then paired). A demo "
-    "report with several runs counts as all of them. Prints each model's mean over its runs "
-    "with Student's t interval over runs (it covers a rerun, where one run's interval over "
-    "queries does not), the distance of each method to the retrained model, and the method "
-    "closest to retraining only when the runs separate it from every other; else the methods "
-    "that tie."
-)
+
+@dataclass
+class CompareArguments:
+    """The reports of the runs, and how their models are compared."""
+
+    reports: list[str] = field(
+        metadata={"help": "report.json files or folders holding one, every run's."}
+    )
+    confidence: float = flag(0.95, "Level of every interval (0 to 1).")
+    unpaired: bool = flag(
+        False, "The runs of different models share no seed: Welch's unpaired intervals."
+    )
+    reference: str = flag("retrained", "The model unlearning should match.")
+    baseline: str = flag("original", "The model unlearning starts from (not ranked).")
+    output: str | None = flag(None, "Also write the comparison's flat values to this JSON.")
 
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "compare", help="compare models over several training runs (seeds)", description=DESCRIPTION
-    )
-    parser.add_argument("reports", nargs="+", help="report.json files or folders holding one")
-    parser.add_argument(
-        "--confidence", type=float, default=0.95, help="level of every interval (0 to 1)"
-    )
-    parser.add_argument(
-        "--unpaired",
-        action="store_true",
-        help="the runs of different models share no seed: Welch's unpaired intervals",
-    )
-    parser.add_argument(
-        "--reference", default="retrained", help="the model unlearning should match"
-    )
-    parser.add_argument(
-        "--baseline", default="original", help="the model unlearning starts from (not ranked)"
-    )
-    parser.add_argument("--output", help="also write the comparison's flat values to this JSON")
-    parser.set_defaults(run=run, parser=parser)
-    return parser
+def make_parser(prog: str | None = None) -> ScriptParser:
+    return ScriptParser((CompareArguments,), prog=prog, description=__doc__)
 
 
-def run(args: argparse.Namespace) -> int:
+def main(args: CompareArguments) -> int:
     from waterdrum_hf.report import json_text
     from waterdrum_hf.seed_comparison import compare_seeds
 
@@ -117,3 +113,7 @@ def print_comparison(comparison: SeedComparison) -> None:
     if comparison.closest is not None:
         print()
         print(closest_line(comparison).replace("**", "").replace("`", ""))
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(sys.modules[__name__], sys.argv[1:], "waterdrum compare"))

@@ -9,22 +9,22 @@ script's path.
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+import sys
+
+from waterdrum_hf.scripts import run_script
+from waterdrum_hf.scripts.parser import ScriptParser
 
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "register-metric",
-        help="make evaluate.load('waterdrum') find this library's metric",
-        description=__doc__,
-    )
-    parser.set_defaults(run=run, parser=parser)
-    return parser
+def make_parser(prog: str | None = None) -> ScriptParser:
+    return ScriptParser((), prog=prog, description=__doc__)  # no options
 
 
-def run(args: argparse.Namespace) -> int:
+def main() -> int:
     from waterdrum_hf.evaluate_cache import register_metric
 
     print(register_metric())
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(sys.modules[__name__], sys.argv[1:], "waterdrum register-metric"))

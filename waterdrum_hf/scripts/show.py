@@ -3,7 +3,8 @@
 Show how the watermark reads in each text: every token coloured by its term of the scheme's
 watermark function under the owner's key, with the text's score, null level and p-value. Writes
 one self-contained .html and one .png per text (the first --max-rows) into --output; keys
-appear in neither.
+appear in neither. A ``waterdrum score`` generations.jsonl (owner and samples columns) shows
+each query's first sample.
 
 By default each token shows only its level (for, neutral, against). An exact term is not the
 key, but it tells where its token sits in the owner's keyed permutation after the previous
@@ -15,64 +16,66 @@ such files with whoever holds the key.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from waterdrum_hf._fields import flag
+from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_folder, read_table, require_columns
 from waterdrum_hf.scripts.models import load_tokenizer_option
-from waterdrum_hf.cli.parsing import CliError, positive
-from waterdrum_hf.cli.scoring_options import add_scheme_options, check_n_gram, scheme_from_options
-from waterdrum_hf.scripts.texts import add_text_and_owner_options, texts_and_owner_ids
+from waterdrum_hf.scripts.parser import CliError, ScriptParser, positive
+from waterdrum_hf.scripts.scoring import ScoringArguments, check_n_gram
+from waterdrum_hf.scripts.texts import TextArguments, texts_and_owner_ids
 
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "show", help="per-token watermark view of texts (HTML and PNG)", description=__doc__
+@dataclass
+class ShowArguments:
+    """Where the views go, how many, and whether they carry the exact terms."""
+
+    output: str = flag(help="Folder to write the views into.")
+    owner: int | None = flag(
+        None,
+        "With an --id-file of several ids (e.g. the demo's forget_ids.txt): the place (1, 2, "
+        "...) of the id that reads every text.",
     )
-    add_text_and_owner_options(parser, keys_file=True)
-    parser.add_argument(
-        "--owner",
-        type=positive(),
-        help="with an --id-file of several ids (e.g. the demo's forget_ids.txt): the place "
-        "(1, 2, ...) of the id that reads every text",
+    max_rows: int = flag(
+        20, "Views written at most: rows taken in turn from each owner, so every owner shows."
     )
-    parser.add_argument(
-        "--name-column",
-        help="column holding each owner's display name (default: 'owner' where the file has "
-        "it, as the demo's and `waterdrum score`'s files do; else owner-1, owner-2, ... in "
-        "order of first appearance)",
+    exact_terms: bool = flag(
+        False,
+        "Show each token's exact term (colour strength and tooltip) instead of its level (for, "
+        "neutral, against); the exact terms tell where each token sits in the owner's keyed "
+        "permutation, so keep such views private.",
     )
-    add_scheme_options(parser)
-    parser.add_argument(
-        "--max-rows",
-        type=positive(),
-        default=20,
-        help="views written at most: rows taken in turn from each owner, so every owner shows",
-    )
-    parser.add_argument(
-        "--exact-terms",
-        action="store_true",
-        help="show each token's exact term (colour strength and tooltip) instead of its level "
-        "(for, neutral, against); the exact terms tell where each token sits in the owner's "
-        "keyed permutation, so keep such views private",
-    )
-    parser.add_argument("--output", required=True, help="folder to write the views into")
-    parser.add_argument("--overwrite", action="store_true", help="replace existing views")
-    parser.set_defaults(run=run, parser=parser)
-    return parser
+    overwrite: bool = flag(False, "Replace existing views.")
+
+    def __post_init__(self) -> None:
+        positive(self.owner, "--owner")
+        positive(self.max_rows, "--max-rows")
 
 
-def run(args: argparse.Namespace) -> int:
+def make_parser(prog: str | None = None) -> ScriptParser:
+    return ScriptParser(
+        (TextArguments, ShowArguments, ScoringArguments), prog=prog, description=__doc__
+    )
+
+
+def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArguments) -> int:
     from waterdrum_hf.report.token_view import token_view
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.verification import Verifier
 
     out = Path(args.output)
     check_output_folder(args.output, "--output")
-    data = with_text_column(read_table(args.file), args)
-    args.name_column = args.name_column or ("owner" if "owner" in data.column_names else None)
-    texts, ids = texts_and_owner_ids(data, args, owner=args.owner)
+    data = with_text_column(read_table(texts_args.file), texts_args)
+    texts_args = dataclasses.replace(  # the demo's and `waterdrum score`'s files name owners
+        texts_args,
+        name_column=texts_args.name_column or ("owner" if "owner" in data.column_names else None),
+    )
+    texts, ids = texts_and_owner_ids(data, texts_args, owner=args.owner, choosable=True)
     rows = rows_across_owners(ids, args.max_rows)
     data, texts, ids = data.select(rows), [texts[r] for r in rows], [ids[r] for r in rows]
     stems = [f"row-{row:04d}" for row in rows]
@@ -82,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
             f"--output {args.output!r} already holds {existing[0]}.html/.png; pass --overwrite "
             "to replace the views"
         )
-    names = _display_names(data, args, ids)
-    tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
-    check_n_gram(args.n_gram, texts, tokenizer)
-    verifier = Verifier(tokenizer, scheme_from_options(args))
+    names = display_names(data, texts_args, ids)
+    tokenizer = load_tokenizer_option(texts_args.watermark_tokenizer, "watermark tokenizer")
+    check_n_gram(scoring.n_gram, texts, tokenizer)
+    verifier = Verifier(tokenizer, scoring.scoring_config().scheme)
     for row, text, key, name, stem in zip(rows, texts, ids, names, stems, strict=True):
         if not text:
             print(f"row {row}: empty text, no view")
@@ -106,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def with_text_column(data: Any, args: argparse.Namespace) -> Any:
+def with_text_column(data: Any, args: TextArguments) -> Any:
     """``data``, where it is a ``generations.jsonl`` of ``waterdrum score`` (a ``samples``
     column of lists and no text column), with each query's first sample as its text."""
     if args.text_column in data.column_names or "samples" not in data.column_names:
@@ -132,7 +135,7 @@ def rows_across_owners(ids: list[int], limit: int) -> list[int]:
     return sorted(taken)
 
 
-def _display_names(data: Any, args: argparse.Namespace, ids: list[int]) -> list[str]:
+def display_names(data: Any, args: TextArguments, ids: list[int]) -> list[str]:
     """Each row's owner name: ``--name-column``, else ``owner-<n>`` by first appearance."""
     from waterdrum_hf.metric import owner_display_names
 
@@ -146,3 +149,7 @@ def _display_names(data: Any, args: argparse.Namespace, ids: list[int]) -> list[
         return names
     by_id = owner_display_names(ids, None)
     return [by_id[key] for key in ids]
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(sys.modules[__name__], sys.argv[1:], "waterdrum show"))

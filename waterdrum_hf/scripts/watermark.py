@@ -1,0 +1,105 @@
+"""``waterdrum watermark``: paraphrase a file's texts under their owners' Waterfall keys.
+
+Watermark every row's text with its owner's key by paraphrasing it with --model
+(waterdrum_hf.WatermarkedDataset). The output keeps every column, the original text (<text-
+column>_original) and the watermark self-check score (watermark_score). Every
+WatermarkingConfig field is a flag.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from waterdrum_hf._fields import flag
+from waterdrum_hf.keys import watermark_id_from_text
+from waterdrum_hf.scripts import run_script
+from waterdrum_hf.scripts.files import (
+    TABLE_OUTPUT_SUFFIXES,
+    check_output_file,
+    read_table,
+    require_columns,
+    write_table,
+)
+from waterdrum_hf.scripts.models import load_model, watermark_ids
+from waterdrum_hf.scripts.parser import CliError, ScriptParser
+from waterdrum_hf.scripts.scoring import check_n_gram
+from waterdrum_hf.watermarking.config import WatermarkingConfig
+
+
+@dataclass
+class WatermarkArguments:
+    """The paraphrasing model, the file in and out, and the key when one reads every row (else
+    each row's --id-column)."""
+
+    model: str = flag(
+        help="The paraphrasing causal LM (local folder, Hub id, or tiny: the built-in model)."
+    )
+    input: str = flag(
+        help="Texts to watermark (.jsonl, .json, .csv, .parquet, .txt).", aliases=["--in"]
+    )
+    output: str = flag(help="Output file (.jsonl, .json, .csv or .parquet).", aliases=["--out"])
+    overwrite: bool = flag(False, "Replace an existing --out.")
+    id: str | None = flag(
+        None,
+        "One watermark id for every row, instead of --id-column (visible in shell history: "
+        "prefer --id-file).",
+    )
+    id_file: str | None = flag(
+        None, "File holding one watermark id for every row (keeps the key off the command line)."
+    )
+
+    def __post_init__(self) -> None:
+        if self.id is not None and self.id_file is not None:
+            raise CliError("give --id or --id-file, not both")
+        if not self.output.lower().endswith(TABLE_OUTPUT_SUFFIXES):
+            raise CliError(
+                f"output {self.output!r}: use a .jsonl, .json, .csv or .parquet file name"
+            )
+
+
+def make_parser(prog: str | None = None) -> ScriptParser:
+    return ScriptParser((WatermarkArguments, WatermarkingConfig), prog=prog, description=__doc__)
+
+
+def main(args: WatermarkArguments, config: WatermarkingConfig) -> int:
+    from waterdrum_hf.watermarking.dataset import WatermarkedDataset
+
+    check_output_file(args.output, "--out", overwrite=args.overwrite)
+    if config.max_new_tokens is not None and config.n_gram > config.max_new_tokens:
+        raise CliError(
+            f"--n-gram {config.n_gram} is longer than --max-new-tokens {config.max_new_tokens}: "
+            "no paraphrase could hold a watermarked n-gram; keep --n-gram small (default 2)"
+        )
+    data = read_table(args.input, what="input")
+    require_columns(data, [config.text_column], args.input)
+    key = fixed_key(args, data, config)
+    model, tokenizer = load_model(args.model)
+    check_n_gram(config.n_gram, data[config.text_column], tokenizer)  # paraphrases: as long
+    watermarker = WatermarkedDataset(model, tokenizer, config, watermark_id=key)
+    watermarked = data.map(watermarker, batched=True, batch_size=4 * config.batch_size)
+    write_table(watermarked, args.output)
+    print(
+        f"Watermarked {watermarker.num_watermarked} rows ({watermarker.num_skipped} without text "
+        f"kept as they were) into {args.output}"
+    )
+    return 0
+
+
+def fixed_key(args: WatermarkArguments, data: Any, config: WatermarkingConfig) -> int | None:
+    """The one key of ``--id`` or ``--id-file`` for every row; ``None`` where each row's
+    ``--id-column`` gives its key (the column is checked here)."""
+    if args.id is not None:
+        return watermark_id_from_text(args.id, "--id")
+    if args.id_file is not None:
+        keys = watermark_ids(None, args.id_file, "--id-file") or []
+        if len(keys) != 1:
+            raise CliError("--id-file must hold exactly one watermark id")
+        return keys[0]
+    require_columns(data, [config.id_column], f"{args.input} (pass --id-column or --id)")
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(sys.modules[__name__], sys.argv[1:], "waterdrum watermark"))
