@@ -72,6 +72,7 @@ def test_evaluate_load_by_the_bare_name_after_register_metric_offline(tiny_folde
     """A new user's processes: `waterdrum register-metric`, then a script that imports
     evaluate only. A copy an older waterdrum-hf left (newer on disk, so evaluate would pick it)
     is replaced; a copy someone else wrote is left alone."""
+    from waterdrum_hf.config import NullConfig, WaterDrumConfig
     from waterdrum_hf.metric import compute_waterdrum
 
     hf_home = tmp_path / "hf_home"
@@ -103,7 +104,10 @@ def test_evaluate_load_by_the_bare_name_after_register_metric_offline(tiny_folde
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert loaded["module"] == f"evaluate_modules.metrics.{MODULE_NAME}.{written.name}.waterdrum"
     assert "Using the latest cached version of the module" in done.stderr  # evaluate's one line
-    expected = compute_waterdrum(texts, [11, 22, 11, 22], str(tiny_folder), forget_ids=[22])
+    analytic = WaterDrumConfig(null=NullConfig("analytic"))  # the module's default null
+    expected = compute_waterdrum(
+        texts, [11, 22, 11, 22], str(tiny_folder), config=analytic, forget_ids=[22]
+    )
     assert json.dumps(loaded["result"]) == json.dumps(expected)  # NaN-safe, exact floats
 
 
