@@ -11,8 +11,8 @@ import test_cli
 from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import attacks, compute_waterdrum
-from waterdrum_hf.cli import main
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
+from waterdrum_hf.scripts import audit, main
 
 KEYS, audit_argv = test_cli.KEYS, test_cli.audit_argv
 owner_rows = test_cli.owner_rows  # the fixture: a dataset of toy passages, two owners
@@ -123,7 +123,7 @@ def test_score_applies_several_attacks_in_order_with_their_seed(saved, capsys):
     assert any("unwatermarked" in s for q in expected for s in q)
     # The same from a YAML recipe (--config): a list of attacks.
     (tmp_path / "recipe.yaml").write_text(
-        f"attack: [{', '.join(specs)}]\nattack_seed: 3\nattack_source: {tmp_path}/originals.txt\n"
+        f"attacks: [{', '.join(specs)}]\nattack_seed: 3\nattack_source: {tmp_path}/originals.txt\n"
     )
     argv = [*common, "--config", tmp_path / "recipe.yaml", "--out", tmp_path / "yaml"]
     code, _, err = run(argv, capsys)
@@ -153,7 +153,7 @@ def test_score_applies_several_attacks_in_order_with_their_seed(saved, capsys):
         (["--attack", "copy_paste:0.5"], "give --attack-source FILE"),
         (["--attack", "copy_paste:0.5", "--attack-source", "{tmp}/none.txt"],
          "--attack-source '{tmp}/none.txt' does not exist"),
-        (["--attack-seed", "-1"], "argument --attack-seed: must be >= 0"),
+        (["--attack-seed", "-1"], "--attack-seed must be >= 0, got -1"),
     ],
 )  # fmt: skip
 def test_score_bad_attacks_are_one_line_before_any_work(saved, flags, message, capsys):
@@ -194,7 +194,7 @@ def test_score_paraphrases_and_substitutes_with_the_models_it_has(
 def test_audit_scores_each_attack_beside_the_unattacked_texts(
     tiny_folder, owner_rows, tmp_path, capsys
 ):
-    flags = ["--audits", "", "--attack", "deletion:0", "--attack", "truncation:0.5"]  # no others
+    flags = ["--audits", "--attack", "deletion:0", "--attack", "truncation:0.5"]  # no others
     code, out, err = run(audit_argv(tiny_folder, owner_rows, tmp_path / "a", *flags), capsys)
     assert code == 0, err
     saved = json.loads((tmp_path / "a" / "audits.json").read_text())
@@ -222,7 +222,7 @@ def test_audit_scores_each_attack_beside_the_unattacked_texts(
         (["--attack", "synonym:0.2"], "unknown attack 'synonym'"),
         (["--attack", "deletion:2"], "`strength` must be in [0, 1]"),
         (["--attack", "deletion:0.2", "--attack", "deletion:0.20"], "given twice"),
-        (["--audits", ""], "or `attacks` one text attack"),
+        (["--audits"], "or `attacks` one text attack"),
         (["--attack", "copy_paste:0.2"], "give --attack-source FILE"),
     ],
 )
@@ -232,3 +232,26 @@ def test_audit_bad_attacks_are_one_line_before_any_work(
     code, _, err = run(audit_argv(tiny_folder, owner_rows, tmp_path / "a", *flags), capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "a").exists()
+
+
+def test_audit_reads_its_attacks_from_a_recipe_and_the_command_line_replaces_them(tmp_path):
+    """`--attack` adds to the attacks each time it is given; the first replaces a `--config`
+    file's list (every flag overrides the file), and with neither there are none."""
+    (tmp_path / "recipe.yaml").write_text(
+        "attacks: [deletion:0.2]\naudits: [quantization]\nquantization_bits: [8]\n"
+    )
+    required = ["--model", "m", "--dataset", "d", "--watermark-tokenizer", "t", "--out", "o"]
+
+    def parsed(*flags):
+        groups = audit.make_parser(prog="waterdrum audit").parse_args_and_config(
+            [*required, *flags]
+        )
+        return next(g for g in groups if isinstance(g, audit.AuditConfig))
+
+    recipe = ["--config", str(tmp_path / "recipe.yaml")]
+    assert parsed(*recipe).attacks == ("deletion:0.2",)
+    assert parsed(*recipe).audits == ("quantization",)
+    assert parsed(*recipe).quantization_bits == (8,)
+    flags = ["--attack", "truncation:0.5", "--attack", "deletion:0.1", "insertion:0.3"]
+    assert parsed(*recipe, *flags).attacks == ("truncation:0.5", "deletion:0.1", "insertion:0.3")
+    assert parsed().attacks == ()

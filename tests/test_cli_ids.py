@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from waterdrum_hf.cli import main
+from waterdrum_hf.scripts import main
 
 OWNERS = (3_141_592_653, 2_718_281_828)
 STRAY = 1_618_033_988  # owns no row
@@ -26,7 +26,7 @@ def rows(tmp_path):
 
 def verify(rows, ids_file):
     return main(
-        ["verify", str(rows), "--watermark-tokenizer", "tiny", "--id-column", "owner_id",
+        ["verify", "--file", str(rows), "--watermark-tokenizer", "tiny", "--id-column", "owner_id",
          "--forget-ids-file", str(ids_file)]
     )  # fmt: skip
 

@@ -8,8 +8,8 @@ import pytest
 import transformers
 
 from waterdrum_hf import compute_waterdrum, load_metric
-from waterdrum_hf.cli import main
 from waterdrum_hf.lm_eval_tasks import Source
+from waterdrum_hf.scripts import main
 from waterdrum_hf.tiny import pretrained_location
 from waterdrum_hf.verification import load_tokenizer
 

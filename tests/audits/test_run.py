@@ -104,7 +104,7 @@ def test_an_audit_without_its_data_fails_before_any_model_is_touched(tiny_model)
 
 
 def test_a_killed_audit_resumes_from_its_cached_stages(tiny_model, texts, tmp_path):
-    from waterdrum_hf.cli.audit import stage_cache
+    from waterdrum_hf.scripts.audit import stage_cache
 
     model, tokenizer = tiny_model
     model.save_pretrained(tmp_path / "m")

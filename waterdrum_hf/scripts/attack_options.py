@@ -11,78 +11,110 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
-from waterdrum_hf.scripts.parser import CliError, Reading, first_line, positive
+from waterdrum_hf import attacks as text_attacks
+from waterdrum_hf._fields import flag
+from waterdrum_hf.scripts.parser import CliError, first_line, positive
 
-METAVAR = "NAME:STRENGTH"
+
+class Repeated(argparse.Action):
+    """A repeatable list flag's action: each use adds its values after the earlier uses'
+    (``--attack a --attack b c``: a, b, c); the first use replaces the default, so the command
+    line's list replaces a ``--config`` file's rather than extending it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        current = getattr(namespace, self.dest, None)
+        earlier = [] if current is None or current is self.default else list(current)
+        setattr(namespace, self.dest, [*earlier, *values])
+
+
+def repeatable_attacks(parser: argparse.ArgumentParser) -> None:
+    """Make a config's ``attacks`` flag (``AuditConfig``'s, argparse's ``extend``: it cannot
+    extend its tuple default, and would extend a ``--config`` file's list) :class:`Repeated`."""
+    for action in parser._actions:
+        if action.dest == "attacks":
+            action.__class__ = Repeated
+
+
+ATTACKS_HELP = (
+    "Edit every completion before verification: STRENGTH (in [0, 1]) is the share of each "
+    f"text's words affected; NAME is one of {', '.join(text_attacks.names())}; repeat to apply "
+    "several, in order (e.g. --attack deletion:0.2 --attack truncation:0.1)."
+)
+SOURCE_HELP = (
+    "Unwatermarked texts that the copy_paste attack pastes from (e.g. the original passages): "
+    "a table with a 'text' column, or a .txt file of one text per line."
+)
+
+
+@dataclass
+class AttackSource:
+    """``--attack-source``: what a command whose config holds the attacks (``waterdrum audit``)
+    lacks."""
+
+    _argument_group_name: ClassVar[str] = "text attacks (waterdrum_hf.attacks)"
+
+    attack_source: str | None = flag(None, SOURCE_HELP)
+
+
+@dataclass
+class AttackArguments:
+    """The text attacks applied before verification (``waterdrum score``), in order, with
+    their seed and copy_paste's source."""
+
+    _argument_group_name: ClassVar[str] = "text attacks (waterdrum_hf.attacks)"
+
+    attacks: tuple[str, ...] = field(
+        default=(),
+        metadata={"help": ATTACKS_HELP, "aliases": ["--attack"], "action": Repeated},
+    )
+    attack_seed: int | None = flag(None, "Seed of the attacks (default: --seed).")
+    attack_source: str | None = flag(None, SOURCE_HELP)
+
+    def __post_init__(self) -> None:
+        self.attacks = tuple(attack_spec(text) for text in self.attacks)
+        positive(self.attack_seed, "--attack-seed", minimum=0)
+
+    def seed(self, default: int) -> int:
+        """``--attack-seed``, else the command's ``default`` (its ``--seed``)."""
+        return default if self.attack_seed is None else self.attack_seed
 
 
 def attack_spec(text: str) -> str:
-    """An argparse ``type``: one attack, checked by :func:`waterdrum_hf.attacks.parse`, as
+    """One attack, checked by :func:`waterdrum_hf.attacks.parse`, as
     :func:`waterdrum_hf.attacks.spec` writes it."""
-    from waterdrum_hf import attacks
-
     try:
-        return attacks.spec(*attacks.parse(text))
+        return text_attacks.spec(*text_attacks.parse(text))
     except ValueError as error:
-        raise argparse.ArgumentTypeError(first_line(error)) from None
-
-
-ATTACK_READING = Reading(attack_spec, lambda specs: " ".join(specs) or "none", METAVAR)
-"""How ``waterdrum audit`` reads ``AuditConfig.attacks`` (its ``--attack`` flag)."""
-
-
-def add_attack_options(parser: argparse.ArgumentParser, *, config_flags: bool = True) -> None:
-    """``--attack`` and ``--attack-seed`` (unless ``config_flags`` is false: a config's fields
-    give them) and ``--attack-source``."""
-    from waterdrum_hf import attacks
-
-    group = parser.add_argument_group("text attacks (waterdrum_hf.attacks)")
-    if config_flags:
-        group.add_argument(
-            "--attack",
-            dest="attacks",
-            action="extend",
-            nargs="+",
-            type=attack_spec,
-            metavar=METAVAR,
-            help="edit every completion before verification: STRENGTH (in [0, 1]) is the share "
-            f"of each text's words affected; NAME is one of {', '.join(attacks.names())}; "
-            "repeat to apply several, in order (e.g. --attack deletion:0.2 --attack "
-            "truncation:0.1)",
-        )
-        group.add_argument(
-            "--attack-seed", type=positive(0), help="seed of the attacks (default: --seed)"
-        )
-    group.add_argument(
-        "--attack-source",
-        metavar="FILE",
-        help="unwatermarked texts that the copy_paste attack pastes from (e.g. the original "
-        "passages): a table with a 'text' column, or a .txt file of one text per line",
-    )
+        raise CliError(f"--attack: {first_line(error)}") from None
 
 
 def check_attack_inputs(
-    specs: Sequence[str], args: argparse.Namespace, *, has_model: bool
+    specs: Sequence[str], source: str | None, *, has_model: bool
 ) -> list[str] | None:
     """Refuse, before any work, an attack without what it needs: paraphrase a model (the
-    command's ``--model``: ``has_model``), copy_paste ``--attack-source``. Returns the texts of
-    ``--attack-source`` (``None`` without it)."""
-    from waterdrum_hf import attacks
-
-    names = {attacks.parse(spec)[0] for spec in specs}
+    command's ``--model``: ``has_model``), copy_paste ``--attack-source`` (``source``). Returns
+    the texts of ``--attack-source`` (``None`` without it)."""
+    names = {text_attacks.parse(spec)[0] for spec in specs}
     if "paraphrase" in names and not has_model:
         raise CliError(
             "--attack paraphrase rewrites with the model the command loads: give --model "
             "(with --generations it only paraphrases)"
         )
-    if "copy_paste" in names and not args.attack_source:
+    if "copy_paste" in names and not source:
         raise CliError(
             "--attack copy_paste pastes unwatermarked text: give --attack-source FILE (e.g. the "
             "original passages, or a base model's completions)"
         )
-    return attack_source(args.attack_source) if args.attack_source else None
+    return attack_source(source) if source else None
 
 
 def attack_source(path: str) -> list[str]:
@@ -95,30 +127,3 @@ def attack_source(path: str) -> list[str]:
     if not texts:
         raise CliError(f"--attack-source {path!r} holds no text with a word in it")
     return texts
-
-
-def attacked(
-    completions: list[list[str]],
-    args: argparse.Namespace,
-    vocabulary: Any,
-    paraphraser: tuple[Any, Any] | None,
-    source: list[str] | None,
-) -> list[list[str]]:
-    """The completions after ``--attack`` (in order), seeded by ``--attack-seed`` (else
-    ``--seed``); ``vocabulary``: the watermark tokenizer."""
-    from waterdrum_hf import attacks
-
-    return attacks.chain(
-        completions, attack_specs(args), attack_seed(args), tokenizer=vocabulary,
-        paraphraser=paraphraser, source=source,
-    )  # fmt: skip
-
-
-def attack_specs(args: argparse.Namespace) -> list[str]:
-    """The attacks of ``--attack``, in order (none when it is not given)."""
-    return list(args.attacks or [])
-
-
-def attack_seed(args: argparse.Namespace) -> int:
-    """``--attack-seed``, else the command's ``--seed``."""
-    return int(args.attack_seed if args.attack_seed is not None else args.seed)

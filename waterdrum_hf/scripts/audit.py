@@ -1,87 +1,100 @@
 """``waterdrum audit``: does the unlearning hold under relearning and quantization, and the
-metric under text attacks?"""
+metric under text attacks?
+
+Perturb each model and score it again on the same queries: relearning fine-tunes it for a few
+steps on a slice of the forget owners' texts (the dataset's rows of the forget ids),
+quantization stores its weights in 8 or 4 bits (torchao). The model retrained without the
+forget set (--retrained), put through the same audits, is the line to beat. Each --attack
+NAME:STRENGTH edits every model's completions before verification, scored beside the unedited
+ones (--audits with no value for the attacks only). Writes audits.json and a report
+(report.json, report.md, audits.png). Each perturbed model's completions are cached in
+OUT/cache, so a re-run resumes. Every AuditConfig field is a flag.
+"""
 
 from __future__ import annotations
 
-import argparse
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from waterdrum_hf.scripts.attack_options import ATTACK_READING, add_attack_options, check_attack_inputs
+from waterdrum_hf._fields import flag
+from waterdrum_hf.audits import AuditConfig
+from waterdrum_hf.scripts import run_script
+from waterdrum_hf.scripts.attack_options import (
+    AttackSource,
+    check_attack_inputs,
+    repeatable_attacks,
+)
+from waterdrum_hf.scripts.data_options import DataArguments, load_rows, make_queries, row_owners
 from waterdrum_hf.scripts.files import check_output_folder
 from waterdrum_hf.scripts.models import load_tokenizer_option, watermark_ids
-from waterdrum_hf.cli.parsing import CliError, add_no_progress, config_from_options, config_parser
-from waterdrum_hf.cli.score import add_data_options, load_rows, make_queries, row_owners
-from waterdrum_hf.cli.scoring_options import add_scoring_options, scoring_config
+from waterdrum_hf.scripts.parser import CliError, ScriptParser
+from waterdrum_hf.scripts.score import report_settings
+from waterdrum_hf.scripts.scoring import ScoringArguments
 from waterdrum_hf.tiny import pretrained_location
 
-DESCRIPTION = (
-    "Perturb each model and score it again on the same queries: relearning fine-tunes it for a "
-    "few steps on a slice of the forget owners' texts (the dataset's rows of the forget ids), "
-    "quantization stores its weights in 8 or 4 bits (torchao). The model retrained without the "
-    "forget set (--retrained), put through the same audits, is the line to beat. Each --attack "
-    "NAME:STRENGTH edits every model's completions before verification, scored beside the "
-    "unedited ones (--audits '' for the attacks only). Writes "
-    "audits.json and a report (report.json, report.md, audits.png). Each perturbed model's "
-    "completions are cached in OUT/cache, so a re-run resumes. Every AuditConfig field is a "
-    "flag."
-)
+RESUMES = True
+"""Each perturbed model's completions are cached in OUT/cache: a re-run resumes."""
 
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from waterdrum_hf.audits import AuditConfig
+@dataclass
+class AuditArguments:
+    """The models audited, the yardstick, and where the report goes."""
 
-    parser = commands.add_parser(
-        "audit", help="relearning, quantization and text-attack audits of unlearned models",
-        description=DESCRIPTION,
-        parents=[config_parser(AuditConfig, readings={"attacks": ATTACK_READING})],
-    )  # fmt: skip
-    parser.add_argument(
-        "--model",
-        nargs="+",
-        required=True,
-        metavar="[NAME=]MODEL",
-        help="the models to audit: local folders, Hub ids or tiny (the built-in model), each "
-        "optionally named (NAME=MODEL; default: the folder's name)",
+    _argument_group_name: ClassVar[str] = "models and report"
+
+    model: list[str] = field(
+        metadata={
+            "help": "The models to audit: local folders, Hub ids or tiny (the built-in model), "
+            "each optionally named (NAME=MODEL; default: the folder's name).",
+            "metavar": "[NAME=]MODEL",
+        },
     )
-    parser.add_argument(
-        "--retrained",
-        help="the model retrained without the forget set, audited the same way as the yardstick",
+    out: str = flag(help="Folder of the report.")
+    retrained: str | None = flag(
+        None, "The model retrained without the forget set, audited the same way as the yardstick."
     )
-    parser.add_argument(
-        "--tokenizer", help="the models' tokenizer (default: the first model's own)"
+    tokenizer: str | None = flag(None, "The models' tokenizer (default: the first model's own).")
+    show_progress: bool | None = flag(None, "Progress bars (default: on a terminal).")
+
+
+def make_parser(prog: str | None = None) -> ScriptParser:
+    parser = ScriptParser(
+        (AuditArguments, DataArguments, AuditConfig, AttackSource, ScoringArguments),
+        prog=prog,
+        description=__doc__,
     )
-    add_data_options(parser)
-    add_scoring_options(parser)
-    add_attack_options(parser, config_flags=False)  # --attack, --attack-seed: AuditConfig's
-    parser.add_argument("--out", required=True, help="folder of the report")
-    add_no_progress(parser)
-    parser.set_defaults(run=run, parser=parser, resumes=True)  # stages cached in OUT/cache
+    repeatable_attacks(parser)
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    from waterdrum_hf.audits import AuditConfig, AuditQueries, check_audits, run_audits
+def main(
+    args: AuditArguments,
+    data: DataArguments,
+    config: AuditConfig,
+    attack: AttackSource,
+    scoring_args: ScoringArguments,
+) -> int:
+    from waterdrum_hf.audits import AuditQueries, check_audits, run_audits
     from waterdrum_hf.report import write_report
 
-    config = config_from_options(AuditConfig, args)
     models = named_models(args.model, args.retrained)
     # Everything that can be wrong with the input is checked before any model is touched.
-    rows = load_rows(args)
-    owners = row_owners(rows, args)
-    forget_ids = watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids", owners)
+    rows = load_rows(data)
+    owners = row_owners(rows, data)
+    forget_ids = watermark_ids(data.forget_ids, data.forget_ids_file, "forget ids", owners)
     if not forget_ids:
         raise CliError("the audits measure the forget set: give --forget-ids or --forget-ids-file")
-    forget_texts = relearning_texts(rows, owners, forget_ids, config, args)
-    source = check_attack_inputs(config.attacks, args, has_model=True)
+    forget_texts = relearning_texts(rows, owners, forget_ids, config, data)
+    source = check_attack_inputs(config.attacks, attack.attack_source, has_model=True)
     check_audits(config, forget_texts, source or ())
-    # The audits' null by default: the empirical one (100 keys), as the audits' own default.
-    scoring = scoring_config(args, len(rows) * config.num_samples, default_null="empirical")
-    watermark_tokenizer = load_tokenizer_option(args.watermark_tokenizer, "watermark tokenizer")
+    scoring = scoring_args.scoring_config(len(rows) * config.num_samples)
+    watermark_tokenizer = load_tokenizer_option(data.watermark_tokenizer, "watermark tokenizer")
     tokenizer = load_tokenizer_option(args.tokenizer or next(iter(models.values())), "tokenizer")
     check_output_folder(args.out, "--out")
     queries = AuditQueries(
-        make_queries(rows, tokenizer, args),
+        make_queries(rows, tokenizer, data),
         owners,
         forget_ids,
         forget_texts=forget_texts,
@@ -96,17 +109,15 @@ def run(args: argparse.Namespace) -> int:
         watermark_tokenizer=watermark_tokenizer,
         retrained="retrained" if args.retrained else None,
         cache=stage_cache(Path(args.out) / "cache", models),
-        show_progress=getattr(args, "show_progress", None),
+        show_progress=args.show_progress,
     )
     before = {name: entries["before"] for name, entries in results.models.items()}
-    settings = {
-        k: v
-        for k, v in vars(args).items()
-        if isinstance(v, (str, int, float, bool, type(None))) and "forget_ids" not in k
-    }
-    settings["scoring"] = scoring.to_dict()
     write_report(
-        {"models": before, "audits": results, "settings": settings},
+        {
+            "models": before,
+            "audits": results,
+            "settings": report_settings(scoring, args, data, config, attack),
+        },
         args.out,
         title="WaterDrum audit report",
     )
@@ -116,18 +127,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def relearning_texts(
-    rows: Any, owners: list[int], forget_ids: list[int], config: Any, args: argparse.Namespace
+    rows: Any, owners: list[int], forget_ids: list[int], config: AuditConfig, data: DataArguments
 ) -> list[str]:
     """The forget owners' texts that relearning fine-tunes on (none without relearning)."""
     if "relearning" not in config.audits:
         return []
-    if args.text_column not in rows.column_names:
+    if data.text_column not in rows.column_names:
         raise CliError(
             f"relearning fine-tunes on the forget owners' texts, but the dataset has no "
-            f"{args.text_column!r} column (pass --text-column, or --audits quantization)"
+            f"{data.text_column!r} column (pass --text-column, or --audits quantization)"
         )
     chosen = set(forget_ids)  # each owns a row (checked when read)
-    return [t for t, o in zip(rows[args.text_column], owners, strict=True) if o in chosen]
+    return [t for t, o in zip(rows[data.text_column], owners, strict=True) if o in chosen]
 
 
 def print_table(results: Any) -> None:
@@ -185,3 +196,7 @@ def model_identity(location: str) -> Any:
         for path in sorted(folder.rglob("*"))
         if path.is_file()
     ]
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(sys.modules[__name__], sys.argv[1:], "waterdrum audit"))
