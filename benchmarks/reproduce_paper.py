@@ -10,7 +10,7 @@ Every option: ``python benchmarks/reproduce_paper.py --help`` (the same as ``wat
 
 import sys
 
-from waterdrum_hf.cli import main
+from waterdrum_hf.scripts import main
 
 if __name__ == "__main__":
     sys.exit(main(["reproduce", *sys.argv[1:]]))

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import MISSING, field
+import shlex
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import MISSING, field, fields
 from typing import Any
 
 
@@ -27,3 +28,38 @@ def flag(
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
     return field(default=default, metadata=metadata)
+
+
+def shortest_command(
+    words: Sequence[str],
+    config: Any,
+    defaults: Mapping[str, Any] | None = None,
+    *,
+    ignore: Collection[str] = ("show_progress",),
+) -> str:
+    """The shortest command line that rebuilds ``config`` (a config dataclass with ``QUICK``
+    defaults): ``words``, ``--quick`` or not, then a flag for each field that differs from
+    its class's defaults (``defaults`` over them, ``QUICK`` over both under ``--quick``), as
+    the ``waterdrum`` scripts read it (a tuple's items; true, false, none). Fields in
+    ``ignore`` (by default: progress bars, the terminal's choice) are left out."""
+    cls = type(config)
+    candidates = []
+    for quick in ([], ["--quick"]):
+        base = cls(**{**(defaults or {}), **(cls.QUICK if quick else {})})
+        candidates.append(shlex.join([*words, *quick, *_changed_flags(config, base, ignore)]))
+    return min(candidates, key=len)  # a tie: without --quick
+
+
+def _changed_flags(config: Any, base: Any, ignore: Collection[str]) -> list[str]:
+    flags = []
+    for spec in fields(config):
+        value = getattr(config, spec.name)
+        if spec.name in ignore or value == getattr(base, spec.name):
+            continue
+        flags.append(spec.metadata.get("aliases", ["--" + spec.name.replace("_", "-")])[0])
+        if isinstance(value, tuple):
+            flags += [str(item) for item in value]
+        else:
+            named = value is None or isinstance(value, bool)  # none, true, false
+            flags.append(str(value).lower() if named else str(value))
+    return flags

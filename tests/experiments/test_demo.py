@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 import waterdrum_hf
-from waterdrum_hf.cli import main
 from waterdrum_hf.experiments.demo import (
     DEFAULT_METHODS,
     DemoConfig,
@@ -26,6 +25,8 @@ from waterdrum_hf.experiments.demo import (
 from waterdrum_hf.experiments.training import TrainingSettings
 from waterdrum_hf.keys import random_keys
 from waterdrum_hf.report import closest_to_retrained
+from waterdrum_hf.scripts import main
+from waterdrum_hf.scripts.demo import make_parser
 
 QUICK_KEYS = random_keys(DemoConfig.quick().owners, seed=0).tolist()
 
@@ -53,7 +54,7 @@ def quick_demo(tiny_model, tmp_path_factory):
     seconds and, taken at once, everything its files and console show."""
     out = tmp_path_factory.mktemp("demo") / "report"
     start = time.perf_counter()
-    printed = run_printed(["demo", "--quick", "--out", str(out), "--no-progress"])
+    printed = run_printed(["demo", "--quick", "--out", str(out), "--show-progress", "false"])
     return out, printed, time.perf_counter() - start, everything_shown(out, printed)
 
 
@@ -115,7 +116,7 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_dem
     assert not (out / "keys.json").exists() and not (out / "forget_ids.txt").exists()
     # A second run resumes from the cache: nothing is recomputed, the report is the same.
     start = time.perf_counter()
-    assert main(["demo", "--quick", "--out", str(out), "--no-progress"]) == 0
+    assert main(["demo", "--quick", "--out", str(out), "--show-progress", "false"]) == 0
     assert time.perf_counter() - start < first_run / 3
     assert json.loads((out / "report.json").read_text())["models"] == models
 
@@ -131,7 +132,7 @@ def test_the_quick_demo_from_empty_caches_gives_identical_values_again(
     out, *_ = quick_demo
     again = tmp_path / "again"
     with caplog.at_level(logging.WARNING):
-        run_printed(["demo", "--quick", "--out", str(again), "--no-progress"])
+        run_printed(["demo", "--quick", "--out", str(again), "--show-progress", "false"])
     assert not [r for r in caplog.records if r.name == "waterdrum_hf.metric.inputs"]
     first, second = (json.loads((d / "report.json").read_text()) for d in (out, again))
     assert second["runs"] == first["runs"] and second["models"] == first["models"]
@@ -174,7 +175,7 @@ def test_the_printed_next_commands_write_the_keys_and_score_the_models_as_the_de
         assert scored["forget_ci_low"] == pytest.approx(report[name]["forget_ci_low"], abs=1e-9)
         assert f"forget: {report[name]['forget']:.4f}" in console
     # Re-run without --write-keys: the keys files go.
-    run_printed(["demo", "--quick", "--out", str(out), "--no-progress"])
+    run_printed(["demo", "--quick", "--out", str(out), "--show-progress", "false"])
     assert not (out / "keys.json").exists() and not (out / "forget_ids.txt").exists()
 
 
@@ -182,7 +183,8 @@ def test_printed_commands_reproduce_the_config():
     config = DemoConfig.quick(output_dir="my report", methods=("kl", "npo"), write_keys=True)
     argv = shlex.split(demo_command(config))
     assert argv[:3] == ["waterdrum", "demo", "--quick"]
-    assert argv[3:] == ["--out", "my report", "--methods", "kl,npo", "--write-keys", "true"]
+    assert argv[3:] == ["--out", "my report", "--methods", "kl", "npo", "--write-keys", "true"]
+    assert shlex.split(demo_command(DemoConfig(audits=()))) == ["waterdrum", "demo", "--audits"]
     assert shlex.split(demo_command(DemoConfig())) == ["waterdrum", "demo"]
     score = shlex.split(score_command(config, "original", "my report/cache/model-original-x"))
     settings = dict(zip(score[2::2], score[3::2], strict=True))
@@ -193,6 +195,9 @@ def test_printed_commands_reproduce_the_config():
     assert settings["--num-samples"] == str(config.num_samples)
     assert settings["--null-keys"] == str(config.null_keys)
     assert settings["--confidence"] == str(config.confidence)
+    assert settings["--null-seed"] == settings["--bootstrap-seed"] == str(config.seed)
+    no_null = shlex.split(score_command(replace(config, null_keys=0), "original", "m"))
+    assert "--null-keys" not in no_null and no_null[no_null.index("--null") + 1] == "none"
     without = shlex.split(score_command(DemoConfig(confidence=None), "original", "m"))
     assert "--confidence" not in without
     assert "--scheme" not in settings  # Waterfall: the default everywhere
@@ -200,6 +205,9 @@ def test_printed_commands_reproduce_the_config():
     assert shlex.split(demo_command(kgw))[3:5] == ["--out", "my report"]
     assert "--scheme kgw" in demo_command(kgw)
     assert "--scheme kgw" in score_command(kgw, "original", "m")  # scores as the demo did
+    for shown in (config, kgw, DemoConfig(confidence=None, audits=(), seeds=1)):
+        argv = shlex.split(demo_command(shown))  # the printed command builds the same config
+        assert make_parser().parse_args_and_config(argv[2:]) == (shown,)
 
 
 @pytest.mark.parametrize(

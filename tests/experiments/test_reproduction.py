@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shlex
 import time
 
 import numpy as np
@@ -268,11 +269,11 @@ def test_substitution_watermark_verifies_and_stays_close_to_the_source(tiny_mode
 
 @pytest.mark.slow
 def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_path, capsys):
-    from waterdrum_hf.cli import main
+    from waterdrum_hf.scripts import main
 
     out = tmp_path / "reproduction"
     start = time.perf_counter()
-    assert main(["reproduce", "--quick", "--out", str(out), "--no-progress"]) == 0
+    assert main(["reproduce", "--quick", "--out", str(out), "--show-progress", "false"]) == 0
     first = time.perf_counter() - start
     results = json.loads((out / "results.json").read_text())
     quick = ReproductionConfig.quick()
@@ -308,7 +309,7 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
         assert (out / f"{plot}.png").stat().st_size > 10_000
     # Every model and generation is cached: a second run recomputes nothing.
     start = time.perf_counter()
-    assert main(["reproduce", "--quick", "--out", str(out), "--no-progress"]) == 0
+    assert main(["reproduce", "--quick", "--out", str(out), "--show-progress", "false"]) == 0
     assert time.perf_counter() - start < first / 3
     again = json.loads((out / "results.json").read_text())
     assert again["settings"] == results["settings"]
@@ -398,24 +399,35 @@ def test_a_published_qa_dataset_runs_end_to_end(tiny_model, tmp_path):
     [
         ([], {"watermarking": "paraphrase", "seeds": (0, 1, 2)}),
         (
-            ["--watermarking", "substitution", "--seeds", "2"],
+            ["--watermarking", "substitution", "--seeds", "0", "1"],
             {"watermarking": "substitution", "seeds": (0, 1)},
         ),
-        (["--quick", "--fractions", "0,0.5,1"], {"seeds": (0,), "fractions": (0.0, 0.5, 1.0)}),
+        (
+            ["--quick", "--fractions", "0", "0.5", "1"],
+            {"seeds": (0,), "fractions": (0.0, 0.5, 1.0)},
+        ),
         (["--scheme", "kgw", "--delta", "3"], {"scheme": "kgw", "delta": 3.0, "schemes": ()}),
         (
-            ["--schemes", "waterfall,kgw"],
+            ["--schemes", "waterfall", "kgw"],
             {**ReproductionConfig.COMPARISON, "schemes": ("waterfall", "kgw"), "owners": 5},
         ),
         (
-            ["--schemes", "waterfall,kgw", "--quick", "--seeds", "2"],
+            ["--schemes", "waterfall", "kgw", "--quick", "--seeds", "0", "1"],
             {"settings": ("no_duplicate",), "fractions": (0.0, 0.5, 1.0), "seeds": (0, 1)},
+        ),
+        (
+            ["--config", "{tmp}/schemes.yaml", "--quick"],  # --schemes from the file
+            {"settings": ("no_duplicate",), "fractions": (0.0, 0.5, 1.0), "owners": 3},
+        ),
+        (
+            ["--config", "{tmp}/schemes.yaml", "--settings", "no_duplicate", "exact_duplicate"],
+            {"settings": ("no_duplicate", "exact_duplicate"), "seeds": (0, 1, 2), "owners": 3},
         ),
     ],
 )
 def test_reproduce_command_builds_the_config(monkeypatch, tmp_path, argv, expected):
     import waterdrum_hf.experiments.reproduction as reproduction
-    from waterdrum_hf.cli import main
+    from waterdrum_hf.scripts import main
 
     seen = {}
 
@@ -424,10 +436,16 @@ def test_reproduce_command_builds_the_config(monkeypatch, tmp_path, argv, expect
         return {"settings": {}, "seconds": {"total": 1.0}}
 
     monkeypatch.setattr(reproduction, "run_reproduction", fake_run)
+    (tmp_path / "schemes.yaml").write_text("schemes: [waterfall, kgw]\nowners: 3\n")
+    argv = [a.format(tmp=tmp_path) for a in argv]
     assert main(["reproduce", "--out", str(tmp_path), *argv]) == 0
+    config = seen["config"]
     for name, value in expected.items():
-        assert getattr(seen["config"], name) == value
-    assert seen["command"] == " ".join(["waterdrum", "reproduce", "--out", str(tmp_path), *argv])
+        assert getattr(config, name) == value
+    # results.md names a command that builds the same config again, without the file.
+    command = shlex.split(seen["command"])
+    assert command[:2] == ["waterdrum", "reproduce"] and "--config" not in command
+    assert main(command[1:]) == 0 and seen["config"] == config
 
 
 def test_dilution_measures_every_model_under_each_processor(monkeypatch):

@@ -7,12 +7,12 @@ import json
 import pytest
 from killed_runs import kill_after_stage
 
-from waterdrum_hf.cli import main
+from waterdrum_hf.scripts import main
 
 
 @pytest.mark.slow
 def test_a_killed_demo_resumes_to_the_uninterrupted_result(tiny_model, tmp_path):
-    argv = ["demo", "--quick", "--no-progress", "--methods", "kl,taskvector"]
+    argv = ["demo", "--quick", "--show-progress", "false", "--methods", "kl", "taskvector"]
     argv += ["--passages-per-owner", "4", "--num-samples", "1", "--null-keys", "10"]  # smaller
     interrupted = tmp_path / "interrupted"
     kill_after_stage([*argv, "--out", str(interrupted)], interrupted / "cache", "model-retrained")

@@ -8,7 +8,7 @@ import json
 import pytest
 from killed_runs import kill_after_stage
 
-from waterdrum_hf.cli import main
+from waterdrum_hf.scripts import main
 
 
 @pytest.mark.slow
@@ -16,7 +16,7 @@ def test_a_killed_reproduction_resumes_to_the_uninterrupted_result(tiny_model, t
     argv = [
         "reproduce",
         "--quick",
-        "--no-progress",
+        *("--show-progress", "false"),
         "--settings",
         "no_duplicate",
         "--methods",

@@ -1,5 +1,5 @@
 """The scheme comparison (the paper's Table 5): its Markdown against constructed results, and
-`waterdrum reproduce --schemes waterfall,kgw` end to end."""
+`waterdrum reproduce --schemes waterfall kgw` end to end."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_scheme_comparison_is_table_5_with_the_papers_numbers_beside_ours(tmp_pa
     results = comparison_results(
         {"waterfall": 0.95, "kgw": 0.90}, {"waterfall": 0.90, "kgw": 0.99}, 0.01
     )
-    text = comparison_markdown(results, command="waterdrum reproduce --schemes waterfall,kgw")
+    text = comparison_markdown(results, command="waterdrum reproduce --schemes waterfall kgw")
     assert (
         "| Waterfall | 0.950 ± 0.010 | 0.900 ± 0.010 | 0.20 ms | 0.965 | 0.963 | 0.015 s | No |"
         in text
@@ -100,15 +100,15 @@ def test_scheme_comparison_is_table_5_with_the_papers_numbers_beside_ours(tmp_pa
 
 @pytest.mark.slow
 def test_scheme_comparison_runs_both_schemes_on_the_same_owners(tiny_model, tmp_path):
-    """``waterdrum reproduce --schemes waterfall,kgw`` end to end on a small corpus: a model
+    """``waterdrum reproduce --schemes waterfall kgw`` end to end on a small corpus: a model
     trained on each scheme's watermarked text carries its owners' signal in its samples (the
     metric clearly above its null), and the metric's result keys are the same for both."""
-    from waterdrum_hf.cli import main
+    from waterdrum_hf.scripts import main
 
     out = tmp_path / "schemes"
-    argv = ["reproduce", "--schemes", "waterfall,kgw", "--quick", "--owners", "2"]
+    argv = ["reproduce", "--schemes", "waterfall", "kgw", "--quick", "--owners", "2"]
     argv += ["--passages-per-owner", "4", "--holdout-per-owner", "1", "--null-keys", "20"]
-    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    assert main([*argv, "--out", str(out), "--show-progress", "false"]) == 0
     results = json.loads((out / "results.json").read_text())
     assert list(results["schemes"]) == ["waterfall", "kgw"]
     keys = {}

@@ -4,12 +4,12 @@ commands it prints to go on from its results."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
-from waterdrum_hf._fields import flag
+from waterdrum_hf._fields import flag, shortest_command
 from waterdrum_hf._validation import check_positive_fields, check_positive_int
 from waterdrum_hf.audits.config import AUDITS
 from waterdrum_hf.bootstrap import check_confidence
@@ -239,9 +239,11 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
         "--num-samples": config.num_samples,
         "--max-new-tokens": config.max_new_tokens,
         "--batch-size": COMPLETION_BATCH_SIZE,  # sampling depends on the batches
-        "--null-keys": config.null_keys,
+        **({"--null-keys": config.null_keys} if config.null_keys else {"--null": "none"}),
         **({"--confidence": config.confidence} if config.confidence is not None else {}),
-        "--seed": config.seed,
+        "--seed": config.seed,  # sampling's; the demo seeds its null and bootstrap alike
+        "--null-seed": config.seed,
+        "--bootstrap-seed": config.seed,
         **({"--scheme": config.scheme} if config.scheme != "waterfall" else {}),
         "--name": name,
         "--out": out / f"score-{name}",
@@ -252,21 +254,7 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
 def demo_command(config: DemoConfig) -> str:
     """The ``waterdrum demo`` command that runs ``config`` (``--quick`` where that is shorter;
     progress bars as the terminal decides)."""
-    candidates = []
-    for flags, base in (([], DemoConfig()), (["--quick"], DemoConfig.quick())):
-        arguments = {}
-        for spec in fields(DemoConfig):
-            value = getattr(config, spec.name)
-            if spec.name == "show_progress" or value == getattr(base, spec.name):
-                continue
-            if isinstance(value, tuple):
-                value = ",".join(value)
-            elif isinstance(value, bool):
-                value = str(value).lower()
-            flag = spec.metadata.get("aliases", ["--" + spec.name.replace("_", "-")])[0]
-            arguments[flag] = value
-        candidates.append(_command([*waterdrum_program(), "demo", *flags], arguments))
-    return min(candidates, key=len)
+    return shortest_command([*waterdrum_program(), "demo"], config)
 
 
 def waterdrum_program() -> list[str]:

@@ -60,7 +60,7 @@ class ReproductionConfig:
     schemes: tuple[str, ...] = flag(
         (),
         (
-            "Compare these watermark schemes (e.g. waterfall,kgw) instead of the whole "
+            "Compare these watermark schemes (e.g. waterfall kgw) instead of the whole "
             "reproduction: D1 and D2 of each on the same owners and model recipe, and the "
             "verification time per text (the paper's Table 5). With it the defaults become "
             "the scheme comparison's: the no_duplicate setting, k = 0, 20, ..., 100 %, 3 "
@@ -73,7 +73,7 @@ class ReproductionConfig:
     )
     seeds: tuple[int, ...] = flag(
         (0, 1, 2),
-        "Training and sampling seeds; on the command line their number N, for seeds 0..N-1.",
+        "Training and sampling seeds (e.g. 0 1 2).",
     )
     epochs: int = flag(30, "Fine-tuning epochs (the model must memorise).")
     batch_size: int = flag(4, "Batch size of fine-tuning and unlearning.")

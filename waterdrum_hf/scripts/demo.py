@@ -1,37 +1,35 @@
-"""``waterdrum demo``: the whole WaterDrum loop and an unlearning benchmark on the small model."""
+"""``waterdrum demo``: the whole WaterDrum loop and an unlearning benchmark on the small model.
+
+Watermark every owner's passages with its own key, fine-tune the built-in small model on them,
+retrain without the forget owners, unlearn them with each method, score every model, and write
+a report with plots. Offline; stages are cached in OUT/cache, so a re-run resumes. Every
+DemoConfig field is a flag.
+"""
 
 from __future__ import annotations
 
-import argparse
+import sys
 from typing import Any
 
+from waterdrum_hf.experiments.demo_config import DemoConfig
+from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_folder
-from waterdrum_hf.cli.parsing import add_quick_config_command, config_from_options
-from waterdrum_hf.cli.scoring_options import check_null_keys
+from waterdrum_hf.scripts.parser import ScriptParser
+from waterdrum_hf.scripts.scoring import check_null_keys
 
-DESCRIPTION = (
-    "Watermark every owner's passages with its own key, fine-tune the built-in small model on "
-    "them, retrain without the forget owners, unlearn them with each method, score every "
-    "model, and write a report with plots. Offline; stages are cached in OUT/cache, so a "
-    "re-run resumes. Every DemoConfig field is a flag."
-)
+RESUMES = True
+"""Every stage is cached in the output folder: an interrupted run resumes."""
 
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from waterdrum_hf.experiments.demo import DemoConfig
-
-    parser = add_quick_config_command(
-        commands, "demo", DemoConfig, run, help="run the WaterDrum loop on the built-in model",
-        description=DESCRIPTION, quick_help="a smaller setting (about a minute on 2 CPU cores)",
-    )  # fmt: skip
-    parser.set_defaults(resumes=True)  # stages are cached: an interrupted run resumes
-    return parser
+def make_parser(prog: str | None = None) -> ScriptParser:
+    return ScriptParser(
+        (DemoConfig,), prog=prog, description=__doc__, quick_defaults=DemoConfig.QUICK
+    )
 
 
-def run(args: argparse.Namespace) -> int:
-    from waterdrum_hf.experiments.demo import DemoConfig, run_demo
+def main(config: DemoConfig) -> int:
+    from waterdrum_hf.experiments.demo import run_demo
 
-    config = config_from_options(DemoConfig, args, quick=args.quick)
     check_output_folder(config.output_dir, "--out")
     check_null_keys(
         config.null_keys, config.owners * config.passages_per_owner * config.num_samples
@@ -39,13 +37,27 @@ def run(args: argparse.Namespace) -> int:
     report = run_demo(config, log=lambda line: print(line, flush=True))
     print()
     if config.seeds > 1:
-        from waterdrum_hf.cli.compare import print_comparison
         from waterdrum_hf.report import run_comparison
+        from waterdrum_hf.scripts.compare import print_comparison
 
         print_comparison(run_comparison(report))
         print(f"\nThe first run (seed {config.seed}) in detail:")
+    print_models(report["models"])
+    audits = report.get("audits")
+    if audits is not None:
+        print_audits(audits)
+    print(
+        f"\nReport: {config.output_dir}/report.md (total {sum(report['timings'].values()):.0f} s)"
+    )
+    for line in report["next"]:  # what to run next: score the models from the command line
+        print(line)
+    return 0
+
+
+def print_models(models: dict[str, Any]) -> None:
+    """Each model's forget and retain values, its separability AUROC and its forget p-value."""
     print(f"{'model':>12}  {'forget':>7}  {'retain':>7}  {'AUROC':>6}  forget p-value")
-    for name, result in report["models"].items():
+    for name, result in models.items():
         cells = [f"{s.value:+7.3f}" if s else f"{'–':>7}" for s in (result.forget, result.retain)]
         auroc = (
             f"{result.separability_auroc:6.3f}"
@@ -58,15 +70,6 @@ def run(args: argparse.Namespace) -> int:
             else "–"
         )
         print(f"{name:>12}  {cells[0]}  {cells[1]}  {auroc}  {p}")
-    audits = report.get("audits")
-    if audits is not None:
-        print_audits(audits)
-    print(
-        f"\nReport: {config.output_dir}/report.md (total {sum(report['timings'].values()):.0f} s)"
-    )
-    for line in report["next"]:  # what to run next: score the models from the command line
-        print(line)
-    return 0
 
 
 def print_audits(audits: Any) -> None:
@@ -85,3 +88,7 @@ def print_audits(audits: Any) -> None:
             cells.append(f"  {shown:>17}")
         before = audits.forget(model, "before")
         print(f"{model:>12}  {'–' if before is None else f'{before:+7.3f}':>7}" + "".join(cells))
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(sys.modules[__name__], sys.argv[1:], "waterdrum demo"))
