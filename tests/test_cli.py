@@ -8,18 +8,17 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from unittest import mock
 
 import pytest
 from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import compute_waterdrum
 from waterdrum_hf.audits import AuditConfig
-from waterdrum_hf.cli import main
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.experiments.demo import DemoConfig
 from waterdrum_hf.experiments.reproduction import ReproductionConfig
 from waterdrum_hf.schemes import KGWScheme, WaterfallScheme
+from waterdrum_hf.scripts import COMMANDS, main
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 
 KEYS = [3_000_000_017, 3_999_999_929]  # distinctive, so a leak would show in the output
@@ -63,23 +62,27 @@ def run(argv, capsys):
     return code, out, err
 
 
-COMMAND_NAMES = [
-    "demo", "score", "audit", "verify", "watermark", "unlearn", "lm-eval-tasks", "register-metric"
-]  # fmt: skip
+COMMAND_NAMES = list(COMMANDS)
 
 
 @pytest.mark.parametrize("argv", [[], ["--help"], ["-h"]])
 def test_help_lists_every_command(argv, capsys):
-    if argv:
-        with pytest.raises(SystemExit) as exit_:
-            main(argv)
-        assert exit_.value.code == 0
-        out = capsys.readouterr().out
-    else:
-        code, out, _ = run(argv, capsys)
-        assert code == 0
-    for command in COMMAND_NAMES:
-        assert command in out
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    for command, summary in COMMANDS.items():
+        assert f"  {command:<16} {summary}" in out
+
+
+def test_every_command_is_a_script_with_make_parser_and_main():
+    """`waterdrum NAME` runs waterdrum_hf/scripts/NAME.py: a TrlParser-based make_parser() and
+    main(...) over the parsed groups, TRL's script shape."""
+    import importlib
+
+    from trl import TrlParser
+
+    for command in COMMANDS:
+        script = importlib.import_module(f"waterdrum_hf.scripts.{command.replace('-', '_')}")
+        assert isinstance(script.make_parser(prog="p"), TrlParser) and callable(script.main)
 
 
 @pytest.mark.parametrize("command", COMMAND_NAMES)
@@ -96,7 +99,13 @@ def test_every_command_has_help(command, capsys):
 @pytest.mark.parametrize("null", ["analytic", "none"])
 def test_verify_takes_the_analytic_null_or_none(scored_file, capsys, null):
     tmp_path, texts, owners, tok = scored_file
-    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv = [
+        "verify",
+        "--file",
+        tmp_path / "outputs.jsonl",
+        "--watermark-tokenizer",
+        tmp_path / "tok",
+    ]
     argv += ["--id-column", "owner_id", "--forget-ids-file", tmp_path / "forget.txt"]
     code, out, _ = run([*argv, "--null", null, "--output", tmp_path / f"{null}.json"], capsys)
     assert code == 0
@@ -113,11 +122,11 @@ def test_a_yaml_config_gives_options_and_the_command_line_overrides_it(scored_fi
     tmp_path, texts, owners, tok = scored_file
     recipe = tmp_path / "verify.yaml"
     recipe.write_text(
-        f"watermark_tokenizer: {tmp_path / 'tok'}\nid-column: owner_id\n"
-        f"forget_ids_file: {tmp_path / 'forget.txt'}\nnull: empirical\nnull_keys: 3\n"
+        f"watermark_tokenizer: {tmp_path / 'tok'}\nid_column: owner_id\n"
+        f"forget_ids_file: {tmp_path / 'forget.txt'}\n'null': empirical\nnull_keys: 3\n"
         "k_p: 2\noverwrite: true\n"
     )
-    argv = ["verify", tmp_path / "outputs.jsonl", "--config", recipe, "--null-keys", "4"]
+    argv = ["verify", "--file", tmp_path / "outputs.jsonl", "--config", recipe, "--null-keys", "4"]
     code, _, err = run([*argv, "--output", tmp_path / "yaml.json"], capsys)
     assert code == 0, err
     written = json.loads((tmp_path / "yaml.json").read_text())
@@ -126,10 +135,13 @@ def test_a_yaml_config_gives_options_and_the_command_line_overrides_it(scored_fi
     assert {k: v for k, v in written.items() if k in expected} == pytest.approx(expected)
     recipe.write_text("null_kyes: 3\n")
     code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
-    assert code == 2 and "'null_kyes' is not an option of this command" in err
+    assert code == 2 and "--config: null_kyes are not options of waterdrum verify" in err
+    recipe.write_text("null: empirical\n")
+    code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
+    assert code == 2 and "quote it ('null': ...)" in err
     recipe.write_text("- a list\n")
     code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
-    assert code == 2 and "must hold a mapping" in err
+    assert code == 2 and "must contain a YAML mapping" in err
 
 
 def test_version_and_module_entry_point():
@@ -146,6 +158,7 @@ def test_verify_prints_scores_summary_and_p_values(scored_file, capsys):
     code, out, _ = run(
         [
             "verify",
+            "--file",
             tmp_path / "outputs.jsonl",
             "--watermark-tokenizer",
             tmp_path / "tok",
@@ -182,7 +195,13 @@ def test_verify_lists_each_owner_with_its_holm_adjusted_verdict(scored_file, cap
     """Holm over the owners of each set: one family of two owners without forget ids (39 null
     keys at least), two families of one (19) with; with fewer, no verdict and the keys needed."""
     tmp_path, texts, owners, tok = scored_file
-    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv = [
+        "verify",
+        "--file",
+        tmp_path / "outputs.jsonl",
+        "--watermark-tokenizer",
+        tmp_path / "tok",
+    ]
     argv += ["--id-column", "owner_id"] + (["--forget-ids", forget_ids] if forget_ids else [])
     code, out, _ = run([*argv, "--null-keys", 39], capsys)
     expected = compute_waterdrum(
@@ -221,11 +240,17 @@ def test_verify_lists_each_owner_with_its_holm_adjusted_verdict(scored_file, cap
 
 
 def test_verify_lists_at_most_max_owners(scored_file, capsys, monkeypatch):
-    from waterdrum_hf.cli import owners
+    from waterdrum_hf.scripts import owners
 
     monkeypatch.setattr(owners, "MAX_OWNERS", 1)
     tmp_path, *_ = scored_file
-    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv = [
+        "verify",
+        "--file",
+        tmp_path / "outputs.jsonl",
+        "--watermark-tokenizer",
+        tmp_path / "tok",
+    ]
     code, out, _ = run([*argv, "--id-column", "owner_id", "--null", "analytic"], capsys)
     assert code == 0 and "owner-1 " in out and "owner-2 " not in out
     assert "... 1 more owner (all in the full result)" in out
@@ -238,13 +263,14 @@ def test_verify_a_plain_text_file_with_one_id(scored_file, capsys):
     code, out, _ = run(
         [
             "verify",
+            "--file",
             tmp_path / "texts.txt",
             "--watermark-tokenizer",
             tmp_path / "tok",
             "--id-file",
             tmp_path / "key.txt",
-            "--null-keys",
-            0,
+            "--null",
+            "none",
         ],
         capsys,
     )
@@ -282,29 +308,30 @@ def test_help_shows_the_defaults_and_the_quick_ones(monkeypatch, capsys):
         helps[command] = capsys.readouterr().out
     assert (
         "Data owners (each a set of documentation topics); at least 2, at most the number of "
-        "topics (79 on Python 3.11). (default: 6; 4 with --quick)" in helps["demo"]
+        "topics (79 on Python 3.11). (default: 6)" in helps["demo"]
     )
-    assert "(default: kl,scrub,graddiff,npo,taskvector)" in helps["demo"]
-    assert (
-        "--seeds N " in helps["reproduce"] and "(default: 3; 1 with --quick)" in helps["reproduce"]
-    )
+    assert "--quick               smaller defaults: owners 4, forget 1," in helps["demo"]
+    assert "(default: ('kl', 'scrub', 'graddiff', 'npo', 'taskvector'))" in helps["demo"]
+    assert "--seeds [INT ...]     Training and sampling seeds" in helps["reproduce"]
+    assert "(default: (0, 1, 2))" in helps["reproduce"] and "seeds (0,)," in helps["reproduce"]
     assert "Min-k% Prob. (default: 0.4)" in helps["reproduce"]  # a % in a help is no format error
     assert "--dataset {toy,waterdrum-ax,waterdrum-tofu}" in helps["reproduce"]
     assert (
         "--no-stop-at-double-newline" in helps["watermark"]
-        and "(default: 'owner_id')" in helps["watermark"]
+        and "(default: owner_id)" in helps["watermark"]
     )
 
 
-def test_a_config_field_without_help_is_refused():
-    from waterdrum_hf.cli.parsing import config_parser
+@dataclasses.dataclass
+class Settings:
+    steps: int = 1
 
-    @dataclasses.dataclass
-    class Settings:
-        steps: int = 1
+
+def test_a_config_field_without_help_is_refused():
+    from waterdrum_hf.scripts.parser import ScriptParser
 
     with pytest.raises(TypeError, match="Settings.steps has no help"):
-        config_parser(Settings)
+        ScriptParser((Settings,))
 
 
 class Captured(Exception):
@@ -317,7 +344,7 @@ def captured_config(command, argv, monkeypatch, tmp_path):
     import waterdrum_hf.experiments.reproduction as reproduction
     import waterdrum_hf.watermarking.dataset as watermarking
     from waterdrum_hf import trainers
-    from waterdrum_hf.cli import unlearn, watermark
+    from waterdrum_hf.scripts import watermark
 
     def capture(config, *args, **kwargs):
         raise Captured(config)
@@ -330,20 +357,20 @@ def captured_config(command, argv, monkeypatch, tmp_path):
     monkeypatch.setattr(
         watermarking, "WatermarkedDataset", lambda model, tokenizer, config, **key: capture(config)
     )
-    monkeypatch.setattr(unlearn, "load_model", lambda name: (mock.MagicMock(), None))
-    monkeypatch.setattr(unlearn, "split", lambda args: (None, None))
     config_class = trainers.get("kl")[1]
     monkeypatch.setattr(
         trainers, "get", lambda name: (lambda **kwargs: capture(kwargs["args"]), config_class)
     )
     rows = tmp_path / "rows.jsonl"
-    rows.write_text(json.dumps({"text": "a text", "body": "a text", "who": 1}) + "\n")
+    rows.write_text(
+        json.dumps({"text": "a text", "body": "a text", "who": 1, "forget": True}) + "\n"
+    )
     with pytest.raises(Captured) as captured:
         main([command, *[str(a).format(rows=rows) for a in argv]])
     return captured.value.args[0]
 
 
-VERIFY = ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"]
+VERIFY = ["verify", "--file", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"]
 WATERMARK_IO = ["--model", "m", "--in", "{rows}", "--out", "w.jsonl"]
 UNLEARN_METHOD_FLAGS = [
     "--output_dir",
@@ -378,10 +405,12 @@ UNLEARN_METHOD_FLAGS = [
                 "--passages-per-owner",
                 "3",
                 "--methods",
-                "kl,npo",
+                "kl",
+                "npo",
                 "--seed",
                 "7",
-                "--no-progress",
+                "--show-progress",
+                "false",
             ],
             lambda: DemoConfig(
                 output_dir="r",
@@ -407,13 +436,18 @@ UNLEARN_METHOD_FLAGS = [
                 "--out",
                 "r",
                 "--seeds",
-                "2",
+                "0",
+                "1",
                 "--fractions",
-                "0,0.25,1",
+                "0",
+                "0.25",
+                "1",
                 "--settings",
-                "no_duplicate, exact_duplicate",
+                "no_duplicate",
+                "exact_duplicate",
                 "--methods",
-                "kl,npo",
+                "kl",
+                "npo",
                 "--dataset",
                 "waterdrum-ax",
                 "--dataset-config",
@@ -426,7 +460,8 @@ UNLEARN_METHOD_FLAGS = [
                 "m",
                 "--watermark-tokenizer",
                 "t",
-                "--no-progress",
+                "--show-progress",
+                "false",
             ],
             lambda: ReproductionConfig(
                 output_dir="r",
@@ -559,6 +594,27 @@ def test_both_spellings_of_a_flag_and_the_bool_forms(monkeypatch, tmp_path):
     assert (config.do_sample, config.stop_at_double_newline) == (True, False)
 
 
+def test_a_demo_recipe_gives_options_under_quick_and_the_command_line_overrides_it(
+    monkeypatch, tmp_path
+):
+    """`--config FILE.yaml` over `--quick`'s defaults, the command line over both."""
+    recipe = tmp_path / "demo.yaml"
+    recipe.write_text("owners: 5\nmethods: [kl, npo]\nnull_keys: 3\n")
+    argv = ["--config", recipe, "--quick", "--owners", "4"]
+    config = captured_config("demo", argv, monkeypatch, tmp_path)
+    assert config == DemoConfig.quick(owners=4, methods=("kl", "npo"), null_keys=3)
+
+
+def test_the_reproduce_script_runs_what_the_command_runs(monkeypatch, capsys):
+    """`python -m waterdrum_hf.scripts.reproduce` is `waterdrum reproduce`: the same options."""
+    monkeypatch.setenv("COLUMNS", "1000")
+    module = [sys.executable, "-m", "waterdrum_hf.scripts.reproduce", "--help"]
+    done = subprocess.run(module, capture_output=True, text=True)
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    assert done.returncode == 0 and done.stdout == capsys.readouterr().out
+
+
 def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, tmp_path):
     from transformers import HfArgumentParser
 
@@ -569,45 +625,73 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
     )
     config = captured_config(
         "unlearn",
-        [
-            "--method",
-            "kl",
-            "--model",
-            "m",
-            "--data",
-            "{rows}",
-            "--forget-ids",
-            "1",
-            *UNLEARN_METHOD_FLAGS,
-        ],
+        ["--method", "kl", "--model_name_or_path", "tiny", "--dataset_name", "{rows}",
+         *UNLEARN_METHOD_FLAGS],
         monkeypatch,
         tmp_path,
-    )
-    assert config.to_dict() == expected.to_dict() and config.max_steps == 2
+    )  # fmt: skip
+    loading = {"model_init_kwargs"}  # the script fills it from ModelConfig, as TRL's sft.py does
+    assert {k: v for k, v in config.to_dict().items() if k not in loading} == {
+        k: v for k, v in expected.to_dict().items() if k not in loading
+    }
+    assert config.max_steps == 2 and config.model_init_kwargs["dtype"] is not None
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (
-            ["verify", "{tmp}/missing.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1"],
+            [
+                "verify",
+                "--file",
+                "{tmp}/missing.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "1",
+            ],
             "does not exist",
         ),
         (
-            ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/nope", "--id", "1"],
+            [
+                "verify",
+                "--file",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/nope",
+                "--id",
+                "1",
+            ],
             "tokenizer '{tmp}/nope' does not exist",
         ),
         (
-            ["verify", "{tmp}/empty.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1"],
+            [
+                "verify",
+                "--file",
+                "{tmp}/empty.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "1",
+            ],
             "is empty",
         ),
         (
-            ["verify", "{tmp}/broken.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "1"],
+            [
+                "verify",
+                "--file",
+                "{tmp}/broken.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "1",
+            ],
             "could not be read",
         ),
         (
             [
                 "verify",
+                "--file",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -619,16 +703,33 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             "file '{tmp}/none.txt' does not exist",
         ),
         (
-            ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "-3"],
+            [
+                "verify",
+                "--file",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "-3",
+            ],
             "0..2**32-1",
         ),
         (
-            ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok", "--id", "x"],
+            [
+                "verify",
+                "--file",
+                "{tmp}/outputs.jsonl",
+                "--watermark-tokenizer",
+                "{tmp}/tok",
+                "--id",
+                "x",
+            ],
             "non-integer",
         ),
         (
             [
                 "verify",
+                "--file",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -637,11 +738,12 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "--k-p",
                 "0",
             ],
-            "must be >= 1",
+            "--k-p must be in 1..",
         ),
         (
             [
                 "verify",
+                "--file",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -655,6 +757,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "verify",
+                "--file",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -668,6 +771,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "verify",
+                "--file",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -679,6 +783,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "verify",
+                "--file",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -694,12 +799,10 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "unlearn",
                 "--method",
                 "kl",
-                "--model",
+                "--model_name_or_path",
                 "{tmp}/tok",
-                "--data",
+                "--dataset_name",
                 "{tmp}/outputs.jsonl",
-                "--forget-ids",
-                "1",
                 "--output_dir",
                 "{tmp}/u",
                 "--max_steps",
@@ -712,16 +815,14 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "unlearn",
                 "--method",
                 "kl",
-                "--model",
-                "{tmp}/tok",
-                "--forget-data",
-                "{tmp}/outputs.jsonl",
-                "--forget-ids",
-                "1",
+                "--model_name_or_path",
+                "tiny",
+                "--dataset_name",
+                "{tmp}/none.jsonl",
                 "--output_dir",
                 "{tmp}/u",
             ],
-            "with --forget-data every row is forgotten",
+            "dataset '{tmp}/none.jsonl' does not exist",
         ),
         (
             [
@@ -738,13 +839,14 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             "does not exist",
         ),
         (
-            ["verify", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"],
-            "one of the arguments --id --id-file --id-column is required",
+            ["verify", "--file", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"],
+            "give exactly one of --id, --id-file, --id-column or --keys-file",
         ),
         (["demo", "--bogus", "1"], "2 unrecognized arguments: --bogus"),
         (
             [
                 "verify",
+                "--file",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -755,7 +857,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             "1 unrecognized arguments",
         ),
         (["demo", "--owners", "0"], "must be >= 2"),
-        (["demo", "--methods", "kl,forgetall"], "unknown unlearning method 'forgetall'"),
+        (["demo", "--methods", "kl", "forgetall"], "unknown unlearning method 'forgetall'"),
         (
             [
                 "score",
@@ -815,10 +917,13 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             "give --model",
         ),
         (
-            ["unlearn", "--method", "forgetall", "--model", "x"],
+            ["unlearn", "--method", "forgetall", "--model_name_or_path", "x"],
             "unknown unlearning method 'forgetall'; known: gradascent",
         ),
-        (["unlearn", "--model", "x"], "--method is required"),
+        (
+            ["unlearn", "--model_name_or_path", "x"],
+            "the following arguments are required: --method",
+        ),
         (
             [
                 "watermark",
@@ -831,12 +936,30 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             ],
             "use a .jsonl",
         ),
+        (
+            [
+                "watermark",
+                "--model",
+                "{tmp}/no-model",
+                "--in",
+                "{tmp}/outputs.jsonl",
+                "--out",
+                "{tmp}/w.jsonl",
+                "--id",
+                "1",
+                "--id-file",
+                "{tmp}/forget.txt",
+            ],
+            "give --id or --id-file, not both",
+        ),
         # Config values: checked by the config itself (or by the flag's type), one line each.
         (
-            ["reproduce", "--fractions", "0,x,1"],
-            "argument --fractions: expected comma-separated float values",
+            ["reproduce", "--fractions", "0", "x", "1"],
+            "argument --fractions: invalid float value: 'x'",
         ),
-        (["reproduce", "--seeds", "0"], "argument --seeds: must be >= 1"),
+        (["reproduce", "--seeds"], "`seeds` must be distinct, and at least one"),
+        (["reproduce", "--seeds", "0", "0"], "`seeds` must be distinct, and at least one"),
+        (["reproduce", "--schemes", "kgw"], "`schemes` must name at least two distinct schemes"),
         (["reproduce", "--dataset", "waterdrum-ax"], "needs `watermark_tokenizer`"),
         (["reproduce", "--dataset", "ax"], "invalid choice: 'ax'"),
         (["reproduce", "--mia-k", "2"], "`mia_k` must be in (0, 1]"),
@@ -870,19 +993,17 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "--do-sample",
                 "maybe",
             ],
-            "argument --do-sample/--do_sample: Truthy value expected",
+            "argument --do_sample/--do-sample: Truthy value expected",
         ),
         (
             [
                 "unlearn",
                 "--method",
                 "kl",
-                "--model",
-                "{tmp}/tok",
-                "--data",
+                "--model_name_or_path",
+                "tiny",
+                "--dataset_name",
                 "{tmp}/outputs.jsonl",
-                "--forget-ids",
-                "1",
                 "--output_dir",
                 "{tmp}/u",
                 "--bogus",
@@ -894,6 +1015,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "verify",
+                "--file",
                 "{tmp}/huge.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -912,11 +1034,11 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         ([*VERIFY, "--id", "1", "--null-keys", "100000000"], "give at most"),
         (
             [*VERIFY, "--id", "1", "--null", "analytic", "--null-keys", "5"],
-            "--null-keys is the empirical null's; not a setting of --null analytic",
+            "--null-keys and --null-seed are the empirical null's; not settings of null='analytic'",
         ),
         (["demo", "--null-keys", "100000000", "--out", "{tmp}/d"], "--null-keys 100000000 needs"),
         (["demo", "--owners", "1000"], "`owners` must be at most 79, the toy corpus's number"),
-        (["demo", "--methods", ""], "`methods` must name at least one unlearning method"),
+        (["demo", "--methods"], "`methods` must name at least one unlearning method"),
         (["demo", "--out", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
         (["reproduce", "--out", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
         (
@@ -924,26 +1046,22 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "unlearn",
                 "--method",
                 "npo",
-                "--model",
-                "{tmp}/tok",
-                "--data",
+                "--model_name_or_path",
+                "tiny",
+                "--dataset_name",
                 "{tmp}/outputs.jsonl",
-                "--forget-ids",
-                "1",
             ],
-            "--output_dir is required: the folder the unlearned model is saved in",
+            "has no 'forget' column (columns: text, owner_id): mark each row True (forget)",
         ),
         (
             [
                 "unlearn",
                 "--method",
                 "npo",
-                "--model",
+                "--model_name_or_path",
                 "{tmp}/no-model",
-                "--data",
+                "--dataset_name",
                 "{tmp}/outputs.jsonl",
-                "--forget-ids",
-                "1",
                 "--output_dir",
                 "{tmp}/saved",
             ],
@@ -988,19 +1106,21 @@ def test_bad_input_is_one_line_and_exit_2(scored_file, argv, message, capsys):
     assert all(str(k) not in err for k in KEYS + [99999999999999999999])
 
 
+SCORE_SAVED = ["score", "--generations", "x.jsonl", "--dataset", "d.jsonl"]
+SCORE_SAVED += ["--watermark-tokenizer", "tiny", "--out", "o"]
+
+
 @pytest.mark.parametrize(("value", "expected"), [("auto", "auto"), ("12", 12)])
 def test_score_batch_size_reads_auto_or_a_positive_int(value, expected):
-    from waterdrum_hf.cli.parsing import positive_or_auto
+    from waterdrum_hf.scripts.score import int_or_auto
 
-    assert positive_or_auto(value) == expected
+    assert int_or_auto(value, "--batch-size") == expected
 
 
 @pytest.mark.parametrize("value", ["0", "Auto", "largest"])
 def test_score_refuses_a_batch_size_neither_auto_nor_positive(value, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        main(["score", "--generations", "x.jsonl", "--batch-size", value])
-    assert exit_.value.code == 2
-    assert "--batch-size" in capsys.readouterr().err
+    code, _, err = run([*SCORE_SAVED, "--batch-size", value], capsys)
+    assert code == 2 and "--batch-size: expected 'auto' or an integer >= 1" in err
 
 
 def test_score_writes_the_report_and_rescores_saved_generations(
@@ -1100,7 +1220,7 @@ def lm_eval_samples(rows, owner_indices, samples):
         json.dumps(
             {
                 "doc_id": row,
-                "doc": {"query": "q", "owner": owner, "source": "{}"},
+                "doc": {"query": "q", "owner": owner, "row": row, "source": "{}"},
                 "target": "",
                 "arguments": {"gen_args_0": {"arg_0": "q", "arg_1": {}}},
                 "resps": [[[s] for s in texts]],
@@ -1260,19 +1380,24 @@ def test_watermark_a_file(tiny_folder, owner_rows, tmp_path, capsys):
 
 
 def test_unlearn_with_a_registered_method(tiny_folder, owner_rows, tmp_path, capsys):
+    """The old --data/--forget-ids form: data.mark_forget marks the rows, then one dataset."""
+    from datasets import Dataset
     from transformers import AutoModelForCausalLM
+
+    from waterdrum_hf.data import mark_forget
+
+    forget_marked = tmp_path / "marked.jsonl"
+    mark_forget(Dataset.from_json(str(owner_rows)), [KEYS[1]]).to_json(forget_marked)
 
     code, out, _ = run(
         argv := [
             "unlearn",
             "--method",
             "kl",
-            "--model",
+            "--model_name_or_path",
             tiny_folder,
-            "--data",
-            owner_rows,
-            "--forget-ids",
-            KEYS[1],
+            "--dataset_name",
+            forget_marked,
             "--output_dir",
             tmp_path / "kl",
             "--max_steps",
@@ -1312,25 +1437,38 @@ def test_unlearn_with_a_registered_method(tiny_folder, owner_rows, tmp_path, cap
     ("value", "expected"), [("0.5", 0.5), ("1", 1.0), ("none", None), ("None", None)]
 )
 def test_score_max_fraction_reads_a_share_or_none(value, expected):
-    from waterdrum_hf.cli.score import fraction_or_none
+    from waterdrum_hf.scripts.data_options import fraction_or_none
 
     assert fraction_or_none(value) == expected
 
 
 @pytest.mark.parametrize("value", ["0", "1.5", "half"])
 def test_score_refuses_a_max_fraction_outside_0_1(value, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        main(["score", "--generations", "x.jsonl", "--max-fraction", value])
-    assert exit_.value.code == 2
-    assert "expected a number in (0, 1] or 'none'" in capsys.readouterr().err
+    code, _, err = run([*SCORE_SAVED, "--max-fraction", value], capsys)
+    assert code == 2 and "--max-fraction: expected a number in (0, 1] or 'none'" in err
 
 
 @pytest.mark.parametrize("value", ["0", "1", "1.5", "x"])
-def test_score_refuses_a_confidence_outside_0_1(value, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        main(["score", "--generations", "x.jsonl", "--confidence", value])
-    assert exit_.value.code == 2
-    assert "expected a number strictly between 0 and 1" in capsys.readouterr().err
+def test_score_refuses_a_confidence_outside_0_1(scored_file, value, capsys):
+    tmp_path, *_ = scored_file
+    argv = [*SCORE_SAVED, "--dataset", tmp_path / "outputs.jsonl", "--confidence", value]
+    try:
+        code, _, err = run(argv, capsys)
+    except SystemExit as exit_:  # argparse's: not a number at all
+        code, err = exit_.code, capsys.readouterr().err
+    assert code == 2 and "--confidence" in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("command", ["score", "audit"])
+def test_score_and_audit_run_alike_as_a_module_and_as_waterdrum(command, monkeypatch, capsys):
+    """`python -m waterdrum_hf.scripts.<command> --help` prints the options `waterdrum
+    <command> --help` does: the same script."""
+    monkeypatch.setenv("COLUMNS", "100")
+    module = [sys.executable, "-m", f"waterdrum_hf.scripts.{command}", "--help"]
+    done = subprocess.run(module, capture_output=True, text=True, check=True)
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert done.stdout == capsys.readouterr().out and "--watermark-tokenizer" in done.stdout
 
 
 def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model_folder(
@@ -1360,7 +1498,7 @@ def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model
 
 @pytest.mark.parametrize(
     ("command", "option"),
-    [("verify", "--watermark-tokenizer"), ("watermark", "--model"), ("unlearn", "--model")],
+    [("verify", "--watermark-tokenizer"), ("watermark", "--model")],
 )
 def test_help_names_tiny_wherever_a_model_or_tokenizer_is_loaded(command, option, capsys):
     with contextlib.suppress(SystemExit):  # argparse's --help exits; unlearn's returns
@@ -1373,7 +1511,15 @@ def test_output_paths_are_checked_before_the_work(scored_file, tmp_path, capsys)
     """A bad or existing output path is refused before any scoring, paraphrasing or sampling;
     ``--overwrite`` replaces an existing file."""
     data, *_ = scored_file
-    verify = ["verify", data / "outputs.jsonl", "--watermark-tokenizer", data / "tok", "--id", 1]
+    verify = [
+        "verify",
+        "--file",
+        data / "outputs.jsonl",
+        "--watermark-tokenizer",
+        data / "tok",
+        "--id",
+        1,
+    ]
     (tmp_path / "r.json").write_text("kept")
     code, out, err = run([*verify, "--null-keys", 0, "--output", tmp_path / "r.json"], capsys)
     assert code == 2 and out == "" and "already exists; pass --overwrite" in err
@@ -1430,6 +1576,7 @@ def test_a_byte_order_mark_is_accepted(scored_file, capsys):
         code, out, err = run(
             [
                 "verify",
+                "--file",
                 tmp_path / name,
                 "--watermark-tokenizer",
                 tmp_path / "tok",
@@ -1444,13 +1591,14 @@ def test_a_byte_order_mark_is_accepted(scored_file, capsys):
     code, out, err = run(
         [
             "verify",
+            "--file",
             tmp_path / "bom.jsonl",
             "--watermark-tokenizer",
             tmp_path / "tok",
             "--id-file",
             tmp_path / "key.txt",
-            "--null-keys",
-            0,
+            "--null",
+            "none",
         ],
         capsys,
     )
@@ -1481,7 +1629,7 @@ def test_ctrl_c_of_a_run_that_resumes_says_so(tmp_path):
 def test_ctrl_c_of_a_run_that_does_not_resume(command, scored_file, monkeypatch, capsys):
     import waterdrum_hf.metric as metric
     import waterdrum_hf.watermarking.dataset as watermarking
-    from waterdrum_hf.cli import watermark
+    from waterdrum_hf.scripts import watermark
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
@@ -1493,7 +1641,7 @@ def test_ctrl_c_of_a_run_that_does_not_resume(command, scored_file, monkeypatch,
     monkeypatch.setattr(watermarking, "WatermarkedDataset", interrupt)
     rows = tmp_path / "outputs.jsonl"
     argv = {
-        "verify": ["verify", rows, "--watermark-tokenizer", tmp_path / "tok", "--id", 1],
+        "verify": ["verify", "--file", rows, "--watermark-tokenizer", tmp_path / "tok", "--id", 1],
         "watermark": ["watermark", "--model", "m", "--in", rows, "--out", tmp_path / "w.jsonl"],
     }[command]
     code, _, err = run(argv, capsys)
@@ -1538,6 +1686,8 @@ def test_unlearn_help_shows_the_methods_own_flags_first(capsys):
         "--beta",
         "UnlearningConfig (every method's):",
         "--forget-weight",
+        "  --model_name_or_path MODEL",  # TRL's ModelConfig, ScriptArguments, WaterDrumArguments
+        "  --waterdrum_watermark_tokenizer WATERDRUM",
         "TrainingArguments (general training, from transformers):",
         "--per-device-train-batch-size",
     ]
@@ -1556,7 +1706,13 @@ def test_unlearn_help_shows_the_methods_own_flags_first(capsys):
 )
 def test_verify_reads_the_scheme_the_data_was_watermarked_with(scored_file, flags, scheme, capsys):
     tmp_path, texts, owners, tok = scored_file
-    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv = [
+        "verify",
+        "--file",
+        tmp_path / "outputs.jsonl",
+        "--watermark-tokenizer",
+        tmp_path / "tok",
+    ]
     code, out, _ = run([*argv, "--id-column", "owner_id", "--null-keys", 0, *flags], capsys)
     expected = compute_waterdrum(
         texts, owners, tok, config=WaterDrumConfig.from_keywords(dict(scheme=scheme))
@@ -1572,7 +1728,13 @@ def test_verify_reads_the_scheme_the_data_was_watermarked_with(scored_file, flag
 )  # fmt: skip
 def test_a_setting_of_another_scheme_is_refused(scored_file, flags, message, capsys):
     tmp_path, *_ = scored_file
-    argv = ["verify", tmp_path / "outputs.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
+    argv = [
+        "verify",
+        "--file",
+        tmp_path / "outputs.jsonl",
+        "--watermark-tokenizer",
+        tmp_path / "tok",
+    ]
     code, _, err = run([*argv, "--id-column", "owner_id", *flags], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
@@ -1582,7 +1744,8 @@ def audit_argv(tiny_folder, owner_rows, out, *flags):
         "audit", "--model", f"unlearned={tiny_folder}", "--retrained", tiny_folder,
         "--dataset", owner_rows, "--watermark-tokenizer", "tiny", "--forget-ids", KEYS[1],
         "--prefix-tokens", 8, "--num-samples", 1, "--max-new-tokens", 12, "--null-keys", 5,
-        "--relearn-steps", 2, "--quantization-bits", 8, "--no-progress", "--out", out, *flags,
+        "--relearn-steps", 2, "--quantization-bits", 8, "--show-progress", "false", "--out", out,
+        *flags,
     ]  # fmt: skip
 
 

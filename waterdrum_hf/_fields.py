@@ -3,10 +3,28 @@
 
 from __future__ import annotations
 
+import argparse
 import shlex
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import MISSING, field, fields
 from typing import Any
+
+
+class RepeatedFlag(argparse.Action):
+    """A repeatable list flag's action: each use adds its values after the earlier uses'
+    (``--attack a --attack b c``: a, b, c); the first use replaces the default, so the command
+    line's list replaces a ``--config`` file's rather than extending it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        current = getattr(namespace, self.dest, None)
+        earlier = [] if current is None or current is self.default else list(current)
+        setattr(namespace, self.dest, [*earlier, *values])
 
 
 def flag(
@@ -24,7 +42,7 @@ def flag(
     if aliases:
         metadata["aliases"] = aliases
     if repeatable:
-        metadata.update(action="extend", nargs="+")
+        metadata.update(action=RepeatedFlag, nargs="+")
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
     return field(default=default, metadata=metadata)

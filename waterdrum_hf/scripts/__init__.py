@@ -65,9 +65,9 @@ def run_script(script: ModuleType, argv: Sequence[str], prog: str) -> int:
     input is one line on stderr and exit status 2, Ctrl-C one line and 130."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        keywords = script.parser_keywords(argv) if hasattr(script, "parser_keywords") else {}
-        groups = script.make_parser(prog=prog, **keywords).parse_args_and_config(argv)
         with quiet_backend_logs():
+            keywords = script.parser_keywords(argv) if hasattr(script, "parser_keywords") else {}
+            groups = script.make_parser(prog=prog, **keywords).parse_args_and_config(argv)
             return int(script.main(*groups) or 0)
     except (CliError, ValueError, TypeError, OSError, ImportError) as error:
         if os.environ.get("WATERDRUM_DEBUG"):

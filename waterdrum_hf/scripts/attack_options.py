@@ -9,40 +9,13 @@ loads; copy_paste pastes the unwatermarked texts of ``--attack-source``.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 from waterdrum_hf import attacks as text_attacks
 from waterdrum_hf._fields import flag
 from waterdrum_hf.scripts.parser import CliError, first_line, positive
-
-
-class Repeated(argparse.Action):
-    """A repeatable list flag's action: each use adds its values after the earlier uses'
-    (``--attack a --attack b c``: a, b, c); the first use replaces the default, so the command
-    line's list replaces a ``--config`` file's rather than extending it."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        current = getattr(namespace, self.dest, None)
-        earlier = [] if current is None or current is self.default else list(current)
-        setattr(namespace, self.dest, [*earlier, *values])
-
-
-def repeatable_attacks(parser: argparse.ArgumentParser) -> None:
-    """Make a config's ``attacks`` flag (``AuditConfig``'s, argparse's ``extend``: it cannot
-    extend its tuple default, and would extend a ``--config`` file's list) :class:`Repeated`."""
-    for action in parser._actions:
-        if action.dest == "attacks":
-            action.__class__ = Repeated
-
 
 ATTACKS_HELP = (
     "Edit every completion before verification: STRENGTH (in [0, 1]) is the share of each "
@@ -72,10 +45,7 @@ class AttackArguments:
 
     _argument_group_name: ClassVar[str] = "text attacks (waterdrum_hf.attacks)"
 
-    attacks: tuple[str, ...] = field(
-        default=(),
-        metadata={"help": ATTACKS_HELP, "aliases": ["--attack"], "action": Repeated},
-    )
+    attacks: tuple[str, ...] = flag((), ATTACKS_HELP, aliases=["--attack"], repeatable=True)
     attack_seed: int | None = flag(None, "Seed of the attacks (default: --seed).")
     attack_source: str | None = flag(None, SOURCE_HELP)
 

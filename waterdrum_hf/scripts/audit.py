@@ -24,7 +24,6 @@ from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.attack_options import (
     AttackSource,
     check_attack_inputs,
-    repeatable_attacks,
 )
 from waterdrum_hf.scripts.data_options import DataArguments, load_rows, make_queries, row_owners
 from waterdrum_hf.scripts.files import check_output_folder
@@ -60,13 +59,11 @@ class AuditArguments:
 
 
 def make_parser(prog: str | None = None) -> ScriptParser:
-    parser = ScriptParser(
+    return ScriptParser(
         (AuditArguments, DataArguments, AuditConfig, AttackSource, ScoringArguments),
         prog=prog,
         description=__doc__,
     )
-    repeatable_attacks(parser)
-    return parser
 
 
 def main(

@@ -98,7 +98,25 @@ class ScriptParser(TrlParser):
         if self.quick_defaults and "--quick" in args:
             args.remove("--quick")
             self.set_defaults(**self.quick_defaults)
-        return super().parse_args_and_config(args, **kwargs)
+        try:
+            return super().parse_args_and_config(args, **kwargs)
+        except TypeError as error:  # TrlParser passes the file's keys as keywords
+            if "keywords must be strings" not in str(error):
+                raise
+            raise CliError(
+                "--config: YAML reads a bare null: key as no key at all; quote it ('null': ...)"
+            ) from None
+
+    def parse_args_into_dataclasses(  # type: ignore[override]  # stray arguments: one line
+        self, args: Sequence[str] | None = None, **kwargs: Any
+    ) -> tuple[Any, ...]:
+        kwargs["return_remaining_strings"] = True
+        *groups, stray = super().parse_args_into_dataclasses(args=args, **kwargs)
+        if stray:  # names the stray options only: a stray value may be a watermark key
+            options = [a for a in stray if a.startswith("-")]
+            shown = f": {' '.join(options)}" if options else ""
+            self.error(f"{len(stray)} unrecognized arguments{shown}")
+        return tuple(groups)
 
     def set_defaults_with_config(self, **kwargs: Any) -> list[str]:
         known = {action.dest for action in self._actions}

@@ -16,6 +16,7 @@ forget ids become one with ``waterdrum_hf.data.mark_forget(rows, forget_ids)``.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -70,12 +71,41 @@ def make_parser(prog: str | None = None, method: str | None = None) -> ScriptPar
     from waterdrum_hf import trainers
 
     config_class = trainers.get(method)[1] if method else trainers.UnlearningConfig
-    return ScriptParser(
+    parser = ScriptParser(
         (UnlearnArguments, ScriptArguments, config_class, ModelConfig, WaterDrumArguments),
         prog=prog,
+        usage="%(prog)s --method METHOD [--config recipe.yaml] [options below]",
         description=__doc__,
         epilog=f"methods: {', '.join(trainers.available())}",
     )
+    method_flags_first(parser, config_class)
+    return parser
+
+
+def method_flags_first(parser: ScriptParser, config_class: type) -> None:
+    """Group the help of the method config's flags: the method's own and those every method
+    shares before the other groups, transformers' ``TrainingArguments`` (hundreds) last."""
+    from transformers import TrainingArguments
+
+    from waterdrum_hf.trainers import UnlearningConfig
+
+    def names(cls: type) -> set[str]:
+        return {spec.name for spec in dataclasses.fields(cls)}
+
+    layers = {
+        f"{config_class.__name__} (the method's own)": names(config_class)
+        - names(UnlearningConfig),
+        "UnlearningConfig (every method's)": names(UnlearningConfig) - names(TrainingArguments),
+        "TrainingArguments (general training, from transformers)": names(TrainingArguments),
+    }
+    for group in parser._action_groups:
+        group._group_actions[:] = [
+            a for a in group._group_actions if a.dest not in names(config_class)
+        ]
+    groups = [parser.add_argument_group(title) for title in layers]
+    for group, fields in zip(groups, layers.values(), strict=True):
+        group._group_actions.extend(a for a in parser._actions if a.dest in fields)
+    parser._action_groups[1:1] = [parser._action_groups.pop(-3), parser._action_groups.pop(-2)]
 
 
 def main(
@@ -106,6 +136,12 @@ def main(
         **(training_args.model_init_kwargs or {}),
     }
     rows = train_rows(script_args)
+    if training_args.forget_column not in rows.column_names:
+        raise CliError(
+            f"dataset {script_args.dataset_name!r} has no {training_args.forget_column!r} column "
+            f"(columns: {', '.join(rows.column_names)}): mark each row True (forget) or False "
+            "(retain), e.g. with waterdrum_hf.data.mark_forget, or pass --forget_column"
+        )
     trainer = trainer_class(
         model=model,
         args=training_args,
