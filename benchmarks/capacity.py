@@ -144,7 +144,7 @@ def main() -> None:
 
     # Samples without a countable token are counted in each value's details, not logged at
     # every scoring.
-    logging.getLogger("waterdrum_hf.metric").setLevel(logging.ERROR)
+    logging.getLogger("waterdrum_hf.scoring").setLevel(logging.ERROR)
     start = time.perf_counter()
     with torch_threads(1):  # as the reproduction's timings; a busy CPU loses with more
         rows, timings, token_seconds = run(

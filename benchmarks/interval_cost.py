@@ -18,7 +18,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
 from waterdrum_hf import IntervalConfig, WaterDrumConfig
-from waterdrum_hf.metric import waterdrum_result
+from waterdrum_hf.scoring import waterdrum_result
 
 VOCAB = 4096
 

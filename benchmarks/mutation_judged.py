@@ -31,8 +31,8 @@ class Judged:
     category: str = EQUIVALENT
 
 
-_INPUTS = "waterdrum_hf.metric.inputs."
-_POOLING = "waterdrum_hf.metric.pooling."
+_INPUTS = "waterdrum_hf.scoring.inputs."
+_POOLING = "waterdrum_hf.scoring.pooling."
 _VERIFICATION = "waterdrum_hf.verification."
 _LOSSES = "waterdrum_hf.trainers.losses."
 _ANALYTIC = "waterdrum_hf.analytic_null."
@@ -112,7 +112,7 @@ JUDGED: tuple[Judged, ...] = (
         "degrees of freedom), so ignoring every category ignores the same warnings",
     ),
     Judged(
-        "waterdrum_hf.metric.results.x__part",
+        "waterdrum_hf.scoring.results.x__part",
         None,
         None,
         "runs only while the class body is executed at import, before mutmut switches a "

@@ -34,9 +34,9 @@ import numpy as np
 from verify_speed import build_tokenizer
 
 from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments, effective_pairs
-from waterdrum_hf.metric import waterdrum_result
 from waterdrum_hf.schemes import KGWScheme, WaterfallScheme
 from waterdrum_hf.schemes.permutation import permuted_positions
+from waterdrum_hf.scoring import waterdrum_result
 from waterdrum_hf.verification import Verifier
 
 

@@ -29,7 +29,7 @@ import timing
 from verify_speed import build_texts, build_tokenizer
 
 from waterdrum_hf import NullConfig, WaterDrumConfig
-from waterdrum_hf.metric import compute, nulls, waterdrum_result
+from waterdrum_hf.scoring import compute, nulls, waterdrum_result
 
 
 class NullClock:

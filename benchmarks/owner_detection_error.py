@@ -39,8 +39,8 @@ from verify_speed import build_tokenizer
 
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.keys import random_keys
-from waterdrum_hf.metric import waterdrum_result
 from waterdrum_hf.report.findings import DETECTION_LEVEL, detected
+from waterdrum_hf.scoring import waterdrum_result
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -106,7 +106,7 @@ def main() -> None:
 
     # Samples left without a countable token (e.g. all words cut) are counted in the results
     # ("skipped"), not logged at every scoring.
-    logging.getLogger("waterdrum_hf.metric").setLevel(logging.ERROR)
+    logging.getLogger("waterdrum_hf.scoring").setLevel(logging.ERROR)
     start = time.perf_counter()
     with torch_threads(1):  # the tiny model gains nothing from more (and a busy CPU loses)
         rows = [row for s in plan.schemes for row in run_scheme(s, plan, cache, args.progress)]
@@ -210,8 +210,8 @@ def measure(
 ) -> dict[str, float]:
     """The values of both models after the attack (see the module's docstring)."""
     from waterdrum_hf.config import NullConfig, WaterDrumConfig
-    from waterdrum_hf.metric import waterdrum_result
     from waterdrum_hf.schemes import resolve_scheme
+    from waterdrum_hf.scoring import waterdrum_result
 
     config = WaterDrumConfig(scheme=resolve_scheme(setting.scheme), null=NullConfig("analytic"))
     results = {

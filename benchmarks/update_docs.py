@@ -329,8 +329,8 @@ def render_scoring_settings() -> str:
             *rows,
             "",
             "The null rule: `null` unset means the analytic null, or the empirical one when "
-            f"`null_keys` > 0; `null=\"empirical\"` without keys takes {DEFAULT_NULL_KEYS} keys; "
-            "`null=\"none\"` "
+            f'`null_keys` > 0; `null="empirical"` without keys takes {DEFAULT_NULL_KEYS} keys; '
+            '`null="none"` '
             "gives no null; `null_keys`/`null_seed` beside another null, and `bootstrap_*` "
             "without `confidence`, are refused.",
         ]

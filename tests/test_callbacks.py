@@ -32,7 +32,7 @@ from waterdrum_hf import (
     waterdrum_result,
 )
 from waterdrum_hf.data import toy_corpus
-from waterdrum_hf.metric import owner_display_names
+from waterdrum_hf.scoring import owner_display_names
 
 PLAN_FIELDS = ("eval_steps", "max_queries_per_owner", "stop_when", "save_on_stop", "model_card")
 

@@ -1627,7 +1627,7 @@ def test_ctrl_c_of_a_run_that_resumes_says_so(tmp_path):
 
 @pytest.mark.parametrize("command", ["verify", "watermark"])
 def test_ctrl_c_of_a_run_that_does_not_resume(command, scored_file, monkeypatch, capsys):
-    import waterdrum_hf.metric as metric
+    import waterdrum_hf.scoring as metric
     import waterdrum_hf.watermarking.dataset as watermarking
     from waterdrum_hf.scripts import watermark
 

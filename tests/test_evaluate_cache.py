@@ -73,7 +73,7 @@ def test_evaluate_load_by_the_bare_name_after_register_metric_offline(tiny_folde
     evaluate only. A copy an older waterdrum-hf left (newer on disk, so evaluate would pick it)
     is replaced; a copy someone else wrote is left alone."""
     from waterdrum_hf.config import NullConfig, WaterDrumConfig
-    from waterdrum_hf.metric import compute_waterdrum
+    from waterdrum_hf.scoring import compute_waterdrum
 
     hf_home = tmp_path / "hf_home"
     folder = module_folder(hf_home / "modules")

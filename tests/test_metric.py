@@ -31,10 +31,10 @@ from waterdrum_hf import (
 )
 from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments
 from waterdrum_hf.config import KEYWORDS, NullConfig, WaterDrumConfig
-from waterdrum_hf.metric import metric_path
-from waterdrum_hf.metric.inputs import Queries
-from waterdrum_hf.metric.nulls import AnalyticReading
-from waterdrum_hf.metric.pooling import sample_weights
+from waterdrum_hf.scoring import metric_path
+from waterdrum_hf.scoring.inputs import Queries
+from waterdrum_hf.scoring.nulls import AnalyticReading
+from waterdrum_hf.scoring.pooling import sample_weights
 
 N = 4096
 KEYS = [3_000_000_017, 3_999_999_929, 2_718_281_828, 1_414_213_562]  # distinctive: leaks show
@@ -495,7 +495,7 @@ def test_owners_are_resampled_only_when_their_values_are_reported(tok, monkeypat
     sets' intervals alone need no per-owner replicates, which cost a pass per owner."""
 
     resampled = []
-    import waterdrum_hf.metric.intervals as intervals
+    import waterdrum_hf.scoring.intervals as intervals
 
     replicates = intervals.bootstrap_replicates
 
@@ -823,7 +823,7 @@ def test_wheel_ships_the_metric_module(tmp_path):
 
 
 def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
-    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric.inputs"):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.scoring.inputs"):
         result = compute_waterdrum([["", "w1 w2 w3"], ["w4", "w5 w6"]], [1, 2], tok)
     assert result["num_skipped"] == 2
     message = caplog.text
@@ -838,11 +838,11 @@ def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
         "tokens outside that vocabulary)"
     ) in message
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric.inputs"):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.scoring.inputs"):
         compute_waterdrum([["w1"], ["w4 w5"]], [1, 2], tok)
     assert "1 of 2 samples" in caplog.text and "empty" not in caplog.text
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.metric.inputs"):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.scoring.inputs"):
         compute_waterdrum([[""], ["w4 w5"]], [1, 2], tok)
     assert "1 are empty" in caplog.text and "n_gram" not in caplog.text
 

@@ -27,7 +27,7 @@ _EXPORTS = {
     "IntervalConfig": "config",
     "WaterDrumArguments": "arguments",
     "SamplingConfig": "sampling",
-    "EvaluationPlan": "evaluation_plan",
+    "EvaluationPlan": "callback_plan",
     "AuditQueries": "audits",
     "KGWScheme": "schemes",
     "Verifier": "verification",
@@ -48,13 +48,13 @@ _EXPORTS = {
     "Interval": "bootstrap",
     "bootstrap_replicates": "bootstrap",
     "percentile_interval": "bootstrap",
-    "load_metric": "metric",
+    "load_metric": "scoring",
     "register_metric": "evaluate_cache",
-    "compute_waterdrum": "metric",
-    "waterdrum_result": "metric",
-    "WaterDrumResult": "metric",
-    "SetValue": "metric",
-    "OwnerValue": "metric",
+    "compute_waterdrum": "scoring",
+    "waterdrum_result": "scoring",
+    "WaterDrumResult": "scoring",
+    "SetValue": "scoring",
+    "OwnerValue": "scoring",
     "completion_queries": "prompting",
     "qa_queries": "prompting",
     "generate": "generation",
@@ -155,16 +155,22 @@ if TYPE_CHECKING:
     from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
     from waterdrum_hf.bound_callback import BoundCallback
+    from waterdrum_hf.callback_plan import EvaluationPlan
     from waterdrum_hf.callbacks import WaterDrumCallback
     from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
     from waterdrum_hf.dataset_verification import verify_dataset
     from waterdrum_hf.evaluate_cache import register_metric
-    from waterdrum_hf.evaluation_plan import EvaluationPlan
     from waterdrum_hf.generation import auto_batch_size, generate
     from waterdrum_hf.hub_results import push_hub_results, write_hub_results
     from waterdrum_hf.hub_results_config import HubResultsConfig
     from waterdrum_hf.keys import key_from_secret
-    from waterdrum_hf.metric import (
+    from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.report.token_view import TokenView, token_view
+    from waterdrum_hf.report.token_view_render import write_token_views
+    from waterdrum_hf.sampling import SamplingConfig
+    from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
+    from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
+    from waterdrum_hf.scoring import (
         OwnerValue,
         SetValue,
         WaterDrumResult,
@@ -172,12 +178,6 @@ if TYPE_CHECKING:
         load_metric,
         waterdrum_result,
     )
-    from waterdrum_hf.prompting import completion_queries, qa_queries
-    from waterdrum_hf.report.token_view import TokenView, token_view
-    from waterdrum_hf.report.token_view_render import write_token_views
-    from waterdrum_hf.sampling import SamplingConfig
-    from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
-    from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.seed_comparison import (
         ClosestMethods,
         SeedComparison,

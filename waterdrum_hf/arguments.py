@@ -27,8 +27,8 @@ from waterdrum_hf._fields import flag
 from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, scoring_field
 
 if TYPE_CHECKING:
+    from waterdrum_hf.callback_plan import EvaluationPlan
     from waterdrum_hf.callbacks import WaterDrumCallback
-    from waterdrum_hf.evaluation_plan import EvaluationPlan
     from waterdrum_hf.sampling import SamplingConfig
 
 
@@ -98,7 +98,7 @@ class WaterDrumArguments:
 
     def evaluation_plan(self) -> EvaluationPlan:
         """When the callback evaluates, and on how many queries per owner."""
-        from waterdrum_hf.evaluation_plan import EvaluationPlan
+        from waterdrum_hf.callback_plan import EvaluationPlan
 
         return EvaluationPlan(
             eval_steps=self.waterdrum_eval_steps,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from waterdrum_hf.metric import WaterDrumResult
+from waterdrum_hf.scoring import WaterDrumResult
 
 BEFORE = "before"
 """The unperturbed model's entry in each model's results."""

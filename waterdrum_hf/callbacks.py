@@ -32,8 +32,7 @@ from transformers import Trainer, TrainerControl, TrainerState, TrainingArgument
 
 from waterdrum_hf._validation import check_instance_or_none
 from waterdrum_hf.bound_callback import BoundCallback
-from waterdrum_hf.config import WaterDrumConfig
-from waterdrum_hf.evaluation_plan import (
+from waterdrum_hf.callback_plan import (
     CALLBACK_SAMPLING,
     OWNER_PREFIX,
     RATIO_SETS,
@@ -43,10 +42,11 @@ from waterdrum_hf.evaluation_plan import (
     stop_rule,
     subsample,
 )
+from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.generation import generate
 from waterdrum_hf.keys import check_watermark_ids
-from waterdrum_hf.metric import WaterDrumResult, owner_display_names, waterdrum_result
 from waterdrum_hf.sampling import SamplingConfig
+from waterdrum_hf.scoring import WaterDrumResult, owner_display_names, waterdrum_result
 from waterdrum_hf.tiny import pretrained_location
 from waterdrum_hf.verification import Verifier, load_tokenizer
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from waterdrum_hf.hub_results_config import HubResultsConfig
-from waterdrum_hf.metric import WaterDrumResult
+from waterdrum_hf.scoring import WaterDrumResult
 
 HEADLINE = ("forget", "retain", "separability_auroc")
 """The values an ``.eval_results/`` file holds (one leaderboard task each)."""

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import stats
 
 from waterdrum_hf.bootstrap import check_confidence
-from waterdrum_hf.metric import WaterDrumResult
+from waterdrum_hf.scoring import WaterDrumResult
 
 SETS = ("forget", "retain", "overall")
 

@@ -12,7 +12,7 @@ import datasets
 import evaluate
 
 from waterdrum_hf.config import WaterDrumConfig
-from waterdrum_hf.metric import compute_waterdrum
+from waterdrum_hf.scoring import compute_waterdrum
 from waterdrum_hf.tiny import pretrained_location
 
 _CITATION = """\

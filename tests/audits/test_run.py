@@ -145,7 +145,7 @@ def test_a_killed_audit_resumes_from_its_cached_stages(tiny_model, texts, tmp_pa
 
 def test_text_attacks_score_each_models_own_completions_edited(tiny_model, texts):
     from waterdrum_hf import attacks
-    from waterdrum_hf.metric import waterdrum_result
+    from waterdrum_hf.scoring import waterdrum_result
 
     model, tokenizer = tiny_model
     queries = completion_queries(texts[:4], tokenizer, prefix_tokens=8)

@@ -133,7 +133,7 @@ def test_the_quick_demo_from_empty_caches_gives_identical_values_again(
     again = tmp_path / "again"
     with caplog.at_level(logging.WARNING):
         run_printed(["demo", "--quick", "--out", str(again), "--show-progress", "false"])
-    assert not [r for r in caplog.records if r.name == "waterdrum_hf.metric.inputs"]
+    assert not [r for r in caplog.records if r.name == "waterdrum_hf.scoring.inputs"]
     first, second = (json.loads((d / "report.json").read_text()) for d in (out, again))
     assert second["runs"] == first["runs"] and second["models"] == first["models"]
     assert second["comparison"] == first["comparison"] and second["curves"] == first["curves"]

@@ -34,9 +34,9 @@ from waterdrum_hf import (
     verify_dataset,
     verify_texts,
 )
+from waterdrum_hf.callback_plan import EvaluationPlan
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.data import toy_corpus
-from waterdrum_hf.evaluation_plan import EvaluationPlan
 from waterdrum_hf.generation import SamplingConfig
 from waterdrum_hf.report import write_report
 
@@ -265,7 +265,7 @@ def test_split_by_owner_never_shows_the_ids_it_refuses():
 def test_the_metric_grouping_of_queries_has_no_revealing_repr():
     """Regression: the dataclass holding each query's owner used the default repr, keys and all
     (shown by debuggers and `pytest --showlocals`)."""
-    from waterdrum_hf.metric.inputs import group_queries
+    from waterdrum_hf.scoring.inputs import group_queries
 
     key = random_key()
     queries = group_queries([["w1 w2"], ["w3"]], [key, key], None)

@@ -22,7 +22,7 @@ from waterdrum_hf.audits.config import AuditConfig
 from waterdrum_hf.audits.quantization import check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
-from waterdrum_hf.metric import WaterDrumResult
+from waterdrum_hf.scoring import WaterDrumResult
 
 Cache = Callable[[str, str, Mapping[str, Any], Callable[[], dict[str, Any]]], dict[str, Any]]
 """``cache(model, audit, settings, compute)``: ``compute()``'s JSON-able value, kept wherever
@@ -299,7 +299,7 @@ def _scorer(
     queries: AuditQueries, watermark_tokenizer: Any, scoring: WaterDrumConfig
 ) -> Callable[[list[list[str]]], WaterDrumResult]:
     """Completions -> their WaterDrum result, scored as every audit scores (same null keys)."""
-    from waterdrum_hf.metric import waterdrum_result
+    from waterdrum_hf.scoring import waterdrum_result
 
     def score(completions: list[list[str]]) -> WaterDrumResult:
         return waterdrum_result(

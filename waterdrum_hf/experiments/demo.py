@@ -100,7 +100,7 @@ class _Demo:
     def run(self) -> dict[str, Any]:
         """The stages in order; the metric's per-call notes on unscorable samples are said
         once, summed over the run (:meth:`say_skipped`), not once per model and seed."""
-        skipped_notes = logging.getLogger("waterdrum_hf.metric.inputs")
+        skipped_notes = logging.getLogger("waterdrum_hf.scoring.inputs")
         level = skipped_notes.level
         skipped_notes.setLevel(logging.ERROR)
         try:
@@ -231,7 +231,7 @@ class _Demo:
     ) -> tuple[dict[str, Any], dict[str, list[list[str]]]]:
         """Every model's completions of every query sampled with ``seed``, scored with the
         owners' keys; the results and the completions, by model."""
-        from waterdrum_hf.metric import waterdrum_result
+        from waterdrum_hf.scoring import waterdrum_result
 
         config = self.config
         results, sampled = {}, {}
@@ -405,8 +405,8 @@ class _Demo:
 
     def callback(self, setting: _Setting) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
+        from waterdrum_hf.callback_plan import EvaluationPlan
         from waterdrum_hf.callbacks import WaterDrumCallback
-        from waterdrum_hf.evaluation_plan import EvaluationPlan
         from waterdrum_hf.sampling import SamplingConfig
 
         config = self.config

@@ -4,7 +4,7 @@
 paper's evaluation with any lm-eval backend (``vllm`` is the fast one): each query is sampled
 ``repeats: 10`` times (up to 200 new tokens, temperature 1, top-p 1, no top-k, no stop but the
 model's end of sequence), a ``take_first_k`` filter keeps all ten samples, and the aggregation
-is :func:`waterdrum_hf.metric.waterdrum_result` over all queries at once.
+is :func:`waterdrum_hf.scoring.waterdrum_result` over all queries at once.
 
 Documents take the owners in turn (each owner's first row, then each one's second, ...), so
 ``--limit N`` keeps every owner once ``N`` reaches the number of owners.
@@ -307,7 +307,7 @@ def process_results(doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str,
 def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
     """:func:`waterdrum_result`'s flat scalars over all queries (computed once for the four
     aggregations of a task)."""
-    from waterdrum_hf.metric import waterdrum_result
+    from waterdrum_hf.scoring import waterdrum_result
 
     sources = {item.source for item in items}
     if len(sources) != 1:

@@ -16,7 +16,7 @@ reproduction. A report is a dict::
 
 A model's result may also be its flat dict (``compute_waterdrum``'s, or one read back from
 ``report.json``): every function here takes either and reads a
-:class:`~waterdrum_hf.metric.WaterDrumResult`; ``report.json`` holds the flat dicts.
+:class:`~waterdrum_hf.scoring.WaterDrumResult`; ``report.json`` holds the flat dicts.
 
 Models named ``original`` and ``retrained`` are marked in the plots; every model keeps one
 colour in every plot (:func:`model_color`); owners appear by name only.

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf.audit_results import BEFORE, AuditResults, audit_title
-from waterdrum_hf.metric import WaterDrumResult
 from waterdrum_hf.report.formatting import count_phrase, format_interval
 from waterdrum_hf.report.plots import error_bars, model_color, new_figure, save_figure
+from waterdrum_hf.scoring import WaterDrumResult
 
 AUDIT_EXPLANATION = (
     "A forget value can flatter a method that only hides the data. Two audits perturb each "

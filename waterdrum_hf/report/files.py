@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.metric import WaterDrumResult
 from waterdrum_hf.report.audit_section import plot_audits
 from waterdrum_hf.report.findings import (
     mean_over_runs,
@@ -23,6 +22,7 @@ from waterdrum_hf.report.findings import (
 from waterdrum_hf.report.plots import plot_benchmark, plot_curves, plot_per_owner, plot_roc
 from waterdrum_hf.report.text import curve_note, markdown
 from waterdrum_hf.report.token_view_render import write_token_views
+from waterdrum_hf.scoring import WaterDrumResult
 
 
 def read_report(path: str | Path) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from waterdrum_hf.audit_results import AuditResults
-from waterdrum_hf.metric import OwnerValue, SetValue, WaterDrumResult
+from waterdrum_hf.scoring import OwnerValue, SetValue, WaterDrumResult
 from waterdrum_hf.seed_comparison import SeedComparison, compare_seeds
 from waterdrum_hf.statistics import holm_min_null_keys
 

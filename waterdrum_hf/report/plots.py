@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.metric import OwnerValue, SetValue, WaterDrumResult
 from waterdrum_hf.report.findings import Results, interval_level, typed
+from waterdrum_hf.scoring import OwnerValue, SetValue, WaterDrumResult
 
 MODEL_COLORS: Mapping[str, str] = MappingProxyType(
     {

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.metric import WaterDrumResult
 from waterdrum_hf.report.audit_section import audit_section
 from waterdrum_hf.report.findings import (
     forgotten_owners,
@@ -19,6 +18,7 @@ from waterdrum_hf.report.findings import (
 )
 from waterdrum_hf.report.formatting import count_phrase, format_interval, join_names
 from waterdrum_hf.report.verdict import verdict
+from waterdrum_hf.scoring import WaterDrumResult
 from waterdrum_hf.seed_comparison import SeedComparison
 
 Q_DEFINITION = (

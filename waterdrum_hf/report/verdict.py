@@ -7,7 +7,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from waterdrum_hf.metric import OwnerValue, SetValue, WaterDrumResult
 from waterdrum_hf.report.findings import (
     DETECTION_LEVEL,
     detected,
@@ -16,6 +15,7 @@ from waterdrum_hf.report.findings import (
     p_value_floor,
 )
 from waterdrum_hf.report.formatting import count_phrase, join_names
+from waterdrum_hf.scoring import OwnerValue, SetValue, WaterDrumResult
 from waterdrum_hf.seed_comparison import SeedComparison, compare_seeds
 
 _P_VALUE_NOTES = {

@@ -8,7 +8,7 @@ two directions, with its settings validated in one place:
   logits while a paraphraser (or any model) generates;
 * reader: :meth:`WatermarkScheme.token_terms` gives each (key, previous tokens, token) its
   score term; a text's score is the mean of its countable tokens' terms, and a query's value
-  pools its samples' terms (:mod:`waterdrum_hf.verification`, :mod:`waterdrum_hf.metric`).
+  pools its samples' terms (:mod:`waterdrum_hf.verification`, :mod:`waterdrum_hf.scoring`).
 
 Schemes built on the exact permutation kernel (:class:`PermutationScheme`) need only say what
 a permuted position is worth: to the reader (:meth:`PermutationScheme.position_terms`) and to

@@ -37,6 +37,7 @@ COMMANDS = {
 """Each subcommand and its one-line help; its script is ``waterdrum_hf.scripts.<name>`` (with
 ``_`` for ``-``)."""
 
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``waterdrum`` console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -77,6 +78,8 @@ def run_script(script: ModuleType, argv: Sequence[str], prog: str) -> int:
     except KeyboardInterrupt:  # Ctrl-C: one line, and whether a re-run resumes
         if os.environ.get("WATERDRUM_DEBUG"):
             raise
-        again = "; run the same command again to resume" if getattr(script, "RESUMES", False) else ""
+        again = (
+            "; run the same command again to resume" if getattr(script, "RESUMES", False) else ""
+        )
         print(f"\n{prog}: interrupted{again}", file=sys.stderr)
         return 130

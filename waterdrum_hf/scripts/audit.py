@@ -30,7 +30,7 @@ from waterdrum_hf.scripts.files import check_output_folder
 from waterdrum_hf.scripts.models import load_tokenizer_option, watermark_ids
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
 from waterdrum_hf.scripts.score import report_settings
-from waterdrum_hf.scripts.scoring import ScoringArguments
+from waterdrum_hf.scripts.scoring_arguments import ScoringArguments
 from waterdrum_hf.tiny import pretrained_location
 
 RESUMES = True

@@ -14,7 +14,7 @@ from waterdrum_hf.scripts.parser import CliError
 def write_generations(path: Path, owners: list[int], completions: list[list[str]]) -> None:
     """Each query's samples as a line of JSON with its owner's display name (never the id):
     what ``--generations`` reads back."""
-    from waterdrum_hf.metric import owner_display_names
+    from waterdrum_hf.scoring import owner_display_names
 
     names = owner_display_names(owners, None)
     with open(path, "w") as handle:

@@ -6,9 +6,9 @@ set, so that among owners whose watermark is absent some owner reads detected by
 from __future__ import annotations
 
 from waterdrum_hf.config import NullConfig
-from waterdrum_hf.metric import OwnerValue, WaterDrumResult
 from waterdrum_hf.report.findings import DETECTION_LEVEL, detected, holm_null_keys_needed
 from waterdrum_hf.report.formatting import count_phrase
+from waterdrum_hf.scoring import OwnerValue, WaterDrumResult
 
 MAX_OWNERS = 20
 """Owners listed at most; every owner is in the full result (report.json, ``--output``)."""

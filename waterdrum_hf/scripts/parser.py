@@ -15,7 +15,7 @@ import typing
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from trl import TrlParser
+from trl.scripts.utils import TrlParser
 
 
 class CliError(Exception):

@@ -18,7 +18,7 @@ from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_folder
 from waterdrum_hf.scripts.parser import ScriptParser
-from waterdrum_hf.scripts.scoring import check_null_keys
+from waterdrum_hf.scripts.scoring_arguments import check_null_keys
 
 RESUMES = True
 """Every model is cached in the output folder: an interrupted run resumes."""

@@ -27,11 +27,11 @@ from waterdrum_hf.scripts.generations import (
 )
 from waterdrum_hf.scripts.models import load_model, load_tokenizer_option, watermark_ids
 from waterdrum_hf.scripts.parser import CliError, ScriptParser, positive
-from waterdrum_hf.scripts.scoring import ScoringArguments
+from waterdrum_hf.scripts.scoring_arguments import ScoringArguments
 
 if TYPE_CHECKING:
     from waterdrum_hf.config import WaterDrumConfig
-    from waterdrum_hf.metric import WaterDrumResult
+    from waterdrum_hf.scoring import WaterDrumResult
 
 
 @dataclass
@@ -126,8 +126,8 @@ def main(
     attack: AttackArguments,
     hub: HubArguments,
 ) -> int:
-    from waterdrum_hf.metric import waterdrum_result
     from waterdrum_hf.report import write_report
+    from waterdrum_hf.scoring import waterdrum_result
     from waterdrum_hf.scripts.owners import print_owners
 
     # Everything that can be wrong with the input is checked before the (long) sampling.

@@ -27,7 +27,7 @@ from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_folder, read_table, require_columns
 from waterdrum_hf.scripts.models import load_tokenizer_option
 from waterdrum_hf.scripts.parser import CliError, ScriptParser, positive
-from waterdrum_hf.scripts.scoring import ScoringArguments, check_n_gram
+from waterdrum_hf.scripts.scoring_arguments import ScoringArguments, check_n_gram
 from waterdrum_hf.scripts.texts import TextArguments, texts_and_owner_ids
 
 
@@ -137,7 +137,7 @@ def rows_across_owners(ids: list[int], limit: int) -> list[int]:
 
 def display_names(data: Any, args: TextArguments, ids: list[int]) -> list[str]:
     """Each row's owner name: ``--name-column``, else ``owner-<n>`` by first appearance."""
-    from waterdrum_hf.metric import owner_display_names
+    from waterdrum_hf.scoring import owner_display_names
 
     if args.name_column:
         require_columns(data, [args.name_column], args.file)

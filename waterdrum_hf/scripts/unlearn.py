@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trl import ModelConfig, ScriptArguments
+from trl.scripts.utils import ScriptArguments
+from trl.trainer.model_config import ModelConfig
 
 from waterdrum_hf._fields import flag
 from waterdrum_hf.arguments import WaterDrumArguments
@@ -115,7 +116,7 @@ def main(
     model_args: ModelConfig,
     waterdrum_args: WaterDrumArguments,
 ) -> int:
-    from trl import get_peft_config, get_quantization_config
+    from trl.trainer.utils import get_peft_config, get_quantization_config
 
     from waterdrum_hf import trainers
 

@@ -16,11 +16,11 @@ from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_file, read_table
 from waterdrum_hf.scripts.models import load_tokenizer_option, watermark_ids
 from waterdrum_hf.scripts.parser import ScriptParser, positive
-from waterdrum_hf.scripts.scoring import ScoringArguments, check_n_gram
+from waterdrum_hf.scripts.scoring_arguments import ScoringArguments, check_n_gram
 from waterdrum_hf.scripts.texts import TextArguments, texts_and_owner_ids
 
 if TYPE_CHECKING:
-    from waterdrum_hf.metric import WaterDrumResult
+    from waterdrum_hf.scoring import WaterDrumResult
 
 
 @dataclass
@@ -48,7 +48,7 @@ def make_parser(prog: str | None = None) -> ScriptParser:
 
 
 def main(texts_args: TextArguments, args: VerifyArguments, scoring: ScoringArguments) -> int:
-    from waterdrum_hf.metric import waterdrum_result
+    from waterdrum_hf.scoring import waterdrum_result
     from waterdrum_hf.scripts.owners import print_owners
 
     if args.output:

@@ -24,7 +24,7 @@ from waterdrum_hf.scripts.files import (
 )
 from waterdrum_hf.scripts.models import load_model, watermark_ids
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
-from waterdrum_hf.scripts.scoring import check_n_gram
+from waterdrum_hf.scripts.scoring_arguments import check_n_gram
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 
 

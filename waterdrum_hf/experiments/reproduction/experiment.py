@@ -234,8 +234,8 @@ class Reproduction:
         """Sampled completions of every query, scored: WaterDrum per query, raw and minus each
         query's mean under random keys, and the metric's summary."""
         from waterdrum_hf.config import NullConfig, WaterDrumConfig
-        from waterdrum_hf.metric import waterdrum_result
         from waterdrum_hf.schemes import resolve_scheme
+        from waterdrum_hf.scoring import waterdrum_result
 
         config = self.config
         keys = data.forget_keys + data.retain_keys

@@ -36,8 +36,8 @@ def decoy(
     """The decoy curve of the original model: its forget queries ranked by how similar its
     output is to the forget set, answered in that order by the base model (no watermark)."""
     from waterdrum_hf.config import WaterDrumConfig
-    from waterdrum_hf.metric import waterdrum_result
     from waterdrum_hf.schemes import resolve_scheme
+    from waterdrum_hf.scoring import waterdrum_result
 
     config, pipeline = reproduction.config, reproduction.pipeline
     base = pipeline.completions(

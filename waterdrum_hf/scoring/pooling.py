@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from waterdrum_hf.config import Pooling
-from waterdrum_hf.metric.inputs import Queries
+from waterdrum_hf.scoring.inputs import Queries
 
 
 def pool_queries(

@@ -10,7 +10,7 @@ import numpy as np
 
 from waterdrum_hf.bootstrap import bootstrap_replicates, percentile_interval
 from waterdrum_hf.config import IntervalConfig
-from waterdrum_hf.metric.results import WaterDrumResult
+from waterdrum_hf.scoring.results import WaterDrumResult
 
 
 def with_intervals(

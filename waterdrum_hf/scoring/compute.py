@@ -12,17 +12,17 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf.config import WaterDrumConfig
-from waterdrum_hf.metric.inputs import (
+from waterdrum_hf.scoring.inputs import (
     Queries,
     group_queries,
     owner_display_names,
     set_masks,
     warn_skipped,
 )
-from waterdrum_hf.metric.intervals import with_intervals
-from waterdrum_hf.metric.nulls import NullReading, read_null
-from waterdrum_hf.metric.pooling import pool_queries
-from waterdrum_hf.metric.results import OwnerValue, SetValue, WaterDrumResult, present_fields
+from waterdrum_hf.scoring.intervals import with_intervals
+from waterdrum_hf.scoring.nulls import NullReading, read_null
+from waterdrum_hf.scoring.pooling import pool_queries
+from waterdrum_hf.scoring.results import OwnerValue, SetValue, WaterDrumResult, present_fields
 from waterdrum_hf.statistics import holm_adjusted, separability_auroc
 from waterdrum_hf.verification import Verifier, scores_from_sums
 

@@ -53,9 +53,6 @@ class ScoringArguments:
         return config
 
 
-
-
-
 def check_null_keys(null_keys: int, num_texts: int, option: str = "--null-keys") -> None:
     """Refuse a null reference that would not fit in memory, with the largest that would.
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments, normal_p_value
 from waterdrum_hf.config import NullConfig, Pooling
-from waterdrum_hf.metric.inputs import Queries
-from waterdrum_hf.metric.pooling import pool_queries, sample_weights
+from waterdrum_hf.scoring.inputs import Queries
+from waterdrum_hf.scoring.pooling import pool_queries, sample_weights
 from waterdrum_hf.statistics import null_p_value
 from waterdrum_hf.verification import Verifier
 

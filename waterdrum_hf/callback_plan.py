@@ -16,8 +16,8 @@ import numpy as np
 from waterdrum_hf._validation import check_positive_int, check_string_list
 from waterdrum_hf.hub_results_config import HubResultsConfig
 from waterdrum_hf.keys import check_watermark_ids
-from waterdrum_hf.metric.results import WaterDrumResult
 from waterdrum_hf.sampling import SamplingConfig
+from waterdrum_hf.scoring.results import WaterDrumResult
 
 logger = logging.getLogger(__name__)
 
