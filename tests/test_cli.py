@@ -240,7 +240,7 @@ def test_verify_lists_each_owner_with_its_holm_adjusted_verdict(scored_file, cap
 
 
 def test_verify_lists_at_most_max_owners(scored_file, capsys, monkeypatch):
-    from waterdrum_hf.scripts import owners
+    from waterdrum_hf.report import owner_table as owners
 
     monkeypatch.setattr(owners, "MAX_OWNERS", 1)
     tmp_path, *_ = scored_file

@@ -79,3 +79,26 @@ def test_qa_queries_use_the_chat_template_or_a_plain_form(tiny_model):
 def test_queries_reject_bad_input(tiny_model, call, error, match):
     with pytest.raises(error, match=match):
         call(tiny_model[1])
+
+
+def test_row_queries_is_the_one_rule_from_rows_to_queries(tiny_model, texts):
+    """Texts give completion queries (with their share cap), questions QA queries; rows with
+    neither are refused; the callback's and the lm-eval tasks' queries are the same."""
+    from datasets import Dataset
+
+    from waterdrum_hf.callback_plan import dataset_queries
+    from waterdrum_hf.prompting import row_queries
+
+    _, tok = tiny_model
+    rows = Dataset.from_dict({"text": texts, "owner_id": [1] * len(texts)})
+    capped = row_queries(rows, tok, prefix_tokens=400, max_fraction=0.25)
+    assert capped == completion_queries(texts, tok, 400, max_fraction=0.25)
+    assert capped != row_queries(rows, tok, prefix_tokens=400, max_fraction=None)
+    kwargs = {"text_column": "text", "question_column": "question", "prefix_tokens": 8}
+    assert dataset_queries(rows, tok, id_column="owner_id", **kwargs)[0] == row_queries(
+        rows, tok, prefix_tokens=8
+    )
+    questions = Dataset.from_dict({"question": ["Who wrote it?"], "owner_id": [1]})
+    assert row_queries(questions, tok) == qa_queries(["Who wrote it?"], tok)
+    with pytest.raises(ValueError, match="neither a 'body' nor a 'q' column"):
+        row_queries(rows, tok, text_column="body", question_column="q")

@@ -90,23 +90,17 @@ def dataset_queries(
     id_column: str,
     prefix_tokens: int,
 ) -> tuple[list[str], list[int]]:
-    """``(queries, watermark ids)`` of a dataset with an owner column, the paper's way: the
-    first ``prefix_tokens`` tokens of ``text_column`` rows, else ``question_column`` rows in
-    the model's chat format (both under the evaluated model's ``tokenizer``)."""
-    from waterdrum_hf.prompting import completion_queries, qa_queries
+    """``(queries, watermark ids)`` of a dataset with an owner column: its rows' queries
+    (:func:`waterdrum_hf.prompting.row_queries`, under the evaluated model's ``tokenizer``)."""
+    from waterdrum_hf.prompting import row_queries
 
     columns = dataset.column_names
     if id_column not in columns:
         raise ValueError(f"id_column {id_column!r} is not a column (columns: {columns}).")
-    if text_column in columns:
-        queries = completion_queries(dataset[text_column], tokenizer, prefix_tokens)
-    elif question_column in columns:
-        queries = qa_queries(dataset[question_column], tokenizer)
-    else:
-        raise ValueError(
-            f"The dataset has neither {text_column!r} nor {question_column!r} (columns: "
-            f"{columns}); pass text_column= or question_column=."
-        )
+    queries = row_queries(
+        dataset, tokenizer, text_column=text_column, question_column=question_column,
+        prefix_tokens=prefix_tokens,
+    )  # fmt: skip
     watermark_ids = check_watermark_ids(list(dataset[id_column]), len(dataset), id_column)
     return queries, watermark_ids.tolist()
 

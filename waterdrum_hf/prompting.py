@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from waterdrum_hf._validation import check_positive_int, check_string_list
 
@@ -76,6 +76,31 @@ def completion_queries(
         texts, tokenizer, prefix_tokens, continuation_tokens=0, max_fraction=max_fraction
     )
     return queries
+
+
+def row_queries(
+    rows: Any,
+    tokenizer: PreTrainedTokenizerBase,
+    *,
+    text_column: str = "text",
+    question_column: str = "question",
+    prefix_tokens: int = 50,
+    max_fraction: float | None = DEFAULT_MAX_FRACTION,
+) -> list[str]:
+    """One query per row of a ``datasets.Dataset``, the paper's way: its text's first
+    ``prefix_tokens`` tokens (:func:`completion_queries`), or, without a text column, its
+    question in the model's chat format (:func:`qa_queries`). The one rule by which rows become
+    queries, for the scripts, the callback and the lm-evaluation-harness tasks."""
+    columns = rows.column_names
+    if text_column in columns:
+        texts = rows[text_column]
+        return completion_queries(texts, tokenizer, prefix_tokens, max_fraction=max_fraction)
+    if question_column in columns:
+        return qa_queries(rows[question_column], tokenizer)
+    raise ValueError(
+        f"the rows have neither a {text_column!r} nor a {question_column!r} column (columns: "
+        f"{columns}): name the texts' or the questions' column"
+    )
 
 
 def completion_queries_and_continuations(

@@ -233,7 +233,7 @@ def documents(**metadata: Any) -> Any:
     from transformers import AutoTokenizer
 
     from waterdrum_hf.keys import check_watermark_id
-    from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.prompting import row_queries
     from waterdrum_hf.tiny import pretrained_location
     from waterdrum_hf.verification import load_tokenizer
 
@@ -254,20 +254,11 @@ def documents(**metadata: Any) -> Any:
     owners = owner_indices(ids)
     order = interleave_by_owner(owners)
     rows = rows.select(order)
-    if source.text_column in rows.column_names:
-        queries = completion_queries(
-            rows[source.text_column],
-            tokenizer,
-            int(metadata.get("prefix_tokens", 50)),
-            max_fraction=metadata.get("max_fraction", DEFAULT_MAX_FRACTION),
-        )
-    elif source.question_column in rows.column_names:
-        queries = qa_queries(rows[source.question_column], tokenizer)
-    else:
-        raise ValueError(
-            f"the rows have neither a {source.text_column!r} nor a {source.question_column!r} "
-            "column (give text_column or question_column in --metadata)"
-        )
+    queries = row_queries(
+        rows, tokenizer, text_column=source.text_column, question_column=source.question_column,
+        prefix_tokens=int(metadata.get("prefix_tokens", 50)),
+        max_fraction=metadata.get("max_fraction", DEFAULT_MAX_FRACTION),
+    )  # fmt: skip
     # What the aggregation needs is checked now, not after hours of sampling.
     source.forget_ids()
     load_tokenizer(source.watermark_tokenizer_location())

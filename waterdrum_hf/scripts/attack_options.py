@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from waterdrum_hf import attacks as text_attacks
+import waterdrum_hf.attacks as text_attacks
 from waterdrum_hf._fields import flag
 from waterdrum_hf.scripts.parser import CliError, first_line, positive
 

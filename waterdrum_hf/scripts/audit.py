@@ -25,7 +25,7 @@ from waterdrum_hf.scripts.attack_options import (
     AttackSource,
     check_attack_inputs,
 )
-from waterdrum_hf.scripts.data_options import DataArguments, load_rows, make_queries, row_owners
+from waterdrum_hf.scripts.data_options import DataArguments, load_rows, row_owners
 from waterdrum_hf.scripts.files import check_output_folder
 from waterdrum_hf.scripts.models import load_tokenizer_option, watermark_ids
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
@@ -91,7 +91,7 @@ def main(
     tokenizer = load_tokenizer_option(args.tokenizer or next(iter(models.values())), "tokenizer")
     check_output_folder(args.out, "--out")
     queries = AuditQueries(
-        make_queries(rows, tokenizer, data),
+        data.queries(rows, tokenizer),
         owners,
         forget_ids,
         forget_texts=forget_texts,

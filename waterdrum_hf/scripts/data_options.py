@@ -1,6 +1,6 @@
 """Which owners' data ``waterdrum score`` and ``waterdrum audit`` query, and who is forgotten
 (:class:`DataArguments`): the rows (:func:`load_rows`), each row's owner (:func:`row_owners`)
-and each row's query (:func:`make_queries`)."""
+and each row's query (:meth:`DataArguments.queries`)."""
 
 from __future__ import annotations
 
@@ -58,9 +58,14 @@ class DataArguments:
         positive(self.prefix_tokens, "--prefix-tokens")
         fraction_or_none(self.max_fraction)
 
-    def query_fraction(self) -> float | None:
-        """``--max-fraction`` as :func:`waterdrum_hf.prompting.completion_queries` takes it."""
-        return fraction_or_none(self.max_fraction)
+    def queries(self, rows: Any, tokenizer: Any) -> list[str]:
+        """One query per row (:func:`waterdrum_hf.prompting.row_queries`) under these options."""
+        from waterdrum_hf.prompting import row_queries
+
+        return row_queries(
+            rows, tokenizer, text_column=self.text_column, question_column=self.question_column,
+            prefix_tokens=self.prefix_tokens, max_fraction=fraction_or_none(self.max_fraction),
+        )  # fmt: skip
 
 
 def fraction_or_none(text: str) -> float | None:
@@ -107,19 +112,3 @@ def row_owners(rows: Any, data: DataArguments) -> list[int]:
     """Each row's owner id, read from ``--id-column`` (one clear error for a bad id)."""
     where = f"column {data.id_column!r}"
     return [watermark_id_from_text(str(v), where) for v in rows[data.id_column]]
-
-
-def make_queries(rows: Any, tokenizer: Any, data: DataArguments) -> list[str]:
-    """One query per row: the text's first ``--prefix-tokens`` tokens (at most
-    ``--max-fraction`` of it), or the question in the model's chat format where there is no
-    text column."""
-    from waterdrum_hf.prompting import completion_queries, qa_queries
-
-    if data.text_column in rows.column_names:
-        return completion_queries(
-            rows[data.text_column],
-            tokenizer,
-            data.prefix_tokens,
-            max_fraction=data.query_fraction(),
-        )
-    return qa_queries(rows[data.question_column], tokenizer)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from waterdrum_hf._fields import flag
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.attack_options import AttackArguments, check_attack_inputs
-from waterdrum_hf.scripts.data_options import DataArguments, load_rows, make_queries, row_owners
+from waterdrum_hf.scripts.data_options import DataArguments, load_rows, row_owners
 from waterdrum_hf.scripts.files import check_output_folder
 from waterdrum_hf.scripts.generations import (
     Generations,
@@ -127,8 +127,8 @@ def main(
     hub: HubArguments,
 ) -> int:
     from waterdrum_hf.report import write_report
+    from waterdrum_hf.report.owner_table import owner_table
     from waterdrum_hf.scoring import waterdrum_result
-    from waterdrum_hf.scripts.owners import print_owners
 
     # Everything that can be wrong with the input is checked before the (long) sampling.
     rows = load_rows(data)
@@ -162,7 +162,8 @@ def main(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
     print_summary(result)
-    print_owners(result, config.null)
+    for line in owner_table(result, config.null):
+        print(line)
     print(f"Report: {out / 'report.md'}")
     publish(result, args, data, scoring, hub)
     return 0
@@ -197,7 +198,7 @@ def verified_completions(
 ) -> list[list[str]]:
     """What is verified: the saved generations, or the model's completions (saved to
     ``generations.jsonl`` first), after ``--attack`` (saved to ``attacked.jsonl``)."""
-    from waterdrum_hf import attacks
+    import waterdrum_hf.attacks as attacks
 
     model = tokenizer = None
     if generations is not None:
@@ -230,7 +231,7 @@ def sample(
     return generate(
         model,
         tokenizer,
-        make_queries(rows, tokenizer, data),
+        data.queries(rows, tokenizer),
         SamplingConfig(
             num_samples=args.num_samples,
             max_new_tokens=args.max_new_tokens,

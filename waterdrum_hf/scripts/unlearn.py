@@ -69,7 +69,7 @@ def parser_keywords(argv: Sequence[str]) -> dict[str, Any]:
 def make_parser(prog: str | None = None, method: str | None = None) -> ScriptParser:
     """``TrlParser`` over the script's groups, with ``method``'s config (the config every
     method shares when no method is named yet)."""
-    from waterdrum_hf import trainers
+    import waterdrum_hf.trainers as trainers
 
     config_class = trainers.get(method)[1] if method else trainers.UnlearningConfig
     parser = ScriptParser(
@@ -118,7 +118,7 @@ def main(
 ) -> int:
     from trl.trainer.utils import get_peft_config, get_quantization_config
 
-    from waterdrum_hf import trainers
+    import waterdrum_hf.trainers as trainers
 
     trainer_class, _ = trainers.get(args.method)
     check_output(training_args.output_dir, overwrite=args.overwrite)

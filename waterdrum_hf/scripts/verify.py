@@ -48,8 +48,8 @@ def make_parser(prog: str | None = None) -> ScriptParser:
 
 
 def main(texts_args: TextArguments, args: VerifyArguments, scoring: ScoringArguments) -> int:
+    from waterdrum_hf.report.owner_table import owner_table
     from waterdrum_hf.scoring import waterdrum_result
-    from waterdrum_hf.scripts.owners import print_owners
 
     if args.output:
         check_output_file(args.output, "--output", overwrite=args.overwrite)
@@ -67,7 +67,8 @@ def main(texts_args: TextArguments, args: VerifyArguments, scoring: ScoringArgum
     )
     print_scores(list(result.scores or ()), args.max_rows)  # set with return_details
     print_summary(result)
-    print_owners(result, config.null)
+    for line in owner_table(result, config.null):
+        print(line)
     if args.output:
         from waterdrum_hf.report import json_text
 

@@ -1,4 +1,4 @@
-"""The per-owner listing of ``waterdrum score`` and ``waterdrum verify``: each owner's value,
+"""The per-owner table that ``waterdrum score`` and ``waterdrum verify`` print: each owner's value,
 p-value and verdict. An owner's verdict reads its p-value Holm-adjusted over the owners of its
 set, so that among owners whose watermark is absent some owner reads detected by chance at most
 5 % of the time, not about one owner in 20."""
@@ -17,12 +17,13 @@ _SETS = {True: "forget", False: "retain", None: "overall"}
 """An owner's set (its family for Holm) by its ``forget`` flag."""
 
 
-def print_owners(result: WaterDrumResult, null: NullConfig | None) -> None:
+def owner_table(result: WaterDrumResult, null: NullConfig | None) -> list[str]:
     """The owners' table (the first :data:`MAX_OWNERS`), then per set how many owners read
     detected, or that none can with too few empirical null keys."""
     owners = result.per_owner or {}
     if not owners:
-        return
+        return []
+    lines = [""]
     null_keys = null.keys if null is not None and null.method == "empirical" else None
     families = _families(owners)
     short = {
@@ -30,28 +31,28 @@ def print_owners(result: WaterDrumResult, null: NullConfig | None) -> None:
         for forget, tested in families.items()
         if (needed := holm_null_keys_needed(len(tested), null_keys)) is not None
     }
-    print()
-    print(f"{'owner':<12} {'set':<7} {'value':>8} {'p':>7} {'Holm p':>7}  verdict")
+    lines.append(f"{'owner':<12} {'set':<7} {'value':>8} {'p':>7} {'Holm p':>7}  verdict")
     for name, owner in list(owners.items())[:MAX_OWNERS]:
-        print(_owner_row(name, owner, too_few_keys=owner.forget in short))
+        lines.append(_owner_row(name, owner, too_few_keys=owner.forget in short))
     if len(owners) > MAX_OWNERS:
-        print(
+        lines.append(
             f"... {count_phrase(len(owners) - MAX_OWNERS, 'more owner')} (all in the full result)"
         )
     for forget, tested in families.items():
         label, m = _SETS[forget], len(tested)
         if forget in short:
-            print(
+            lines.append(
                 f"{label} owners: none can read detected with {null_keys} null keys (Holm over "
                 f"{m} owners needs p <= {DETECTION_LEVEL} / {m}, below 1 / (1 + {null_keys})): "
                 f"use --null-keys {short[forget]} or more"
             )
         else:
-            print(
+            lines.append(
                 f"{label} owners detected: {sum(bool(detected(o)) for o in tested)} of {m} "
                 f"(Holm-adjusted p <= {DETECTION_LEVEL} over the set's owners: family-wise "
                 f"error at most {DETECTION_LEVEL})"
             )
+    return lines
 
 
 def _families(owners: dict[str, OwnerValue]) -> dict[bool | None, list[OwnerValue]]:
