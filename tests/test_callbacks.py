@@ -565,7 +565,7 @@ def test_from_dataset_builds_the_papers_queries_and_subsamples(tiny_model, corpu
         "<s><|user|>Why?</s><|assistant|>",
         "<s><|user|>What is a class?</s><|assistant|>",
     ]
-    with pytest.raises(ValueError, match="neither 'text' nor 'question'"):
+    with pytest.raises(ValueError, match="neither a 'text' nor a 'question' column"):
         WaterDrumCallback.from_dataset(qa.rename_column("question", "q"), [2], tokenizer, tokenizer)
 
 

@@ -128,3 +128,12 @@ def test_a_yaml_config_gives_the_options_and_the_command_line_overrides_it(demo_
     ((row, (name, page)),) = scores(demo_files).items()  # --max-rows 1: the flag's
     key = KEYS["owner-3"]  # --owner 2: the flag's
     assert f"score {Verifier(tokenizer).verify(TEXTS[name][0], key)[0]:+.3f}" in page
+
+
+def test_settings_the_view_does_not_read_are_refused(demo_files, capsys):
+    """A view reads with the scheme's settings only: a null, pooling or interval flag would be
+    silently ignored, so it is refused."""
+    keys = ["--keys-file", demo_files / "keys.json"]
+    for flags in (["--null-keys", "5"], ["--pooling", "mean"], ["--confidence", "0.9"]):
+        assert show(demo_files, "watermarked.jsonl", *keys, *flags) == 2
+        assert "reads the scheme's settings only" in capsys.readouterr().err

@@ -255,3 +255,38 @@ def test_audits_run_as_printed(tiny_model, texts, tmp_path, monkeypatch):
     assert all(results.excess("npo", audit) == 0 for audit in results.audits())
     assert results.forget("npo", "relearned") != results.forget("npo", "before")
     assert {"relearned/npo/forget", "int4/npo/forget_excess"} <= set(results.scalars())
+
+
+def readme_command_lines() -> list[list[str]]:
+    """Every `waterdrum ...` command of the README's bash blocks, continuation lines joined,
+    comments dropped, as tokens (placeholders such as `[--quick]` unbracketed)."""
+    import re
+    import shlex
+
+    text = README.read_text()
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split("  #")[0].strip()
+            if line.startswith("waterdrum "):
+                commands.append(shlex.split(line.replace("[", " ").replace("]", " ")))
+    return commands
+
+
+def test_every_readme_command_names_its_scripts_real_options():
+    """A README command that cannot run offline (the Hub, a GPU, hours) still uses only
+    options its script's parser has, in today's spelling."""
+    import importlib
+
+    from waterdrum_hf.scripts import COMMANDS
+
+    commands = readme_command_lines()
+    assert {tokens[1] for tokens in commands} >= set(COMMANDS)
+    for tokens in commands:
+        name, argv = tokens[1], tokens[2:]
+        script = importlib.import_module(f"waterdrum_hf.scripts.{name.replace('-', '_')}")
+        keywords = script.parser_keywords(argv) if hasattr(script, "parser_keywords") else {}
+        parser = script.make_parser(prog=name, **keywords)
+        known = {option for action in parser._actions for option in action.option_strings}
+        flags = {token.split("=")[0] for token in argv if token.startswith("--")}
+        assert flags <= known, (tokens, sorted(flags - known))

@@ -68,6 +68,12 @@ def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArgumen
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.verification import Verifier
 
+    scheme = ("scheme", "k_p", "gamma", "n_gram", "vocab_size")
+    if scoring != ScoringArguments(**{name: getattr(scoring, name) for name in scheme}):
+        raise CliError(
+            "waterdrum show reads the scheme's settings only (--scheme, --k-p, "
+            "--gamma, --n-gram, --vocab-size); the view has no pooling, null or interval"
+        )
     out = Path(args.output)
     check_output_folder(args.output, "--output")
     data = with_text_column(read_table(texts_args.file), texts_args)
