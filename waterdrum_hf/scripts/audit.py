@@ -58,12 +58,12 @@ class AuditArguments:
     show_progress: bool | None = flag(None, "Progress bars (default: on a terminal).")
 
 
+GROUPS = (AuditArguments, DataArguments, AuditConfig, AttackSource, ScoringArguments)
+"""The script's argument groups, in the order ``main`` takes them."""
+
+
 def make_parser(prog: str | None = None) -> ScriptParser:
-    return ScriptParser(
-        (AuditArguments, DataArguments, AuditConfig, AttackSource, ScoringArguments),
-        prog=prog,
-        description=__doc__,
-    )
+    return ScriptParser(GROUPS, prog=prog, description=__doc__)
 
 
 def main(

@@ -111,12 +111,12 @@ def int_or_auto(text: str, option: str) -> int | str:
     return value
 
 
+GROUPS = (ScoreArguments, DataArguments, ScoringArguments, AttackArguments, HubArguments)
+"""The script's argument groups, in the order ``main`` takes them."""
+
+
 def make_parser(prog: str | None = None) -> ScriptParser:
-    return ScriptParser(
-        (ScoreArguments, DataArguments, ScoringArguments, AttackArguments, HubArguments),
-        prog=prog,
-        description=__doc__,
-    )
+    return ScriptParser(GROUPS, prog=prog, description=__doc__)
 
 
 def main(

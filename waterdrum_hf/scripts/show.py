@@ -68,8 +68,8 @@ def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArgumen
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.verification import Verifier
 
-    scheme = ("scheme", "k_p", "gamma", "n_gram", "vocab_size")
-    if scoring != ScoringArguments(**{name: getattr(scoring, name) for name in scheme}):
+    settings = ("scheme", "k_p", "gamma", "n_gram", "vocab_size")
+    if scoring != ScoringArguments(**{name: getattr(scoring, name) for name in settings}):
         raise CliError(
             "waterdrum show reads the scheme's settings only (--scheme, --k-p, "
             "--gamma, --n-gram, --vocab-size); the view has no pooling, null or interval"
@@ -93,8 +93,9 @@ def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArgumen
         )
     names = display_names(data, texts_args, ids)
     tokenizer = load_tokenizer_option(texts_args.watermark_tokenizer, "watermark tokenizer")
-    check_n_gram(scoring.n_gram, texts, tokenizer)
-    verifier = Verifier(tokenizer, scoring.scoring_config().scheme)
+    scheme = scoring.scoring_config().scheme
+    check_n_gram(scheme.n_gram, texts, tokenizer)
+    verifier = Verifier(tokenizer, scheme)
     for row, text, key, name, stem in zip(rows, texts, ids, names, stems, strict=True):
         if not text:
             print(f"row {row}: empty text, no view")

@@ -56,7 +56,7 @@ def main(texts_args: TextArguments, args: VerifyArguments, scoring: ScoringArgum
     texts, ids = texts_and_owner_ids(read_table(texts_args.file), texts_args)
     config = scoring.scoring_config(len(texts))
     tokenizer = load_tokenizer_option(texts_args.watermark_tokenizer, "watermark tokenizer")
-    check_n_gram(scoring.n_gram, texts, tokenizer)
+    check_n_gram(config.scheme.n_gram, texts, tokenizer)
     result = waterdrum_result(
         texts,
         ids,
