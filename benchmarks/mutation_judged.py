@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import mutation_judged_data_formats
+import mutation_judged_hub_results
+
 #: The mutant changes nothing any test could observe (the reason is the proof).
 EQUIVALENT = "equivalent"
 #: The mutant may change behaviour, but not where the gate can see it: only on a GPU (the
@@ -68,6 +71,11 @@ _TOKEN_KL_ON_GPU = _ON_GPU.format(
 )
 
 JUDGED: tuple[Judged, ...] = (
+    *(
+        Judged(*entry)
+        for module in (mutation_judged_hub_results, mutation_judged_data_formats)
+        for entry in module.JUDGED_ENTRIES
+    ),
     *(
         Judged(
             "waterdrum_hf.config.xǁWaterDrumConfigǁto_json",

@@ -92,6 +92,9 @@ def build_workspace(fresh: bool) -> None:
     (WORKSPACE / "benchmarks").mkdir(exist_ok=True)
     for script in (ROOT / "benchmarks").glob("*.py"):
         shutil.copy2(script, WORKSPACE / "benchmarks" / script.name)
+    card = Path("metrics/waterdrum/README.md")  # the metric card, whose snippet a test runs
+    (WORKSPACE / card).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(ROOT / card, WORKSPACE / card)
     shutil.copy2(ROOT / "pyproject.toml", WORKSPACE / "pyproject.toml")
     forget_unmutated_copies()
 
