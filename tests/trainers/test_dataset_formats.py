@@ -15,7 +15,13 @@ from trl import SFTConfig, SFTTrainer
 
 from waterdrum_hf import trainers
 from waterdrum_hf.data import IGNORE_INDEX
-from waterdrum_hf.data.formats import ExampleEncoder
+from waterdrum_hf.data.formats import (
+    ExampleEncoder,
+    example_format,
+    has_prompt,
+    split_conversation,
+    unknown_format,
+)
 
 PROMPT_COMPLETION = {
     "prompt": [f"Question: {row['question']}\nAnswer:" for row in FORGET_QA + RETAIN_QA],
@@ -254,3 +260,250 @@ def test_conversations_need_a_chat_template(tokenizer):
         ExampleEncoder(tokenizer)(
             {"prompt": "Q", "completion": [{"role": "assistant", "content": "A"}]}
         )
+
+
+def test_the_columns_decide_the_format_in_the_documented_order():
+    """QA before prompt-completion before messages before text; a prompt needs its completion;
+    the text and question columns are settings ("text" and "question" by default)."""
+    assert example_format(["question", "answer", "prompt", "completion", "text"]) == "qa"
+    assert example_format(["prompt", "completion", "messages", "text"]) == "prompt_completion"
+    assert example_format(["messages", "text"]) == "messages"
+    assert example_format(["text"]) == "text"
+    assert example_format(["prompt", "text"]) == "text"
+    assert example_format(["completion"]) is None
+    assert example_format(["body", "q"]) is None
+    assert example_format(["body"], text_column="body") == "text"
+    assert example_format(["q", "text"], question_column="q") == "qa"
+
+
+def test_has_prompt_is_true_for_the_formats_with_a_prompt():
+    """QA, prompt-completion and conversations have a prompt; text and unknown columns do not;
+    ``question_column`` names the QA column."""
+    assert has_prompt(["question", "answer"])
+    assert has_prompt(["prompt", "completion"])
+    assert has_prompt(["messages"])
+    assert not has_prompt(["text"])
+    assert not has_prompt(["prompt"])
+    assert has_prompt(["q", "a"], question_column="q")
+    assert not has_prompt(["question", "answer"], question_column="q")
+
+
+SYSTEM = {"role": "system", "content": "Be brief."}
+USER = {"role": "user", "content": "Where?"}
+ASSISTANT = {"role": "assistant", "content": "Paris"}
+
+
+def test_a_conversation_splits_before_its_last_message():
+    """Every message before the last is the prompt, the last one the completion; a tuple
+    gives lists too."""
+    assert split_conversation([SYSTEM, USER, ASSISTANT]) == ([SYSTEM, USER], [ASSISTANT])
+    assert split_conversation((USER, ASSISTANT)) == ([USER], [ASSISTANT])
+
+
+@pytest.mark.parametrize("messages", [[], ["hi", "there"], "text"], ids=["empty", "str", "bare"])
+def test_a_conversation_must_be_a_non_empty_list_of_messages(messages):
+    """An empty list, a list of strings or a string is not a conversation: a TypeError."""
+    with pytest.raises(TypeError, match="must be a non-empty list of messages"):
+        split_conversation(messages)
+
+
+def test_the_unknown_format_messages_name_the_columns():
+    """The whole message for unrecognised columns, and the one for a refusal without a
+    prompt, with the default column names and the example's columns sorted."""
+    assert unknown_format({"forget", "body"}) == (
+        "the example's format is not recognised: its columns are ['body', 'forget']. Give "
+        "'text' (language modelling), 'prompt' and 'completion', 'messages' (conversational), "
+        "or 'question' and 'answer' (QA); or set text_column= (or question_column= and "
+        "answer_column=) to your columns"
+    )
+    assert unknown_format({"text", "forget"}, refusal=True) == (
+        "refusal answers follow a prompt, but the example has no 'question', 'prompt' or "
+        "'messages' column (columns: ['forget', 'text']); give forget rows with a prompt (QA, "
+        "prompt-completion or conversational)"
+    )
+    custom = unknown_format(["x"], text_column="body", question_column="q", answer_column="a")
+    assert "Give 'body' (language modelling)" in custom and "or 'q' and 'a' (QA)" in custom
+
+
+def test_an_unknown_example_and_a_refusal_after_a_text_raise(tokenizer):
+    """Columns of no format, and a refusal answer for a text (which has no prompt), are a
+    ValueError with :func:`unknown_format`'s message."""
+    encode = ExampleEncoder(tokenizer)
+    with pytest.raises(ValueError) as raised:
+        encode({"body": "x"})
+    assert str(raised.value) == unknown_format(["body"])
+    with pytest.raises(ValueError) as raised:
+        encode({"text": "x"}, answer="I don't know.")
+    assert str(raised.value) == unknown_format(["text"], refusal=True)
+
+
+def _ids(tokenizer, text: str) -> list[int]:
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def test_a_text_is_labelled_whole_but_its_bos(tokenizer):
+    """BOS, the text and EOS; every label but BOS's is the token."""
+    bos, eos = tokenizer.bos_token_id, tokenizer.eos_token_id
+    body = _ids(tokenizer, "hello world")
+    ids, labels = ExampleEncoder(tokenizer)({"text": "hello world"})
+    assert ids == [bos, *body, eos]
+    assert labels == [IGNORE_INDEX, *body, eos]
+
+
+def test_a_text_column_is_a_setting(tokenizer):
+    """``text_column`` names the column read as text."""
+    expected = ExampleEncoder(tokenizer)({"text": "hello world"})
+    assert ExampleEncoder(tokenizer, text_column="body")({"body": "hello world"}) == expected
+
+
+def test_a_text_without_bos_is_labelled_from_its_first_token(tokenizer):
+    """A tokenizer that has a BOS token but does not add it: nothing is masked."""
+    no_bos = copy.deepcopy(tokenizer)
+    no_bos.add_bos_token = False
+    assert no_bos.bos_token_id is not None
+    ids, labels = ExampleEncoder(no_bos)({"text": "hello world"})
+    assert ids == [*_ids(tokenizer, "hello world"), tokenizer.eos_token_id]
+    assert labels == ids
+
+
+def test_eos_is_added_once_and_only_when_there_is_one(tokenizer):
+    """A text that ends with EOS keeps its one EOS; a tokenizer without EOS adds none."""
+    bos, eos = tokenizer.bos_token_id, tokenizer.eos_token_id
+    ids, labels = ExampleEncoder(tokenizer)({"text": f"hello world{tokenizer.eos_token}"})
+    assert ids == [bos, *_ids(tokenizer, "hello world"), eos]
+    no_eos = copy.deepcopy(tokenizer)
+    no_eos.eos_token = None
+    ids, labels = ExampleEncoder(no_eos)({"text": "hello world"})
+    assert ids == [bos, *_ids(tokenizer, "hello world")]
+    assert labels == [IGNORE_INDEX, *_ids(tokenizer, "hello world")]
+
+
+def test_a_qa_example_with_a_chat_template(tokenizer):
+    """The question as one user turn with the generation prompt (masked), then the answer's
+    own tokens, no space nor BOS before them, and EOS; ``answer`` replaces the answer."""
+    prompt = _ids(tokenizer, "<s><|user|>Where?</s><|assistant|>")
+    encode = ExampleEncoder(tokenizer)
+    for example, kwargs, answer in [
+        ({"question": "Where?", "answer": "Paris"}, {}, "Paris"),
+        ({"question": "Where?", "answer": "Paris"}, {"answer": "I don't know."}, "I don't know."),
+        ({"question": "Where?"}, {"answer": "I don't know."}, "I don't know."),
+    ]:
+        completion = [*_ids(tokenizer, answer), tokenizer.eos_token_id]
+        assert encode(example, **kwargs) == (
+            prompt + completion,
+            [IGNORE_INDEX] * len(prompt) + completion,
+        )
+
+
+def test_a_qa_example_without_a_chat_template(tokenizer):
+    """Without a chat template: BOS and ``Question: ...\nAnswer:`` (masked), then a space,
+    the answer and EOS."""
+    plain = copy.deepcopy(tokenizer)
+    plain.chat_template = None
+    prompt = tokenizer("Question: Where?\nAnswer:")["input_ids"]
+    assert prompt[0] == tokenizer.bos_token_id
+    completion = [*_ids(tokenizer, " Paris"), tokenizer.eos_token_id]
+    assert completion[:-1] != _ids(tokenizer, "Paris")
+    assert ExampleEncoder(plain)({"question": "Where?", "answer": "Paris"}) == (
+        prompt + completion,
+        [IGNORE_INDEX] * len(prompt) + completion,
+    )
+
+
+def test_qa_columns_are_settings(tokenizer):
+    """``question_column`` and ``answer_column`` name the QA columns."""
+    expected = ExampleEncoder(tokenizer)({"question": "Where?", "answer": "Paris"})
+    encode = ExampleEncoder(tokenizer, question_column="q", answer_column="a")
+    assert encode({"q": "Where?", "a": "Paris"}) == expected
+
+
+def test_a_conversation_is_rendered_with_the_chat_template(tokenizer):
+    """The whole conversation in the template; the prompt up to the generation prompt masked,
+    the last message and its EOS labelled."""
+    whole = _ids(tokenizer, "<s><|system|>Be brief.</s><|user|>Where?</s><|assistant|>Paris</s>")
+    prompt = _ids(tokenizer, "<s><|system|>Be brief.</s><|user|>Where?</s><|assistant|>")
+    assert whole[: len(prompt)] == prompt
+    ids, labels = ExampleEncoder(tokenizer)({"messages": [SYSTEM, USER, ASSISTANT]})
+    assert ids == whole
+    assert labels == [IGNORE_INDEX] * len(prompt) + whole[len(prompt) :]
+
+
+@pytest.mark.parametrize(
+    "example",
+    [
+        {"messages": [SYSTEM, USER, ASSISTANT]},
+        {"prompt": [SYSTEM, USER], "completion": [ASSISTANT]},
+    ],
+    ids=["messages", "prompt-completion"],
+)
+def test_a_refusal_is_the_assistants_message_after_a_conversation(example, tokenizer):
+    """``answer`` replaces the last message by an assistant's message with that content."""
+    refused = [SYSTEM, USER, {"role": "assistant", "content": "I don't know."}]
+    encode = ExampleEncoder(tokenizer)
+    assert encode(example, answer="I don't know.") == encode({"messages": refused})
+
+
+def test_a_refusal_replaces_a_string_completion(tokenizer):
+    """``answer`` replaces a string completion as it is."""
+    encode = ExampleEncoder(tokenizer)
+    assert encode({"prompt": "Q:", "completion": " A"}, answer=" No") == encode(
+        {"prompt": "Q:", "completion": " No"}
+    )
+
+
+def test_the_completion_starts_where_the_prompt_tokens_diverge(tokenizer):
+    """A prompt whose last token merges with the completion's first: the labels start at the
+    first token that differs from the prompt's own."""
+    assert tokenizer.tokenize("hel") == ["he", "l"]
+    assert tokenizer.tokenize("hello") == ["he", "llo"]
+    whole = [*tokenizer("hello")["input_ids"], tokenizer.eos_token_id]
+    ids, labels = ExampleEncoder(tokenizer)({"prompt": "hel", "completion": "lo"})
+    assert ids == whole
+    assert labels == [IGNORE_INDEX, IGNORE_INDEX, *whole[2:]]
+
+
+@pytest.mark.parametrize(
+    ("example", "error", "message"),
+    [
+        ({"q": 3, "a": "Paris"}, TypeError, "column 'q' must hold strings, got int"),
+        ({"q": "Where?"}, TypeError, "column 'a' must hold strings, got NoneType"),
+        ({"body": None}, TypeError, "column 'body' must hold strings, got NoneType"),
+        ({"body": "a\ud800"}, ValueError, "`column 'body'` holds a lone surrogate at character 1"),
+        (
+            {"prompt": "\ud800", "completion": "A"},
+            ValueError,
+            "`column 'prompt'` holds a lone surrogate at character 0",
+        ),
+        (
+            {"prompt": "Q", "completion": "\ud800"},
+            ValueError,
+            "`column 'completion'` holds a lone surrogate at character 0",
+        ),
+        (
+            {"messages": [{"role": "user", "content": 5}, ASSISTANT]},
+            TypeError,
+            "column 'content of a message' must hold strings, got int",
+        ),
+        (
+            {"prompt": ["Q"], "completion": ["A"]},
+            TypeError,
+            "must both be strings or both be lists of messages",
+        ),
+    ],
+    ids=[
+        "question",
+        "no-answer",
+        "text",
+        "text-surrogate",
+        "prompt-surrogate",
+        "completion-surrogate",
+        "content",
+        "lists-of-strings",
+    ],  # fmt: skip
+)
+def test_a_bad_value_names_its_column(example, error, message, tokenizer):
+    """A value that is not a string, or one UTF-8 cannot encode, raises naming its column."""
+    encode = ExampleEncoder(tokenizer, text_column="body", question_column="q", answer_column="a")
+    with pytest.raises(error) as raised:
+        encode(example)
+    assert message in str(raised.value)
