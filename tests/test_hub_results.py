@@ -5,13 +5,23 @@ upload checked up to ``HfApi.upload_folder`` (mocked: no network)."""
 
 from __future__ import annotations
 
+import codecs
+import dataclasses
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from unittest import mock
 
 import pytest
 import yaml
 from huggingface_hub import HfApi, ModelCard, parse_eval_result_entries
-from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+from huggingface_hub.errors import (
+    EntryNotFoundError,
+    HFValidationError,
+    RepositoryNotFoundError,
+)
 from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import WaterDrumResult, compute_waterdrum
@@ -285,3 +295,205 @@ def test_the_metric_cards_hub_snippet_runs_as_printed(result, tmp_path, monkeypa
     local = ModelCard.load(tmp_path / "my-unlearned-model" / "README.md")
     assert uploaded.pop("__kwargs__")["repo_id"] == "me/my-unlearned-model"
     assert card_values(ModelCard(uploaded["README.md"])) == card_values(local)
+
+
+# A hand-made flat result: the forget set with every statistic, numbers easy to read back.
+SMALL = {
+    "forget": 0.1,
+    "forget_null_mean": 0.01,
+    "forget_null_std": 0.02,
+    "forget_p_value": 0.001,
+    "forget_ci_low": 0.05,
+    "forget_ci_high": 0.15,
+    "confidence": 0.9,
+    "num_queries": 2,
+    "num_scored": 2,
+    "num_skipped": 0,
+}
+COUNTS = {"num_queries": 4, "num_scored": 4, "num_skipped": 0}
+TRACED = HubResultsConfig(
+    WATERDRUM_TOFU,
+    dataset_config="forget_10",
+    dataset_revision="abc123",
+    source_url="https://example.org/logs",
+    notes="8 samples",
+)
+
+
+def test_a_new_card_names_the_model_and_where_it_was_measured(result, tmp_path):
+    """A card written from scratch is headed by the model's name (the folder's) and says
+    in its text which dataset, config and split the values were measured on."""
+    written = write_hub_results(result, tmp_path / "my-model", TOFU)
+    text = ModelCard.load(written[0]).text
+    assert text.lstrip("\n").startswith("# my-model\n\n")
+    assert "Measured on `Glow-AI/WaterDrum-TOFU`, config `forget_10`, split `full`." in text
+
+
+def test_the_folder_is_created_with_its_parents(tmp_path):
+    """``write_hub_results`` makes the folder, and any missing folder above it."""
+    folder = tmp_path / "runs" / "npo" / "my-model"
+    written = write_hub_results(SMALL, folder, TOFU)
+    assert written[0] == folder / "README.md" and written[0].is_file()
+
+
+def test_the_eval_results_file_is_the_hubs_yaml_in_its_key_order(tmp_path):
+    """The ``.eval_results/`` file, byte for byte: each entry's dataset (id, task id,
+    revision), value, source and notes (interval, null level, p-value, then the setup), in
+    the order the Hub documents them, not sorted."""
+    written = write_hub_results(SMALL, tmp_path, TRACED)
+    assert written[1].read_bytes().decode("utf-8") == (
+        "- dataset:\n"
+        "    id: Glow-AI/WaterDrum-TOFU\n"
+        "    task_id: forget_10/forget\n"
+        "    revision: abc123\n"
+        "  value: 0.1\n"
+        "  source:\n"
+        "    url: https://example.org/logs\n"
+        '  notes: 90% interval 0.0500 to 0.1500; null level 0.0100 ± 0.0200; p-value of "no\n'
+        '    watermark" 0.001; 8 samples\n'
+    )
+
+
+def test_model_index_rows_record_the_task_name_revision_and_source():
+    """Every ``model-index`` row names WaterDrum's task and carries the dataset's revision
+    and the link to the evaluation's logs from the config."""
+    rows = model_index_results(SMALL, TRACED)
+    assert len(rows) == 6
+    for row in rows:
+        assert row.task_name == "Machine unlearning (WaterDrum)"
+        assert row.dataset_revision == "abc123"
+        assert row.source_url == "https://example.org/logs"
+
+
+@pytest.mark.parametrize(
+    ("dataset_id", "name"),
+    [
+        ("data/my-queries/", "my-queries"),  # a local folder, written with its slash
+        ("someone/ArXiv-LaTeX", "ArXiv-LaTeX"),
+        ("local-queries.jsonl", "local-queries.jsonl"),
+    ],
+)
+def test_the_dataset_name_is_the_last_part_of_the_dataset_id(dataset_id, name):
+    """``model-index``'s dataset name is the id's last part, a trailing slash left out and
+    nothing else taken off."""
+    rows = model_index_results(SMALL, HubResultsConfig(dataset_id))
+    assert {row.dataset_name for row in rows} == {name}
+    assert {row.dataset_type for row in rows} == {dataset_id}
+
+
+@pytest.mark.parametrize("forget", [None, float("nan")], ids=["forget-not-scored", "forget-nan"])
+def test_a_headline_without_a_value_gets_no_entry_and_the_rest_still_do(forget):
+    """A set with no value (no scored query: absent, or NaN as a saved report may hold it)
+    gets no ``.eval_results/`` entry; the headline values after it still get theirs."""
+    flat = {"forget": forget, "retain": 0.3, "retain_p_value": 0.04, **COUNTS}
+    entries = eval_result_entries(flat, TOFU)
+    assert [(e.task_id, e.value) for e in entries] == [("forget_10/retain", 0.3)]
+    assert entries[0].notes == 'p-value of "no watermark" 0.04'
+
+
+def test_an_entrys_notes_leave_out_a_statistic_whose_partner_is_missing():
+    """An interval without its high end, or a null level without its spread (e.g. lost as
+    ``null`` in a saved report), is left out of the notes rather than half written."""
+    flat = {
+        "forget": 0.1,
+        "forget_ci_low": 0.05,
+        "forget_null_mean": 0.01,
+        "forget_p_value": 0.02,
+        "confidence": 0.9,
+        **COUNTS,
+    }
+    assert [e.notes for e in eval_result_entries(flat, TOFU)] == ['p-value of "no watermark" 0.02']
+    flat = {"forget": 0.1, "forget_ci_high": 0.15, "forget_null_std": 0.02, "confidence": 0.9}
+    assert [e.notes for e in eval_result_entries({**flat, **COUNTS}, TOFU)] == [None]
+
+
+def test_an_interval_of_unknown_level_is_named_without_one():
+    """Interval rows of a result that does not say its confidence level are named
+    "interval low/high", with no level in front."""
+    flat = {"forget": 0.1, "forget_ci_low": 0.05, "forget_ci_high": 0.15, **COUNTS}
+    names = {r.metric_type: r.metric_name for r in model_index_results(flat, HubResultsConfig("q"))}
+    assert names == {
+        "waterdrum_forget": "WaterDrum forget set: value",
+        "waterdrum_forget_ci_low": "WaterDrum forget set: interval low",
+        "waterdrum_forget_ci_high": "WaterDrum forget set: interval high",
+    }
+
+
+def test_push_without_an_api_logs_in_with_the_token(result):
+    """Without ``api``, ``push_hub_results`` makes ``HfApi(token=token)`` with the token given."""
+    api = mock.create_autospec(HfApi, instance=True)
+    api.hf_hub_download.side_effect = EntryNotFoundError("no README.md")
+    staged_upload(api)
+    with mock.patch("huggingface_hub.HfApi", return_value=api) as make_api:
+        push_hub_results(result, "someone/bare-model", TOFU, token="hf_example")
+    make_api.assert_called_once_with(token="hf_example")
+    api.upload_folder.assert_called_once()
+
+
+@pytest.mark.parametrize("repo_id", ["bare-model", "someone/ArXiv-LaTeX"])
+def test_push_names_a_new_card_after_the_repository(result, repo_id):
+    """A new card's model name is the repository's name: the whole id without a namespace,
+    else the part after it, unchanged."""
+    api = mock.create_autospec(HfApi, instance=True)
+    api.hf_hub_download.side_effect = EntryNotFoundError("no README.md")
+    uploaded = staged_upload(api)
+    push_hub_results(result, repo_id, TOFU, api=api)
+    assert ModelCard(uploaded["README.md"]).data.model_name == repo_id.split("/")[-1]
+
+
+@pytest.mark.parametrize("repo_id", ["someone/model/", "/model", "someone/model "])
+def test_push_to_an_invalid_repository_id_gets_the_hubs_own_error(result, repo_id):
+    """A repository id the Hub does not accept (a slash at either end, a space) is refused
+    by ``huggingface_hub``'s validation, before anything is uploaded."""
+    api = HfApi(token=False)
+    upload = mock.patch.object(api, "upload_folder")
+    with upload as upload_folder, pytest.raises(HFValidationError, match="Repo id must"):
+        push_hub_results(result, repo_id, TOFU, api=api)
+    upload_folder.assert_not_called()
+
+
+@pytest.mark.parametrize(
+    ("given", "sent"),
+    [(None, "Add WaterDrum evaluation results"), ("NPO, step 400", "NPO, step 400")],
+)
+def test_push_commits_with_the_message_given_or_the_default(result, given, sent):
+    """The commit message is the one given, or "Add WaterDrum evaluation results"."""
+    api = mock.create_autospec(HfApi, instance=True)
+    api.hf_hub_download.side_effect = EntryNotFoundError("no README.md")
+    uploaded = staged_upload(api)
+    push_hub_results(result, "someone/bare-model", TOFU, api=api, commit_message=given)
+    assert uploaded["__kwargs__"]["commit_message"] == sent
+
+
+# Writes SMALL with TRACED in a folder, then prints the locale's encoding.
+ASCII_LOCALE_WRITE = """
+import json, locale, sys
+from waterdrum_hf.hub_results import HubResultsConfig, write_hub_results
+config = HubResultsConfig(**json.loads(sys.argv[3]))
+write_hub_results(json.loads(sys.argv[1]), sys.argv[2], config)
+print(locale.getpreferredencoding(False))
+"""
+
+
+def test_the_files_are_utf8_whatever_the_locale(tmp_path):
+    """Under a C locale with UTF-8 mode off (the locale's encoding is ASCII) the files are
+    written, and are the same bytes as here: UTF-8, the notes' "±" included."""
+    here = tmp_path / "here" / "model"
+    written = write_hub_results(SMALL, here, TRACED)
+    assert "±" in written[1].read_text(encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANGUAGE")}
+    env.update(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)  # the same waterdrum_hf as here
+    there = tmp_path / "c-locale" / "model"
+    arguments = [json.dumps(SMALL), str(there), json.dumps(dataclasses.asdict(TRACED))]
+    run = subprocess.run(
+        [sys.executable, "-c", ASCII_LOCALE_WRITE, *arguments],
+        env=env,
+        capture_output=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert codecs.lookup(run.stdout.strip()).name == "ascii"  # the locale really was ASCII
+    for path in written:
+        assert (there / path.relative_to(here)).read_bytes() == path.read_bytes()
