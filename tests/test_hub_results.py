@@ -417,6 +417,10 @@ def test_an_interval_of_unknown_level_is_named_without_one():
         "waterdrum_forget_ci_low": "WaterDrum forget set: interval low",
         "waterdrum_forget_ci_high": "WaterDrum forget set: interval high",
     }
+    notes = [e.notes for e in eval_result_entries(flat, TOFU)]  # and no level in its notes
+    assert notes == ["interval 0.0500 to 0.1500"]
+    flat["confidence"] = 0.9
+    assert [e.notes for e in eval_result_entries(flat, TOFU)] == ["90% interval 0.0500 to 0.1500"]
 
 
 def test_push_without_an_api_logs_in_with_the_token(result):

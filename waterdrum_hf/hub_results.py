@@ -239,7 +239,8 @@ def _entry_notes(key: str, scalars: Mapping[str, Any], setup: str | None) -> str
     words = []
     low, high = scalars.get(f"{key}_ci_low"), scalars.get(f"{key}_ci_high")
     if low is not None and high is not None:
-        words.append(f"{scalars['confidence']:.0%} interval {low:.4f} to {high:.4f}")
+        level = scalars.get("confidence")  # unknown for a hand-made result: named without
+        words.append(f"{f'{level:.0%} ' if level else ''}interval {low:.4f} to {high:.4f}")
     mean, std = scalars.get(f"{key}_null_mean"), scalars.get(f"{key}_null_std")
     if mean is not None and std is not None:
         words.append(f"null level {mean:.4f} ± {std:.4f}")
