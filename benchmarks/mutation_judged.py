@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import mutation_judged_attacks
 import mutation_judged_data_formats
 import mutation_judged_hub_results
 
@@ -73,7 +74,11 @@ _TOKEN_KL_ON_GPU = _ON_GPU.format(
 JUDGED: tuple[Judged, ...] = (
     *(
         Judged(*entry)
-        for module in (mutation_judged_hub_results, mutation_judged_data_formats)
+        for module in (
+            mutation_judged_hub_results,
+            mutation_judged_data_formats,
+            mutation_judged_attacks,
+        )
         for entry in module.JUDGED_ENTRIES
     ),
     *(

@@ -65,6 +65,9 @@ INSTALLED_LAYOUT = {
     "trainers": "src/waterdrum_hf/trainers",
     "metrics": "src/waterdrum_hf/metrics",
 }
+#: Files beside the code that the gate's tests read: the metric card (a test runs its snippet)
+#: and the demo's watermarked passages (the attacks' tests edit them).
+DATA_FILES = ("metrics/waterdrum/README.md", "benchmarks/results/demo/watermarked.jsonl")
 #: Calls whose string arguments are messages to a person, not values.
 MESSAGE_CALLS = {"warn", "warn_user", "warning", "info", "debug", "error", "exception"}
 
@@ -92,9 +95,9 @@ def build_workspace(fresh: bool) -> None:
     (WORKSPACE / "benchmarks").mkdir(exist_ok=True)
     for script in (ROOT / "benchmarks").glob("*.py"):
         shutil.copy2(script, WORKSPACE / "benchmarks" / script.name)
-    card = Path("metrics/waterdrum/README.md")  # the metric card, whose snippet a test runs
-    (WORKSPACE / card).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(ROOT / card, WORKSPACE / card)
+    for data in DATA_FILES:
+        (WORKSPACE / data).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / data, WORKSPACE / data)
     shutil.copy2(ROOT / "pyproject.toml", WORKSPACE / "pyproject.toml")
     forget_unmutated_copies()
 
