@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -282,3 +283,119 @@ def test_chain_applies_each_attack_in_order_to_every_querys_samples():
     assert attacks.parse(attacks.spec("copy_paste", 1)) == ("copy_paste", 1.0)
     with pytest.raises(ValueError, match="needs a paraphrasing `model`"):
         attacks.chain(samples, ["paraphrase:0.5"])
+
+
+def library_paraphrase(model, tokenizer, texts, seed, penalty):
+    """What the paraphrase attack documents for a whole text: one sampled, unwatermarked
+    (kappa 0) candidate of the library's paraphraser, no 3-gram repeated, with the model's
+    repetition penalty; ``texts`` are generated as one batch, seeded from ``seed``."""
+    from waterdrum_hf.watermarking.config import WatermarkingConfig
+    from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
+
+    config = WatermarkingConfig(
+        kappa=0.0, do_sample=True, num_beam_groups=1, beams_per_group=1,
+        no_repeat_ngram_size=3, repetition_penalty=penalty, seed=seed,
+    )  # fmt: skip
+    paraphraser = WatermarkedParaphraser(model, tokenizer, config)
+    prompts = [paraphraser.prompt_ids(text) for text in texts]
+    return [row[0] for row in paraphraser.candidates(prompts, texts, [0] * len(texts))]
+
+
+def test_paraphrase_at_full_strength_is_one_unwatermarked_sample(tiny_model):
+    """Strength 1 replaces each text by the library paraphraser's single sampled, unwatermarked
+    candidate, generated with the tiny model's own repetition penalty (1.3) and no repeated
+    3-gram (text 20 at seed 0 repeats one without that rule), batches seeded from ``seed``."""
+    model, tokenizer = tiny_model
+    texts, _ = demo_sample()
+    assert model.generation_config.repetition_penalty == 1.3
+    for batch, seed in (([texts[20]], 0), ([texts[5], texts[40]], 2)):
+        expected = library_paraphrase(model, tokenizer, batch, seed, penalty=1.3)
+        out = attacks.apply(batch, "paraphrase", 1.0, seed=seed, model=model, tokenizer=tokenizer)
+        assert out == expected and out != batch
+
+
+def test_paraphrase_without_a_model_penalty_uses_none(tiny_model, monkeypatch):
+    """A model whose generation config sets no repetition penalty is paraphrased with penalty
+    1, i.e. none."""
+    model, tokenizer = tiny_model
+    texts, _ = demo_sample()
+    batch = [texts[5], texts[40]]
+    expected = library_paraphrase(model, tokenizer, batch, 2, penalty=1.0)
+    monkeypatch.setattr(model.generation_config, "repetition_penalty", None)
+    out = attacks.apply(batch, "paraphrase", 1.0, seed=2, model=model, tokenizer=tokenizer)
+    assert out == expected
+
+
+class UpperCaseParaphraser:
+    """Stands in for the library's paraphraser: "rewrites" each run in upper case and records
+    the runs it was given, so the attack's splicing can be read off its output."""
+
+    runs: list[str] = []
+
+    def __init__(self, model, tokenizer, config):
+        self.config = config
+
+    def prompt_ids(self, text):
+        return [0]
+
+    def candidates(self, prompts, texts, ids):
+        UpperCaseParaphraser.runs += texts
+        return [[text.upper()] for text in texts]
+
+
+def test_paraphrase_splices_each_run_of_k_words_back_in_place(monkeypatch, capsys):
+    """``counts[i]`` consecutive whole words of text ``i`` are rewritten (none for a count of
+    0, one for 1) and spliced back with the whitespace around and inside the run kept; every
+    batch's rewrites come back, and the progress bar is called "paraphrasing"."""
+    import torch
+
+    from waterdrum_hf.attacks.paraphrase import paraphrase_spans
+    from waterdrum_hf.attacks.words import Words, text_rngs
+
+    monkeypatch.setattr(
+        "waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser", UpperCaseParaphraser
+    )
+    monkeypatch.setattr(UpperCaseParaphraser, "runs", [])
+    texts = [
+        "untouched text here",
+        " alpha beta\tgamma  delta\nepsilon zeta eta ",
+        "one two three four",
+        "lonely",
+    ]
+    counts = [0, 3, 1, 1]
+    for seed in range(4):
+        out = paraphrase_spans(
+            [Words.of(t) for t in texts], counts, text_rngs(texts, "paraphrase", seed),
+            model=torch.nn.Module(), tokenizer=None, seed=seed, batch_size=1, show_progress=True,
+        )  # fmt: skip
+        assert [o.lower() for o in out] == texts  # only the runs changed, whitespace kept
+        for text, edited, k in zip(texts, out, counts, strict=True):
+            upper = [i for i, word in enumerate(edited.split()) if word.isupper()]
+            assert upper == (list(range(upper[0], upper[0] + k)) if k else [])
+            assert sum(w.islower() for w in edited.split()) == len(text.split()) - k
+    runs = UpperCaseParaphraser.runs
+    assert len(runs) == 4 * 3 and all(run == run.strip() for run in runs)
+    assert re.search(r"(?:^|\r)paraphrasing: ", capsys.readouterr().err)
+    paraphrase_spans(
+        [Words.of(texts[2])], [1], text_rngs(texts[2:3], "paraphrase", 0), model=torch.nn.Module(),
+        tokenizer=None, seed=0, batch_size=1, show_progress=False,
+    )  # fmt: skip
+    assert capsys.readouterr().err == ""
+
+
+def test_paraphrase_refuses_counts_or_generators_not_one_per_text(monkeypatch):
+    """Texts, counts and generators of different lengths are refused, not silently cut."""
+    import torch
+
+    from waterdrum_hf.attacks.paraphrase import paraphrase_spans
+    from waterdrum_hf.attacks.words import Words, text_rngs
+
+    monkeypatch.setattr(
+        "waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser", UpperCaseParaphraser
+    )
+    texts = ["one two", "three four"]
+    with pytest.raises(ValueError, match="shorter|longer"):
+        paraphrase_spans(
+            [Words.of(t) for t in texts], [1], text_rngs(texts, "paraphrase", 0),
+            model=torch.nn.Module(), tokenizer=None, seed=0, batch_size=1, show_progress=False,
+        )  # fmt: skip
