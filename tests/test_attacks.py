@@ -399,3 +399,85 @@ def test_paraphrase_refuses_counts_or_generators_not_one_per_text(monkeypatch):
             [Words.of(t) for t in texts], [1], text_rngs(texts, "paraphrase", 0),
             model=torch.nn.Module(), tokenizer=None, seed=0, batch_size=1, show_progress=False,
         )  # fmt: skip
+
+
+class PieceTokenizer:
+    """A tokenizer stand-in: token ``i`` decodes to ``pieces[i]``; a word encodes to the token
+    of its stripped text."""
+
+    def __init__(self, pieces, vocab_size=None):
+        self.pieces = list(pieces)
+        self.vocab_size = len(self.pieces) if vocab_size is None else vocab_size
+
+    def batch_decode(self, ids):
+        return [self.pieces[i] for (i,) in ids]
+
+    def __call__(self, text, add_special_tokens=True):
+        return {"input_ids": [self.pieces.index(text.strip())]}
+
+
+class EmbeddingModel:
+    """A model stand-in with the given input embeddings."""
+
+    def __init__(self, weight):
+        import torch
+
+        self.embedding = torch.nn.Embedding.from_pretrained(torch.tensor(weight))
+
+    def get_input_embeddings(self):
+        return self.embedding
+
+
+def test_vocabulary_words_are_alphabetic_tokens_of_two_letters_or_more():
+    """Decoded tokens below ``vocab_size``, stripped, that are alphabetic and at least two
+    letters long (non-ASCII letters too), with their ids in id order."""
+    pieces = [" the", "a", "to", "12", "a1", " Zebra ", "", "ét", "\n", "x-y", "added"]
+    tokenizer = PieceTokenizer(pieces, vocab_size=10)  # "added" is above the base vocabulary
+    assert vocabulary_words(tokenizer) == (["the", "to", "Zebra", "ét"], [0, 2, 5, 7])
+
+
+def test_pool_sources_never_return_the_word_asked_about_case_ignored():
+    """Two distinct words are enough to draw from, and a draw is never the word asked about,
+    whatever its case."""
+    from waterdrum_hf.attacks.sources import TextWords, VocabularyWords
+
+    rng = np.random.default_rng(0)
+    for source in (TextWords(["yes, No"]), VocabularyWords(PieceTokenizer(["yes", "No", "!"]))):
+        assert {source.draw(rng, "yes") for _ in range(20)} == {"No"}
+        assert {source.draw(rng, "YES") for _ in range(20)} == {"No"}
+        assert {source.draw(rng, "no") for _ in range(20)} == {"yes"}
+        assert {source.draw(rng, "other") for _ in range(50)} == {"yes", "No"}
+
+
+def test_too_few_words_to_draw_from_names_the_input_to_change():
+    """Fewer than two distinct words is refused, naming where the words came from."""
+    from waterdrum_hf.attacks.sources import EmbeddingNeighbours, TextWords, VocabularyWords
+
+    with pytest.raises(ValueError, match="and the given texts has 1: pass longer texts"):
+        TextWords(["same, same", ""])
+    with pytest.raises(ValueError, match="and the tokenizer's vocabulary has 1: pass longer"):
+        VocabularyWords(PieceTokenizer(["word", "!", "x"]))
+    model = EmbeddingModel([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match="fewer than two whole words"):
+        EmbeddingNeighbours(model, PieceTokenizer(["word", "WORD", "!"]))
+
+
+def test_embedding_neighbours_of_a_two_word_vocabulary():
+    """With two whole words in the vocabulary, each word's neighbour is the other one, and a
+    word outside it gets the one nearest by cosine (not the first)."""
+    from waterdrum_hf.attacks.sources import EmbeddingNeighbours
+
+    pieces = ["ab", "cd", "!", "ef-gh"]
+    model = EmbeddingModel([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.1, 5.0]])
+    neighbours = EmbeddingNeighbours(model, PieceTokenizer(pieces))
+    assert neighbours.draw(None, "ab") == "cd" and neighbours.draw(None, "cd") == "ab"
+    assert neighbours.draw(None, "ef-gh") == "cd"
+
+
+def test_embedding_neighbour_of_words_outside_the_vocabulary(tiny_model):
+    """Words the vocabulary does not hold as one token get their nearest vocabulary word too."""
+    model, tokenizer = tiny_model
+    embeddings = model.get_input_embeddings().weight.detach().double().numpy()
+    words = ["xylophonequux", "Zebrafish", "qqzz"]
+    (out,) = attacks.apply([" ".join(words)], "substitution", 1.0, model=model, tokenizer=tokenizer)
+    assert out.split() == [brute_force_neighbour(w, embeddings, tokenizer) for w in words]
