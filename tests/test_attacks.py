@@ -481,3 +481,111 @@ def test_embedding_neighbour_of_words_outside_the_vocabulary(tiny_model):
     words = ["xylophonequux", "Zebrafish", "qqzz"]
     (out,) = attacks.apply([" ".join(words)], "substitution", 1.0, model=model, tokenizer=tokenizer)
     assert out.split() == [brute_force_neighbour(w, embeddings, tokenizer) for w in words]
+
+
+def test_attack_draws_are_pinned_so_committed_results_stay_reproducible():
+    """The draws of a seed never change (benchmarks/results/robustness was computed from
+    them): a text's first occurrence and its repeat get these deletions at seed 7."""
+    text = " ".join(WORDS[:10])
+    assert attacks.apply([text, text, "a b c d e"], "deletion", 0.3, seed=7) == [
+        "w0 w1 w3 w4 w5 w6 w9",
+        "w1 w2 w3 w5 w7 w8 w9",
+        "c d e",
+    ]
+
+
+def test_words_of_a_text_without_words():
+    """A text with no word (empty or whitespace only) splits into no words, no word ends,
+    and whitespace that gives the text back; attacks return it unchanged beside others."""
+    from waterdrum_hf.attacks.words import Words
+
+    for text in ("", "  \n\t "):
+        words = Words.of(text)
+        assert (words.text, words.words, words.ends, words.strings()) == (text, (), (), [])
+        assert words.lead + words.trail == text and len(words) == 0
+    texts = ["  \n\t ", TEXT, ""]
+    for name in ("deletion", "substitution", "insertion", "copy_paste", "truncation"):
+        out = attacks.apply(texts, name, 0.5, source=["x y"])
+        assert out[0] == "  \n\t " and out[2] == "" and out[1] != TEXT, name
+
+
+def test_words_of_keeps_the_whitespace_between_words():
+    """Each word after the first carries the exact whitespace before it; the text is
+    lead + w0 + space1 + w1 + ... + trail, with each word's end in the text."""
+    from waterdrum_hf.attacks.words import Words
+
+    text = " \tone  two\nthree\r\n\tfour "
+    words = Words.of(text)
+    assert words.strings() == ["one", "two", "three", "four"]
+    assert [w.space for w in words.words[1:]] == ["  ", "\n", "\r\n\t"]
+    assert (words.lead, words.trail, words.ends) == (" \t", " ", (5, 10, 16, 23))
+    assert words.join(words.words) == text
+
+
+ODD_SPACES = "w0\tw1  w2\nw3 w4\r\nw5\t\tw6 w7  w8\nw9"
+
+
+def spaces(text):
+    """The whitespace runs between a text's words, in order."""
+    return re.findall(r"\s+", text.strip())
+
+
+@pytest.mark.parametrize("name", ["substitution", "copy_paste"])
+def test_in_place_attacks_keep_the_whitespace_between_words(name):
+    """Substitution and copy_paste replace words in place: the whitespace between every two
+    words (tabs, newlines, runs of spaces) stays as it was."""
+    for seed in range(3):
+        (out, _) = attacks.apply([ODD_SPACES, "v0 v1 v2 v3"], name, 0.5, seed=seed, source=["x y"])
+        assert spaces(out) == spaces(ODD_SPACES) and out != ODD_SPACES
+
+
+def test_copy_paste_at_full_strength_pastes_the_source_continued_cyclically():
+    """At strength 1 every word is replaced, by the words of a drawn source text continued by
+    the next ones in order (wrapping around to the first)."""
+    source = ["a1 a2", "b1 b2 b3", "c1"]
+    cycle = " ".join(source * 3).split()
+    seen = set()
+    for seed in range(8):
+        (out,) = attacks.apply([" ".join(WORDS[:7])], "copy_paste", 1.0, seed=seed, source=source)
+        pasted = out.split()
+        first = cycle.index(pasted[0])
+        assert pasted == cycle[first : first + 7]
+        seen.add(pasted[0])
+    assert seen == {"a1", "b1", "c1"}  # any source text may come first
+
+
+class EchoSource:
+    """A word source that answers ``CORE*`` for the core ``core``, so the word asked about can
+    be read off the output."""
+
+    def draw(self, rng, word):
+        return word.upper() + "*"
+
+
+def test_insertion_draws_for_the_word_before_the_gap_and_uses_every_gap():
+    """One inserted word goes into any gap, after the last word and into a one-word text too;
+    it is drawn for the core of the word before it (the word after it, at the start) and set
+    off by single spaces, the rest of the text unchanged."""
+    from waterdrum_hf.attacks import edits
+    from waterdrum_hf.attacks.words import Words
+
+    text = "(alpha, beta\tgamma. delta"
+    cores = ["ALPHA*", "ALPHA*", "BETA*", "GAMMA*", "DELTA*"]
+    gaps = set()
+    for seed in range(40):
+        out = edits.insertion(Words.of(text), 1, np.random.default_rng(seed), EchoSource())
+        gap = next(i for i, word in enumerate(out.split()) if word.endswith("*"))
+        gaps.add(gap)
+        assert out.split()[gap] == cores[gap]
+        expected = {
+            0: "ALPHA* (alpha, beta\tgamma. delta",
+            1: "(alpha, ALPHA* beta\tgamma. delta",
+            2: "(alpha, beta BETA*\tgamma. delta",
+            3: "(alpha, beta\tgamma. GAMMA* delta",
+            4: "(alpha, beta\tgamma. delta DELTA*",
+        }
+        assert out == expected[gap]
+    assert gaps == {0, 1, 2, 3, 4}
+    for seed in range(2):
+        out = edits.insertion(Words.of(" one! "), 1, np.random.default_rng(seed), EchoSource())
+        assert out in (" ONE* one! ", " one! ONE* ")
