@@ -219,6 +219,12 @@ QUOTES = [
         lambda: [_header("mutation.md", r"\*\*(\d+) minutes\*\* in all")],
     ),
     Quote(
+        "mutation",
+        "the minutes of the gate's fresh run over the Hub results and the data formats",
+        r"data\.formats`, ([\d.]+) minutes:",
+        lambda: [_header("mutation_edges.md", r"empty workspace \(\*\*([\d.]+) minutes\*\*\)")],
+    ),
+    Quote(
         "nulls",
         "the null study's keys and smallest and largest vocabulary",
         r"Against ([\d,]+) random keys at N = ([\d,]+) to ([\d,]+)",
