@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import mutation_judged_attacks
 import mutation_judged_data_formats
 import mutation_judged_hub_results
+import mutation_judged_report
 
 #: The mutant changes nothing any test could observe (the reason is the proof).
 EQUIVALENT = "equivalent"
@@ -78,6 +79,7 @@ JUDGED: tuple[Judged, ...] = (
             mutation_judged_hub_results,
             mutation_judged_data_formats,
             mutation_judged_attacks,
+            mutation_judged_report,
         )
         for entry in module.JUDGED_ENTRIES
     ),
