@@ -1,5 +1,5 @@
-"""Surviving mutants of ``waterdrum_hf/report/ (findings, verdict, formatting)`` judged equivalent (read by
-``mutation_judged.py``): each entry is ``(function, before, after, reason)``, as
+"""Surviving mutants of ``waterdrum_hf/report/`` (findings, verdict, formatting) judged
+equivalent (read by ``mutation_judged.py``): each entry is ``(function, before, after, reason)``, as
 ``mutation_judged.Judged`` takes them."""
 
 from __future__ import annotations
