@@ -17,6 +17,8 @@ from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import OwnerValue, WaterDrumResult, compute_waterdrum, report, trainers
 from waterdrum_hf.config import WaterDrumConfig
+from waterdrum_hf.report import findings, formatting
+from waterdrum_hf.scoring import SetValue
 
 
 @pytest.fixture(scope="module")
@@ -509,3 +511,105 @@ def test_several_runs_give_means_with_intervals_over_runs_and_a_verdict_that_say
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["comparison"]["graddiff/forget"] == pytest.approx(np.mean(forget))
     assert saved["comparison"]["closest_separated"] is not tie
+
+
+# --- formatting and findings: exact answers ------------------------------------------------
+
+
+def test_format_interval_needs_both_ends():
+    """An interval missing either end prints as ``–``; with both ends it is ``[low, high]``."""
+    assert formatting.format_interval(None, 0.5, ".2f") == "–"
+    assert formatting.format_interval(0.25, None, ".2f") == "–"
+    assert formatting.format_interval(None, None, ".2f") == "–"
+    assert formatting.format_interval(0.1234, 0.5, ".2f") == "[0.12, 0.50]"
+
+
+def test_join_names_lists_every_name_in_order():
+    """Names join as ``a``, ``a and b``, ``a, b and c``, ``a, b, c and d``."""
+    assert formatting.join_names(["a"]) == "a"
+    assert formatting.join_names(["a", "b"]) == "a and b"
+    assert formatting.join_names(["a", "b", "c"]) == "a, b and c"
+    assert formatting.join_names(["a", "b", "c", "d"]) == "a, b, c and d"
+
+
+def test_count_phrase_plural():
+    """One noun is singular, any other count plural."""
+    assert formatting.count_phrase(1, "text") == "1 text"
+    assert formatting.count_phrase(0, "text") == "0 texts"
+    assert formatting.count_phrase(2, "text") == "2 texts"
+
+
+def _result(forget=None, retain=None, confidence=None):
+    return WaterDrumResult(
+        forget=None if forget is None else SetValue(value=forget),
+        retain=None if retain is None else SetValue(value=retain),
+        num_queries=4,
+        num_scored=4,
+        num_skipped=0,
+        confidence=confidence,
+    )
+
+
+def test_closest_to_retrained_needs_a_retrained_model_with_both_sets():
+    """Without a retrained model, or one missing a set, there is no closest method."""
+    assert findings.closest_to_retrained({"kl": _result(0.1, 0.2)}) is None
+    for target in (_result(0.1, None), _result(None, 0.2)):
+        assert findings.closest_to_retrained({"retrained": target, "kl": _result(0.1, 0.2)}) is None
+    best = findings.closest_to_retrained(
+        {"retrained": _result(0.0, 0.0), "kl": _result(3.0, 4.0), "npo": _result(6.0, 8.0)}
+    )
+    assert best == ("kl", 5.0)
+
+
+def test_detected_at_the_level_and_without_a_value():
+    """A p-value equal to the detection level counts as detected; no value gives ``None``."""
+    assert findings.detected(None) is None
+    assert findings.detected(SetValue(value=0.1)) is None
+    assert findings.detected(SetValue(value=0.1, p_value=findings.DETECTION_LEVEL)) is True
+    assert findings.detected(SetValue(value=0.1, p_value=0.0500001)) is False
+
+
+def test_interval_level_names_mixed_levels():
+    """Models at different levels read ``mixed-level``; at one level ``90%``; none ``""``."""
+    assert findings.interval_level({"a": _result(confidence=0.9), "b": _result()}) == "90%"
+    mixed = {"a": _result(confidence=0.9), "b": _result(confidence=0.95)}
+    assert findings.interval_level(mixed) == "mixed-level"
+    assert findings.interval_level({"a": _result()}) == ""
+
+
+def test_p_value_floor_needs_at_least_one_key():
+    """``1 / (1 + K)`` for K >= 1 null keys; no floor for 0 keys or the analytic null."""
+    assert findings.p_value_floor({"null_keys": 1}) == 0.5
+    assert findings.p_value_floor({"null_keys": 9}) == 0.1
+    assert findings.p_value_floor({"null_keys": 0}) is None
+    assert findings.p_value_floor({"null": "analytic", "null_keys": 9}) is None
+
+
+def test_run_comparison_uses_the_level_asked_for():
+    """The comparison's intervals are at the confidence passed, not the default 0.95."""
+    report_ = {"runs": {"kl": [_result(0.1, 0.2), _result(0.3, 0.4)]}}
+    comparison = findings.run_comparison(report_, confidence=0.8)
+    assert comparison.confidence == 0.8
+    forget = comparison.values["kl"]["forget"]
+    half = stats.t.ppf(0.9, 1) * np.std([0.1, 0.3], ddof=1) / math.sqrt(2)
+    assert forget.ci_low == pytest.approx(0.2 - half)
+    assert forget.ci_high == pytest.approx(0.2 + half)
+
+
+def test_mean_over_runs_replaces_value_and_interval_only():
+    """Each set takes the mean and interval over runs; a model with no runs compared, and a
+    set the first run lacks, stay as they were; the p-value stays the first run's."""
+    first = dataclasses.replace(
+        _result(0.1, None), forget=SetValue(value=0.1, p_value=0.02, ci_low=0.0, ci_high=0.2)
+    )
+    comparison = findings.run_comparison({"runs": {"kl": [_result(0.1, 0.5), _result(0.3, 0.7)]}})
+    other = _result(0.9, 0.9)
+    means = findings.mean_over_runs({"kl": first, "other": other}, comparison)
+    want = comparison.values["kl"]["forget"]
+    assert means["kl"].forget == SetValue(
+        value=want.value, p_value=0.02, ci_low=want.ci_low, ci_high=want.ci_high
+    )
+    assert want.value == pytest.approx(0.2)
+    assert want.ci_low is not None and want.ci_high is not None
+    assert means["kl"].retain is None
+    assert means["other"] == other
