@@ -17,8 +17,9 @@ from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import OwnerValue, WaterDrumResult, compute_waterdrum, report, trainers
 from waterdrum_hf.config import WaterDrumConfig
-from waterdrum_hf.report import findings, formatting
+from waterdrum_hf.report import findings, formatting, verdict
 from waterdrum_hf.scoring import SetValue
+from waterdrum_hf.seed_comparison import compare_seeds
 
 
 @pytest.fixture(scope="module")
@@ -613,3 +614,248 @@ def test_mean_over_runs_replaces_value_and_interval_only():
     assert want.ci_low is not None and want.ci_high is not None
     assert means["kl"].retain is None
     assert means["other"] == other
+
+
+# --- the verdict, line by line ---------------------------------------------------------------
+
+ONE_RUN = (
+    "One run cannot say whether a rerun would name the same method: compare several training "
+    "runs (the demo's `--seeds`, `waterdrum compare`)."
+)
+PLANE = "to the retrained model in the (forget, retain) plane"
+EMPIRICAL_NOTE = (
+    "z: how many standard deviations of the null level (what random keys that own nothing read "
+    "on the same texts) the forget value lies above it. p = (1 + the number of those keys "
+    "reading at least as high) / (1 + the number of keys): the chance that a key owning nothing "
+    "reads this high; detected means p ≤ 0.05."
+)
+ANALYTIC_NOTE = (
+    "z: how many standard deviations of the null level (what a key that owns nothing reads on "
+    "the same texts, computed exactly from their token-pair counts: the analytic null) the "
+    "forget value lies above it. p = P(N(0, 1) >= z): the chance that a key owning nothing reads "
+    "this high, in the normal approximation; detected means p ≤ 0.05."
+)
+HOLM_NOTE = (
+    " Owner by owner, each forgotten owner's p-value is Holm-adjusted over the model's forgotten "
+    "owners: some owner whose watermark is gone still reads detected at most 5% of the time (the "
+    "family-wise error), whatever the dependence between owners, who share the model and the "
+    "null keys. Unadjusted, with 20 such owners some owner would read detected in about 64% of "
+    "models (1 - 0.95^20)."
+)
+
+
+def _set(value, p=None, z=None):
+    return SetValue(value=value, p_value=p, z=z, null_mean=0.0, null_std=0.1)
+
+
+def _owner(p, adjusted=None):
+    return OwnerValue(
+        num_queries=2,
+        num_scored_queries=2,
+        forget=True,
+        value=0.1,
+        p_value=p,
+        adjusted_p_value=adjusted,
+    )
+
+
+def _model(forget=None, retain=None, per_owner=None):
+    return WaterDrumResult(
+        forget=forget,
+        retain=None if retain is None else SetValue(value=retain),
+        num_queries=4,
+        num_scored=4,
+        num_skipped=0,
+        per_owner=per_owner,
+    )
+
+
+def test_verdict_one_run_closest_still_detected():
+    """One run, one forgotten owner: the closest method (z unknown: ``n/a``) still shows the
+    watermark where retraining does not; each other method that hid it gets a line (with the
+    retain share kept where both retain values are known); two models sit on the p floor."""
+    models = {
+        "original": _model(_set(0.5, 0.05, 3.0), 0.4),
+        "retrained": _model(_set(0.0, 0.6, 0.2), 0.3),
+        "kl": _model(_set(0.1, 0.05), 0.35, per_owner={"carol": _owner(0.04, 0.04)}),
+        "npo": _model(_set(0.02, 0.3, 0.5), 0.1),
+        "ga": _model(_set(0.9, 0.7, -0.4)),
+    }
+    whose = "forgotten owner's"
+    assert verdict.verdict(models, {"null_keys": 19}) == [
+        f"**Closest to retraining (1 run):** `kl` (distance 0.112 {PLANE}). {ONE_RUN} Closest is "
+        f"not close enough: the {whose} watermark is **still detected** in its answers (forget "
+        "+0.100 against a null level of +0.000 ± 0.100, z = n/a), where the retrained model's is "
+        "not (forget +0.000, p = 0.600).",
+        "",
+        f"The {whose} watermark is no longer detected in `npo`'s answers (p = 0.300); it kept 25% "
+        "of the original's retain value (retrained: 75%).",
+        "",
+        f"The {whose} watermark is no longer detected in `ga`'s answers (p = 0.700).",
+        "",
+        "In short, no method matched retraining here: even the closest one still shows the "
+        f"{whose} watermark.",
+        "",
+        f"- `original`: the {whose} watermark is **still detected** (z = +3.0, p = 0.050*).",
+        f"- `retrained`: the {whose} watermark is not detected (z = +0.2, p = 0.600).",
+        f"- `kl`: the {whose} watermark is **still detected** (z = n/a, p = 0.050*).",
+        f"- `npo`: the {whose} watermark is not detected (z = +0.5, p = 0.300).",
+        f"- `ga`: the {whose} watermark is not detected (z = -0.4, p = 0.700).",
+        "",
+        EMPIRICAL_NOTE,
+        "",
+        "\\* p = 0.050 is the smallest p-value 19 null keys can give, 1 / (1 + 19): 2 models sit "
+        "on it, so p cannot rank them; z can.",
+    ]
+
+
+def _two_run_models(d):
+    owners = {"a": _owner(0.01, 0.02), "b": _owner(0.04, 0.08), "c": _owner(0.5, 0.5)}
+    return {
+        "original": _model(_set(0.5 + d, 0.01, 3.0), 0.4),
+        "retrained": _model(_set(0.0 + d, 0.6, 0.2), 0.3 + d),
+        "kl": _model(_set(0.02 + d, 0.3, 0.4), 0.3 + d, per_owner=owners),
+        "npo": _model(_set(0.4 + d, 0.01, 2.5), 0.3 + d),
+    }
+
+
+def test_verdict_two_runs_names_a_winner_and_reads_owners_holm_adjusted():
+    """Over two runs at 90%: the separated winner with its interval, detection read in the first
+    run, owner by owner on Holm-adjusted p-values (with Holm's note), two models on the floor."""
+    runs = {
+        name: [_two_run_models(0.0)[name], _two_run_models(0.01)[name]]
+        for name in _two_run_models(0.0)
+    }
+    comparison = compare_seeds(runs, confidence=0.9)
+    whose = "forgotten owners'"
+    assert verdict.verdict(_two_run_models(0.0), {"null_keys": 99}, comparison) == [
+        "**Closest to retraining:** `kl` (distance 0.020, 90% interval [0.020, 0.020] over 2 "
+        f"runs, {PLANE}); every other method's distance exceeds it by more than the runs' 90% "
+        f"interval. Like the retrained model's, its answers in the first run no longer show the "
+        f"{whose} watermark (p = 0.300); it kept 75% of the original's retain value (retrained: "
+        "75%).",
+        "",
+        "Still detected? In the first of the 2 training runs:",
+        "",
+        f"- `original`: the {whose} watermark is **still detected** (z = +3.0, p = 0.010*).",
+        f"- `retrained`: the {whose} watermark is not detected (z = +0.2, p = 0.600).",
+        f"- `kl`: the {whose} watermark is not detected (z = +0.4, p = 0.300); owner by owner "
+        "(Holm-adjusted p-values over the 3 forgotten owners): still detected for a, gone for b "
+        "and c.",
+        f"- `npo`: the {whose} watermark is **still detected** (z = +2.5, p = 0.010*).",
+        "",
+        EMPIRICAL_NOTE + HOLM_NOTE,
+        "",
+        "\\* p = 0.010 is the smallest p-value 99 null keys can give, 1 / (1 + 99): 2 models sit "
+        "on it, so p cannot rank them; z can.",
+    ]
+
+
+def test_closest_line_names_a_tie_with_every_mean_distance():
+    """Two methods the runs cannot separate: both named, closest first, with mean distances."""
+
+    def models(d):
+        return {
+            "original": _model(_set(0.5, 0.01, 3.0), 0.4),
+            "retrained": _model(_set(0.0, 0.6, 0.2), 0.3),
+            "kl": _model(_set(0.1 + d, 0.6, 0.2), 0.3),
+            "npo": _model(_set(0.1 - d, 0.6, 0.2), 0.3),
+        }
+
+    comparison = compare_seeds({n: [models(0.0)[n], models(0.05)[n]] for n in models(0.0)})
+    assert verdict.closest_line(comparison) == (
+        f"**Closest to retraining: a tie** between `npo` and `kl` (mean distance {PLANE} over 2 "
+        "runs: `npo` 0.075, `kl` 0.125). The runs cannot tell them apart: the 95% interval of "
+        "each one's distance minus `npo`'s includes 0."
+    )
+
+
+def test_verdict_when_every_method_keeps_the_watermark():
+    """Every unlearned model still detected (and the retrained one too): said once, with no
+    claim that the retrained model's watermark is gone."""
+    models = {
+        "original": _model(_set(0.5, 0.01, 3.0), 0.4),
+        "retrained": _model(_set(0.1, 0.04, 2.0), 0.3),
+        "kl": _model(_set(0.2, 0.02, 2.2), 0.3),
+    }
+    whose = "forgotten owners'"
+    assert verdict.verdict(models, {"null_keys": 999}) == [
+        f"**Closest to retraining (1 run):** `kl` (distance 0.100 {PLANE}). {ONE_RUN} Closest is "
+        f"not close enough: the {whose} watermark is **still detected** in its answers (forget "
+        "+0.200 against a null level of +0.000 ± 0.100, z = +2.2).",
+        "",
+        f"No unlearning method removed the {whose} watermark at these settings: it is still "
+        "detected in every unlearned model.",
+        "",
+        "In short, no method matched retraining here: even the closest one still shows the "
+        f"{whose} watermark.",
+        "",
+        f"- `original`: the {whose} watermark is **still detected** (z = +3.0, p = 0.010).",
+        f"- `retrained`: the {whose} watermark is **still detected** (z = +2.0, p = 0.040).",
+        f"- `kl`: the {whose} watermark is **still detected** (z = +2.2, p = 0.020).",
+        "",
+        EMPIRICAL_NOTE,
+    ]
+
+
+def test_verdict_closest_without_a_p_value_and_without_methods():
+    """A closest method with no p-value gets only its distance line; a benchmark of the
+    original and the retrained model alone has no closest line and no method line."""
+    base = {
+        "original": _model(_set(0.5, 0.01, 3.0), 0.4),
+        "retrained": _model(_set(0.1, 0.6, 0.2), 0.3),
+    }
+    detection = [
+        "- `original`: the forgotten owners' watermark is **still detected** (z = +3.0, p = 0.010).",
+        "- `retrained`: the forgotten owners' watermark is not detected (z = +0.2, p = 0.600).",
+        "",
+        EMPIRICAL_NOTE,
+    ]
+    with_kl = {**base, "kl": _model(SetValue(value=0.2), 0.3)}
+    assert verdict.verdict(with_kl, {"null_keys": 999}) == [
+        f"**Closest to retraining (1 run):** `kl` (distance 0.100 {PLANE}). {ONE_RUN}",
+        "",
+        *detection,
+    ]
+    assert verdict.verdict(base, {"null_keys": 999}) == detection
+
+
+def test_verdict_without_an_original_model_is_detection_only():
+    """Without an ``original`` there is no benchmark verdict, even with a retrained model; owners
+    read on unadjusted p-values say so, and the analytic note has no Holm note."""
+    models = {
+        "retrained": _model(_set(0.0, 0.6, 0.2), 0.3),
+        "kl": _model(_set(0.3, 0.001, 4.0), 0.3, per_owner={"a": _owner(0.01), "b": _owner(0.02)}),
+    }
+    assert verdict.verdict(models, {"null": "analytic", "null_keys": 9}) == [
+        "- `retrained`: the forgotten owners' watermark is not detected (z = +0.2, p = 0.600).",
+        "- `kl`: the forgotten owners' watermark is **still detected** (z = +4.0, p = 0.001); "
+        "owner by owner (unadjusted p-values: a result saved before the Holm adjustment): still "
+        "detected for a and b.",
+        "",
+        ANALYTIC_NOTE,
+    ]
+
+
+def test_verdict_without_retain_watermark_and_one_model_on_the_floor():
+    """An original with retain value 0 has no retain share to keep (no kept phrase); one model on
+    the p floor ``sits`` on it; no owner and no set detected adds no owner phrase."""
+    models = {
+        "original": _model(_set(0.5, 0.01, 3.0), 0.0),
+        "retrained": _model(_set(0.0, 0.6, 0.2), 0.3),
+        "kl": _model(_set(0.02, 0.1, 0.2), 0.3),
+    }
+    lines = verdict.verdict(models, {"null_keys": 9})
+    assert lines[0] == (
+        f"**Closest to retraining (1 run):** `kl` (distance 0.020 {PLANE}). {ONE_RUN} Like the "
+        "retrained model's, its answers no longer show the forgotten owners' watermark "
+        "(p = 0.100)."
+    )
+    assert lines[-1] == (
+        "\\* p = 0.100 is the smallest p-value 9 null keys can give, 1 / (1 + 9): 1 model sits "
+        "on it."
+    )
+    owners = {"a": _owner(0.2, 0.3), "b": _owner(0.3, 0.3)}
+    models["kl"] = _model(_set(0.02, 0.1, 0.2), 0.3, per_owner=owners)
+    lines = verdict.verdict(models, {"null_keys": 99})
+    assert "- `kl`: the forgotten owners' watermark is not detected (z = +0.2, p = 0.100)." in lines
