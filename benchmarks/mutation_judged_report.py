@@ -27,6 +27,12 @@ _ONE_ROW_PER_PROMPT = (
     "todo and the zip never has unequal lengths to refuse"
 )
 
+_VERDICT = "waterdrum_hf.report.verdict."
+_EMPTY_LINES = (
+    "lines is still the empty list it was bound to a few lines above (nothing is added to it "
+    "before this statement), so binding it to the new list holds the same lines as adding them"
+)
+
 JUDGED_ENTRIES: tuple[tuple[str, str | None, str | None, str], ...] = (
     (
         _PARAPHRASE + "x_paraphrase_spans",
@@ -115,5 +121,26 @@ JUDGED_ENTRIES: tuple[tuple[str, str | None, str | None, str], ...] = (
         "the first word's space is documented as ignored and nothing reads it: join takes "
         "only words[0].text, and an attack that puts another word first gives it its own "
         'space (insertion sets the old first word\'s to " ")',
+    ),
+    (
+        _VERDICT + "x_verdict",
+        "lines += _benchmark_verdict(models, comparison, whose)",
+        "lines = _benchmark_verdict(models, comparison, whose)",
+        _EMPTY_LINES,
+    ),
+    (
+        _VERDICT + "x__benchmark_verdict",
+        'lines += [line, ""]',
+        'lines = [line, ""]',
+        _EMPTY_LINES,
+    ),
+    (
+        _VERDICT + "x__kept",
+        "if model is None or original is None or not (original.retain and model.retain):",
+        "if model is None and original is None or not (original.retain and model.retain):",
+        "_kept is only called by _kept_phrase from _benchmark_verdict, which runs only when "
+        "models holds both 'original' and 'retrained': model is models[name] or "
+        "models['retrained'] and original is models['original'], never None, so both "
+        "'model is None or original is None' and 'model is None and original is None' are False",
     ),
 )
