@@ -820,6 +820,22 @@ def test_verdict_closest_without_a_p_value_and_without_methods():
     assert verdict.verdict(base, {"null_keys": 999}) == detection
 
 
+def test_verdict_ignores_a_closest_method_the_models_do_not_hold():
+    """A comparison passed in may rank a method this report has no model for (runs of another
+    benchmark): no closest line is written for it, and nothing fails looking it up."""
+    models = {
+        "original": _model(_set(0.5, 0.01, 3.0), 0.4),
+        "retrained": _model(_set(0.1, 0.6, 0.2), 0.3),
+        "kl": _model(_set(0.4, 0.01, 3.0), 0.3),
+    }
+    elsewhere = {**models, "kl": _model(_set(0.9, 0.01, 3.0), 0.3), "npo": _model(_set(0.1), 0.3)}
+    comparison = compare_seeds({name: [m, m] for name, m in elsewhere.items()})
+    assert comparison.closest is not None and comparison.closest.names[0] == "npo"
+    lines = verdict.verdict(models, {"null_keys": 999}, comparison)
+    assert not any("Closest" in line for line in lines)
+    assert lines[0].startswith("No unlearning method removed")
+
+
 def test_verdict_without_an_original_model_is_detection_only():
     """Without an ``original`` there is no benchmark verdict, even with a retrained model; owners
     read on unadjusted p-values say so, and the analytic note has no Holm note."""

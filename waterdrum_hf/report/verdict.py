@@ -103,8 +103,9 @@ def _benchmark_verdict(
     retrained = models["retrained"]
     lines = []
     closest = comparison.closest
-    best = "" if closest is None else closest.names[0]  # "" names no model
-    if closest is not None and best in models:
+    # a comparison passed in may rank a method this report holds no model for
+    best = closest.names[0] if closest is not None and closest.names[0] in models else None
+    if best is not None:
         name = best
         forget = models[name].forget
         line = closest_line(comparison)
@@ -149,7 +150,7 @@ def _benchmark_verdict(
                 f"(p = {methods[name].p_value:.3f}){_kept_phrase(models[name], models)}.",
                 "",
             ]
-    if best in models and detected(models[best].forget):
+    if best is not None and detected(models[best].forget):
         lines += [
             "In short, no method matched retraining here: even the closest one still shows the "
             f"{whose} watermark.",
