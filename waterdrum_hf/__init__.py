@@ -30,6 +30,7 @@ _EXPORTS = {
     "EvaluationPlan": "callback_plan",
     "AuditQueries": "audits",
     "KGWScheme": "schemes",
+    "EXPEditScheme": "schemes",
     "Verifier": "verification",
     "verify_texts": "verification",
     "null_reference": "verification",
@@ -88,6 +89,7 @@ __all__ = [
     "EvaluationPlan",
     "IntervalConfig",
     "KGWScheme",
+    "EXPEditScheme",
     "NullConfig",
     "SamplingConfig",
     "WaterDrumArguments",
@@ -168,7 +170,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.report.token_view import TokenView, token_view
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.sampling import SamplingConfig
-    from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
+    from waterdrum_hf.schemes import EXPEditScheme, KGWScheme, WaterfallScheme, WatermarkScheme
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.scoring import (
         OwnerValue,

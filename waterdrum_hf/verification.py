@@ -29,6 +29,7 @@ from waterdrum_hf._progress import progress_bar
 from waterdrum_hf._validation import check_positive_int, check_texts
 from waterdrum_hf.keys import check_watermark_ids, random_keys
 from waterdrum_hf.schemes import WatermarkScheme, resolve_scheme
+from waterdrum_hf.schemes.base import SequenceScheme
 
 logger = logging.getLogger(__name__)
 
@@ -195,6 +196,10 @@ class Verifier:
         """
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
         num_texts, num_keys = len(token_ids), len(keys)
+        if isinstance(self.scheme, SequenceScheme):
+            return self._sequence_sums(
+                token_ids, np.broadcast_to(keys, (num_texts, num_keys)), "Null keys"
+            )
         sums = np.zeros((num_texts, num_keys))
         counts = np.zeros(num_texts, dtype=np.int64)
         for start, stop in progress_bar(
@@ -242,6 +247,8 @@ class Verifier:
         keys, a key's texts share chunks.
         """
         num_texts, num_keys = watermark_ids.shape
+        if isinstance(self.scheme, SequenceScheme):
+            return self._sequence_sums(token_ids, watermark_ids, "Verifying")
         order = np.argsort(watermark_ids[:, 0], kind="stable")
         token_ids = [token_ids[i] for i in order]
         watermark_ids = watermark_ids[order]
@@ -265,6 +272,24 @@ class Verifier:
             sums[start:stop, k] = np.bincount(owner, weights=values, minlength=stop - start)
         restore = np.argsort(order, kind="stable")
         return sums[restore], counts[restore]
+
+    def _sequence_sums(
+        self, token_ids: Sequence[TokenIds], watermark_ids: np.ndarray, desc: str
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`token_sums` of a :class:`~waterdrum_hf.schemes.base.SequenceScheme`: its
+        ``text_sums`` chunk by chunk of texts (one progress step each)."""
+        assert isinstance(self.scheme, SequenceScheme)
+        num_texts, num_keys = watermark_ids.shape
+        sums = np.zeros((num_texts, num_keys))
+        counts = np.zeros(num_texts, dtype=np.int64)
+        chunks = self._chunks(token_ids)
+        for start, stop in progress_bar(
+            chunks, desc=desc, unit="chunk", enabled=self._progress_enabled(len(chunks))
+        ):
+            sums[start:stop], counts[start:stop] = self.scheme.text_sums(
+                token_ids[start:stop], watermark_ids[start:stop], self.vocab_size
+            )
+        return sums, counts
 
     def countable_pairs(
         self, token_ids: Sequence[TokenIds]
@@ -304,11 +329,11 @@ class Verifier:
         missing = int(np.isnan(scores).sum())
         if missing:
             logger.warning(
-                "%d of %d texts have no countable token (fewer than n_gram=%d tokens of the "
-                "watermarking vocabulary); they score NaN.",
+                "%d of %d texts have no countable token (fewer than %s of the watermarking "
+                "vocabulary); they score NaN.",
                 missing,
                 len(scores),
-                self.n_gram,
+                self.scheme.min_tokens(),
             )
 
 

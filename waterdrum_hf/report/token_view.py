@@ -34,7 +34,7 @@ from waterdrum_hf.analytic_null import (
     normal_p_value,
 )
 from waterdrum_hf.keys import check_watermark_id
-from waterdrum_hf.schemes.base import PermutationScheme
+from waterdrum_hf.schemes.base import PermutationScheme, SequenceScheme
 from waterdrum_hf.verification import Verifier
 
 POSITIVE_RGB = (67, 147, 195)
@@ -121,6 +121,11 @@ def token_view(
         )
     if not isinstance(owner, str) or not owner:
         raise TypeError("`owner` must be a non-empty display name (a string), never the key.")
+    if isinstance(verifier.scheme, SequenceScheme):
+        raise ValueError(
+            f"The token view colours each token by its term, and the {verifier.scheme.name!r} "
+            "scheme has none (it scores whole texts): there is no token view for it."
+        )
     ids = verifier.token_ids(text)[0]
     terms = _token_terms(ids, watermark_id, verifier)
     score = float(verifier.score_token_ids([ids], watermark_id)[0])

@@ -1,11 +1,13 @@
 """Watermark schemes: what the writer (watermarking) and the reader (verification) share.
 
 Each scheme implements :class:`WatermarkScheme`; Waterfall is the default, adapted KGW
-(:class:`KGWScheme`) the second. :class:`UnigramWatermark` (Zhao et al., 2023) is a writer
+(:class:`KGWScheme`) the second; EXP-edit (:class:`EXPEditScheme`) reads whole sequences
+(a :class:`SequenceScheme`). :class:`UnigramWatermark` (Zhao et al., 2023) is a writer
 only: a model owner's own watermark in the dilution study.
 """
 
-from waterdrum_hf.schemes.base import PermutationScheme, WatermarkScheme
+from waterdrum_hf.schemes.base import PermutationScheme, SequenceScheme, WatermarkScheme
+from waterdrum_hf.schemes.exp_edit import EXPEditScheme
 from waterdrum_hf.schemes.kgw import KGWScheme, kgw_z_score
 from waterdrum_hf.schemes.registry import SCHEMES, resolve_scheme, scheme_from_settings
 from waterdrum_hf.schemes.unigram import UnigramWatermark
@@ -13,8 +15,10 @@ from waterdrum_hf.schemes.waterfall import WaterfallScheme
 
 __all__ = [
     "SCHEMES",
+    "EXPEditScheme",
     "KGWScheme",
     "PermutationScheme",
+    "SequenceScheme",
     "UnigramWatermark",
     "WatermarkScheme",
     "WaterfallScheme",

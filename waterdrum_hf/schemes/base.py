@@ -14,6 +14,12 @@ Schemes built on the exact permutation kernel (:class:`PermutationScheme`) need 
 a permuted position is worth: to the reader (:meth:`PermutationScheme.position_terms`) and to
 the writer (:meth:`PermutationScheme.position_bias`). Waterfall
 (:class:`waterdrum_hf.schemes.WaterfallScheme`) is the first implementation.
+
+A scheme whose reader is not a mean of per-token terms (EXP-edit's edit-distance alignment)
+is a :class:`SequenceScheme`: it scores whole token sequences as a sum and a count
+(:meth:`SequenceScheme.text_sums`), so that a text's score is still ``sum / count`` and a
+query still pools its samples token-weighted; what needs per-token terms (the analytic null,
+the token view) refuses it.
 """
 
 from __future__ import annotations
@@ -84,6 +90,11 @@ class WatermarkScheme(ABC):
         """A ``transformers`` logits processor that watermarks generation under ``watermark_ids``
         (one for all rows or one per input row), in contexts of the scheme's ``n_gram``."""
 
+    def min_tokens(self) -> str:
+        """The fewest tokens of the watermarking vocabulary a text needs to be scored, as
+        messages about unscored texts say it (e.g. ``"n_gram=2 tokens"``)."""
+        return f"n_gram={self.n_gram} tokens"
+
     def settings(self) -> dict[str, Any]:
         """What decides the watermark, as JSON scalars (for fingerprints, reports and
         :func:`~waterdrum_hf.schemes.scheme_from_settings`); never a key."""
@@ -129,3 +140,36 @@ class PermutationScheme(WatermarkScheme):
         ids = np.asarray(watermark_ids, dtype=np.int64)
         seeds = np.concatenate([ids[:, None], contexts], axis=1)
         return self.position_terms(permuted_positions(seeds, tokens, vocab_size), vocab_size)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequenceScheme(WatermarkScheme):
+    """A scheme whose reader scores a whole token sequence at once, not token by token.
+
+    A text's score is ``sum / count`` of :meth:`text_sums`, as for per-token schemes, so
+    token-weighted pooling of a query's samples works unchanged; a text the reader cannot
+    score has count 0 (a counted, reported skip, NaN score). There are no per-token terms:
+    :meth:`token_terms` refuses, and with it the analytic null and the token view.
+    """
+
+    @abstractmethod
+    def text_sums(
+        self,
+        token_ids: Sequence[Sequence[int] | np.ndarray],
+        watermark_ids: np.ndarray,
+        vocab_size: int,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``sums`` ``(num_texts, K)`` of each text under ``watermark_ids[i, k]`` and the
+        ``counts`` ``(num_texts,)`` of tokens each sum rests on (0: not scored).
+
+        ``token_ids`` are the texts' ids of the watermarking tokenizer (ids ``>= vocab_size``
+        included: the scheme says what it does with them).
+        """
+
+    def token_terms(
+        self, watermark_ids: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int
+    ) -> np.ndarray:
+        raise TypeError(
+            f"The {self.name!r} scheme scores whole texts (text_sums), not tokens one by one: "
+            "it has no per-token terms."
+        )

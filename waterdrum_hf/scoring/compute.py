@@ -124,7 +124,7 @@ def waterdrum_result(
     sets, missing = set_masks(queries.watermark_ids, forget_ids)
     num_skipped = int((counts == 0).sum())
     if num_skipped:
-        warn_skipped(queries.samples, counts, verifier.n_gram)
+        warn_skipped(queries.samples, counts, verifier.scheme.min_tokens())
     null = None
     if config.null is not None:
         null = read_null(config.null, verifier, token_ids, counts, queries, config.pooling)

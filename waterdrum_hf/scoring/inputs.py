@@ -90,8 +90,9 @@ def group_queries(
     return Queries(samples, sample_query, watermark_ids)
 
 
-def warn_skipped(samples: Sequence[str], counts: np.ndarray, n_gram: int) -> None:
-    """Say how many samples could not be scored, why, and what to do about it."""
+def warn_skipped(samples: Sequence[str], counts: np.ndarray, min_tokens: str) -> None:
+    """Say how many samples could not be scored, why, and what to do about it (``min_tokens``:
+    what a text needs, as the scheme's :meth:`~waterdrum_hf.WatermarkScheme.min_tokens` says)."""
     skipped = np.flatnonzero(counts == 0)
     empty = sum(not samples[i].strip() for i in skipped.tolist())
     causes = []
@@ -102,7 +103,7 @@ def warn_skipped(samples: Sequence[str], counts: np.ndarray, n_gram: int) -> Non
         )
     if len(skipped) > empty:
         causes.append(
-            f"{len(skipped) - empty} have fewer than n_gram={n_gram} tokens of the watermarking "
+            f"{len(skipped) - empty} have fewer than {min_tokens} of the watermarking "
             "vocabulary (the model stopped almost at once, or wrote tokens outside that "
             "vocabulary)"
         )

@@ -1,0 +1,246 @@
+"""EXP-edit (Kuditipudi et al.) as a data owner's scheme: key, writer and reader against
+independent computations.
+
+* the key against numpy's own ``Philox`` generator (the documented derivation);
+* the reader against two pure-Python oracles: every monotone matching enumerated on tiny
+  texts (the alignment's definition, no recurrence), and the authors' Levenshtein recurrence
+  written out plainly over every window and shift (longer texts, key wrap-around, windows);
+* the writer against ``argmax xi ** (1 / p)`` computed in numpy, and its marginal over many
+  keys against ``p`` (distortion-free).
+
+MarkLLM's ``EXPEdit`` is not run here: its Levenshtein is a Cython module built for
+CPython 3.9 only; its statistic (whole text, ``gamma`` 0, minimum over the key's shifts) is
+the one the recurrence oracle below writes out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+from tokenizer_builders import word_tokenizer
+
+from waterdrum_hf import Verifier
+from waterdrum_hf.schemes.base import SequenceScheme
+from waterdrum_hf.schemes.exp_edit import EXPEditScheme
+from waterdrum_hf.schemes.exp_edit_kernel import DOMAIN
+
+
+def numpy_key(watermark_id: int, key_length: int, vocab_size: int) -> np.ndarray:
+    generator = np.random.Generator(np.random.Philox(key=watermark_id + (DOMAIN << 64)))
+    return generator.random(key_length * vocab_size).reshape(key_length, vocab_size)
+
+
+@pytest.mark.parametrize("watermark_id", [0, 1, 2**31 + 5, 2**32 - 1])
+def test_key_is_numpys_philox_stream(watermark_id):
+    expected = numpy_key(watermark_id, 9, 13)
+    np.testing.assert_array_equal(EXPEditScheme(key_length=9).key(watermark_id, 13), expected)
+    rows = EXPEditScheme(key_length=9).key(watermark_id, 13, rows=[3, 12])  # 12 wraps to 3
+    np.testing.assert_array_equal(rows, expected[[3, 3]])
+
+
+def matching_cost(tokens, xi, shift, gamma):
+    """Least cost over every monotone matching of the text to key positions shift.. (each
+    pair costs log(1 - xi), each unmatched token or key position gamma): enumerated."""
+    k, n = len(tokens), len(xi)
+    best = math.inf
+    for r in range(k + 1):
+        for text_side in itertools.combinations(range(k), r):
+            for key_side in itertools.combinations(range(k), r):
+                cost = gamma * 2 * (k - r)
+                for i, j in zip(text_side, key_side, strict=True):
+                    cost += math.log(1 - xi[(shift + j) % n, tokens[i]])
+                best = min(best, cost)
+    return best
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.7])
+def test_whole_text_cost_is_the_best_matching_over_every_shift(gamma):
+    vocab, n = 6, 5
+    scheme = EXPEditScheme(key_length=n, gamma_edit=gamma)
+    rng = np.random.default_rng(3)
+    texts = [rng.integers(0, vocab, size) for size in (1, 2, 3, 4)]
+    ids = np.array([[11, 12], [13, 14], [15, 16], [17, 18]])
+    costs, counts = scheme.alignment_costs(texts, ids, vocab)
+    np.testing.assert_array_equal(counts, [1, 2, 3, 4])
+    for t, tokens in enumerate(texts):
+        for k, key in enumerate(ids[t]):
+            xi = numpy_key(int(key), n, vocab)
+            expected = min(matching_cost(tokens, xi, s, gamma) for s in range(n))
+            assert costs[t, k] == pytest.approx(expected, abs=1e-9)
+
+
+def levenshtein(tokens, xi_rows, gamma):
+    """The authors' recurrence, written out plainly."""
+    a = [[0.0] * (len(xi_rows) + 1) for _ in range(len(tokens) + 1)]
+    for i in range(len(tokens) + 1):
+        for j in range(len(xi_rows) + 1):
+            if i == 0:
+                a[i][j] = j * gamma
+            elif j == 0:
+                a[i][j] = i * gamma
+            else:
+                cost = math.log(1 - xi_rows[j - 1][tokens[i - 1]])
+                a[i][j] = min(a[i - 1][j] + gamma, a[i][j - 1] + gamma, a[i - 1][j - 1] + cost)
+    return a[-1][-1]
+
+
+def statistic(tokens, xi, block, gamma):
+    n = len(xi)
+    return min(
+        levenshtein(tokens[i : i + block], [xi[(j + s) % n] for s in range(block)], gamma)
+        for i in range(len(tokens) - block + 1)
+        for j in range(n)
+    )
+
+
+@pytest.mark.parametrize(
+    ("key_length", "block_size", "gamma"),
+    [(40, None, 0.0), (7, None, 0.4), (45, 6, 0.0), (5, 8, 1.0)],  # 7, 5: the key wraps
+)
+def test_statistic_is_the_authors_recurrence_over_windows_and_shifts(key_length, block_size, gamma):
+    vocab = 30
+    scheme = EXPEditScheme(key_length=key_length, gamma_edit=gamma, block_size=block_size)
+    rng = np.random.default_rng(key_length)
+    texts = [rng.integers(0, vocab, size) for size in (13, 20)]
+    costs, counts = scheme.alignment_costs(texts, np.array([[5], [2**32 - 1]]), vocab)
+    for t, key in enumerate([5, 2**32 - 1]):
+        xi = numpy_key(key, key_length, vocab)
+        expected = statistic(texts[t], xi, block_size or len(texts[t]), gamma)
+        assert costs[t, 0] == pytest.approx(expected, abs=1e-9)
+        assert counts[t] == (block_size or len(texts[t]))
+
+
+def test_out_of_vocabulary_tokens_are_dropped_and_short_texts_are_skipped():
+    scheme = EXPEditScheme(key_length=16, block_size=3)
+    ids = np.array([[9]] * 4)
+    texts = [[1, 2, 50, 3], [1, 2, 3], [4, 50, 5], []]
+    sums, counts = scheme.text_sums(texts, ids, 20)
+    np.testing.assert_array_equal(counts, [3, 3, 0, 0])
+    assert sums[0, 0] == sums[1, 0] and sums[0, 0] > 0  # minus a cost below 0
+    np.testing.assert_array_equal(sums[2:], 0.0)
+    costs, _ = scheme.alignment_costs(texts, ids, 20)
+    assert np.isnan(costs[2:]).all() and sums[0, 0] == -costs[0, 0]
+
+
+def write(scheme, watermark_id, length, vocab, seed=0):
+    """Tokens sampled by the processor from random next-token distributions."""
+    rng = np.random.default_rng(seed)
+    processor = scheme.logits_processor(vocab, watermark_id)
+    prompt = torch.zeros((1, 4), dtype=torch.long)
+    tokens = prompt
+    for _ in range(length):
+        logits = torch.from_numpy(rng.normal(0, 2, (1, vocab)))
+        out = processor(tokens, logits)
+        tokens = torch.cat([tokens, out.argmax(-1, keepdim=True)], dim=1)
+    return tokens[0, 4:].numpy()
+
+
+def test_writer_leaves_exactly_the_argmax_of_xi_to_the_one_over_p():
+    vocab, n = 7, 3
+    scheme = EXPEditScheme(key_length=n)
+    rng = np.random.default_rng(1)
+    processor = scheme.logits_processor(vocab, [21, 22])
+    prompt = torch.zeros((4, 5), dtype=torch.long)  # two samples per key
+    for step in range(5):  # 3, 4 wrap around the key
+        scores = torch.from_numpy(rng.normal(0, 1.5, (4, vocab + 2)))  # padded vocabulary
+        out = processor(torch.cat([prompt, torch.zeros((4, step), dtype=torch.long)], 1), scores)
+        probs = torch.softmax(scores[:, :vocab], -1).numpy()
+        for row, key in enumerate([21, 21, 22, 22]):
+            xi = numpy_key(key, n, vocab)[step % n]
+            chosen = int(np.argmax(xi ** (1 / probs[row])))
+            assert out[row, chosen] == 0
+            assert torch.isinf(out[row]).sum() == vocab + 1
+
+
+@pytest.mark.parametrize("step", [0, 3])
+def test_writer_is_distortion_free_over_keys(step):
+    """Chi-square of the chosen tokens over 6000 keys against p: 4 degrees of freedom, so
+    28 is exceeded by chance once in ~70000; xi ** p instead of xi ** (1 / p), or a uniform
+    pick, reads in the thousands."""
+    vocab, keys = 5, 6000
+    p = np.array([0.5, 0.25, 0.15, 0.07, 0.03])
+    processor = EXPEditScheme(key_length=4).logits_processor(vocab, list(range(keys)))
+    scores = torch.log(torch.from_numpy(p)).repeat(keys, 1)
+    out = processor(torch.zeros((keys, 2), dtype=torch.long), scores)  # the prompt: 2 tokens
+    for i in range(1, step + 1):
+        out = processor(torch.zeros((keys, 2 + i), dtype=torch.long), scores)
+    chosen = np.bincount(out.argmax(-1).numpy(), minlength=vocab)
+    chi_square = float(((chosen - keys * p) ** 2 / (keys * p)).sum())
+    assert chi_square < 28
+
+
+def test_written_text_reads_high_under_its_key_and_at_the_null_under_others():
+    vocab = 60
+    scheme = EXPEditScheme()
+    tokens = write(scheme, 424242, 80, vocab)
+    edited = np.delete(tokens, np.arange(0, 80, 7))  # every 7th token deleted
+    others = np.arange(1000, 1030)
+    sums, counts = scheme.text_sums([tokens, edited], np.array([[424242, *others]] * 2), vocab)
+    scores = sums / counts[:, None]
+    for own, null in zip(scores[:, 0], scores[:, 1:], strict=True):
+        assert own > null.max() + 5 * null.std()
+
+
+def test_verifier_scores_whole_texts_through_the_scheme():
+    vocab = 40
+    verifier = Verifier(word_tokenizer(vocab), EXPEditScheme(key_length=32))
+    texts = [" ".join(f"w{i}" for i in write(verifier.scheme, 7, 30, vocab)), "w1 w2 <eos> w3"]
+    ids = verifier.token_ids(texts)
+    sums, counts = verifier.token_sums(ids, np.array([[7, 8], [9, 7]]))
+    expected, expected_counts = verifier.scheme.text_sums(ids, np.array([[7, 8], [9, 7]]), vocab)
+    np.testing.assert_array_equal(sums, expected)
+    np.testing.assert_array_equal(counts, [30, 3])  # <eos> is outside the vocabulary
+    null_sums, null_counts = verifier.shared_key_sums(ids, np.array([8, 7]))
+    np.testing.assert_array_equal(null_sums[0], sums[0, ::-1])
+    np.testing.assert_array_equal(null_counts, counts)
+    scores = verifier.verify(texts, [7, 7])
+    np.testing.assert_allclose(scores, [sums[0, 0] / 30, sums[1, 1] / 3])
+
+
+def test_per_token_readers_refuse_it():
+    scheme = EXPEditScheme()
+    assert isinstance(scheme, SequenceScheme)
+    with pytest.raises(TypeError, match="scores whole texts"):
+        scheme.token_terms(np.zeros(1), np.zeros((1, 1)), np.zeros(1), 10)
+    from waterdrum_hf.analytic_null import PositionMoments
+
+    with pytest.raises(TypeError, match=r"null_keys=K"):
+        PositionMoments.of(scheme, 10)
+    from waterdrum_hf.report.token_view import token_view
+
+    verifier = Verifier(word_tokenizer(10), scheme)
+    with pytest.raises(ValueError, match="no token view"):
+        token_view("w1 w2 w3", 5, verifier)
+
+
+@pytest.mark.parametrize(
+    ("settings", "error", "match"),
+    [
+        ({"key_length": 0}, ValueError, "key_length"),
+        ({"gamma_edit": -1.0}, ValueError, "gamma_edit"),
+        ({"gamma_edit": math.inf}, ValueError, "gamma_edit"),
+        ({"gamma_edit": True}, TypeError, "gamma_edit"),
+        ({"block_size": 0}, ValueError, "block_size"),
+        ({"n_gram": 3}, ValueError, "n_gram"),
+    ],
+)
+def test_settings_are_checked(settings, error, match):
+    with pytest.raises(error, match=match):
+        EXPEditScheme(**settings)
+
+
+def test_settings_and_writer_refusals():
+    assert EXPEditScheme(gamma_edit=0).settings() == {
+        "scheme": "exp_edit", "key_length": 256, "gamma_edit": 0.0, "block_size": None,
+        "n_gram": 2, "vocab_size": None,
+    }  # fmt: skip
+    with pytest.raises(TypeError, match="no settings"):
+        EXPEditScheme().logits_processor(10, 1, delta=2.0)
+    with pytest.raises(ValueError, match="0..2"):
+        EXPEditScheme().logits_processor(10, 2**32)
+    assert "num_ids=2" in repr(EXPEditScheme().logits_processor(10, [123456, 7]))
+    assert "123456" not in repr(EXPEditScheme().logits_processor(10, [123456, 7]))
