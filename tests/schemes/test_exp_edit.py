@@ -2,7 +2,8 @@
 independent computations.
 
 * the key against numpy's own ``Philox`` generator (the documented derivation);
-* the reader against two pure-Python oracles: every monotone matching enumerated on tiny
+* the reader against two pure-Python oracles (float64; the kernel runs the alignment in
+  float32, as the authors' Levenshtein does, so they agree to 1e-5 relative): every monotone matching enumerated on tiny
   texts (the alignment's definition, no recurrence), and the authors' Levenshtein recurrence
   written out plainly over every window and shift (longer texts, key wrap-around, windows);
 * the writer against ``argmax xi ** (1 / p)`` computed in numpy, and its marginal over many
@@ -70,7 +71,7 @@ def test_whole_text_cost_is_the_best_matching_over_every_shift(gamma):
         for k, key in enumerate(ids[t]):
             xi = numpy_key(int(key), n, vocab)
             expected = min(matching_cost(tokens, xi, s, gamma) for s in range(n))
-            assert costs[t, k] == pytest.approx(expected, abs=1e-9)
+            assert costs[t, k] == pytest.approx(expected, rel=1e-5, abs=1e-5)  # float32 DP
 
 
 def levenshtein(tokens, xi_rows, gamma):
@@ -110,7 +111,7 @@ def test_statistic_is_the_authors_recurrence_over_windows_and_shifts(key_length,
     for t, key in enumerate([5, 2**32 - 1]):
         xi = numpy_key(key, key_length, vocab)
         expected = statistic(texts[t], xi, block_size or len(texts[t]), gamma)
-        assert costs[t, 0] == pytest.approx(expected, abs=1e-9)
+        assert costs[t, 0] == pytest.approx(expected, rel=1e-5)  # float32, as the authors
         assert counts[t] == (block_size or len(texts[t]))
 
 

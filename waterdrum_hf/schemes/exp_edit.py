@@ -119,17 +119,19 @@ class EXPEditScheme(SequenceScheme):
         scored = np.flatnonzero(counts > 0)
         if len(scored) == 0:
             return costs, counts
-        tokens = np.concatenate([kept[i] for i in scored])
-        bounds = np.concatenate([[0], np.cumsum(lengths[scored])]).astype(np.int64)
         num_keys = watermark_ids.shape[1]
+        distinct, inverse = zip(*(np.unique(kept[i], return_inverse=True) for i in scored))
         jobs = np.stack(
             [np.repeat(np.arange(len(scored)), num_keys), watermark_ids[scored].reshape(-1)], 1
         ).astype(np.int64)
         out = np.empty(len(jobs))
         cells = self.key_length * int(np.mean(counts[scored])) ** 2
         run_spread(
-            alignment_kernel, len(jobs), cells, tokens, bounds, jobs,
-            self.key_length, vocab_size, self.block_size or 0, self.gamma_edit, out,
+            alignment_kernel, len(jobs), cells,
+            np.concatenate(distinct), _bounds(distinct), np.concatenate(inverse).astype(np.int64),
+            _bounds(inverse), jobs,
+            np.array([self.key_length, vocab_size, self.block_size or 0], dtype=np.int64),
+            self.gamma_edit, out,
         )  # fmt: skip
         costs[scored] = out.reshape(len(scored), num_keys)
         return costs, counts
@@ -151,6 +153,11 @@ class EXPEditScheme(SequenceScheme):
         if kwargs:
             raise TypeError(f"EXP-edit's writer takes no settings, got {sorted(kwargs)}.")
         return EXPEditLogitsProcessor(self, vocab_size, watermark_ids)
+
+
+def _bounds(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """Where each of ``arrays`` starts in their concatenation, and where the last ends."""
+    return np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
 
 
 def _in_vocabulary(ids: Sequence[int] | np.ndarray, vocab_size: int) -> np.ndarray:

@@ -22,7 +22,7 @@ DOMAIN = int.from_bytes(b"exp-edit", "big")
 """The second 64-bit word of the Philox key: keeps EXP-edit's stream apart from any other use
 of a watermark id (the first word)."""
 
-LANES = 32
+LANES = 128
 """Shifts of the key aligned at once: the DP's innermost loop runs over them (SIMD)."""
 
 _M0 = np.uint64(0xD2E7470EE14C6C93)
@@ -93,83 +93,105 @@ def key_rows(key0: np.uint64, rows: np.ndarray, vocab_size: int, out: np.ndarray
 
 
 @_jit
-def _costs(
-    key0: np.uint64, tokens: np.ndarray, key_length: int, vocab_size: int, out: np.ndarray
-) -> None:
-    """``out[i, t] = log(1 - xi[t mod key_length, tokens[i]])`` for ``t < out.shape[1]``."""
-    span = out.shape[1]
-    for i in range(tokens.shape[0]):
-        token = np.uint64(tokens[i])
-        for j in range(min(key_length, span)):
+def _cost_table(
+    key0: np.uint64, tokens: np.ndarray, key_length: int, vocab_size: int, span: int
+) -> np.ndarray:
+    """``out[d, t] = log(1 - xi[t mod key_length, tokens[d]])`` for ``t < span`` (float32,
+    as the authors' Levenshtein): with ``span = key_length + block + LANES`` every shift's key
+    positions lie in one row without a modulo."""
+    out = np.empty((tokens.shape[0], span), dtype=np.float32)
+    for d in range(tokens.shape[0]):
+        token = np.uint64(tokens[d])
+        row = out[d]
+        for j in range(key_length):
             u = uniform(key0, np.uint64(DOMAIN), np.uint64(j) * np.uint64(vocab_size) + token)
-            out[i, j] = np.log1p(-u)
+            row[j] = np.log1p(-u)
         for t in range(key_length, span):
-            out[i, t] = out[i, t - key_length]
+            row[t] = row[t - key_length]
+    return out
 
 
-@_jit
+@numba.njit(cache=True, nogil=True, fastmath={"nnan", "ninf", "nsz"})
 def _block_cost(
-    costs: np.ndarray, start: int, block: int, key_length: int, gamma: float, rows: np.ndarray
+    table: np.ndarray,
+    rows_of: np.ndarray,
+    block: int,
+    key_length: int,
+    gamma: np.float32,
+    scratch: np.ndarray,
 ) -> float:
-    """Least alignment cost of tokens ``start .. start + block - 1`` against the key from
-    each shift ``s`` (key positions ``s .. s + block - 1`` mod ``key_length``), over all
-    shifts: Levenshtein with substitution cost ``costs[i, t]`` and ``gamma`` per insertion
-    or deletion. ``rows`` is scratch of shape ``(2, block + 1, LANES)``."""
+    """Least alignment cost of the ``block`` tokens whose cost rows are ``table[rows_of]``
+    against the key from each shift ``s`` (key positions ``s .. s + block - 1`` mod
+    ``key_length``), over all shifts: Levenshtein with substitution cost ``table[., t]`` and
+    ``gamma`` per insertion or deletion.
+
+    ``LANES`` shifts run at once: the innermost loop is over them, with no dependency
+    between iterations, so it compiles to SIMD (the reason for the separate ``left`` row and
+    the row slices). ``scratch`` is ``(2, block + 1, LANES)``.
+    """
     best = np.inf
+    left = np.empty(LANES, dtype=np.float32)
     for first in range(0, key_length, LANES):
-        lanes = min(LANES, key_length - first)
-        prev = rows[0]
-        cur = rows[1]
+        prev = scratch[0]
+        cur = scratch[1]
         for jj in range(block + 1):
-            for s in range(lanes):
+            for s in range(LANES):
                 prev[jj, s] = jj * gamma
         for i in range(1, block + 1):
-            line = costs[start + i - 1]
-            for s in range(lanes):
+            line = table[rows_of[i - 1], first:]
+            for s in range(LANES):
+                left[s] = i * gamma
                 cur[0, s] = i * gamma
             for jj in range(1, block + 1):
-                offset = first + jj - 1
-                for s in range(lanes):
-                    value = prev[jj - 1, s] + line[offset + s]
-                    other = prev[jj, s] + gamma
-                    if other < value:
-                        value = other
-                    other = cur[jj - 1, s] + gamma
-                    if other < value:
-                        value = other
-                    cur[jj, s] = value
+                diagonal = prev[jj - 1]
+                above = prev[jj]
+                out = cur[jj]
+                costs = line[jj - 1 : jj - 1 + LANES]
+                for s in range(LANES):
+                    value = min(diagonal[s] + costs[s], above[s] + gamma)
+                    value = min(value, left[s] + gamma)
+                    left[s] = value
+                    out[s] = value
             prev, cur = cur, prev
-        for s in range(lanes):
-            if prev[block, s] < best:
-                best = prev[block, s]
+        for s in range(min(LANES, key_length - first)):
+            best = min(best, prev[block, s])
     return best
 
 
 @_jit
 def alignment_kernel(
-    tokens: np.ndarray,
+    distinct: np.ndarray,
+    distinct_bounds: np.ndarray,
+    inverse: np.ndarray,
     bounds: np.ndarray,
     jobs: np.ndarray,
-    key_length: int,
-    vocab_size: int,
-    block: int,
+    sizes: np.ndarray,
     gamma: float,
     out: np.ndarray,
     first: int,
     step: int,
 ) -> None:
     """For jobs ``q = first, first + step, ...``: ``out[q]`` is the least cost, over windows
-    of ``block`` tokens of text ``t = jobs[q, 0]`` (``tokens[bounds[t]:bounds[t + 1]]``; the
-    whole text when ``block`` is 0) and over the key's shifts, under key ``jobs[q, 1]``."""
+    of ``block`` tokens of text ``t = jobs[q, 0]`` (the whole text when ``block`` is 0) and
+    over the key's shifts, under key ``jobs[q, 1]``.
+
+    Text ``t`` is ``distinct[distinct_bounds[t]:][inverse[bounds[t]:bounds[t + 1]]]``: each
+    distinct token's key costs are computed once. ``sizes`` is ``(key_length, vocab_size,
+    block)``.
+    """
+    key_length, vocab_size, block = sizes[0], sizes[1], sizes[2]
     for q in range(first, jobs.shape[0], step):
-        text = tokens[bounds[jobs[q, 0]] : bounds[jobs[q, 0] + 1]]
-        size = block if block > 0 else text.shape[0]
-        costs = np.empty((text.shape[0], key_length + size + LANES), dtype=np.float64)
-        _costs(np.uint64(jobs[q, 1]), text, key_length, vocab_size, costs)
-        rows = np.empty((2, size + 1, LANES), dtype=np.float64)
+        text = jobs[q, 0]
+        rows_of = inverse[bounds[text] : bounds[text + 1]]
+        size = block if block > 0 else rows_of.shape[0]
+        tokens = distinct[distinct_bounds[text] : distinct_bounds[text + 1]]
+        span = key_length + size + LANES
+        table = _cost_table(np.uint64(jobs[q, 1]), tokens, key_length, vocab_size, span)
+        scratch = np.empty((2, size + 1, LANES), dtype=np.float32)
         best = np.inf
-        for start in range(text.shape[0] - size + 1):
-            cost = _block_cost(costs, start, size, key_length, gamma, rows)
-            if cost < best:
-                best = cost
+        for start in range(rows_of.shape[0] - size + 1):
+            cost = _block_cost(
+                table, rows_of[start : start + size], size, key_length, np.float32(gamma), scratch
+            )
+            best = min(best, cost)
         out[q] = best
