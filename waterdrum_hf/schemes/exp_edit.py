@@ -120,7 +120,9 @@ class EXPEditScheme(SequenceScheme):
         if len(scored) == 0:
             return costs, counts
         num_keys = watermark_ids.shape[1]
-        distinct, inverse = zip(*(np.unique(kept[i], return_inverse=True) for i in scored))
+        distinct, inverse = zip(
+            *(np.unique(kept[i], return_inverse=True) for i in scored), strict=True
+        )
         jobs = np.stack(
             [np.repeat(np.arange(len(scored)), num_keys), watermark_ids[scored].reshape(-1)], 1
         ).astype(np.int64)
