@@ -5,11 +5,18 @@ no published number is pasted by hand.
 A :class:`Block` names the file, the marker name, the results files it reads and the function
 that renders it; :func:`update` rewrites every block (or, with ``check=True``, lists those whose
 text differs from what their results files give). ``benchmarks/update_docs.py`` holds the
-blocks of README.md, the metric card and ``benchmarks/results/README.md``.
+blocks of README.md, the documentation pages under ``docs/``, the metric card and
+``benchmarks/results/README.md``.
+
+A renderer writes its relative links from one folder (``Block.base``: the repository root
+unless it says otherwise); :func:`relocate` rewrites them from the page the block sits on, so
+one renderer serves a page at any depth and every link resolves from where it is read.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +45,25 @@ def replace_block(text: str, name: str, block: str) -> str:
     return head + start + "\n" + block + "\n" + end + rest.split(end, 1)[1]
 
 
+LINK = re.compile(r"(\]\()([^)\s#]+)((?:#[^)\s]*)?\))")
+"""A Markdown link or image target: ``](target)`` or ``](target#anchor)``."""
+
+
+def relocate(text: str, base: str, page: str) -> str:
+    """``text`` with each relative link target written from folder ``base`` (relative to the
+    repository root) rewritten to resolve from file ``page``; URLs and anchors are kept."""
+
+    def move(match: re.Match[str]) -> str:
+        target = match.group(2)
+        if "://" in target or target.startswith(("/", "mailto:")):
+            return match.group(0)
+        resolved = posixpath.normpath(posixpath.join(base, target))
+        moved = posixpath.relpath(resolved, posixpath.dirname(page) or ".")
+        return match.group(1) + moved + match.group(3)
+
+    return LINK.sub(move, text)
+
+
 @dataclass(frozen=True)
 class Block:
     """One generated block: where it is, what it reads, how it is written."""
@@ -46,6 +72,11 @@ class Block:
     name: str
     sources: tuple[str, ...]  # the committed results files it is rendered from
     render: Callable[[], str]
+    base: str = ""  # the folder the renderer's relative links are written from
+
+    def text(self) -> str:
+        """The rendering, its links resolving from ``path``: what the page must hold."""
+        return relocate(self.render(), self.base, self.path)
 
 
 def update(blocks: Sequence[Block], check: bool = False) -> list[str]:
@@ -55,7 +86,7 @@ def update(blocks: Sequence[Block], check: bool = False) -> list[str]:
     for block in blocks:
         path = ROOT / block.path
         text = path.read_text()
-        rendered = block.render()
+        rendered = block.text()
         if read_block(text, block.name) != rendered:
             stale.append(f"{block.path}:{block.name}")
             if not check:

@@ -1,5 +1,6 @@
-"""Rewrite every generated block of README.md, the metric card and benchmarks/results/README.md
-from the committed results files they cite (see ``doc_blocks.py``).
+"""Rewrite every generated block of README.md, the documentation pages under docs/, the metric
+card and benchmarks/results/README.md from the committed results files they cite (see
+``doc_blocks.py``).
 
     python benchmarks/update_docs.py           # rewrite the blocks
     python benchmarks/update_docs.py --check   # exit 1 if a block differs from its results
@@ -27,6 +28,9 @@ from trust_block import render_trust
 
 CARD = "metrics/waterdrum/README.md"
 RESULTS_README = "benchmarks/results/README.md"
+CONCEPTS, TRUST = "docs/concepts.md", "docs/trust.md"
+METRIC, AUDITS = "docs/guides/metric.md", "docs/guides/audits.md"
+WATERMARKING, KEYS, GPU = "docs/guides/watermarking.md", "docs/guides/keys.md", "docs/guides/gpu.md"
 
 
 def _audits() -> dict[str, Any]:
@@ -39,7 +43,7 @@ def _interval(values: dict[str, Any]) -> str:
 
 
 def render_audits() -> str:
-    """README: what the demo's relearning and quantization audits found, from audits.json."""
+    """Audits guide: what the demo's relearning and quantization audits found, from audits.json."""
     audits = _audits()
     models, settings = audits["models"], audits["settings"]
     retrained = models[audits["retrained"]]
@@ -112,7 +116,7 @@ def _ratio(base: dict[str, Any], new: dict[str, Any], what: str = "") -> str:
 
 
 def render_generation_speed() -> str:
-    """README: the generate() speed-up, from generation_speed.json."""
+    """Watermarking guide: the generate() speed-up, from generation_speed.json."""
     data = read_results("generation_speed")
     results, lines = data["results"], []
     for name, model in results["models"].items():
@@ -153,7 +157,7 @@ def _scale_row(run: dict[str, Any]) -> str:
 
 
 def render_verify_dataset_scale() -> str:
-    """README: the verify_dataset scale table and what it shows, from its results file."""
+    """Keys guide: the verify_dataset scale table and what it shows, from its results file."""
     data = read_results("verify_dataset_scale")
     runs, ratios = data["results"]["runs"], data["results"]["ratios"]
     table = [
@@ -183,21 +187,8 @@ def render_verify_dataset_scale() -> str:
     return "\n".join(table) + "\n\n" + prose
 
 
-def render_card_scale() -> str:
-    """Metric card: one sentence on verify_dataset's scale."""
-    runs = read_results("verify_dataset_scale")["results"]["runs"]
-    small, large = runs["small"], runs["large"]
-    return (
-        f"On a 2-core CPU it scored {large['texts']:,} generations at "
-        f"{large['texts_per_s']['median']:,.0f} texts/s in one process, with a heap peak of "
-        f"{large['peak_anonymous_mib']:.0f} MiB against {small['peak_anonymous_mib']:.0f} MiB for "
-        f"{small['texts']:,} texts (`benchmarks/results/verify_dataset_scale.json` of the "
-        "repository)."
-    )
-
-
 def render_interval_cost() -> str:
-    """Metric card: what confidence= costs, from interval_cost.json."""
+    """Metric guide: what confidence= costs, from interval_cost.json."""
     data = read_results("interval_cost")
     results = data["results"]
     return (
@@ -337,40 +328,34 @@ def render_scoring_settings() -> str:
     )
 
 
+DEMO_SOURCES = (
+    "benchmarks/results/demo/report.md",
+    "benchmarks/results/demo/report.json",
+    "benchmarks/results/demo/earlier_machine/report.json",
+)
+
 BLOCKS = (
     Block(CARD, "scoring-settings", ("waterdrum_hf/config.py",), render_scoring_settings),
+    Block("README.md", "demo-report", DEMO_SOURCES, render_demo),
+    Block(CONCEPTS, "demo-report", DEMO_SOURCES, render_demo),
+    Block(AUDITS, "demo-audits", ("benchmarks/results/demo/audits.json",), render_audits),
     Block(
-        "README.md",
-        "demo-report",
-        (
-            "benchmarks/results/demo/report.md",
-            "benchmarks/results/demo/report.json",
-            "benchmarks/results/demo/earlier_machine/report.json",
-        ),
-        render_demo,
-    ),
-    Block("README.md", "demo-audits", ("benchmarks/results/demo/audits.json",), render_audits),
-    Block(
-        "README.md",
+        WATERMARKING,
         "generation-speed",
         ("benchmarks/results/generation_speed.json",),
         render_generation_speed,
     ),
     Block(
-        "README.md",
+        KEYS,
         "verify-dataset-scale",
         ("benchmarks/results/verify_dataset_scale.json",),
         render_verify_dataset_scale,
     ),
     Block(
-        CARD,
-        "verify-dataset-scale",
-        ("benchmarks/results/verify_dataset_scale.json",),
-        render_card_scale,
+        METRIC, "interval-cost", ("benchmarks/results/interval_cost.json",), render_interval_cost
     ),
-    Block(CARD, "interval-cost", ("benchmarks/results/interval_cost.json",), render_interval_cost),
     Block(
-        "README.md",
+        TRUST,
         "trust",
         (
             "benchmarks/results/robustness/results.json",
@@ -382,7 +367,7 @@ BLOCKS = (
         render_trust,
     ),
     Block(
-        "README.md",
+        GPU,
         "gpu",
         (*(f"benchmarks/results/gpu/{run}/results.json" for run in GPU_RUNS), ".ci/floors.txt"),
         render_gpu,
@@ -397,9 +382,22 @@ BLOCKS = (
             "benchmarks/results/owner_detection_error.json",
         ),
         render_results_runs,
+        base="benchmarks/results",
     ),
-    Block(RESULTS_README, "demo", ("benchmarks/results/demo/report.json",), render_results_demo),
-    Block(RESULTS_README, "mutation", ("benchmarks/results/mutation.md",), render_results_mutation),
+    Block(
+        RESULTS_README,
+        "demo",
+        ("benchmarks/results/demo/report.json",),
+        render_results_demo,
+        base="benchmarks/results",
+    ),
+    Block(
+        RESULTS_README,
+        "mutation",
+        ("benchmarks/results/mutation.md",),
+        render_results_mutation,
+        base="benchmarks/results",
+    ),
 )
 
 

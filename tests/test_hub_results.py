@@ -281,9 +281,9 @@ def test_a_result_with_nothing_to_publish_is_refused(tmp_path):
         write_hub_results({**empty, "forget": 0.1, "accuracy": 1.0}, tmp_path, TOFU)
 
 
-def test_the_metric_cards_hub_snippet_runs_as_printed(result, tmp_path, monkeypatch):
-    card = Path(__file__).resolve().parents[1] / "metrics" / "waterdrum" / "README.md"
-    section = card.read_text().split("## How to report the values")[1].split("\n## ")[0]
+def test_the_hub_guides_snippet_runs_as_printed(result, tmp_path, monkeypatch):
+    guide = Path(__file__).resolve().parents[1] / "docs" / "guides" / "hub-results.md"
+    section = guide.read_text().split("## How to report the values")[1].split("\n## ")[0]
     snippet = section.split("```python\n")[1].split("```")[0]
     api = mock.create_autospec(HfApi, instance=True)
     api.hf_hub_download.side_effect = EntryNotFoundError("no README.md")

@@ -31,7 +31,7 @@ def test_each_generated_block_reads_what_its_results_files_give(block):
     for source in block.sources:
         assert (ROOT / source).is_file(), f"{source} is not committed"
     text = (ROOT / block.path).read_text()
-    assert doc_blocks.read_block(text, block.name) == block.render(), (
+    assert doc_blocks.read_block(text, block.name) == block.text(), (
         f"{block.path}:{block.name} differs from its results: run python benchmarks/update_docs.py"
     )
 
@@ -55,10 +55,10 @@ def test_a_changed_results_number_changes_its_block(tmp_path, monkeypatch):
 
 
 def test_the_quantization_prose_names_every_value_outside_its_interval():
-    """The README's claim is the table's: each value after quantization outside its interval
-    before is named, and none that is inside."""
+    """The audits guide's claim is the table's: each value after quantization outside its
+    interval before is named, and none that is inside."""
     audits = json.loads((update_docs.DEMO / "audits.json").read_text())
-    readme = doc_blocks.read_block((ROOT / "README.md").read_text(), "demo-audits")
+    readme = doc_blocks.read_block((ROOT / update_docs.AUDITS).read_text(), "demo-audits")
     for name, model in audits["models"].items():
         low, high = model["before"]["forget_ci_low"], model["before"]["forget_ci_high"]
         for audit, bits in (("int8", 8), ("int4", 4)):
@@ -107,13 +107,17 @@ NOT_MEASURED = {"3.1", "8", "4096", "33", "99", "21", "36"}
 
 REPRODUCTION, SCHEMES = "reproduction/results.md", "schemes/results.md"
 SUBSTITUTION, NULLS = "substitution/results.md", "null_agreement.md"
-CARD = "metrics/waterdrum/README.md"
-#: The README's quoted prose is checked number by number with its label (which study, row
-#: and column) in tests/test_quoted_statistics.py; these sections only by membership.
+#: The guides' quoted prose (the README's before) is checked number by number with its label
+#: (which study, row and column) in tests/test_quoted_statistics.py; these sections only by
+#: membership.
 QUOTED = [
-    (CARD, "Measured here on the built-in corpus", "fastest of three passes", [SCHEMES]),
-    (CARD, "Measured against 2,000 random keys", "the measurements are in", [NULLS]),
-    (CARD, "**Many owners at once.**", "and the report say so", ["owner_detection_error.md"]),
+    (update_docs.METRIC, "Measured against 2,000 random keys", "the measurements are in", [NULLS]),
+    (
+        update_docs.METRIC,
+        "**Many owners at once.**",
+        "and the report say so",
+        ["owner_detection_error.md"],
+    ),
     (update_docs.RESULTS_README, "## Watermark schemes compared", "## The paper's", [SCHEMES]),
     (update_docs.RESULTS_README, "## The paper's claims", None, [REPRODUCTION, SUBSTITUTION]),
 ]

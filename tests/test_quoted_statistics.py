@@ -1,4 +1,4 @@
-"""The README's quoted statistics, each matched together with its label.
+"""The documentation's quoted statistics, each matched together with its label.
 
 The prose quoted from the reproduction runs and studies is not generated, so each statistic
 in it is checked against the cell of the results file it names: which study, which setting or
@@ -29,31 +29,40 @@ NULLS, CAPACITY = "null_agreement.md", "capacity/results.json"
 D1, D2 = "## Separability (D1)", "## Calibration (D2)"
 SETTINGS_ROWS = ("no duplicate", "exact duplicate", "semantic duplicate")
 
-#: The README's quoted sections: (first words, the words after the section).
+TRUST, LAYOUT = "docs/trust.md", "docs/reference/layout.md"
+METRIC, WATERMARKING = "docs/guides/metric.md", "docs/guides/watermarking.md"
+KEYS = "docs/guides/keys.md"
+
+#: The quoted sections: (page, first words, the words after the section or None for the
+#: page's end).
 SECTIONS = {
-    "reproduce": ("## Reproduce the paper", "In short, measured"),
-    "in short": ("In short, measured on", "## On a GPU"),
-    "schemes": ("How they compare: ", "| |"),
-    "schemes table": ("| Waterfall | ", "The verification times"),
-    "mutation": ("Mutation testing (not in CI)", "## Licences"),
-    "nulls": ("Against 2,000 random keys", "`waterdrum score` and"),
-    "capacity": ("- **Calibration goes with memorisation", "## Keys, privacy and scale"),
+    "reproduce": (TRUST, "## Reproduce the paper", "In short, measured"),
+    "in short": (TRUST, "In short, measured on", None),
+    "schemes": (WATERMARKING, "How they compare: ", "| |"),
+    "schemes table": (WATERMARKING, "| Waterfall | ", "The verification times"),
+    "mutation": (LAYOUT, "Mutation testing (not in CI)", None),
+    "nulls": (METRIC, "Against 2,000 random keys", "`waterdrum score` and"),
+    "capacity": (TRUST, "- **Calibration goes with memorisation", "## Reproduce the paper"),
 }
 #: Generated sentences whose statistics are also read here by label (the renderer's output is
 #: checked against the renderer by tests/test_published_numbers.py, not against the data).
 GENERATED = {
-    "trust correlations": ("Over these ", "<!-- trust:end -->"),
-    "generation speed": ("<!-- generation-speed:start -->", "<!-- generation-speed:end -->"),
-    "verify scale": ("One process already runs", "<!-- verify-dataset-scale:end -->"),
+    "trust correlations": (TRUST, "Over these ", "<!-- trust:end -->"),
+    "generation speed": (
+        WATERMARKING,
+        "<!-- generation-speed:start -->",
+        "<!-- generation-speed:end -->",
+    ),
+    "verify scale": (KEYS, "One process already runs", "<!-- verify-dataset-scale:end -->"),
 }
 SECTIONS_READ = {**SECTIONS, **GENERATED}
 
 
 def _section(name: str) -> str:
-    start, end = SECTIONS_READ[name]
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    page, start, end = SECTIONS_READ[name]
+    text = (ROOT / page).read_text(encoding="utf-8")
     begin = text.index(start)
-    return " ".join(text[begin : text.index(end, begin)].split())
+    return " ".join(text[begin : text.index(end, begin) if end else len(text)].split())
 
 
 def _text(name: str) -> str:
@@ -136,7 +145,7 @@ def _correlation_quote(column: str) -> list[float]:
 
 @dataclass(frozen=True)
 class Quote:
-    """A statistic of the README (``pattern``'s groups, whitespace collapsed) and what its
+    """A statistic of a page (``pattern``'s groups, whitespace collapsed) and what its
     label says it is (``expected``: one value per group, read from the results files)."""
 
     section: str
@@ -443,7 +452,9 @@ def _close(quoted: str, value: float) -> bool:
 @pytest.mark.parametrize("quote", QUOTES, ids=lambda q: f"{q.section}: {q.label[:40]}")
 def test_quoted_statistics_match_their_labelled_results(quote):
     match = re.search(quote.pattern, _section(quote.section))
-    assert match, f"README ({quote.section}) no longer says {quote.pattern!r}"
+    assert match, (
+        f"{SECTIONS_READ[quote.section][0]} ({quote.section}) no longer says {quote.pattern!r}"
+    )
     expected = quote.expected()
     assert len(expected) == len(match.groups()), "one expected value per quoted number"
     wrong = [
@@ -451,10 +462,10 @@ def test_quoted_statistics_match_their_labelled_results(quote):
         for quoted, value in zip(match.groups(), expected, strict=True)
         if not _close(quoted, value)
     ]
-    assert not wrong, f"{quote.label}: README quotes (quoted, results) {wrong}"
+    assert not wrong, f"{quote.label}: the page quotes (quoted, results) {wrong}"
 
 
-#: The README's scheme table: its columns, each as (ours, the paper's) columns of the
+#: The watermarking guide's scheme table: its columns, each as (ours, the paper's) columns of the
 #: scheme comparison's results table.
 SCHEME_COLUMNS = {
     "D1 AUROC (ours / paper)": ("D1 separability (AUROC)", "paper: AUROC"),
@@ -463,8 +474,8 @@ SCHEME_COLUMNS = {
 }
 
 
-def _readme_scheme_table() -> list[dict[str, str]]:
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+def _guide_scheme_table() -> list[dict[str, str]]:
+    lines = (ROOT / WATERMARKING).read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("| | D1 AUROC (ours"))
     rows = []
     for line in lines[start:]:
@@ -476,10 +487,10 @@ def _readme_scheme_table() -> list[dict[str, str]]:
 
 
 def test_quoted_scheme_table_matches_the_comparison_cell_by_cell():
-    """Each cell of the README's scheme table is its scheme's row and its column's pair of
+    """Each cell of the guide's scheme table is its scheme's row and its column's pair of
     the comparison's results table (ours, with its sd, and the paper's); the paper's
     hardware follows its "needs a GPU?" column, ours ran on the CPU."""
-    rows = _readme_scheme_table()
+    rows = _guide_scheme_table()
     results = {row["watermarking method"]: row for row in _table(SCHEMES, "## no duplicate")}
     assert [row["scheme"] for row in rows] == list(results)
     for row in rows:
@@ -504,7 +515,9 @@ def test_every_quoted_number_has_a_label(section):
     text = _section(section)
     for pattern in [q.pattern for q in QUOTES if q.section == section] + SETTINGS[section]:
         match = re.search(pattern, text)
-        assert match, f"README ({section}) no longer says {pattern!r}"
+        assert match, f"{SECTIONS[section][0]} ({section}) no longer says {pattern!r}"
         text = text[: match.start()] + " " + text[match.end() :]
     unlabelled = NUMBER.findall(text)
-    assert not unlabelled, f"README ({section}): {unlabelled} are quoted without a label here"
+    assert not unlabelled, (
+        f"{SECTIONS[section][0]} ({section}): {unlabelled} are quoted without a label here"
+    )

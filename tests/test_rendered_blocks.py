@@ -44,7 +44,7 @@ level)."""
 def rendered(path: str, name: str) -> str:
     """Block ``name`` of ``path`` as ``update_docs.py`` would write it now."""
     (block,) = [b for b in update_docs.BLOCKS if (b.path, b.name) == (path, name)]
-    return block.render()
+    return block.text()
 
 
 def load(relative: str) -> Any:
@@ -111,14 +111,14 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
 
 
 # ---------------------------------------------------------------------------------------------
-# README: "How far to trust the numbers"
+# docs/trust.md: "How far to trust the numbers"
 
 SCHEMES = {"Waterfall": "waterfall", "KGW": "kgw"}
 
 
 @pytest.fixture(scope="module")
 def trust() -> str:
-    return rendered("README.md", "trust")
+    return rendered(update_docs.TRUST, "trust")
 
 
 @pytest.fixture(scope="module")
@@ -308,12 +308,12 @@ def test_trust_regenerate_line_gives_each_studys_command_and_time(trust):
 
 
 # ---------------------------------------------------------------------------------------------
-# README: the GPU block
+# docs/guides/gpu.md: the GPU block
 
 
 @pytest.fixture(scope="module")
 def gpu() -> str:
-    return rendered("README.md", "gpu")
+    return rendered(update_docs.GPU, "gpu")
 
 
 def gpu_steps() -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -422,7 +422,7 @@ def test_gpu_verification_and_fsdp_sentence_recomputed(gpu):
 
 
 # ---------------------------------------------------------------------------------------------
-# README: the demo block
+# README.md (and docs/concepts.md): the demo block
 
 
 @pytest.fixture(scope="module")
@@ -596,14 +596,14 @@ def test_demo_run_time_is_run_json(demo):
 
 
 # ---------------------------------------------------------------------------------------------
-# README: the audits prose, generation speed, verify_dataset's scale
+# The guides: the audits prose, generation speed, verify_dataset's scale
 
 
 def test_audits_prose_recomputed_from_audits_json():
     """Relearning: every model's value before and after with its interval and excess, which
     intervals lie above the retrained model's; quantization: which values left their interval
     before, and the largest move."""
-    text = rendered("README.md", "demo-audits")
+    text = rendered(update_docs.AUDITS, "demo-audits")
     audits = load("demo/audits.json")
     models, settings = audits["models"], audits["settings"]
     retrained = models[audits["retrained"]]
@@ -703,7 +703,7 @@ def test_generation_speed_ratios_recomputed_from_the_timed_runs():
     """Each model's medians, ranges and ratios (new default over batch 16, and its two parts:
     the larger batch and the shared prefill), from the timed runs; each ratio said to be
     distinguishable exactly when the runs' ranges lie apart."""
-    text = rendered("README.md", "generation-speed")
+    text = rendered(update_docs.WATERMARKING, "generation-speed")
     data = load("generation_speed.json")
     found = search(r"\((\d+) sequences; medians of (\d+) runs, (\d+) torch threads\)", text)
     assert int(found[1]) == data["results"]["sequences"]
@@ -761,7 +761,7 @@ def scale_runs() -> dict[str, dict]:
 def test_verify_dataset_scale_table_and_ratios_recomputed():
     """The scale table's medians and ranges over the timed runs, memory peaks, and the ratios
     of the prose (large over small, two processes over one, a larger batch)."""
-    text = rendered("README.md", "verify-dataset-scale")
+    text = rendered(update_docs.KEYS, "verify-dataset-scale")
     runs = scale_runs()
     _, rows = table(text, "texts")
     assert len(rows) == len(runs)
@@ -819,25 +819,7 @@ def test_verify_dataset_scale_table_and_ratios_recomputed():
 
 
 # ---------------------------------------------------------------------------------------------
-# The metric card's blocks
-
-
-def test_card_scale_sentence_recomputed():
-    """The card's scale sentence: the large run's median texts/s over its timed runs and both
-    runs' heap peaks."""
-    text = rendered(update_docs.CARD, "verify-dataset-scale")
-    runs = scale_runs()
-    small, large = runs["small"], runs["large"]
-    found = search(
-        r"it scored ([\d,]+) generations at (\S+) texts/s in one process, with a heap peak of "
-        r"(\d+) MiB against (\d+) MiB for ([\d,]+) texts",
-        text,
-    )
-    assert int(found[1].replace(",", "")) == large["texts"] and large["processes"] == 1
-    check(found[2], float(np.median(large["texts_per_s"]["runs"])), "texts/s")
-    check(found[3], large["peak_anonymous_mib"], "large heap")
-    check(found[4], small["peak_anonymous_mib"], "small heap")
-    assert int(found[5].replace(",", "")) == small["texts"]
+# The metric guide's block
 
 
 def test_card_interval_cost_recomputed_from_the_timed_runs():
@@ -845,7 +827,7 @@ def test_card_interval_cost_recomputed_from_the_timed_runs():
     and without them; the default resamples is the library's; the repeats are the runs."""
     from waterdrum_hf.config import IntervalConfig
 
-    text = rendered(update_docs.CARD, "interval-cost")
+    text = rendered(update_docs.METRIC, "interval-cost")
     data = load("interval_cost.json")
     results = data["results"]
     found = search(

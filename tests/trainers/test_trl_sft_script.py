@@ -53,8 +53,9 @@ def test_the_patch_changes_only_the_two_imports(tmp_path):
 
 
 def readme_patch_commands() -> str:
-    """The README's commands that write ``sft_npo.py`` (its "In your TRL script" section)."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    """The trainers guide's commands that write ``sft_npo.py`` (its "In your TRL script"
+    section)."""
+    readme = (Path(__file__).parents[2] / "docs" / "guides" / "trainers.md").read_text()
     section = readme.split("## In your TRL script", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
     return block.split("\npython ", 1)[0]
