@@ -245,3 +245,32 @@ def test_settings_and_writer_refusals():
         EXPEditScheme().logits_processor(10, 2**32)
     assert "num_ids=2" in repr(EXPEditScheme().logits_processor(10, [123456, 7]))
     assert "123456" not in repr(EXPEditScheme().logits_processor(10, [123456, 7]))
+
+
+def test_metric_reads_owners_against_the_empirical_null_and_refuses_the_analytic_one():
+    from waterdrum_hf import NullConfig, WaterDrumConfig, waterdrum_result
+
+    vocab, scheme = 50, EXPEditScheme(key_length=64)
+    owners = [101, 202, 303, 404]
+    texts = [
+        " ".join(f"w{i}" for i in write(scheme, owner, 40, vocab, seed=s))
+        for owner in owners
+        for s in range(2)
+    ]
+    references = [owner for owner in owners for _ in range(2)]
+    forget = texts[:4]  # owners 101, 202: the model still writes their watermark
+    unwatermarked = [" ".join(f"w{i}" for i in np.random.default_rng(s).integers(0, vocab, 40))
+                     for s in range(4)]  # fmt: skip
+    config = WaterDrumConfig(scheme=scheme, null=NullConfig("empirical", keys=30))
+    result = waterdrum_result(
+        forget + unwatermarked, references, word_tokenizer(vocab), config=config,
+        forget_ids=[101, 202],
+    )  # fmt: skip
+    assert result.forget.p_value == pytest.approx(1 / 31)  # above every null key
+    # retain (unwatermarked) reads at the null, below every forget query (AUROC: retain positive)
+    assert result.retain.p_value > 0.05 and result.separability_auroc == 0.0
+    with pytest.raises(TypeError, match=r"use the empirical null \(null_keys=K\)"):
+        waterdrum_result(
+            texts, references, word_tokenizer(vocab),
+            config=WaterDrumConfig(scheme=scheme, null=NullConfig("analytic")),
+        )  # fmt: skip
