@@ -145,7 +145,8 @@ def test_writer_leaves_exactly_the_argmax_of_xi_to_the_one_over_p():
     scheme = EXPEditScheme(key_length=n)
     rng = np.random.default_rng(1)
     processor = scheme.logits_processor(vocab, [21, 22])
-    prompt = torch.zeros((4, 5), dtype=torch.long)  # two samples per key
+    prompt = torch.ones((4, 5), dtype=torch.long)  # two samples per key
+    processor.reset([21, 22], prompt_length=5)
     for step in range(5):  # 3, 4 wrap around the key
         scores = torch.from_numpy(rng.normal(0, 1.5, (4, vocab + 2)))  # padded vocabulary
         out = processor(torch.cat([prompt, torch.zeros((4, step), dtype=torch.long)], 1), scores)
@@ -274,3 +275,15 @@ def test_metric_reads_owners_against_the_empirical_null_and_refuses_the_analytic
             texts, references, word_tokenizer(vocab),
             config=WaterDrumConfig(scheme=scheme, null=NullConfig("analytic")),
         )  # fmt: skip
+
+
+def test_reset_sets_the_ids_and_where_generation_starts():
+    vocab, scheme = 9, EXPEditScheme(key_length=4)
+    processor = scheme.logits_processor(vocab, 1)
+    scores = torch.from_numpy(np.random.default_rng(2).normal(0, 1, (1, vocab)))
+    probs = torch.softmax(scores, -1).numpy()[0]
+    for key, prompt_length, length in [(33, 3, 5), (34, 5, 5), (35, 1, 8)]:
+        processor.reset(key, prompt_length=prompt_length)
+        out = processor(torch.zeros((1, length), dtype=torch.long), scores)
+        xi = numpy_key(key, 4, vocab)[(length - prompt_length) % 4]
+        assert int(out.argmax()) == int(np.argmax(xi ** (1 / probs)))

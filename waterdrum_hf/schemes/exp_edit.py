@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -70,6 +70,9 @@ class EXPEditScheme(SequenceScheme):
     gamma_edit: float = 0.0
     block_size: int | None = None
     name = "exp_edit"
+    #: The writer leaves one token per row: write with ``do_sample=True`` (any sampler then
+    #: takes it); a beam search would have no second token to keep.
+    requires_sampling: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key_length", check_positive_int(self.key_length, "key_length"))
@@ -211,12 +214,18 @@ class EXPEditLogitsProcessor(LogitsProcessor):
             "keys": [key_digest(int(i)) for i in self._ids],
         }
 
-    def reset(self, watermark_ids: int | Sequence[int] | None = None) -> None:
-        """Prepare for a new ``generate`` call, optionally with new ids."""
+    def reset(
+        self,
+        watermark_ids: int | Sequence[int] | None = None,
+        *,
+        prompt_length: int | None = None,
+    ) -> None:
+        """Prepare for a new ``generate`` call, optionally with new ids; ``prompt_length``
+        (the padded prompt's) ``None`` takes it from the next call."""
         if watermark_ids is not None:
             count = 1 if isinstance(watermark_ids, (int, np.integer)) else len(watermark_ids)
             self._ids = check_watermark_ids(watermark_ids, count, "watermark_ids")
-        self._prompt_length = None
+        self._prompt_length = prompt_length
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
         rows, length = input_ids.shape
