@@ -34,11 +34,14 @@ def flag(
     factory: Callable[[], Any] | None = None,
     aliases: list[str] | None = None,
     repeatable: bool = False,
+    choices: Sequence[str] | None = None,
 ) -> Any:
     """``dataclasses.field`` with its flag's ``help`` (and ``aliases``, other spellings of the
     flag); ``factory`` makes a mutable default. A ``repeatable`` (tuple) field's flag takes one
     or more values and may be given again, each time adding to them."""
     metadata: dict[str, Any] = {"help": help}
+    if choices is not None:  # argparse's choices, for a str field that is not a Literal
+        metadata["choices"] = list(choices)
     if aliases:
         metadata["aliases"] = aliases
     if repeatable:

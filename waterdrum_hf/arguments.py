@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from waterdrum_hf._fields import flag
-from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, scoring_field
+from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, scoring_field, with_scheme_settings
 
 if TYPE_CHECKING:
     from waterdrum_hf.callback_plan import EvaluationPlan
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
+@with_scheme_settings("waterdrum_")
 class WaterDrumArguments:
     """WaterDrum's settings as parser flags: the data, the scoring and the callback's sampling
     and schedule (see the module docstring)."""
@@ -51,10 +52,8 @@ class WaterDrumArguments:
         "question", "Column of questions (QA queries), used without a text column."
     )
     waterdrum_prefix_tokens: int = flag(50, "Query length: the first tokens of each text.")
-    waterdrum_scheme: Literal["waterfall", "kgw"] = scoring_field("scheme")
-    waterdrum_k_p: int | None = scoring_field("k_p")
-    waterdrum_gamma: float | None = scoring_field("gamma")
-    waterdrum_n_gram: int = scoring_field("n_gram")
+    waterdrum_scheme: str = scoring_field("scheme")
+    waterdrum_n_gram: int | None = scoring_field("n_gram")
     waterdrum_vocab_size: int | None = scoring_field("vocab_size")
     waterdrum_pooling: Literal["tokens", "mean"] = scoring_field("pooling")
     waterdrum_null: Literal["analytic", "empirical", "none"] | None = scoring_field(

@@ -13,20 +13,22 @@ flags, ``WaterDrumArguments``' fields) are mapped here, once, by :meth:`WaterDru
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Optional, TypeVar, get_args, get_type_hints
 
 from waterdrum_hf._fields import flag
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, check_confidence, check_resamples
 from waterdrum_hf.schemes import (
+    SCHEMES,
     WaterfallScheme,
     WatermarkScheme,
     resolve_scheme,
     scheme_from_settings,
 )
+from waterdrum_hf.schemes.registry import READING_SETTINGS, setting_help
 
 Pooling = Literal["tokens", "mean"]
 """How a query pools its samples: token-weighted (the paper's) or the mean of sample scores."""
@@ -37,11 +39,23 @@ NullMethod = Literal["analytic", "empirical"]
 DEFAULT_NULL_KEYS = 100
 """Random keys of the empirical null when ``null="empirical"`` is given without ``null_keys``."""
 
+SCHEME_KEYWORDS: tuple[str, ...] = tuple(
+    dict.fromkeys(name for names in READING_SETTINGS.values() for name in names)
+)
+"""Every scheme's own reading settings (Waterfall's ``k_p``, KGW's ``gamma``, Synth-ID's
+``depth``...), from the registry (:data:`waterdrum_hf.schemes.SCHEMES`): flat settings that
+default to the scheme's own default, refused for another scheme."""
+
 SCORING_SETTINGS: Mapping[str, tuple[Any, str]] = {
-    "scheme": ("waterfall", "Watermark scheme of the data: waterfall (the paper's) or kgw."),
-    "k_p": (None, "Waterfall's function number (default 1)."),
-    "gamma": (None, "KGW's green share of the vocabulary (default 0.5)."),
-    "n_gram": (2, "Watermark n-gram (2: one previous token)."),
+    "scheme": (
+        "waterfall",
+        f"Watermark scheme of the data: {', '.join(SCHEMES)} (waterfall is the paper's).",
+    ),
+    **{name: (None, setting_help(name)) for name in SCHEME_KEYWORDS},
+    "n_gram": (
+        None,
+        "Watermark n-gram: context length plus one (default: the scheme's, 2; Synth-ID's 5).",
+    ),
     "vocab_size": (None, "Expected watermark vocabulary size (checked against the tokenizer)."),
     "pooling": (
         "tokens",
@@ -74,9 +88,38 @@ KEYWORDS = tuple(SCORING_SETTINGS)
 
 def scoring_field(name: str, prefix: str = "") -> Any:
     """A dataclass field for the flat setting ``name`` (its default and help from
-    :data:`SCORING_SETTINGS`); ``prefix`` is the field's prefix, named in the help."""
+    :data:`SCORING_SETTINGS`; ``scheme`` takes the registry's names as its choices); ``prefix``
+    is the field's prefix, named in the help."""
     default, help = SCORING_SETTINGS[name]
-    return flag(default, help.replace("null_keys", f"{prefix}null_keys"))
+    choices = tuple(SCHEMES) if name == "scheme" else None
+    return flag(default, help.replace("null_keys", f"{prefix}null_keys"), choices=choices)
+
+
+FlagsClass = TypeVar("FlagsClass", bound=type)
+
+
+def with_scheme_settings(prefix: str = "") -> Callable[[FlagsClass], FlagsClass]:
+    """A decorator (put it under ``@dataclass``) that gives a flags class one field
+    ``prefix + name`` per scheme setting of :data:`SCHEME_KEYWORDS` (the scheme's type or
+    ``None``, default ``None``: the scheme's own; help from the scheme's field), so that a
+    scheme added to the registry has its flags in every parser at once. Read them with
+    ``getattr`` (:meth:`WaterDrumConfig.from_keywords` takes them by name)."""
+
+    def add_fields(cls: FlagsClass) -> FlagsClass:
+        added = {}
+        for name in SCHEME_KEYWORDS:
+            owner = next(SCHEMES[s] for s, names in READING_SETTINGS.items() if name in names)
+            added[prefix + name] = Optional[get_type_hints(owner)[name]]  # noqa: UP045
+            setattr(cls, prefix + name, scoring_field(name, prefix))
+        annotations = {}
+        for name, hint in cls.__annotations__.items():  # the settings right after the scheme
+            annotations[name] = hint
+            if name == prefix + "scheme":
+                annotations.update(added)
+        cls.__annotations__ = annotations
+        return cls
+
+    return add_fields
 
 
 @dataclass(frozen=True)
@@ -145,7 +188,8 @@ class WaterDrumConfig:
     Args:
         scheme: the watermark the data carries, with its settings: a
             :class:`~waterdrum_hf.schemes.WaterfallScheme` (the default, the paper's ``k_p=1``,
-            ``n_gram=2``) or :class:`~waterdrum_hf.schemes.KGWScheme`.
+            ``n_gram=2``), :class:`~waterdrum_hf.schemes.KGWScheme` or
+            :class:`~waterdrum_hf.schemes.SynthIDScheme` (any of :data:`~waterdrum_hf.schemes.SCHEMES`).
         pooling: how a query pools its samples: ``"tokens"`` (token-weighted, the authors'
             choice: the mean term over all counted tokens of its samples) or ``"mean"`` (the
             mean of the sample scores).
@@ -235,10 +279,8 @@ class WaterDrumConfig:
         given = {
             name: keywords.get(name, default) for name, (default, _) in SCORING_SETTINGS.items()
         }
-        settings = ("k_p", "gamma", "n_gram", "vocab_size")  # absent: the scheme's own defaults
-        scheme = resolve_scheme(
-            given["scheme"], **{k: keywords[k] for k in settings if keywords.get(k) is not None}
-        )
+        settings = (*SCHEME_KEYWORDS, "n_gram", "vocab_size")  # None: the scheme's default
+        scheme = resolve_scheme(given["scheme"], **{k: given[k] for k in settings})
         return cls(
             scheme=scheme,
             pooling=given["pooling"],

@@ -408,7 +408,7 @@ def verify_texts(
         tokenizer: the watermarking model's tokenizer, or a name/path for ``AutoTokenizer``.
         k_p: the watermarking function used when watermarking (Waterfall's; default 1).
         n_gram: the watermark's n-gram (default 2, the paper's).
-        scheme: ``"waterfall"`` (the default), ``"kgw"`` or a scheme object (which carries
+        scheme: ``"waterfall"`` (the default), ``"kgw"``, ``"synthid"`` or a scheme object (which carries
             ``k_p`` and ``n_gram`` itself).
     """
     verifier = Verifier(tokenizer, scheme, k_p=k_p, n_gram=n_gram)

@@ -57,10 +57,14 @@ Args:
     query_ids (`list`, optional): with flat predictions, the query each sample answers.
     pooling (`str`, default "tokens"): how a query pools its samples: "tokens" (token-weighted,
         the paper's) or "mean".
-    k_p (`int`, default 1), n_gram (`int`, default 2): the watermark's parameters (k_p is
-        Waterfall's).
-    scheme (`str`, default "waterfall"): the watermark scheme, "waterfall" or "kgw".
+    k_p (`int`, default 1), n_gram (`int`, default: the scheme's, 2): the watermark's
+        parameters (k_p is Waterfall's).
+    scheme (`str`, default "waterfall"): the watermark scheme, "waterfall", "kgw" or
+        "synthid" (any name of `waterdrum_hf.schemes.SCHEMES`).
     gamma (`float`, default 0.5): KGW's green share (with scheme="kgw").
+    depth (`int`, default 30), sampling_table_size (`int`, default 65536),
+        sampling_table_seed (`int`, default 0): Synth-ID's settings (with scheme="synthid";
+        its n_gram defaults to 5). Its score is the mean g-value: 0.5 without the watermark.
     vocab_size (`int`, optional): the watermark's vocabulary size (128000 for the published
         datasets); a tokenizer with another vocab_size raises.
     null (`str`, optional): "analytic" (exact null mean/std from the token-pair counts,

@@ -22,7 +22,7 @@ from waterdrum_hf import (
     WatermarkScheme,
 )
 from waterdrum_hf.config import WaterDrumConfig
-from waterdrum_hf.schemes import PermutationScheme
+from waterdrum_hf.schemes import SCHEMES, PermutationScheme
 from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
 from waterdrum_hf.schemes.waterfall import watermark_function
 
@@ -142,7 +142,7 @@ def test_scheme_settings_are_checked():
         WaterfallScheme(k_p="1")
     with pytest.raises(ValueError, match="`k_p` must be in 1..96"):
         Verifier(word_tokenizer(N), scheme=WaterfallScheme(k_p=500))
-    with pytest.raises(ValueError, match=r"`scheme` must be one of \['kgw', 'waterfall'\]"):
+    with pytest.raises(ValueError, match=re.escape(f"`scheme` must be one of {sorted(SCHEMES)}")):
         Verifier(word_tokenizer(N), scheme="kirchenbauer")
     with pytest.raises(
         ValueError, match="`k_p` is a setting of the Waterfall scheme, not of 'kgw'"
@@ -226,7 +226,10 @@ def test_waterfall_function_numbers():
     [("kgw", {"k_p": 2}, ValueError, "`k_p` is a setting of the Waterfall scheme, not of 'kgw'"),
      ("waterfall", {"gamma": 0.3}, ValueError, "`gamma` is a setting of the KGW scheme"),
      ("kgw", {"gamma": 1.5}, ValueError, "`gamma` must be in (0, 1)"),
-     ("synthid", {}, ValueError, "`scheme` must be one of"),
+     ("kirchenbauer", {}, ValueError, "`scheme` must be one of"),
+     ("synthid", {"k_p": 2}, ValueError, "`k_p` is a setting of the Waterfall scheme, not of 'synthid'"),
+     ("waterfall", {"depth": 4}, ValueError, "`depth` is a setting of the SynthID scheme"),
+     ("waterfall", {"kappa": 4}, TypeError, "['kappa'] are not settings of any scheme"),
      (WaterfallScheme(), {"k_p": 2}, TypeError, "pass `k_p` inside the scheme")],
 )  # fmt: skip
 def test_resolve_scheme_refuses_another_schemes_setting(scheme, settings, error, message):

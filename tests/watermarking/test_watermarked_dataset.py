@@ -27,6 +27,7 @@ from waterdrum_hf import (
     verify_texts,
 )
 from waterdrum_hf.data.corpus import toy_corpus
+from waterdrum_hf.schemes import SynthIDScheme
 from waterdrum_hf.watermarking.config import SCHEME_SETTINGS
 
 KEYS = (11, 4_000_000_007)
@@ -196,6 +197,12 @@ def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):
             changes = {"scheme": "kgw"}
         elif spec.name in SCHEME_SETTINGS["kgw"]:
             changes["scheme"] = "kgw"  # a KGW setting changes only with that scheme
+        elif spec.name in SCHEME_SETTINGS["synthid"]:  # only with Synth-ID, which samples
+            changes.update(scheme="synthid", do_sample=True)
+        if spec.name == "sampling_table_size":
+            changes[spec.name] = 2**10
+        if spec.name == "n_gram":  # None: the scheme's (2)
+            changes[spec.name] = 3
         other = WatermarkedDataset(model, tokenizer, **changes)
         same = spec.name in WatermarkingConfig.RUNTIME_FIELDS
         assert (other.fingerprint == base.fingerprint) == same, spec.name
@@ -361,5 +368,17 @@ def test_a_setting_of_the_other_scheme_is_refused():
     with pytest.raises(ValueError, match="`delta` must be a finite number >= 0"):
         WatermarkingConfig(scheme="kgw", delta=-1.0)
     with pytest.raises(ValueError, match="`scheme` must be one of"):
+        WatermarkingConfig(scheme="kirchenbauer")
+    # Synth-ID's tournament samples: beam search (the default) with it is refused.
+    with pytest.raises(
+        ValueError, match=r"scheme='synthid' watermarks by sampling.*do_sample=True"
+    ):
         WatermarkingConfig(scheme="synthid")
+    with pytest.raises(ValueError, match="`depth` is a setting of the synthid scheme"):
+        WatermarkingConfig(depth=4)
+    with pytest.raises(ValueError, match="`depth` must be in 1..1024"):
+        WatermarkingConfig(scheme="synthid", do_sample=True, depth=0)
     assert WatermarkingConfig(scheme="kgw", gamma=0.25).writer_settings() == {"delta": 2.0}
+    synthid = WatermarkingConfig(scheme="synthid", do_sample=True, depth=4)
+    assert synthid.writer_settings() == {"context_history_size": 1024}
+    assert synthid.watermark_scheme() == SynthIDScheme(depth=4)  # n_gram: Synth-ID's 5

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from waterdrum_hf._fields import flag, shortest_command
 from waterdrum_hf._validation import check_positive_fields, check_positive_int
@@ -16,6 +16,7 @@ from waterdrum_hf.bootstrap import check_confidence
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
 from waterdrum_hf.experiments.training import TrainingSettings
+from waterdrum_hf.schemes import SCHEMES
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
 NO_CURVE: Mapping[str, str] = MappingProxyType(
@@ -45,12 +46,13 @@ class DemoConfig:
     )
     forget: int = flag(2, "Owners (the last ones) who ask to be forgotten.")
     passages_per_owner: int = flag(10, "Passages per owner.")
-    scheme: Literal["waterfall", "kgw"] = flag(
+    scheme: str = flag(
         "waterfall",
         (
             "Watermark scheme of the owners' passages, of verification and of the "
-            "curves: waterfall (the paper's) or kgw (adapted KGW)."
+            "curves: waterfall (the paper's), kgw (adapted KGW) or synthid (adapted Synth-ID)."
         ),
+        choices=tuple(SCHEMES),
     )
     methods: tuple[str, ...] = flag(DEFAULT_METHODS, "Unlearning methods to benchmark.")
     epochs: int = flag(30, "Fine-tuning epochs (the model must memorise its data).")
@@ -148,8 +150,6 @@ class DemoConfig:
         check_positive_int(self.seed, "seed", minimum=0)
         if not 1 <= self.forget < self.owners:
             raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
-        from waterdrum_hf.schemes import SCHEMES
-
         if self.scheme not in SCHEMES:
             raise ValueError(f"`scheme` must be one of {', '.join(SCHEMES)}, got {self.scheme!r}.")
         for name in ("learning_rate", "unlearn_learning_rate"):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from waterdrum_hf.experiments.demo_config import DemoConfig
+from waterdrum_hf.schemes import SCHEMES
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ def watermark_corpus(config: DemoConfig, pipeline: Any, corpus: Any = None) -> D
         seed=config.seed,
         no_repeat_ngram_size=3,
         scheme=config.scheme,
+        do_sample=SCHEMES[config.scheme].requires_sampling,  # Synth-ID samples
     )
     return DemoData(
         keys=keys,

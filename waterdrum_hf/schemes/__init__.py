@@ -10,6 +10,7 @@ from waterdrum_hf.schemes.base import PermutationScheme, SequenceScheme, Waterma
 from waterdrum_hf.schemes.exp_edit import EXPEditScheme
 from waterdrum_hf.schemes.kgw import KGWScheme, kgw_z_score
 from waterdrum_hf.schemes.registry import SCHEMES, resolve_scheme, scheme_from_settings
+from waterdrum_hf.schemes.synthid import SynthIDScheme, synthid_keys
 from waterdrum_hf.schemes.unigram import UnigramWatermark
 from waterdrum_hf.schemes.waterfall import WaterfallScheme
 
@@ -18,6 +19,7 @@ __all__ = [
     "EXPEditScheme",
     "KGWScheme",
     "PermutationScheme",
+    "SynthIDScheme",
     "SequenceScheme",
     "UnigramWatermark",
     "WatermarkScheme",
@@ -25,4 +27,5 @@ __all__ = [
     "kgw_z_score",
     "resolve_scheme",
     "scheme_from_settings",
+    "synthid_keys",
 ]

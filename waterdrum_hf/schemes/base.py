@@ -54,6 +54,8 @@ class WatermarkScheme(ABC):
 
     #: Short name used in configs, fingerprints and on the command line.
     name: ClassVar[str]
+    #: Whether the writer must sample (``do_sample=True``): Synth-ID's tournament does.
+    requires_sampling: ClassVar[bool] = False
 
     n_gram: int = 2
     vocab_size: int | None = None

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from waterdrum_hf._fields import flag
 from waterdrum_hf.schemes.base import PermutationScheme
 
 
@@ -51,7 +52,7 @@ class KGWScheme(PermutationScheme):
         n_gram, vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
     """
 
-    gamma: float = 0.5
+    gamma: float = flag(0.5, "KGW's green share of the vocabulary (default 0.5).")
     name = "kgw"
 
     def __post_init__(self) -> None:

@@ -74,7 +74,7 @@ class PermutationLogitsProcessor(LogitsProcessor):
             cache_size = max(1, DEFAULT_CACHE_BYTES // (4 * self.vocab_size))
         self.cache_size = check_positive_int(cache_size, "cache_size")
         self._cache: OrderedDict[tuple[int, ...], torch.Tensor] = OrderedDict()
-        self._watermark_ids = _checked(watermark_ids)
+        self._watermark_ids = checked_row_ids(watermark_ids)
         self._prompt_length: int | None = None
 
     def scheme_settings(self) -> dict[str, object]:
@@ -111,7 +111,7 @@ class PermutationLogitsProcessor(LogitsProcessor):
             prompt_length: length of the (padded) prompt; ``None`` takes it from the next call.
         """
         if watermark_ids is not None:
-            self._watermark_ids = _checked(watermark_ids)
+            self._watermark_ids = checked_row_ids(watermark_ids)
         self._prompt_length = prompt_length
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
@@ -165,8 +165,9 @@ class PermutationLogitsProcessor(LogitsProcessor):
         return torch.stack([found[seed] for seed in seeds])
 
 
-def _checked(watermark_ids: int | Sequence[int]) -> np.ndarray:
-    """Check one id or a non-empty sequence of ids; returns an int64 array."""
+def checked_row_ids(watermark_ids: int | Sequence[int]) -> np.ndarray:
+    """A writer's ids: one id, or a non-empty sequence of ids (one per input row); returns
+    an int64 array."""
     count = 1 if isinstance(watermark_ids, (int, np.integer)) else len(watermark_ids)
     if count == 0:
         raise ValueError("`watermark_ids` is empty: pass one watermark id, or one per input row.")

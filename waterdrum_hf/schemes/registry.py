@@ -8,10 +8,18 @@ from typing import Any
 
 from waterdrum_hf.schemes.base import WatermarkScheme
 from waterdrum_hf.schemes.kgw import KGWScheme
+from waterdrum_hf.schemes.synthid import SynthIDScheme
 from waterdrum_hf.schemes.waterfall import WaterfallScheme
 
-SCHEMES: dict[str, type[WatermarkScheme]] = {"waterfall": WaterfallScheme, "kgw": KGWScheme}
-"""Every scheme by the name configs and the command line use."""
+SCHEMES: dict[str, type[WatermarkScheme]] = {
+    "waterfall": WaterfallScheme,
+    "kgw": KGWScheme,
+    "synthid": SynthIDScheme,
+}
+"""Every scheme by the name configs and the command line use: adding a scheme here (with its
+reading settings as its dataclass fields, each with ``help`` metadata) makes it known by name
+to configs, the metric, the callback and the commands (their flat settings derive from
+:data:`READING_SETTINGS`)."""
 
 COMMON_SETTINGS: tuple[str, ...] = tuple(f.name for f in fields(WatermarkScheme))
 """Settings every scheme has: ``n_gram`` and ``vocab_size``."""
@@ -20,30 +28,38 @@ READING_SETTINGS: dict[str, tuple[str, ...]] = {
     name: tuple(f.name for f in fields(scheme) if f.name not in COMMON_SETTINGS)
     for name, scheme in SCHEMES.items()
 }
-"""Each scheme's own reading settings: Waterfall's ``k_p``, KGW's ``gamma``."""
+"""Each scheme's own reading settings: Waterfall's ``k_p``, KGW's ``gamma``, Synth-ID's
+``depth``, ``sampling_table_size`` and ``sampling_table_seed``."""
 
 
-def resolve_scheme(
-    scheme: str | WatermarkScheme = "waterfall",
-    *,
-    k_p: int | None = None,
-    gamma: float | None = None,
-    n_gram: int | None = None,
-    vocab_size: int | None = None,
-) -> WatermarkScheme:
+def setting_help(setting: str) -> str:
+    """The help of a scheme's own reading setting (its field's ``help`` metadata)."""
+    for scheme in SCHEMES.values():
+        for spec in fields(scheme):
+            if spec.name == setting and "help" in spec.metadata:
+                return str(spec.metadata["help"])
+    raise KeyError(setting)
+
+
+def scheme_label(name: str) -> str:
+    """A scheme's display name (``SynthID`` for ``"synthid"``): its class name."""
+    return SCHEMES[name].__name__.removesuffix("Scheme")
+
+
+def resolve_scheme(scheme: str | WatermarkScheme = "waterfall", **settings: Any) -> WatermarkScheme:
     """The scheme ``scheme`` names, with the settings given (``None``: its default), or
     ``scheme`` itself.
 
-    Every scheme's own setting is accepted here (``k_p`` Waterfall's, ``gamma`` KGW's) so
-    that configs and command lines can hand over all they hold; a setting of another scheme
-    than ``scheme`` is refused with an error naming whose it is. A scheme object carries its
-    own settings: none may be passed beside it.
+    Every scheme's own setting is accepted here (``k_p`` Waterfall's, ``gamma`` KGW's,
+    ``depth`` Synth-ID's...) so that configs and command lines can hand over all they hold; a
+    setting of another scheme than ``scheme`` is refused with an error naming whose it is. A
+    scheme object carries its own settings: none may be passed beside it.
     """
-    given: dict[str, Any] = {  # each scheme's constructor checks its settings
-        n: v
-        for n, v in (("k_p", k_p), ("gamma", gamma), ("n_gram", n_gram), ("vocab_size", vocab_size))
-        if v is not None
-    }
+    known = {s for names in READING_SETTINGS.values() for s in names} | set(COMMON_SETTINGS)
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise TypeError(f"{unknown} are not settings of any scheme (known: {sorted(known)}).")
+    given = {n: v for n, v in settings.items() if v is not None}  # each constructor checks
     if isinstance(scheme, WatermarkScheme):
         if given:
             setting = next(iter(given))
@@ -59,10 +75,12 @@ def resolve_scheme(
     name = scheme.lower()
     for setting in given:
         if setting not in READING_SETTINGS[name] + COMMON_SETTINGS:
-            owner = next(SCHEMES[s] for s, names in READING_SETTINGS.items() if setting in names)
+            owner = next(s for s, names in READING_SETTINGS.items() if setting in names)
+            own = READING_SETTINGS[name]
+            instead = f"set {' or '.join(f'`{n}`' for n in own)} instead" if own else "it has none"
             raise ValueError(
-                f"`{setting}` is a setting of the {owner.__name__.removesuffix('Scheme')} scheme, not of {name!r}: drop it, or "
-                f"set {' or '.join(f'`{n}`' for n in READING_SETTINGS[name])} instead."
+                f"`{setting}` is a setting of the {scheme_label(owner)} scheme, not of "
+                f"{name!r}: drop it, or {instead}."
             )
     return SCHEMES[name](**given)
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, scoring_field
+from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, scoring_field, with_scheme_settings
 from waterdrum_hf.scripts.parser import CliError, first_line
 
 NULL_REFERENCE_MEMORY_LIMIT = 2 * 1024**3
@@ -18,16 +18,17 @@ MANY_NULL_KEYS = 10_000
 
 
 @dataclass
+@with_scheme_settings()
 class ScoringArguments:
     """The flat scoring settings as flags (``--scheme kgw --null-keys 100``), read by
-    :meth:`WaterDrumConfig.from_keywords` like the ``evaluate`` module's keywords."""
+    :meth:`WaterDrumConfig.from_keywords` like the ``evaluate`` module's keywords; every
+    scheme's own settings (``--k-p``, ``--gamma``, ``--depth``...) come from the registry
+    (:func:`~waterdrum_hf.config.with_scheme_settings`)."""
 
     _argument_group_name: ClassVar[str] = "scoring (WaterDrumConfig.from_keywords)"
 
-    scheme: Literal["waterfall", "kgw"] = scoring_field("scheme")
-    k_p: int | None = scoring_field("k_p")
-    gamma: float | None = scoring_field("gamma")
-    n_gram: int = scoring_field("n_gram")
+    scheme: str = scoring_field("scheme")
+    n_gram: int | None = scoring_field("n_gram")
     vocab_size: int | None = scoring_field("vocab_size")
     pooling: Literal["tokens", "mean"] = scoring_field("pooling")
     null: Literal["analytic", "empirical", "none"] | None = scoring_field("null")

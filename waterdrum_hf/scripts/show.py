@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from waterdrum_hf._fields import flag
+from waterdrum_hf.config import SCHEME_KEYWORDS
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_folder, read_table, require_columns
 from waterdrum_hf.scripts.models import load_tokenizer_option
@@ -68,11 +69,12 @@ def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArgumen
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.verification import Verifier
 
-    settings = ("scheme", "k_p", "gamma", "n_gram", "vocab_size")
+    settings = ("scheme", *SCHEME_KEYWORDS, "n_gram", "vocab_size")
     if scoring != ScoringArguments(**{name: getattr(scoring, name) for name in settings}):
+        flags = ", ".join("--" + name.replace("_", "-") for name in settings)
         raise CliError(
-            "waterdrum show reads the scheme's settings only (--scheme, --k-p, "
-            "--gamma, --n-gram, --vocab-size); the view has no pooling, null or interval"
+            f"waterdrum show reads the scheme's settings only ({flags}); the view has no "
+            "pooling, null or interval"
         )
     out = Path(args.output)
     check_output_folder(args.output, "--output")

@@ -67,16 +67,17 @@ def main(args: WatermarkArguments, config: WatermarkingConfig) -> int:
     from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
     check_output_file(args.output, "--out", overwrite=args.overwrite)
-    if config.max_new_tokens is not None and config.n_gram > config.max_new_tokens:
+    n_gram = config.watermark_scheme().n_gram
+    if config.max_new_tokens is not None and n_gram > config.max_new_tokens:
         raise CliError(
-            f"--n-gram {config.n_gram} is longer than --max-new-tokens {config.max_new_tokens}: "
+            f"--n-gram {n_gram} is longer than --max-new-tokens {config.max_new_tokens}: "
             "no paraphrase could hold a watermarked n-gram; keep --n-gram small (default 2)"
         )
     data = read_table(args.input, what="input")
     require_columns(data, [config.text_column], args.input)
     key = fixed_key(args, data, config)
     model, tokenizer = load_model(args.model)
-    check_n_gram(config.n_gram, data[config.text_column], tokenizer)  # paraphrases: as long
+    check_n_gram(n_gram, data[config.text_column], tokenizer)  # paraphrases: as long
     watermarker = WatermarkedDataset(model, tokenizer, config, watermark_id=key)
     watermarked = data.map(watermarker, batched=True, batch_size=4 * config.batch_size)
     write_table(watermarked, args.output)

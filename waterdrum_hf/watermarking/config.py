@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from waterdrum_hf._fields import flag
 from waterdrum_hf._validation import check_positive_fields, check_positive_int
@@ -22,8 +22,14 @@ if TYPE_CHECKING:
     from waterdrum_hf.schemes import WatermarkScheme
 
 
-SCHEME_SETTINGS = {"waterfall": ("kappa", "k_p"), "kgw": ("gamma", "delta")}
-"""Each scheme's own fields of :class:`WatermarkingConfig`."""
+SCHEME_SETTINGS = {
+    "waterfall": ("kappa", "k_p"),
+    "kgw": ("gamma", "delta"),
+    "synthid": ("depth", "sampling_table_size", "sampling_table_seed", "context_history_size"),
+}
+"""Each scheme's own fields of :class:`WatermarkingConfig`: its reading settings (the scheme's
+fields, :data:`~waterdrum_hf.schemes.registry.READING_SETTINGS`, with the same defaults) and
+its writing ones (keywords of its ``logits_processor``)."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,10 @@ class WatermarkingConfig:
     """Settings of watermarking by paraphrase (defaults: the paper's, with Waterfall).
 
     ``scheme`` picks the watermark; ``kappa`` and ``k_p`` are Waterfall's settings, ``gamma``
-    and ``delta`` adapted KGW's. Changing a setting of the scheme not chosen is refused.
+    and ``delta`` adapted KGW's, ``depth``, ``sampling_table_size``, ``sampling_table_seed``
+    and ``context_history_size`` adapted Synth-ID's (:data:`SCHEME_SETTINGS`). Changing a
+    setting of a scheme not chosen is refused. Synth-ID samples (``do_sample=True``): its
+    tournament is a sampling procedure, and beam search with it is refused.
     """
 
     text_column: str = flag("text", "Column with the texts to watermark.")
@@ -39,14 +48,25 @@ class WatermarkingConfig:
         "owner_id",
         "Column with each row's watermark id (0..2**32-1); unused with a fixed `watermark_id`.",
     )
-    scheme: Literal["waterfall", "kgw"] = flag(
-        "waterfall", "Watermark scheme: waterfall (the paper's) or kgw (adapted KGW)."
+    scheme: str = flag(
+        "waterfall",
+        "Watermark scheme: waterfall (the paper's), kgw (adapted KGW) or synthid (adapted "
+        "Synth-ID, with do_sample).",
+        choices=tuple(SCHEME_SETTINGS),
     )
     kappa: float = flag(2.0, "Waterfall's perturbation strength (the paper uses 2).")
     k_p: int = flag(1, "Waterfall's watermarking function number (the paper uses 1).")
     gamma: float = flag(0.5, "KGW's green share of the vocabulary in each context.")
     delta: float = flag(2.0, "KGW's logit bias on green tokens.")
-    n_gram: int = flag(2, "Watermark context length plus one (2 in the paper).")
+    depth: int = flag(30, "Synth-ID's tournament layers (keys per owner).")
+    sampling_table_size: int = flag(2**16, "Synth-ID's g-value table size.")
+    sampling_table_seed: int = flag(0, "Synth-ID's g-value table seed.")
+    context_history_size: int = flag(
+        1024, "Synth-ID's remembered contexts per row (a repeated one is not watermarked)."
+    )
+    n_gram: int | None = flag(
+        None, "Watermark context length plus one; None: the scheme's (2, the paper's; Synth-ID 5)."
+    )
     num_beam_groups: int = flag(4, "Groups of diverse beam search (4 in the paper).")
     beams_per_group: int = flag(2, "Beams per group (2 in the paper).")
     diversity_penalty: float = flag(
@@ -109,8 +129,11 @@ class WatermarkingConfig:
                 raise TypeError(f"`{name}` must be a non-empty string.")
         if self.response_prefix is not None and not isinstance(self.response_prefix, str):
             raise TypeError("`response_prefix` must be a string or None.")
-        check_positive_fields(self, "num_beam_groups", "beams_per_group", "batch_size")
-        check_positive_int(self.n_gram, "n_gram", minimum=2)
+        check_positive_fields(
+            self, "num_beam_groups", "beams_per_group", "batch_size", "context_history_size"
+        )
+        if self.n_gram is not None:
+            check_positive_int(self.n_gram, "n_gram", minimum=2)
         check_positive_int(self.k_p, "k_p")  # its upper bound depends on the vocabulary
         self._check_scheme_settings()
         check_positive_int(self.no_repeat_ngram_size, "no_repeat_ngram_size", minimum=0)
@@ -155,7 +178,11 @@ class WatermarkingConfig:
                     f"`{changed[0]}` is a setting of the {scheme} scheme, but scheme={self.scheme!r}: "
                     f"set {' and '.join(SCHEME_SETTINGS[self.scheme])} instead."
                 )
-        self.watermark_scheme()  # validates gamma
+        if self.watermark_scheme().requires_sampling and not self.do_sample:  # checks gamma...
+            raise ValueError(
+                f"scheme={self.scheme!r} watermarks by sampling (its tournament draws from the "
+                "reweighted distribution; beam search would not): pass do_sample=True."
+            )
 
     def watermark_scheme(self) -> WatermarkScheme:
         """The scheme with its reading settings and ``n_gram`` (what verification needs)."""
@@ -164,9 +191,12 @@ class WatermarkingConfig:
         reading = {name: getattr(self, name) for name in READING_SETTINGS[self.scheme]}
         return resolve_scheme(self.scheme, **reading, n_gram=self.n_gram)
 
-    def writer_settings(self) -> dict[str, float]:
-        """The chosen scheme's writing strength, for its logits processor."""
-        return {"delta": self.delta} if self.scheme == "kgw" else {"kappa": self.kappa}
+    def writer_settings(self) -> dict[str, Any]:
+        """The chosen scheme's writing settings (its strength...), for its logits processor."""
+        from waterdrum_hf.schemes.registry import READING_SETTINGS
+
+        own = SCHEME_SETTINGS[self.scheme]
+        return {n: getattr(self, n) for n in own if n not in READING_SETTINGS[self.scheme]}
 
     def updated(self, **changes: Any) -> WatermarkingConfig:
         """A copy with ``changes`` applied and validated; an unknown field name raises."""
@@ -184,5 +214,7 @@ class WatermarkingConfig:
         return self.num_beam_groups * self.beams_per_group
 
     def fingerprint_fields(self) -> dict[str, object]:
-        """The fields that decide the output, by name (everything but runtime settings)."""
-        return {k: v for k, v in asdict(self).items() if k not in self.RUNTIME_FIELDS}
+        """The fields that decide the output, by name (everything but runtime settings;
+        ``n_gram`` as the scheme resolves it)."""
+        fields_ = {k: v for k, v in asdict(self).items() if k not in self.RUNTIME_FIELDS}
+        return {**fields_, "n_gram": self.watermark_scheme().n_gram}

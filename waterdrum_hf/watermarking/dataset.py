@@ -259,7 +259,7 @@ class WatermarkedDataset:
         """
         token_ids = verifier.token_ids([c for row in candidates for c in row])
         keys = np.repeat(ids, self.config.num_candidates)
-        scorable = [i for i, tokens in enumerate(token_ids) if len(tokens) >= self.config.n_gram]
+        scorable = [i for i, tokens in enumerate(token_ids) if len(tokens) >= verifier.n_gram]
         q = np.full(len(token_ids), math.nan)
         if scorable:
             q[scorable] = verifier.score_token_ids([token_ids[i] for i in scorable], keys[scorable])

@@ -16,12 +16,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from waterdrum_hf.experiments.reproduction.analysis import calibration_curves, summarise
-from waterdrum_hf.experiments.reproduction.config import ReproductionConfig, Scheme
+from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 from waterdrum_hf.experiments.reproduction.data import SettingData
 from waterdrum_hf.experiments.reproduction.experiment import Reproduction
 
@@ -44,7 +44,7 @@ def compare_schemes(
     for scheme in config.schemes:
         log(f"== scheme {scheme} ==")
         scheme_start = time.perf_counter()
-        one = replace(config, scheme=cast(Scheme, scheme), schemes=())  # names checked by config
+        one = replace(config, scheme=scheme, schemes=())  # names checked by config
         reproduction = Reproduction(one, log)
         per_setting = {}
         for data in reproduction.prepare():
@@ -84,7 +84,9 @@ def verification_seconds(
     keys = data.forget_keys + data.retain_keys
     samples = [(t, key) for key, texts in zip(keys, completions, strict=True) for t in texts]
     token_ids = verifier.token_ids([t for t, _ in samples])
-    scorable = [pair for pair, ids in zip(samples, token_ids, strict=True) if len(ids) > 1]
+    scorable = [
+        pair for pair, ids in zip(samples, token_ids, strict=True) if len(ids) >= verifier.n_gram
+    ]
     texts, owners = [t for t, _ in scorable], [k for _, k in scorable]  # else: warnings
     verifier.verify(texts[:2], owners[:2])  # warm-up: the kernel compiles on first use
     best = float("inf")

@@ -17,15 +17,16 @@ from waterdrum_hf.experiments.reproduction.markdown_parts import (
 )
 from waterdrum_hf.experiments.reproduction.results import plot_forget_curves
 from waterdrum_hf.report import json_text
-from waterdrum_hf.schemes import KGWScheme
+from waterdrum_hf.schemes import KGWScheme, SynthIDScheme
 
-SCHEME_LABELS = {"waterfall": "Waterfall", "kgw": "Adapted KGW"}
+SCHEME_LABELS = {"waterfall": "Waterfall", "kgw": "Adapted KGW", "synthid": "Adapted Synth-ID"}
 
 PAPER_TABLE_5 = {
     # WaterDrum-Ax, Llama-2-7B: the paper's Table 5 (D1 AUROC, D2 R², verification time per
     # text, whether verification needs a GPU).
     "waterfall": ("0.965", "0.963", "0.015 s", "No"),
     "kgw": ("0.871", "0.996", "0.336 s", "Yes"),
+    "synthid": ("0.549", "-16.951", "0.386 s", "Yes"),
 }
 
 
@@ -74,11 +75,12 @@ def _introduction(results: Mapping[str, Any], command: str) -> list[str]:
         ),
         f"Every scheme watermarks the same {config['owners']} owners' texts "
         f"({config['passages_per_owner']} passages each, {config['forget']} owner forgotten; the "
-        "same keys) by paraphrase with the built-in small model: Waterfall with kappa = "
-        f"{config['kappa']:g}, adapted KGW with delta = {config['delta']:g} and gamma = {KGWScheme().gamma:g}. For "
+        "same keys) by paraphrase with the built-in small model: "
+        + ", ".join(_described(name, config) for name in results["schemes"])
+        + ". For "
         f"k = {fractions} % of the forget set a model is retrained on the retain owners' texts "
-        f"plus the first k % ({config['epochs']} epochs; the same recipe and seeds for both "
-        f"schemes); {config['num_samples']} samples of {config['max_new_tokens']} tokens per "
+        f"plus the first k % ({config['epochs']} epochs; the same recipe and seeds for every "
+        f"scheme); {config['num_samples']} samples of {config['max_new_tokens']} tokens per "
         f"query are verified with the scheme that watermarked the data. D1: AUROC of per-query "
         "values on the retrained model (k = 0); D2: R² of the forget value against k/|D_F|, line "
         "through the origin. "
@@ -168,10 +170,12 @@ def _closing(schemes: Mapping[str, Any]) -> list[str]:
     return [
         "![forget value against the share trained on, per scheme](calibration.png)",
         "",
-        "Verification time: both schemes here read a token's term off the same exact "
+        "Verification time: Waterfall and adapted KGW read a token's term off the same exact "
         "permutation kernel on the CPU (KGW asks whether the token's permuted position is "
         "green, Waterfall evaluates its function there), so their times are alike; the "
-        "paper's adapted KGW ran the reference implementation's torch-based detector on a GPU.",
+        "paper's adapted KGW ran the reference implementation's torch-based detector on a GPU. "
+        "Adapted Synth-ID's g-values are hashes and a table look-up per layer, in numpy on the "
+        "CPU (no GPU needed here, unlike the paper's run).",
         "",
         "WaterDrum's forget value split by query, per scheme (mean over seeds): the forget "
         "queries made from the texts the model was trained on (the first k %), the rest, and "
@@ -190,6 +194,21 @@ def _closing(schemes: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _described(scheme: str, config: Mapping[str, Any]) -> str:
+    """How ``scheme`` watermarked the corpus, in a few words."""
+    if scheme == "waterfall":
+        return f"Waterfall with kappa = {config['kappa']:g}"
+    if scheme == "kgw":
+        return f"adapted KGW with delta = {config['delta']:g} and gamma = {KGWScheme().gamma:g}"
+    if scheme == "synthid":
+        synthid = SynthIDScheme()
+        return (
+            f"adapted Synth-ID with its reference settings (depth {synthid.depth}, n-grams of "
+            f"{synthid.n_gram} tokens; candidates sampled, as its tournament needs)"
+        )
+    return SCHEME_LABELS.get(scheme, scheme)
+
+
 def _mean_spread(separation: Mapping[str, float], side: str) -> str:
     return f"{separation[f'{side}_mean']:+.3f} ± {separation[f'{side}_std']:.3f}"
 
@@ -200,10 +219,14 @@ def _signed(value: float | None) -> str:
 
 def ordering_checks(results: Mapping[str, Any]) -> list[str]:
     """Whether the paper's ordering holds here (Waterfall more separable, adapted KGW better
-    calibrated), with the numbers and whether the gap exceeds the spread over seeds."""
+    calibrated, adapted Synth-ID failing calibration), with the numbers and whether the gap
+    exceeds the spread over seeds."""
     schemes = results["schemes"]
     if not {"waterfall", "kgw"} <= set(schemes):
-        return ["The paper's ordering compares Waterfall and KGW; this run lacks one of them."]
+        return [
+            "The paper's ordering compares Waterfall and KGW; this run lacks one of them.",
+            *_synthid_checks(schemes),
+        ]
     lines = []
     for setting in schemes["waterfall"]:
         w, k = schemes["waterfall"][setting], schemes["kgw"][setting]
@@ -223,6 +246,35 @@ def ordering_checks(results: Mapping[str, Any]) -> list[str]:
                 f"vs {PAPER_TABLE_5[other][0 if name == 'auroc' else 1]}): {verdict} here, "
                 f"{ours[better]:.3f} vs {ours[other]:.3f} (gap {gap:+.3f}, largest sd over seeds "
                 f"{spread:.3f})."
+            )
+    return lines + _synthid_checks(schemes)
+
+
+def _synthid_checks(schemes: Mapping[str, Any]) -> list[str]:
+    """Whether adapted Synth-ID fails calibration (the paper: D2 R² -16.951), and separates
+    less than Waterfall (the paper: D1 AUROC 0.549 vs 0.965), where both ran."""
+    if "synthid" not in schemes:
+        return []
+    lines = []
+    for setting, s in schemes["synthid"].items():
+        r2, spread = s["r2"]["waterdrum"], s["r2_std"]["waterdrum"]
+        verdict = "holds" if r2 < 0 else "does not hold"
+        lines.append(
+            f"- {setting}, adapted Synth-ID fails calibration (paper: D2 R² "
+            f"{PAPER_TABLE_5['synthid'][1]}): {verdict} here, R² {r2:.3f} (sd over seeds "
+            f"{spread:.3f}); its raw score reads 0.5 on text without the watermark, far from a "
+            "line through the origin."
+        )
+        if "waterfall" in schemes:
+            ours, theirs = (
+                s["auroc"]["waterdrum"],
+                schemes["waterfall"][setting]["auroc"]["waterdrum"],
+            )
+            verdict = "holds" if ours < theirs else "does not hold"
+            lines.append(
+                f"- {setting}, adapted Synth-ID less separable than Waterfall (paper: D1 AUROC "
+                f"{PAPER_TABLE_5['synthid'][0]} vs {PAPER_TABLE_5['waterfall'][0]}): {verdict} "
+                f"here, {ours:.3f} vs {theirs:.3f}."
             )
     return lines
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from waterdrum_hf._fields import flag
 from waterdrum_hf._validation import check_positive_fields, check_positive_int
+from waterdrum_hf.schemes import SCHEMES
 
 SETTINGS = ("no_duplicate", "exact_duplicate", "semantic_duplicate")
 """The paper's similarity settings (desideratum D4)."""
@@ -18,8 +19,8 @@ TEXT_METHODS = ("gradascent", "graddiff", "kl", "scrub", "npo", "simnpo", "taskv
 
 Dataset = Literal["toy", "waterdrum-ax", "waterdrum-tofu"]
 DATASETS = get_args(Dataset)
-Scheme = Literal["waterfall", "kgw"]
-SCHEME_NAMES = get_args(Scheme)
+SCHEME_NAMES = tuple(SCHEMES)
+"""The schemes a reproduction can watermark with and compare (the registry's)."""
 
 
 @dataclass(frozen=True)
@@ -48,19 +49,21 @@ class ReproductionConfig:
         "paraphrase",
         "Toy corpus: 'substitution' (few tokens changed, a faithful-paraphraser stand-in) or 'paraphrase' (the small model's Waterfall paraphrase).",
     )
-    scheme: Scheme = flag(
+    scheme: str = flag(
         "waterfall",
         (
             "Watermark scheme of the toy corpus and of verification: waterfall (the "
-            "paper's) or kgw (adapted KGW, paraphrase watermarking only)."
+            "paper's), kgw (adapted KGW) or synthid (adapted Synth-ID); other than waterfall, "
+            "paraphrase watermarking only."
         ),
+        choices=SCHEME_NAMES,
     )
     kappa: float = flag(2.0, "Waterfall's watermark strength on the toy corpus (the paper's 2).")
     delta: float = flag(2.0, "Adapted KGW's green-token bias on the toy corpus (the paper's 2).")
     schemes: tuple[str, ...] = flag(
         (),
         (
-            "Compare these watermark schemes (e.g. waterfall kgw) instead of the whole "
+            "Compare these watermark schemes (e.g. waterfall kgw synthid) instead of the whole "
             "reproduction: D1 and D2 of each on the same owners and model recipe, and the "
             "verification time per text (the paper's Table 5). With it the defaults become "
             "the scheme comparison's: the no_duplicate setting, k = 0, 20, ..., 100 %, 3 "
@@ -150,10 +153,11 @@ class ReproductionConfig:
                 )
         if len(set(self.schemes)) != len(self.schemes) or len(self.schemes) == 1:
             raise ValueError("`schemes` must name at least two distinct schemes to compare.")
-        if "kgw" in (self.scheme, *self.schemes) and self.watermarking != "paraphrase":
+        others = [s for s in (self.scheme, *self.schemes) if s != "waterfall"]
+        if others and self.watermarking != "paraphrase":
             raise ValueError(
                 "Substitution watermarking embeds Waterfall's watermark only: use "
-                "watermarking='paraphrase' with the kgw scheme."
+                f"watermarking='paraphrase' with the {others[0]} scheme."
             )
         if self.dataset != "toy" and (self.scheme != "waterfall" or self.schemes):
             raise ValueError(
@@ -235,6 +239,11 @@ class ReproductionConfig:
         return cls(**{**cls.COMPARISON, **(cls.QUICK if quick else {}), **overrides})
 
     def watermark_settings(self) -> dict[str, Any]:
-        """What the toy corpus's watermarking takes: the scheme and its writing strength."""
-        strength = {"kappa": self.kappa} if self.scheme == "waterfall" else {"delta": self.delta}
-        return {"scheme": self.scheme, **strength}
+        """What the toy corpus's watermarking takes: the scheme, its writing strength (kappa,
+        delta) and, for a scheme that samples (Synth-ID), ``do_sample``."""
+        from waterdrum_hf.watermarking.config import SCHEME_SETTINGS
+
+        own = SCHEME_SETTINGS[self.scheme]
+        strength: dict[str, Any] = {n: getattr(self, n) for n in ("kappa", "delta") if n in own}
+        sampling = {"do_sample": True} if SCHEMES[self.scheme].requires_sampling else {}
+        return {"scheme": self.scheme, **strength, **sampling}

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from waterdrum_hf._fields import flag
 from waterdrum_hf.schemes.base import PermutationScheme
 from waterdrum_hf.schemes.waterfall.function import (
     watermark_bias,
@@ -27,7 +28,7 @@ class WaterfallScheme(PermutationScheme):
         n_gram, vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
     """
 
-    k_p: int = 1
+    k_p: int = flag(1, "Waterfall's function number (default 1).")
     name = "waterfall"
 
     def __post_init__(self) -> None:
