@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from verify_speed import build_tokenizer
 
-from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments, effective_pairs
+from waterdrum_hf.analytic_null import AnalyticNull, effective_pairs
 from waterdrum_hf.schemes import KGWScheme, WaterfallScheme
 from waterdrum_hf.schemes.permutation import permuted_positions
 from waterdrum_hf.scoring import waterdrum_result
@@ -108,7 +108,7 @@ def owner_texts(
 def effective_pairs_of(case: Case, tokenizer, texts: list[list[list[str]]]) -> float:
     """Median effective number of pairs of an owner's value (token pooling)."""
     verifier = Verifier(tokenizer, scheme=scheme_of(case))
-    moments = PositionMoments.of(verifier.scheme, case.vocab_size)
+    moments = verifier.scheme.null_moments(case.vocab_size)
     values = []
     for owner in texts:
         token_ids = verifier.token_ids([s for query in owner for s in query])

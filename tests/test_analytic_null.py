@@ -42,8 +42,10 @@ def test_a_scheme_without_permutations_is_refused():
         name = "other"
         check_vocab_size = token_terms = logits_processor = settings = None
 
-    with pytest.raises(TypeError, match="use the empirical null"):
-        PositionMoments.of(Other(), 10)
+    with pytest.raises(
+        TypeError, match=r"does not state them: use the empirical null \(null_keys=K\)"
+    ):
+        Other().null_moments(10)
 
 
 def test_position_moments_of_a_term_with_a_nonzero_mean():
@@ -166,7 +168,7 @@ def test_agrees_with_the_empirical_null_over_many_keys(scheme):
     analytic = AnalyticNull(
         *verifier.countable_pairs(token_ids),
         len(token_ids),
-        PositionMoments.of(verifier.scheme, vocab_size),
+        verifier.scheme.null_moments(vocab_size),
     )
     weights = 1.0 / (len(token_ids) * null.counts)
     mean, std = analytic.mean_std(np.arange(len(token_ids)), weights)

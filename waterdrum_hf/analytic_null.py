@@ -1,6 +1,12 @@
 """The analytic null: what a key that owns nothing reads on given texts, from pair counts alone.
 
-Setting. A scheme built on the permutation kernel (:class:`~waterdrum_hf.schemes.base.
+Every scheme that states its exact null moments (:meth:`~waterdrum_hf.schemes.WatermarkScheme.
+null_moments`: a term's mean and the variance of any weighted sum of distinct pairs' terms,
+:mod:`waterdrum_hf.schemes.null_moments`) has one: the permutation schemes as derived below,
+Synth-ID through its hash residues (:mod:`waterdrum_hf.schemes.synthid`). A scheme that
+does not (EXP-edit) is refused with the advice to use the empirical null (``null_keys=K``).
+
+Setting (permutation schemes). A scheme built on the permutation kernel (:class:`~waterdrum_hf.schemes.base.
 PermutationScheme`: Waterfall with any ``k_p``, KGW with any ``gamma``) reads token ``t`` after
 context ``c`` (the previous ``n - 1`` tokens) under key ``id`` as ``f(pi_c(t))``, where
 ``pi_c = RandomState((id, *c)).permutation(N)`` and ``f`` is the scheme's
@@ -56,33 +62,12 @@ p-value is exact at the cost of about one scoring pass per key.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
-from waterdrum_hf.schemes import WatermarkScheme
-from waterdrum_hf.schemes.base import PermutationScheme
+from waterdrum_hf.schemes.null_moments import PairNull, PositionMoments
 
-
-@dataclass(frozen=True)
-class PositionMoments:
-    """Mean and variance of a scheme's term at a uniformly random position in ``0..N-1``."""
-
-    mean: float
-    variance: float
-    vocab_size: int
-
-    @classmethod
-    def of(cls, scheme: WatermarkScheme, vocab_size: int) -> PositionMoments:
-        """Exact averages over the ``N`` positions of ``scheme.position_terms``."""
-        if not isinstance(scheme, PermutationScheme):
-            raise TypeError(
-                f"The analytic null needs a permutation scheme (Waterfall, KGW); scheme "
-                f"{scheme.name!r} is not one: use the empirical null (null_keys=K) instead."
-            )
-        terms = scheme.position_terms(np.arange(vocab_size), vocab_size)
-        mean = float(terms.mean())
-        return cls(mean, float(np.mean((terms - mean) ** 2)), int(vocab_size))
+__all__ = ["AnalyticNull", "PairNull", "PositionMoments", "effective_pairs", "normal_p_value"]
 
 
 class AnalyticNull:
@@ -94,7 +79,8 @@ class AnalyticNull:
         sample_of: ``(M,)`` index of the sample each occurrence belongs to, non-decreasing
             (what :meth:`waterdrum_hf.Verifier.countable_pairs` gives).
         num_samples: how many samples there are.
-        moments: the scheme's :class:`PositionMoments`.
+        moments: the scheme's null moments (``scheme.null_moments(N)``, a
+            :class:`~waterdrum_hf.schemes.null_moments.PairNull`).
     """
 
     def __init__(
@@ -103,7 +89,7 @@ class AnalyticNull:
         tokens: np.ndarray,
         sample_of: np.ndarray,
         num_samples: int,
-        moments: PositionMoments,
+        moments: PairNull,
     ) -> None:
         if len(sample_of) and np.any(np.diff(sample_of) < 0):
             raise ValueError("`sample_of` must be non-decreasing (occurrences grouped by sample).")
@@ -111,8 +97,10 @@ class AnalyticNull:
         contexts = np.asarray(contexts, dtype=np.int64)
         if contexts.shape[1] == 1:  # n_gram = 2: the previous token is the context's id
             context_id = contexts[:, 0]
+            self._context_rows = None
         else:
-            context_id = np.unique(contexts, axis=0, return_inverse=True)[1].reshape(-1)
+            rows, inverse = np.unique(contexts, axis=0, return_inverse=True)
+            context_id, self._context_rows = inverse.reshape(-1), rows
         # A pair's id: its context's id times N plus its token (< 2**63 for N < 2**31).
         self._pair_id = context_id * moments.vocab_size + np.asarray(tokens, np.int64)
         counts = np.bincount(np.asarray(sample_of, np.int64), minlength=num_samples)
@@ -124,23 +112,31 @@ class AnalyticNull:
     ) -> tuple[np.ndarray, np.ndarray]:
         """``W_p`` of every distinct pair of ``samples`` (each sample's occurrences weighted by
         its entry of ``weights``) and the context id of each such pair."""
+        pair_weights, pairs = self._distinct_pairs(samples, weights)
+        return pair_weights, pairs // self.moments.vocab_size
+
+    def mean_std(self, samples: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+        """Null mean and standard deviation of ``sum_s weights[s] * token_sum(samples[s])``."""
+        pair_weights, pairs = self._distinct_pairs(samples, weights)
+        context_id, tokens = np.divmod(pairs, self.moments.vocab_size)
+        if self._context_rows is None:
+            contexts = context_id[:, None]
+        else:
+            contexts = self._context_rows[context_id]
+        variance = self.moments.sum_variance(pair_weights, contexts, tokens) if len(pairs) else 0.0
+        return self.moments.mean * float(pair_weights.sum()), math.sqrt(max(variance, 0.0))
+
+    def _distinct_pairs(
+        self, samples: np.ndarray, weights: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``W_p`` and the id of every distinct pair of ``samples``."""
         samples = np.asarray(samples, dtype=np.int64)
         lengths = self._ends[samples] - self._starts[samples]
         occurrences = np.repeat(self._starts[samples] - np.cumsum(lengths) + lengths, lengths)
         occurrences += np.arange(lengths.sum())
         pairs, which = np.unique(self._pair_id[occurrences], return_inverse=True)
         pair_weights = np.bincount(which.reshape(-1), weights=np.repeat(weights, lengths))
-        return pair_weights, pairs // self.moments.vocab_size
-
-    def mean_std(self, samples: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
-        """Null mean and standard deviation of ``sum_s weights[s] * token_sum(samples[s])``."""
-        pair_weights, contexts = self.pair_weights(samples, weights)
-        _, context_of_pair = np.unique(contexts, return_inverse=True)
-        context_weights = np.bincount(context_of_pair, weights=pair_weights)
-        n = self.moments.vocab_size
-        spread = n * float(pair_weights @ pair_weights) - float(context_weights @ context_weights)
-        variance = self.moments.variance * spread / (n - 1) if n > 1 else 0.0
-        return self.moments.mean * float(pair_weights.sum()), math.sqrt(max(variance, 0.0))
+        return pair_weights, pairs
 
 
 def effective_pairs(pair_weights: np.ndarray) -> float:

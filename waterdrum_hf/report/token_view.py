@@ -27,12 +27,7 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf._validation import check_encodable
-from waterdrum_hf.analytic_null import (
-    AnalyticNull,
-    PositionMoments,
-    effective_pairs,
-    normal_p_value,
-)
+from waterdrum_hf.analytic_null import AnalyticNull, effective_pairs, normal_p_value
 from waterdrum_hf.keys import check_watermark_id
 from waterdrum_hf.schemes.base import PermutationScheme, SequenceScheme
 from waterdrum_hf.verification import Verifier
@@ -230,16 +225,12 @@ def _token_terms(ids: np.ndarray, watermark_id: int, verifier: Verifier) -> np.n
 
 def _null_statistics(ids: np.ndarray, score: float, verifier: Verifier) -> dict[str, float | None]:
     """The analytic null of one text's score: mean, spread, z, p-value, effective pairs."""
-    if not isinstance(verifier.scheme, PermutationScheme):
-        return {}  # the analytic null is defined for permutation schemes only
+    try:
+        moments = verifier.scheme.null_moments(verifier.vocab_size)
+    except TypeError:
+        return {}  # a scheme without exact null moments has no analytic null
     contexts, tokens, sample_of = verifier.countable_pairs([ids])
-    null = AnalyticNull(
-        contexts,
-        tokens,
-        sample_of,
-        1,
-        PositionMoments.of(verifier.scheme, verifier.vocab_size),
-    )
+    null = AnalyticNull(contexts, tokens, sample_of, 1, moments)
     samples, weights = np.zeros(1, dtype=np.int64), np.array([1.0 / len(tokens)])
     mean, std = null.mean_std(samples, weights)
     z = (score - mean) / std if std > 0 else None

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.schemes.null_moments import PairNull, PositionMoments
 from waterdrum_hf.schemes.permutation import permuted_positions
 
 
@@ -92,6 +93,15 @@ class WatermarkScheme(ABC):
         """A ``transformers`` logits processor that watermarks generation under ``watermark_ids``
         (one for all rows or one per input row), in contexts of the scheme's ``n_gram``."""
 
+    def null_moments(self, vocab_size: int) -> PairNull:
+        """The exact null moments of weighted sums of this scheme's terms under a key that owns
+        nothing (:mod:`waterdrum_hf.schemes.null_moments`), for the analytic null. A scheme
+        that cannot state them keeps this refusal."""
+        raise TypeError(
+            f"The analytic null needs a scheme's exact null moments, and the {self.name!r} "
+            "scheme does not state them: use the empirical null (null_keys=K) instead."
+        )
+
     def min_tokens(self) -> str:
         """The fewest tokens of the watermarking vocabulary a text needs to be scored, as
         messages about unscored texts say it (e.g. ``"n_gram=2 tokens"``)."""
@@ -135,6 +145,11 @@ class PermutationScheme(WatermarkScheme):
         return PermutationLogitsProcessor(
             vocab_size, watermark_ids, bias, self.n_gram, cache_size=cache_size
         )
+
+    def null_moments(self, vocab_size: int) -> PositionMoments:
+        """The term at a uniformly random position: mean and variance over the ``N`` positions,
+        tokens after one context drawn without replacement (:class:`PositionMoments`)."""
+        return PositionMoments.of(self, vocab_size)
 
     def token_terms(
         self, watermark_ids: np.ndarray, contexts: np.ndarray, tokens: np.ndarray, vocab_size: int

@@ -27,6 +27,20 @@ the forget value against the forget share) therefore fails: a score that reads 0
 that carries nothing is far from any line through the origin. This is the paper's finding
 (Table 5: R² -16.951); subtract the null level (the metric's ``null``) to read an excess.
 
+The null (:meth:`SynthIDScheme.null_moments`, exact for a power-of-two table, the default).
+With ``S = 2**b`` the table index ``((h + k_l) * M + 1) mod S`` depends on ``u = (h + k_l) mod
+S`` only, through a bijection (``M`` is odd), so under a random key (a uniform residue
+``kappa = k_l mod S`` per layer, independent across layers) a weighted sum over distinct pairs
+reads, at layer ``l``, ``V(kappa) = sum_r A(r) G(r + kappa)``: ``A(r)`` is the weight of the
+pairs whose hash is ``r mod S`` and ``G(u) = table[(u M + 1) mod S]``, a circular
+cross-correlation. Its mean over the ``S`` residues is ``p * sum W`` (``p`` the table's share
+of ones) and its variance is ``S**-2 sum_{f != 0} |A^(f)|**2 |G^(f)|**2`` (Parseval); the
+score averages ``depth`` independent layers, so the variance is divided by ``depth``. So pairs
+are not independent Bernoulli(1/2) bits: two pairs whose hashes agree mod ``S`` read the same
+g-value, and any two covary by the table's circular autocorrelation at the distance of their
+hashes (about ``+-S**-0.5`` of the variance), whether or not they share a context; the
+analytic null counts both exactly (:class:`SynthIDNull`).
+
 Where this differs from Synth-ID's own detector: repeated n-grams are counted every time (as
 for every scheme here), where Synth-ID masks repeated contexts; no weighted or Bayesian score.
 
@@ -85,6 +99,15 @@ def sampling_table(size: int, seed: int) -> np.ndarray:
     return table
 
 
+@functools.lru_cache(maxsize=4)
+def _table_power(size: int, seed: int) -> np.ndarray:
+    """``|G^(f)|**2`` of the table read in the order of the key residue (``S`` a power of 2)."""
+    residues = np.arange(size, dtype=np.int64)
+    read = sampling_table(size, seed)[(residues * HASH_MULTIPLIER + 1) & (size - 1)]
+    power: np.ndarray = np.abs(np.fft.fft(read.astype(np.float64))) ** 2
+    return power
+
+
 def ngram_hashes(contexts: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     """transformers' hash of each n-gram ``(*contexts[i], tokens[i])`` (int64, wrapping)."""
     contexts = np.asarray(contexts, dtype=np.int64)
@@ -138,6 +161,18 @@ class SynthIDScheme(WatermarkScheme):
     def check_vocab_size(self, vocab_size: int) -> None:
         """Any vocabulary works: g-values hash token ids, whatever their range."""
 
+    def null_moments(self, vocab_size: int) -> SynthIDNull:
+        """The exact null of weighted sums of g-value means (:class:`SynthIDNull`); a table
+        whose size is not a power of two has none (the key's residue is then not all that
+        decides the index)."""
+        size = self.sampling_table_size
+        if size & (size - 1):
+            raise TypeError(
+                f"Synth-ID's analytic null needs a power-of-two sampling_table_size (the default "
+                f"65536), got {size}: use the empirical null (null_keys=K) instead."
+            )
+        return SynthIDNull(self, int(vocab_size))
+
     def keys(self, watermark_ids: int | Sequence[int] | np.ndarray) -> np.ndarray:
         """The owners' ``(len(ids), depth)`` tournament keys (secret: never print them)."""
         return synthid_keys(watermark_ids, self.depth)
@@ -187,3 +222,29 @@ class SynthIDScheme(WatermarkScheme):
         return SynthIDLogitsProcessor(
             self, vocab_size, watermark_ids, context_history_size=context_history_size, **kwargs
         )
+
+
+@dataclass(frozen=True)
+class SynthIDNull:
+    """Synth-ID's exact null moments (:class:`~waterdrum_hf.schemes.null_moments.PairNull`;
+    the module docstring derives them): a circular cross-correlation of the pairs' weights by
+    hash residue with the table, per layer, averaged over ``depth`` independent layers."""
+
+    scheme: SynthIDScheme
+    vocab_size: int
+
+    @property
+    def mean(self) -> float:
+        """The table's share of ones: a g-value's mean under a random key (about 0.5)."""
+        return float(self.scheme.table().mean())
+
+    def sum_variance(
+        self, pair_weights: np.ndarray, contexts: np.ndarray, tokens: np.ndarray
+    ) -> float:
+        size = self.scheme.sampling_table_size
+        residues = ngram_hashes(contexts, tokens) & (size - 1)
+        weights = np.bincount(residues, weights=pair_weights, minlength=size)
+        power = np.abs(np.fft.fft(weights)) ** 2 * _table_power(
+            size, self.scheme.sampling_table_seed
+        )
+        return float(power[1:].sum()) / size**2 / self.scheme.depth

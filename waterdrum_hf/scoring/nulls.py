@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments, normal_p_value
+from waterdrum_hf.analytic_null import AnalyticNull, normal_p_value
 from waterdrum_hf.config import NullConfig, Pooling
 from waterdrum_hf.scoring.inputs import Queries
 from waterdrum_hf.scoring.pooling import pool_queries, sample_weights
@@ -81,7 +81,7 @@ def read_null(
             seed=null.seed,
         )
         return EmpiricalReading(pool_queries(reference.sums, reference.counts, queries, pooling))
-    moments = PositionMoments.of(verifier.scheme, verifier.vocab_size)
+    moments = verifier.scheme.null_moments(verifier.vocab_size)
     return AnalyticReading(
         AnalyticNull(*verifier.countable_pairs(token_ids), len(token_ids), moments),
         sample_weights(counts, queries, pooling),
