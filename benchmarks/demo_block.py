@@ -1,7 +1,8 @@
-"""The README's demo block: the full demo's plot, results table (means over its training runs),
-verdict and audits, with its measured run time and how far its values moved on another machine,
-from the committed ``benchmarks/results/demo`` (``python benchmarks/update_readme_demo.py``
-runs the demo; ``benchmarks/update_docs.py`` writes the block).
+"""The demo block of README.md and docs/concepts.md: the full demo's plot, results table
+(means over its training runs), verdict and audits, with its measured run time and how far its
+values moved on another machine, from the committed ``benchmarks/results/demo`` (``python
+benchmarks/update_readme_demo.py`` runs the demo; ``benchmarks/update_docs.py`` writes the
+block).
 
 ``demo/earlier_machine/`` holds the same command's report from another machine of the same kind
 (2 cores, x86_64; one training run, seed 0, the computation the current demo's first run
@@ -20,7 +21,7 @@ EARLIER = RESULTS / "earlier_machine" / "report.json"
 
 
 def render_demo() -> str:
-    """The README's demo block from the committed ``report.md`` and ``run.json``."""
+    """The demo block from the committed ``report.md`` and ``run.json``."""
     run = json.loads(RUN.read_text()) if RUN.is_file() else None
     rerun = machine_sentence(
         json.loads((RESULTS / "report.json").read_text()), json.loads(EARLIER.read_text())
