@@ -152,25 +152,32 @@ def test_text_written_under_one_owner_reads_high_under_it_and_null_under_another
 
 def test_analytic_null_is_exact_over_every_key_residue():
     """A table of 64 bits: the variance of a weighted sum over the 64 residues of a layer's
-    key, computed directly, divided by the depth, is the analytic one (to rounding); pairs
-    whose hashes collide mod 64 are many here, so treating pairs as independent Bernoulli bits
-    would be far off. Catches a correlation taken with the wrong sign or lag, a missing
-    division by the depth, or dropped collisions."""
+    key, computed directly, divided by the depth, is the analytic one (to rounding), for
+    random pairs and for pairs whose hashes fall on 4 residues only. On the latter, treating
+    pairs as independent Bernoulli bits understates the spread several times. Catches the
+    table read by residue without the hash's last step (``table[u]`` for
+    ``table[(u M + 1) mod S]``), a missing division by the depth, or dropped collisions."""
     scheme = SynthIDScheme(n_gram=2, depth=3, sampling_table_size=64, sampling_table_seed=3)
-    rng = np.random.default_rng(1)
-    contexts, tokens = rng.integers(0, 500, (300, 1)), rng.integers(0, 500, 300)
-    weights = rng.random(300)
-    table = scheme.table()
-    hashes = ngram_hashes(contexts, tokens)
-    values = [
-        weights @ table[((hashes + residue) * HASH_MULTIPLIER + 1) & 63] for residue in range(64)
-    ]
     moments = scheme.null_moments(N)
-    variance = moments.sum_variance(weights, contexts, tokens)
-    assert variance == pytest.approx(np.var(values) / 3, rel=1e-9)
-    assert np.mean(values) == pytest.approx(moments.mean * weights.sum(), rel=1e-12)
+    table = scheme.table()
+    rng = np.random.default_rng(1)
+    pool = np.arange(5000)
+    colliding = pool[(ngram_hashes(np.full((5000, 1), 7), pool) & 63) < 4][:40]
+    for contexts, tokens in (
+        (rng.integers(0, 500, (300, 1)), rng.integers(0, 500, 300)),
+        (np.full((40, 1), 7), colliding),
+    ):
+        weights = rng.random(len(tokens))
+        hashes = ngram_hashes(contexts, tokens)
+        values = [
+            weights @ table[((hashes + residue) * HASH_MULTIPLIER + 1) & 63]
+            for residue in range(64)
+        ]
+        variance = moments.sum_variance(weights, contexts, tokens)
+        assert variance == pytest.approx(np.var(values) / 3, rel=1e-9)
+        assert np.mean(values) == pytest.approx(moments.mean * weights.sum(), rel=1e-12)
     independent = moments.mean * (1 - moments.mean) * (weights @ weights) / 3
-    assert variance != pytest.approx(independent, rel=0.2)
+    assert variance > 3 * independent
 
 
 def test_analytic_null_agrees_with_the_empirical_null_over_many_keys():
@@ -234,7 +241,7 @@ def test_synthid_by_name_through_every_entry_point():
     )
     assert scoring.scoring_config().scheme == want
     parsed = show.make_parser().parse_args_into_dataclasses(
-        ["--file", "x.jsonl", "--watermark-tokenizer", "tiny", "--output", "o"]
+        ["--file", "x.jsonl", "--watermark-tokenizer", "tiny", "--id", "5", "--output", "o"]
         + ["--scheme", "synthid", "--depth", "4"]
     )
     assert parsed[-1].scoring_config().scheme == want
@@ -262,3 +269,22 @@ def test_synthid_by_name_through_every_entry_point():
     scores = verify_texts(texts, owners, tokenizer, scheme=want)
     np.testing.assert_allclose(result["scores"], scores, rtol=0, atol=1e-12)
     assert result["overall_null_mean"] == pytest.approx(want.null_moments(N).mean)
+
+
+def test_the_token_view_shows_synthid_terms_about_their_null_level():
+    """Synth-ID's terms lie in [0, 1] about 0.5: with one layer each counted token reads 0 or 1,
+    so the shared view (levels) must show tokens for and against the watermark, each half-way
+    from the null level (0.5) to the scale's end, and no neutral one. Catches colouring the raw
+    terms (every 0 neutral, every 1 "for"), as for schemes whose null level is 0."""
+    from waterdrum_hf.report import token_view
+    from waterdrum_hf.report.token_view_render import LEVEL_WORDS, token_views_html
+
+    verifier = Verifier(word_tokenizer(N), SynthIDScheme(n_gram=2, depth=1))
+    [text] = word_texts(N, 1, 200, seed=3, zipf=None)
+    view = token_view(text, 99, verifier)
+    assert view.centre == verifier.scheme.null_moments(N).mean
+    assert view.scale == pytest.approx(max(view.centre, 1 - view.centre))
+    page = token_views_html([view])
+    assert page.count(f'title="{LEVEL_WORDS["for"]}"') > 50
+    assert page.count(f'title="{LEVEL_WORDS["against"]}"') > 50
+    assert f'title="{LEVEL_WORDS["neutral"]}"' not in page

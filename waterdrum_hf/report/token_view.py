@@ -65,7 +65,10 @@ class TokenView:
             watermark" (normal approximation).
         effective_pairs: how many equal-weight token pairs the score rests on; the p-value is
             approximate below a few hundred.
-        scale: the largest ``|term|`` the scheme can give: a term of ``scale`` gets the full colour.
+        scale: the largest ``|term - centre|`` the scheme can give: it gets the full colour.
+        centre: a term's null level, what a key that owns nothing reads on average: colours
+            and levels show ``term - centre`` (0 for Waterfall and KGW; the g-value table's
+            share of ones, about 0.5, for Synth-ID, whose terms lie in [0, 1]).
         owner: the owner's display name. label: what the view shows (e.g. model and set).
         scheme: the scheme's settings (``{"scheme": "waterfall", "k_p": 1}``; never a key).
     """
@@ -82,6 +85,7 @@ class TokenView:
     z: float | None = None
     p_value: float | None = None
     effective_pairs: float | None = None
+    centre: float = 0.0
 
     @property
     def num_counted(self) -> int:
@@ -125,11 +129,13 @@ def token_view(
     terms = _token_terms(ids, watermark_id, verifier)
     score = float(verifier.score_token_ids([ids], watermark_id)[0])
     statistics = _null_statistics(ids, score, verifier) if not math.isnan(score) else {}
+    centre = _term_centre(verifier)
     return TokenView(
         tokens=_token_pieces(text, ids, verifier.tokenizer),
         terms=tuple(float(t) for t in terms),
         score=score,
-        scale=_term_scale(verifier, terms),
+        scale=_term_scale(verifier, terms - centre),
+        centre=centre,
         owner=owner,
         # The vocabulary the text was read with (a scheme's own None means "the tokenizer's").
         scheme={
@@ -243,9 +249,18 @@ def _null_statistics(ids: np.ndarray, score: float, verifier: Verifier) -> dict[
     }
 
 
+def _term_centre(verifier: Verifier) -> float:
+    """A term's null level (the scheme's null mean; 0 where it states none)."""
+    try:
+        return float(verifier.scheme.null_moments(verifier.vocab_size).mean)
+    except TypeError:
+        return 0.0
+
+
 def _term_scale(verifier: Verifier, terms: np.ndarray) -> float:
     """The largest ``|term|`` the scheme gives at any position (the same colour scale for
-    every text), or, for another kind of scheme, the largest in this text."""
+    every text), or, for another kind of scheme, the largest in this text (``terms`` less
+    their centre)."""
     if isinstance(verifier.scheme, PermutationScheme):
         n = verifier.vocab_size
         return float(np.abs(verifier.scheme.position_terms(np.arange(n), n)).max())

@@ -211,11 +211,11 @@ def _checked(views: Sequence[TokenView]) -> list[TokenView]:
 def _html_section(view: TokenView, exact_terms: bool) -> str:
     spans = []
     for piece, term in zip(view.tokens, view.terms, strict=True):
-        colour = _colour(term, view.scale, exact_terms)
+        colour = _colour(term - view.centre, view.scale, exact_terms)
         if colour is None:
             spans.append(f'<span class="u" title="not counted">{html.escape(piece)}</span>')
         else:
-            level = token_level(term, view.scale) or "neutral"  # counted: never None here
+            level = token_level(term - view.centre, view.scale) or "neutral"  # counted
             tip = f"term {term:+.4f}" if exact_terms else LEVEL_WORDS[level]
             spans.append(
                 f'<span class="t" style="background-color:{_css(colour)}" '
@@ -253,7 +253,7 @@ def _view_cells(view: TokenView, exact_terms: bool) -> list[tuple[int, int, str,
         cells.append((len(cells), 0, line, None, "normal"))
     row, col = len(cells) + 1, 0
     for piece, term in zip(view.tokens, view.terms, strict=True):
-        colour = _colour(term, view.scale, exact_terms)
+        colour = _colour(term - view.centre, view.scale, exact_terms)
         for k, part in enumerate(_printable(piece).split("\n")):
             if k or col + len(part) > _LINE_CHARS >= len(part):  # a token that fits: unbroken
                 row, col = row + 1, 0

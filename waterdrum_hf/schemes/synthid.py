@@ -19,7 +19,7 @@ bijection, so no two (owner, layer) share a key before the top bit is cleared
 (:func:`synthid_keys`). Keys are secrets like ids: never print them.
 
 Score. A token's term is the mean of its ``depth`` g-values under the owner's keys, and a
-text's score is the mean of its counted tokens' terms: the paper's unweighted mean score. Under
+text's score is the mean of its counted tokens' terms: Synth-ID's unweighted mean score. Under
 a key that owns nothing a g-value is a fair bit, so the null level is 0.5 (exactly: the
 table's share of ones, 0.4996 for the default table), not 0 as for Waterfall and KGW. WaterDrum
 adapts this raw score as it is, and its calibration (the R² of a line through the origin of
@@ -44,7 +44,7 @@ analytic null counts both exactly (:class:`SynthIDNull`).
 Where this differs from Synth-ID's own detector: repeated n-grams are counted every time (as
 for every scheme here), where Synth-ID masks repeated contexts; no weighted or Bayesian score.
 
-The writer (:class:`SynthIDLogitsProcessor`) is transformers' processor, one per owner:
+The writer (:class:`~waterdrum_hf.schemes.synthid_processor.SynthIDLogitsProcessor`) is transformers' processor, one per owner:
 tournament sampling needs ``do_sample=True`` (beam search would keep the reweighted
 distribution's top beams, not tournament samples), so watermarking refuses Synth-ID with beam
 search (:class:`waterdrum_hf.WatermarkingConfig`).
