@@ -37,12 +37,12 @@ KEYS = "docs/guides/keys.md"
 #: page's end).
 SECTIONS = {
     "reproduce": (TRUST, "## Reproduce the paper", "In short, measured"),
-    "in short": (TRUST, "In short, measured on", None),
+    "in short": (TRUST, "In short, measured on", "## Robustness, dilution and capacity"),
     "schemes": (WATERMARKING, "How they compare: ", "| |"),
     "schemes table": (WATERMARKING, "| Waterfall | ", "The verification times"),
     "mutation": (LAYOUT, "Mutation testing (not in CI)", None),
     "nulls": (METRIC, "Against 2,000 random keys", "`waterdrum score` and"),
-    "capacity": (TRUST, "- **Calibration goes with memorisation", "## Reproduce the paper"),
+    "capacity": (TRUST, "- **Calibration goes with memorisation", None),
 }
 #: Generated sentences whose statistics are also read here by label (the renderer's output is
 #: checked against the renderer by tests/test_published_numbers.py, not against the data).

@@ -532,6 +532,18 @@ def test_every_shell_line_is_checked(page, line, monkeypatch):
     check_line(tokens(line), monkeypatch)
 
 
+SETUP = ("bash dev.sh", "pip install")
+"""Lines a reader runs as printed to set up: checked above, and run by CI (``bash .ci/run``)."""
+
+
+def test_each_docs_page_says_why_its_shell_lines_are_not_run():
+    """A docs page with a shell line the tests do not run as printed says so, and how it is
+    checked, in a "Not run as printed" note."""
+    pages = {page for page, line in SHELL if not line.startswith(SETUP)}
+    for page in sorted(p for p in pages if p.startswith("docs/")):
+        assert '!!! note "Not run as printed"' in (ROOT / page).read_text(), page
+
+
 def test_the_pages_name_every_waterdrum_command():
     from waterdrum_hf.scripts import COMMANDS
 
