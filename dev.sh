@@ -16,6 +16,9 @@
 #   bash dev.sh typecheck  # mypy alone
 #   bash dev.sh floors   # the declared dependency floors (.ci/floors.txt) in their own
 #                        # environment, ./.venv-floors, and the tests that exercise them
+#   bash dev.sh docs     # the documentation site, built strictly into ./site (`mkdocs build
+#                        # --strict`: a broken link or a docstring that fails to render is an
+#                        # error); installs the `docs` extra into ./.venv the first time
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -41,6 +44,11 @@ PARALLEL=(-n auto --maxprocesses 4 --dist loadfile)
 export HF_HOME=${HF_HOME:-$PWD/.hf_home}
 export HF_EVALUATE_OFFLINE=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
+# The stamp of what an environment was installed from: the files that decide it.
+install_stamp() {
+    (cat pyproject.toml dev.sh .ci/floors.txt; echo "${TORCH_INDEX_URL:-}") | sha256sum | cut -d' ' -f1
+}
+
 # make_venv VENV FRESH PIP_ARGS...: unless VENV's stamp is current, install torch==2.13.0, then
 # PIP_ARGS; FRESH=1 starts from an empty environment (nothing newer left from before).
 make_venv() {
@@ -48,7 +56,7 @@ make_venv() {
     shift 2
     local stamp=$venv/.installed
     local want
-    want=$( (cat pyproject.toml dev.sh .ci/floors.txt; echo "${TORCH_INDEX_URL:-}") | sha256sum | cut -d' ' -f1)
+    want=$(install_stamp)
     if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
         return
     fi
@@ -63,6 +71,17 @@ make_venv() {
 }
 
 setup() { make_venv "$VENV" 0 -e ".[dev]"; }
+
+# The docs extra on top of setup's environment, with its own stamp: `test` never pays for it.
+setup_docs() {
+    setup
+    local stamp=$VENV/.installed-docs
+    if [[ -f $stamp && $(cat "$stamp") == "$(install_stamp)" ]]; then
+        return
+    fi
+    "$VENV/bin/python" -m pip install -q -e ".[dev,docs]"
+    install_stamp > "$stamp"
+}
 
 floors() {
     make_venv "$FLOORS_VENV" 1 -c .ci/floors.txt -e . pytest pytest-xdist hypothesis scikit-learn tensorboard torchao
@@ -92,5 +111,6 @@ case "${1:-}" in
     lint) setup; "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && typecheck ;;
     typecheck) setup; shift; typecheck "$@" ;;
     floors) shift; floors "$@" ;;
-    *) echo "usage: bash dev.sh {demo|test|lint|typecheck|floors} [args...]" >&2; exit 2 ;;
+    docs) setup_docs; shift; NO_MKDOCS_2_WARNING=1 exec "$VENV/bin/mkdocs" build --strict "$@" ;;
+    *) echo "usage: bash dev.sh {demo|test|lint|typecheck|floors|docs} [args...]" >&2; exit 2 ;;
 esac

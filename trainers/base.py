@@ -62,8 +62,9 @@ class UnlearningTrainer(ModelCardTrainer):
             (``question``, ``answer``), with a boolean ``forget`` column (``forget_column``):
             True for a forget row, False for a retain row. Or forget/retain pairs, e.g.
             ``ForgetRetainDataset(forget, retain)``.
-        forget_dataset, retain_dataset: the two sets, paired here instead (``train_dataset`` is
-            then left out).
+        forget_dataset: the forget set, paired here with ``retain_dataset`` instead
+            (``train_dataset`` is then left out).
+        retain_dataset: the retain set, paired here with ``forget_dataset``.
         data_collator: defaults to one built from ``processing_class`` and the config.
         processing_class: the tokenizer; by default the one saved with the model.
         peft_config: a ``peft.PeftConfig`` (e.g. ``LoraConfig``) that wraps the model.

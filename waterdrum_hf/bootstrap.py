@@ -132,7 +132,8 @@ def bootstrap_replicates(
             whole strata (a set of owners, or one owner), so its size is the same in every
             resample.
         auroc: ``(positive, negative)`` masks for the AUROC of positive over negative items.
-        resamples, seed: how many resamples, and the seed that makes them repeatable.
+        resamples: how many resamples.
+        seed: the seed that makes them repeatable.
 
     Returns:
         Each mask's resampled means ``(resamples,)`` by name, and the resampled AUROCs.

@@ -202,9 +202,10 @@ def compare_seeds(
             model comes from the same seed.
         confidence: level of every interval.
         paired: pair differences by run (every model needs the same number of runs).
-        reference, baseline: the model unlearning should match, and the one it starts from;
-            every other model is an unlearning method, ranked by its distance to ``reference``
-            in the (forget, retain) plane.
+        reference: the model unlearning should match.
+        baseline: the model unlearning starts from. Every model other than these two is an
+            unlearning method, ranked by its distance to ``reference`` in the (forget, retain)
+            plane.
 
     A method is named closest alone only when the interval of every other method's distance
     minus its own lies above 0; otherwise the methods that tie are named with it.

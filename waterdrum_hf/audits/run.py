@@ -34,7 +34,8 @@ class AuditQueries:
     """What every audited model is asked, and whose data each question is.
 
     Args:
-        queries, references: the prompts and each prompt's owner id (as for the metric).
+        queries: the prompts (as for the metric).
+        references: each prompt's owner id (as for the metric).
         forget_ids: the owners who asked to be forgotten.
         forget_texts: the forget set's training texts (relearning fine-tunes on a slice).
         owner_names: display names by owner id (ids are secret; never shown).
