@@ -59,12 +59,16 @@ Args:
         the paper's) or "mean".
     k_p (`int`, default 1), n_gram (`int`, default: the scheme's, 2): the watermark's
         parameters (k_p is Waterfall's).
-    scheme (`str`, default "waterfall"): the watermark scheme, "waterfall", "kgw" or
-        "synthid" (any name of `waterdrum_hf.schemes.SCHEMES`).
+    scheme (`str`, default "waterfall"): the watermark scheme, "waterfall", "kgw", "synthid"
+        or "exp_edit" (any name of `waterdrum_hf.schemes.SCHEMES`).
     gamma (`float`, default 0.5): KGW's green share (with scheme="kgw").
     depth (`int`, default 30), sampling_table_size (`int`, default 65536),
         sampling_table_seed (`int`, default 0): Synth-ID's settings (with scheme="synthid";
         its n_gram defaults to 5). Its score is the mean g-value: 0.5 without the watermark.
+    key_length (`int`, default 256), gamma_edit (`float`, default 0.0), block_size (`int`,
+        default: the whole text): EXP-edit's settings (with scheme="exp_edit"). Its score is
+        minus the edit-distance alignment cost per token, well above 0 without the watermark:
+        read it with the empirical null (null_keys=K); the analytic null refuses it.
     vocab_size (`int`, optional): the watermark's vocabulary size (128000 for the published
         datasets); a tokenizer with another vocab_size raises.
     null (`str`, optional): "analytic" (exact null mean/std from the token-pair counts,

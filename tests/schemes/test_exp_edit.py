@@ -208,10 +208,6 @@ def test_per_token_readers_refuse_it():
     assert isinstance(scheme, SequenceScheme)
     with pytest.raises(TypeError, match="scores whole texts"):
         scheme.token_terms(np.zeros(1), np.zeros((1, 1)), np.zeros(1), 10)
-    from waterdrum_hf.analytic_null import PositionMoments
-
-    with pytest.raises(TypeError, match=r"null_keys=K"):
-        PositionMoments.of(scheme, 10)
     from waterdrum_hf.report.token_view import token_view
 
     verifier = Verifier(word_tokenizer(10), scheme)
@@ -287,3 +283,62 @@ def test_reset_sets_the_ids_and_where_generation_starts():
         out = processor(torch.zeros((1, length), dtype=torch.long), scores)
         xi = numpy_key(key, 4, vocab)[(length - prompt_length) % 4]
         assert int(out.argmax()) == int(np.argmax(xi ** (1 / probs)))
+
+
+def test_paraphrase_watermark_reads_under_the_owner_key_against_other_keys(tiny_model):
+    """The tiny model paraphrases under EXP-edit (sampling, as it must); each text reads
+    higher under its owner's key than under any of 20 keys that own nothing."""
+    from datasets import Dataset
+
+    from waterdrum_hf import WatermarkedDataset
+    from waterdrum_hf.data.corpus import toy_corpus
+
+    model, tokenizer = tiny_model
+    texts = toy_corpus().shuffle(seed=0).select(range(4))["text"]
+    passages = Dataset.from_dict({"text": list(texts), "owner_id": [11, 22, 11, 22]})
+    wm = WatermarkedDataset(
+        model, tokenizer, scheme="exp_edit", do_sample=True, max_new_tokens=32,
+        show_progress=False,
+    )  # fmt: skip
+    out = passages.map(wm, batched=True, batch_size=4)
+    verifier = Verifier(tokenizer, "exp_edit")
+    ids = verifier.token_ids(out["text"])
+    keys = np.array([[owner, *range(100, 120)] for owner in out["owner_id"]])
+    sums, counts = verifier.token_sums(ids, keys)
+    scores = sums / counts[:, None]
+    np.testing.assert_allclose(out["watermark_score"], scores[:, 0], rtol=1e-6)  # self-check
+    assert (scores[:, 0] > scores[:, 1:].max(axis=1)).all()
+
+
+def test_exp_edit_by_name_through_the_entry_points():
+    """``--scheme exp_edit --key-length 64`` through the scoring scripts' parser, the trainer
+    flags, the flat keywords and the config's dict; the reproduction and watermarking configs
+    take it (sampling) and refuse its settings under another scheme."""
+    from waterdrum_hf import WatermarkingConfig
+    from waterdrum_hf.arguments import WaterDrumArguments
+    from waterdrum_hf.config import WaterDrumConfig
+    from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
+    from waterdrum_hf.scripts.parser import ScriptParser
+    from waterdrum_hf.scripts.scoring_arguments import ScoringArguments
+
+    want = EXPEditScheme(key_length=64)
+    [scoring] = ScriptParser([ScoringArguments]).parse_args_into_dataclasses(
+        ["--scheme", "exp_edit", "--key-length", "64"]
+    )
+    assert scoring.scoring_config().scheme == want
+    trainer_flags = WaterDrumArguments(waterdrum_scheme="exp_edit", waterdrum_key_length=64)
+    assert trainer_flags.scoring_config().scheme == want
+    config = WaterDrumConfig.from_keywords({"scheme": "exp_edit", "key_length": 64})
+    assert config.scheme == want and WaterDrumConfig.from_dict(config.to_dict()) == config
+    assert ReproductionConfig(scheme="exp_edit").watermark_settings() == {
+        "scheme": "exp_edit", "do_sample": True,
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="`gamma_edit` is a setting of the EXPEdit scheme"):
+        WaterDrumConfig.from_keywords({"scheme": "kgw", "gamma_edit": 0.3})
+    with pytest.raises(ValueError, match="`gamma` is a setting of the KGW scheme, not of"):
+        WaterDrumConfig.from_keywords({"scheme": "exp_edit", "gamma": 0.3})
+    with pytest.raises(ValueError, match="`key_length` is a setting of the exp_edit scheme"):
+        WatermarkingConfig(key_length=64)
+    with pytest.raises(ValueError, match="scheme='exp_edit' watermarks by sampling"):
+        WatermarkingConfig(scheme="exp_edit")
+    assert WatermarkingConfig(scheme="exp_edit", do_sample=True).writer_settings() == {}

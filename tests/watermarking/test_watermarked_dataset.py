@@ -199,6 +199,8 @@ def test_every_config_field_but_runtime_ones_is_in_the_fingerprint(tiny_model):
             changes["scheme"] = "kgw"  # a KGW setting changes only with that scheme
         elif spec.name in SCHEME_SETTINGS["synthid"]:  # only with Synth-ID, which samples
             changes.update(scheme="synthid", do_sample=True)
+        elif spec.name in SCHEME_SETTINGS["exp_edit"]:  # only with EXP-edit, which samples
+            changes.update(scheme="exp_edit", do_sample=True)
         if spec.name == "sampling_table_size":
             changes[spec.name] = 2**10
         if spec.name == "n_gram":  # None: the scheme's (2)

@@ -50,7 +50,8 @@ class DemoConfig:
         "waterfall",
         (
             "Watermark scheme of the owners' passages, of verification and of the "
-            "curves: waterfall (the paper's), kgw (adapted KGW) or synthid (adapted Synth-ID)."
+            "curves: waterfall (the paper's), kgw (adapted KGW), synthid (adapted Synth-ID) or "
+            "exp_edit (adapted EXP-edit)."
         ),
         choices=tuple(SCHEMES),
     )

@@ -46,6 +46,7 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor
 
+from waterdrum_hf._fields import flag
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.schemes.base import SequenceScheme
@@ -66,9 +67,13 @@ class EXPEditScheme(SequenceScheme):
         n_gram: must stay 2: EXP-edit reads no n-grams. vocab_size: as for every scheme.
     """
 
-    key_length: int = 256
-    gamma_edit: float = 0.0
-    block_size: int | None = None
+    key_length: int = flag(256, "EXP-edit's key sequence length per owner (default 256).")
+    gamma_edit: float = flag(
+        0.0, "EXP-edit's alignment cost per inserted or deleted token (default 0.0, the authors')."
+    )
+    block_size: int | None = flag(
+        None, "EXP-edit's window of tokens the statistic is minimised over (default: whole text)."
+    )
     name = "exp_edit"
     #: The writer leaves one token per row: write with ``do_sample=True`` (any sampler then
     #: takes it); a beam search would have no second token to keep.

@@ -7,6 +7,7 @@ from dataclasses import fields
 from typing import Any
 
 from waterdrum_hf.schemes.base import WatermarkScheme
+from waterdrum_hf.schemes.exp_edit import EXPEditScheme
 from waterdrum_hf.schemes.kgw import KGWScheme
 from waterdrum_hf.schemes.synthid import SynthIDScheme
 from waterdrum_hf.schemes.waterfall import WaterfallScheme
@@ -15,6 +16,7 @@ SCHEMES: dict[str, type[WatermarkScheme]] = {
     "waterfall": WaterfallScheme,
     "kgw": KGWScheme,
     "synthid": SynthIDScheme,
+    "exp_edit": EXPEditScheme,
 }
 """Every scheme by the name configs and the command line use: adding a scheme here (with its
 reading settings as its dataclass fields, each with ``help`` metadata) makes it known by name
@@ -29,7 +31,8 @@ READING_SETTINGS: dict[str, tuple[str, ...]] = {
     for name, scheme in SCHEMES.items()
 }
 """Each scheme's own reading settings: Waterfall's ``k_p``, KGW's ``gamma``, Synth-ID's
-``depth``, ``sampling_table_size`` and ``sampling_table_seed``."""
+``depth``, ``sampling_table_size`` and ``sampling_table_seed``, EXP-edit's ``key_length``,
+``gamma_edit`` and ``block_size``."""
 
 
 def setting_help(setting: str) -> str:

@@ -26,6 +26,7 @@ SCHEME_SETTINGS = {
     "waterfall": ("kappa", "k_p"),
     "kgw": ("gamma", "delta"),
     "synthid": ("depth", "sampling_table_size", "sampling_table_seed", "context_history_size"),
+    "exp_edit": ("key_length", "gamma_edit", "block_size"),
 }
 """Each scheme's own fields of :class:`WatermarkingConfig`: its reading settings (the scheme's
 fields, :data:`~waterdrum_hf.schemes.registry.READING_SETTINGS`, with the same defaults) and
@@ -38,9 +39,11 @@ class WatermarkingConfig:
 
     ``scheme`` picks the watermark; ``kappa`` and ``k_p`` are Waterfall's settings, ``gamma``
     and ``delta`` adapted KGW's, ``depth``, ``sampling_table_size``, ``sampling_table_seed``
-    and ``context_history_size`` adapted Synth-ID's (:data:`SCHEME_SETTINGS`). Changing a
-    setting of a scheme not chosen is refused. Synth-ID samples (``do_sample=True``): its
-    tournament is a sampling procedure, and beam search with it is refused.
+    and ``context_history_size`` adapted Synth-ID's, ``key_length``, ``gamma_edit`` and
+    ``block_size`` adapted EXP-edit's (:data:`SCHEME_SETTINGS`). Changing a setting of a scheme
+    not chosen is refused. Synth-ID and EXP-edit sample (``do_sample=True``): Synth-ID's
+    tournament is a sampling procedure, and EXP-edit's exponential minimum sampling leaves one
+    token per row; beam search with either is refused.
     """
 
     text_column: str = flag("text", "Column with the texts to watermark.")
@@ -50,8 +53,8 @@ class WatermarkingConfig:
     )
     scheme: str = flag(
         "waterfall",
-        "Watermark scheme: waterfall (the paper's), kgw (adapted KGW) or synthid (adapted "
-        "Synth-ID, with do_sample).",
+        "Watermark scheme: waterfall (the paper's), kgw (adapted KGW), synthid (adapted "
+        "Synth-ID) or exp_edit (adapted EXP-edit); the last two with do_sample.",
         choices=tuple(SCHEME_SETTINGS),
     )
     kappa: float = flag(2.0, "Waterfall's perturbation strength (the paper uses 2).")
@@ -63,6 +66,11 @@ class WatermarkingConfig:
     sampling_table_seed: int = flag(0, "Synth-ID's g-value table seed.")
     context_history_size: int = flag(
         1024, "Synth-ID's remembered contexts per row (a repeated one is not watermarked)."
+    )
+    key_length: int = flag(256, "EXP-edit's key sequence length per owner.")
+    gamma_edit: float = flag(0.0, "EXP-edit's alignment cost per inserted or deleted token.")
+    block_size: int | None = flag(
+        None, "EXP-edit's window of tokens the statistic is minimised over (None: whole text)."
     )
     n_gram: int | None = flag(
         None, "Watermark context length plus one; None: the scheme's (2, the paper's; Synth-ID 5)."
@@ -180,8 +188,8 @@ class WatermarkingConfig:
                 )
         if self.watermark_scheme().requires_sampling and not self.do_sample:  # checks gamma...
             raise ValueError(
-                f"scheme={self.scheme!r} watermarks by sampling (its tournament draws from the "
-                "reweighted distribution; beam search would not): pass do_sample=True."
+                f"scheme={self.scheme!r} watermarks by sampling (its writer draws the token; beam "
+                "search would not write the watermark): pass do_sample=True."
             )
 
     def watermark_scheme(self) -> WatermarkScheme:

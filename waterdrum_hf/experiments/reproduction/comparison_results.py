@@ -17,9 +17,14 @@ from waterdrum_hf.experiments.reproduction.markdown_parts import (
 )
 from waterdrum_hf.experiments.reproduction.results import plot_forget_curves
 from waterdrum_hf.report import json_text
-from waterdrum_hf.schemes import KGWScheme, SynthIDScheme
+from waterdrum_hf.schemes import EXPEditScheme, KGWScheme, SynthIDScheme
 
-SCHEME_LABELS = {"waterfall": "Waterfall", "kgw": "Adapted KGW", "synthid": "Adapted Synth-ID"}
+SCHEME_LABELS = {
+    "waterfall": "Waterfall",
+    "kgw": "Adapted KGW",
+    "synthid": "Adapted Synth-ID",
+    "exp_edit": "Adapted EXP-edit",
+}
 
 PAPER_TABLE_5 = {
     # WaterDrum-Ax, Llama-2-7B: the paper's Table 5 (D1 AUROC, D2 R², verification time per
@@ -27,6 +32,7 @@ PAPER_TABLE_5 = {
     "waterfall": ("0.965", "0.963", "0.015 s", "No"),
     "kgw": ("0.871", "0.996", "0.336 s", "Yes"),
     "synthid": ("0.549", "-16.951", "0.386 s", "Yes"),
+    "exp_edit": ("0.789", "-17.079", "165.5 s", "No"),
 }
 
 
@@ -206,6 +212,13 @@ def _described(scheme: str, config: Mapping[str, Any]) -> str:
             f"adapted Synth-ID with its reference settings (depth {synthid.depth}, n-grams of "
             f"{synthid.n_gram} tokens; candidates sampled, as its tournament needs)"
         )
+    if scheme == "exp_edit":
+        exp_edit = EXPEditScheme()
+        return (
+            f"adapted EXP-edit with the authors' settings (key sequences of {exp_edit.key_length}, "
+            f"exponential minimum sampling, the edit-distance statistic with gamma "
+            f"{exp_edit.gamma_edit:g} over the whole text; candidates sampled)"
+        )
     return SCHEME_LABELS.get(scheme, scheme)
 
 
@@ -219,13 +232,13 @@ def _signed(value: float | None) -> str:
 
 def ordering_checks(results: Mapping[str, Any]) -> list[str]:
     """Whether the paper's ordering holds here (Waterfall more separable, adapted KGW better
-    calibrated, adapted Synth-ID failing calibration), with the numbers and whether the gap
+    calibrated, adapted Synth-ID and EXP-edit failing calibration), with the numbers and whether the gap
     exceeds the spread over seeds."""
     schemes = results["schemes"]
     if not {"waterfall", "kgw"} <= set(schemes):
         return [
             "The paper's ordering compares Waterfall and KGW; this run lacks one of them.",
-            *_synthid_checks(schemes),
+            *_failing_calibration_checks(schemes),
         ]
     lines = []
     for setting in schemes["waterfall"]:
@@ -247,35 +260,44 @@ def ordering_checks(results: Mapping[str, Any]) -> list[str]:
                 f"{ours[better]:.3f} vs {ours[other]:.3f} (gap {gap:+.3f}, largest sd over seeds "
                 f"{spread:.3f})."
             )
-    return lines + _synthid_checks(schemes)
+    return lines + _failing_calibration_checks(schemes)
 
 
-def _synthid_checks(schemes: Mapping[str, Any]) -> list[str]:
-    """Whether adapted Synth-ID fails calibration (the paper: D2 R² -16.951), and separates
-    less than Waterfall (the paper: D1 AUROC 0.549 vs 0.965), where both ran."""
-    if "synthid" not in schemes:
-        return []
+FAILING_CALIBRATION = {
+    "synthid": "its raw score reads 0.5 on text without the watermark",
+    "exp_edit": "its raw score (minus the alignment cost per token) reads well above 0 on text "
+    "without the watermark (the best alignment of random gains over the key's shifts)",
+}
+"""The schemes the paper finds failing calibration, and why their raw value is far from a
+line through the origin."""
+
+
+def _failing_calibration_checks(schemes: Mapping[str, Any]) -> list[str]:
+    """Whether adapted Synth-ID and EXP-edit fail calibration (the paper: D2 R² -16.951 and
+    -17.079), and separate less than Waterfall (the paper: D1 AUROC 0.549 and 0.789 vs
+    0.965), where they ran."""
     lines = []
-    for setting, s in schemes["synthid"].items():
-        r2, spread = s["r2"]["waterdrum"], s["r2_std"]["waterdrum"]
-        verdict = "holds" if r2 < 0 else "does not hold"
-        lines.append(
-            f"- {setting}, adapted Synth-ID fails calibration (paper: D2 R² "
-            f"{PAPER_TABLE_5['synthid'][1]}): {verdict} here, R² {r2:.3f} (sd over seeds "
-            f"{spread:.3f}); its raw score reads 0.5 on text without the watermark, far from a "
-            "line through the origin."
-        )
-        if "waterfall" in schemes:
-            ours, theirs = (
-                s["auroc"]["waterdrum"],
-                schemes["waterfall"][setting]["auroc"]["waterdrum"],
-            )
-            verdict = "holds" if ours < theirs else "does not hold"
+    for scheme, null_level in FAILING_CALIBRATION.items():
+        label = SCHEME_LABELS[scheme].replace("Adapted", "adapted")
+        for setting, s in schemes.get(scheme, {}).items():
+            r2, spread = s["r2"]["waterdrum"], s["r2_std"]["waterdrum"]
+            verdict = "holds" if r2 < 0 else "does not hold"
             lines.append(
-                f"- {setting}, adapted Synth-ID less separable than Waterfall (paper: D1 AUROC "
-                f"{PAPER_TABLE_5['synthid'][0]} vs {PAPER_TABLE_5['waterfall'][0]}): {verdict} "
-                f"here, {ours:.3f} vs {theirs:.3f}."
+                f"- {setting}, {label} fails calibration (paper: D2 R² "
+                f"{PAPER_TABLE_5[scheme][1]}): {verdict} here, R² {r2:.3f} (sd over seeds "
+                f"{spread:.3f}); {null_level}, far from a line through the origin."
             )
+            if "waterfall" in schemes:
+                ours, theirs = (
+                    s["auroc"]["waterdrum"],
+                    schemes["waterfall"][setting]["auroc"]["waterdrum"],
+                )
+                verdict = "holds" if ours < theirs else "does not hold"
+                lines.append(
+                    f"- {setting}, {label} less separable than Waterfall (paper: D1 AUROC "
+                    f"{PAPER_TABLE_5[scheme][0]} vs {PAPER_TABLE_5['waterfall'][0]}): {verdict} "
+                    f"here, {ours:.3f} vs {theirs:.3f}."
+                )
     return lines
 
 

@@ -53,7 +53,8 @@ class ReproductionConfig:
         "waterfall",
         (
             "Watermark scheme of the toy corpus and of verification: waterfall (the "
-            "paper's), kgw (adapted KGW) or synthid (adapted Synth-ID); other than waterfall, "
+            "paper's), kgw (adapted KGW), synthid (adapted Synth-ID) or exp_edit (adapted "
+            "EXP-edit); other than waterfall, "
             "paraphrase watermarking only."
         ),
         choices=SCHEME_NAMES,
