@@ -181,7 +181,10 @@ def _closing(schemes: Mapping[str, Any]) -> list[str]:
         "green, Waterfall evaluates its function there), so their times are alike; the "
         "paper's adapted KGW ran the reference implementation's torch-based detector on a GPU. "
         "Adapted Synth-ID's g-values are hashes and a table look-up per layer, in numpy on the "
-        "CPU (no GPU needed here, unlike the paper's run).",
+        "CPU (no GPU needed here, unlike the paper's run). Adapted EXP-edit aligns each text "
+        "with the owner's key over all its shifts (a quadratic edit-distance table per shift) "
+        "in a compiled kernel on the CPU; the paper's 165.5 s per text came from other "
+        "hardware and texts (benchmarks/exp_edit_speed.py times the alignment alone).",
         "",
         "WaterDrum's forget value split by query, per scheme (mean over seeds): the forget "
         "queries made from the texts the model was trained on (the first k %), the rest, and "
