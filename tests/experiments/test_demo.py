@@ -219,7 +219,7 @@ def test_printed_commands_reproduce_the_config():
         ({"learning_rate": 0.0}, "learning_rate"),
         ({"confidence": 1.5}, "confidence"),
         ({"seeds": 0}, "seeds"),
-        ({"scheme": "synthid"}, "`scheme` must be one of waterfall, kgw"),
+        ({"scheme": "kirchenbauer"}, "`scheme` must be one of waterfall, kgw, synthid"),
     ],
 )
 def test_demo_config_rejects_impossible_settings(settings, match):
