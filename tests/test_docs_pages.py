@@ -153,3 +153,17 @@ def test_the_readme_links_every_page():
     linked |= {f"docs/{p}" for p in re.findall(r"\]\(([^)#\s:]+\.md)", index)}
     ours = {str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")}
     assert ours <= linked, sorted(ours - linked)
+
+
+def test_the_set_up_commands_are_the_two_ci_runs():
+    """The README's and the docs' set-up block is the two commands, exactly, and the test
+    command is the one CI runs (``.ci/run``)."""
+    block = (
+        "```bash\n"
+        "bash dev.sh demo   # the whole WaterDrum loop on the built-in small model: `waterdrum demo`\n"
+        "bash dev.sh test   # the test suite (offline)\n"
+        "```"
+    )
+    for page in ("README.md", "docs/index.md", "docs/quickstart.md"):
+        assert block in (ROOT / page).read_text(), page
+    assert "\nbash dev.sh test\n" in (ROOT / ".ci/run").read_text()
