@@ -31,6 +31,7 @@ _EXPORTS = {
     "AuditQueries": "audits",
     "KGWScheme": "schemes",
     "EXPEditScheme": "schemes",
+    "SynthIDScheme": "schemes",
     "Verifier": "verification",
     "verify_texts": "verification",
     "null_reference": "verification",
@@ -91,6 +92,7 @@ __all__ = [
     "KGWScheme",
     "EXPEditScheme",
     "NullConfig",
+    "SynthIDScheme",
     "SamplingConfig",
     "WaterDrumArguments",
     "WaterDrumConfig",
@@ -170,7 +172,13 @@ if TYPE_CHECKING:
     from waterdrum_hf.report.token_view import TokenView, token_view
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.sampling import SamplingConfig
-    from waterdrum_hf.schemes import EXPEditScheme, KGWScheme, WaterfallScheme, WatermarkScheme
+    from waterdrum_hf.schemes import (
+        EXPEditScheme,
+        KGWScheme,
+        SynthIDScheme,
+        WaterfallScheme,
+        WatermarkScheme,
+    )
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
     from waterdrum_hf.scoring import (
         OwnerValue,
