@@ -132,10 +132,13 @@ def option_row(action: argparse.Action) -> tuple[str, ...]:
         takes = str(action.metavar)
     elif action.type is not None:
         takes = getattr(action.type, "__name__", str(action.type)).upper()
+        takes = "BOOL" if takes == "STRING_TO_BOOL" else takes  # HfArgumentParser's bools
     else:
         takes = "STR"
     if action.nargs in ("*", "+"):
         takes += " ..."
+    elif action.nargs == "?":  # a bare --flag means its const (True for a bool)
+        takes = f"[{takes}]"
     default = "" if action.default in (None, argparse.SUPPRESS) else repr(action.default)
     return (
         ", ".join(f"<code>{cell(spelling)}</code>" for spelling in action.option_strings),
@@ -168,9 +171,9 @@ def commands_page() -> str:
         "# Commands",
         "",
         "Every `waterdrum` command and its options, read from the command's parser when this "
-        "site was built (`waterdrum COMMAND --help` prints the same). Every option is also "
-        "spelled with dashes (`--null-keys` for `--null_keys`), and every command takes "
-        "`--config FILE.yaml` whose keys are the options' names. The "
+        "site was built (`waterdrum COMMAND --help` prints the same). Every command takes "
+        "`--config FILE.yaml` whose keys are the options' names (with underscores). A "
+        "`[BOOL]` option alone means true. The "
         "[guide](../guides/command.md) shows them at work; the "
         "[settings](settings.md) page has each argument group as a table.",
         "",
