@@ -201,6 +201,9 @@ def test_analytic_null_agrees_with_the_empirical_null_over_many_keys():
 
 
 def test_bad_input_gets_one_clear_line():
+    """Catches a setting silently dropped or applied to the wrong scheme by the generic
+    registry, unchecked settings, a vocabulary mismatch read as ~0.5, an analytic null given
+    where it is not exact, and keys outside the ids' range."""
     with pytest.raises(
         ValueError, match="`depth` is a setting of the SynthID scheme, not of 'waterfall'"
     ):
@@ -226,7 +229,9 @@ def test_bad_input_gets_one_clear_line():
 def test_synthid_by_name_through_every_entry_point():
     """``--scheme synthid --depth 4`` through the scoring scripts' parser, the trainer flags,
     the flat keywords, the config's dict and the metric, each reading as
-    ``SynthIDScheme(depth=4)``; the metric's per-sample scores are verify_texts'."""
+    ``SynthIDScheme(depth=4)``; the metric's per-sample scores are verify_texts'. Catches an
+    entry point that drops a scheme setting (depth would read 30) or keeps a hand-written
+    list of scheme names, and a metric whose null level is not Synth-ID's."""
     import waterdrum_hf
     from waterdrum_hf.arguments import WaterDrumArguments
     from waterdrum_hf.experiments.demo_config import DemoConfig
