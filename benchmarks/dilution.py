@@ -2,15 +2,17 @@
 watermarks its outputs under a key of its own, and the data owners still verify theirs.
 
 This is the reproduction's resilience experiment (:func:`~waterdrum_hf.experiments.reproduction.resilience.diluted_values`, the code
-behind ``resilience`` in ``waterdrum reproduce``), run for three model-owner schemes and every
+behind ``resilience`` in ``waterdrum reproduce``), run for four model-owner schemes and every
 seed instead of Waterfall on the first seed:
 
 * ``none``: no model owner's watermark;
 * ``waterfall``: adapted Waterfall, kappa 2 (the reproduction's ``dilution_kappa``);
 * ``kgw``: KGW, gamma 0.5, delta 2 (the paper's setting);
+* ``its``: ITS, inverse transform sampling (Kuditipudi et al., 2023), key length 256
+  (:mod:`waterdrum_hf.schemes.its`): a distortion-free sampler, the paper's third row;
 * ``unigram``: the Unigram watermark (Zhao et al., 2023), gamma 0.5, delta 2
-  (:mod:`waterdrum_hf.schemes.unigram`). The paper's third row is ITS (Kuditipudi et al.), a
-  distortion-free sampler; Unigram is a logit-bias scheme like KGW with one fixed green list.
+  (:mod:`waterdrum_hf.schemes.unigram`), not in the paper: a logit-bias scheme like KGW with
+  one fixed green list.
 
 The model owner's key differs per seed and from every data owner's. The data owners' scheme
 is Waterfall (the reproduction's default). Each model of the reproduction's no-duplicate
@@ -47,13 +49,15 @@ PAPER = {  # the paper's table "watermarking for a model owner" (WaterDrum-Ax): 
     "none": (0.964, 0.963),
     "waterfall": (0.923, 0.936),
     "kgw": (0.944, 0.948),
-    "unigram": (0.955, 0.965),  # the paper's third row is ITS, not Unigram
+    "its": (0.955, 0.965),
+    "unigram": None,  # not in the paper
 }
 LABELS = {
     "none": "none",
     "waterfall": "adapted Waterfall (kappa 2)",
     "kgw": "KGW (gamma 0.5, delta 2)",
-    "unigram": "Unigram (gamma 0.5, delta 2); paper: ITS",
+    "its": "ITS (Kuditipudi et al., key length 256)",
+    "unigram": "Unigram (gamma 0.5, delta 2)",
 }
 GAMMA, DELTA = 0.5, 2.0
 SETTINGS_SHOWN = (
@@ -123,6 +127,7 @@ def run(config: Any) -> dict[int, dict[str, dict[str, float]]]:
     from waterdrum_hf.experiments.reproduction.experiment import Reproduction
     from waterdrum_hf.experiments.reproduction.resilience import diluted_values, model_owner_key
     from waterdrum_hf.schemes import KGWScheme
+    from waterdrum_hf.schemes.its import ITSWatermark
     from waterdrum_hf.schemes.unigram import UnigramWatermark
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
 
@@ -136,6 +141,7 @@ def run(config: Any) -> dict[int, dict[str, dict[str, float]]]:
         processors = {
             "waterfall": WaterfallLogitsProcessor(vocab_size, key, kappa=config.dilution_kappa),
             "kgw": KGWScheme(gamma=GAMMA).logits_processor(vocab_size, key, delta=DELTA),
+            "its": ITSWatermark().logits_processor(vocab_size, key),
             "unigram": UnigramWatermark(gamma=GAMMA, delta=DELTA).logits_processor(vocab_size, key),
         }
         print(
@@ -170,17 +176,18 @@ def markdown(results: dict) -> str:
         f"Command: `{results['command']}` ({results['seconds'] / 60:.1f} minutes on "
         f"{results['machine']}). The data owners' watermark: Waterfall; {len(seeds)} seed(s); "
         "with several seeds, mean ± standard deviation over seeds and [min, max]. The paper's numbers are from "
-        "its appendix table of watermarking for a model owner (WaterDrum-Ax, Llama-2-7B); its "
-        "third scheme is ITS, ours Unigram.",
+        "its appendix table of watermarking for a model owner (WaterDrum-Ax, Llama-2-7B), "
+        "which has no Unigram row.",
         "",
         "| model owner's watermark | D1 AUROC (ours) | D1 AUROC (paper) | D2 R² (ours) | D2 R² (paper) |",
         "| --- | --- | --- | --- | --- |",
     ]
     for scheme, label in LABELS.items():
         auroc, r2 = summary["auroc"][scheme], summary["r2"][scheme]
-        paper_auroc, paper_r2 = results["paper"][scheme]
+        paper = results["paper"][scheme]  # None: not in the paper
+        paper_auroc, paper_r2 = [f"{v:.3f}" for v in paper] if paper else ["–", "–"]
         ours_auroc, ours_r2 = fmt(auroc, len(seeds)), fmt(r2, len(seeds))
-        lines.append(f"| {label} | {ours_auroc} | {paper_auroc:.3f} | {ours_r2} | {paper_r2:.3f} |")
+        lines.append(f"| {label} | {ours_auroc} | {paper_auroc} | {ours_r2} | {paper_r2} |")
     return "\n".join(lines) + "\n"
 
 

@@ -3,11 +3,13 @@
 Each scheme implements :class:`WatermarkScheme`; Waterfall is the default, adapted KGW
 (:class:`KGWScheme`) the second; EXP-edit (:class:`EXPEditScheme`) reads whole sequences
 (a :class:`SequenceScheme`). :class:`UnigramWatermark` (Zhao et al., 2023) is a writer
-only: a model owner's own watermark in the dilution study.
+only, and :class:`ITSWatermark` (Kuditipudi et al., 2023) a writer with its one-key test: the
+model owner's own watermarks in the dilution study.
 """
 
 from waterdrum_hf.schemes.base import PermutationScheme, SequenceScheme, WatermarkScheme
 from waterdrum_hf.schemes.exp_edit import EXPEditScheme
+from waterdrum_hf.schemes.its import ITSWatermark
 from waterdrum_hf.schemes.kgw import KGWScheme, kgw_z_score
 from waterdrum_hf.schemes.registry import SCHEMES, resolve_scheme, scheme_from_settings
 from waterdrum_hf.schemes.synthid import SynthIDScheme, synthid_keys
@@ -17,6 +19,7 @@ from waterdrum_hf.schemes.waterfall import WaterfallScheme
 __all__ = [
     "SCHEMES",
     "EXPEditScheme",
+    "ITSWatermark",
     "KGWScheme",
     "PermutationScheme",
     "SynthIDScheme",
