@@ -266,9 +266,21 @@ def test_metric_reads_owners_against_the_empirical_null_and_refuses_the_analytic
     assert result.forget.p_value == pytest.approx(1 / 31)  # above every null key
     # retain (unwatermarked) reads at the null, below every forget query (AUROC: retain positive)
     assert result.retain.p_value > 0.05 and result.separability_auroc == 0.0
+
+
+def test_the_analytic_null_is_refused_before_any_text_is_scored(monkeypatch):
+    """EXP-edit states no null moments: the analytic null is refused up front, not after a
+    scoring pass that may take minutes (a check placed after scoring fails here)."""
+    from waterdrum_hf import NullConfig, WaterDrumConfig, waterdrum_result
+
+    def no_scoring(*args, **kwargs):
+        raise AssertionError("scored before the null was checked")
+
+    monkeypatch.setattr(Verifier, "token_sums", no_scoring)
+    vocab, scheme = 50, EXPEditScheme(key_length=64)
     with pytest.raises(TypeError, match=r"use the empirical null \(null_keys=K\)"):
         waterdrum_result(
-            texts, references, word_tokenizer(vocab),
+            ["w1 w2 w3 w4"], [7], word_tokenizer(vocab),
             config=WaterDrumConfig(scheme=scheme, null=NullConfig("analytic")),
         )  # fmt: skip
 

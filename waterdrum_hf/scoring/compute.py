@@ -118,6 +118,8 @@ def waterdrum_result(
     queries = group_queries(predictions, references, query_ids)
     names = owner_display_names(queries.watermark_ids, owner_names)
     verifier = Verifier(watermark_tokenizer, config.scheme)
+    if config.null is not None and config.null.method == "analytic":
+        verifier.scheme.null_moments(verifier.vocab_size)  # refused here, not after scoring
     token_ids = verifier.token_ids(queries.samples) if queries.samples else []
     sums, counts = verifier.token_sums(token_ids, queries.sample_ids[:, None])
     values = pool_queries(sums, counts, queries, config.pooling)[:, 0]
