@@ -23,6 +23,7 @@ from demo_block import RUN, render_demo
 from doc_blocks import ROOT, Block, update
 from gpu_block import RUNS as GPU_RUNS
 from gpu_block import render_gpu
+from schemes_block import render_schemes
 from timing import read_results
 from trust_block import render_trust
 
@@ -287,7 +288,8 @@ def render_results_runs() -> str:
          "`python benchmarks/reproduce_paper.py --out benchmarks/results/reproduction --show-progress false`",
          _minutes("benchmarks/results/reproduction/results.md")),
         ("[schemes/](schemes/results.md)",
-         "`waterdrum reproduce --schemes waterfall kgw --out benchmarks/results/schemes --show-progress false`",
+         "`waterdrum reproduce --schemes waterfall kgw synthid exp_edit --out benchmarks/results/schemes "
+         "--show-progress false`",
          _minutes("benchmarks/results/schemes/results.md")),
         ("[substitution/](substitution/results.md)",
          "`waterdrum reproduce --quick --watermarking substitution --settings "
@@ -344,6 +346,12 @@ BLOCKS = (
         "generation-speed",
         ("benchmarks/results/generation_speed.json",),
         render_generation_speed,
+    ),
+    Block(
+        WATERMARKING,
+        "schemes",
+        ("benchmarks/results/schemes/results.json", "benchmarks/results/schemes/results.md"),
+        render_schemes,
     ),
     Block(
         KEYS,

@@ -25,10 +25,11 @@ MOVED_FROM = "b819cbd"
 README_LINES = 250
 """The README: a paragraph, the install, the two set-up commands, three snippets, the demo's
 block and links (issue 44's bound)."""
-CARD_LINES = 210
-"""The metric card: what evaluate's Hub page shows. 62 of its lines are fixed: the YAML header
-(12), the generated settings table (20) and the two BibTeX entries (30); the rest is the
-description, usage, inputs, outputs and limitations."""
+CARD_LINES = 195
+"""The metric card without its generated blocks: what evaluate's Hub page shows. 42 of these
+lines are fixed: the YAML header (12) and the two BibTeX entries (30); the rest is the
+description, usage, inputs, outputs and limitations. The generated settings table is not
+counted: it grows by a row with each scheme setting."""
 
 #: Units of the old README reworded in the move: its first words -> the new unit's.
 REWORDED = {
@@ -43,6 +44,19 @@ REWORDED = {
     "`score --attack NAME:STRENGTH` edits": "`score --attack NAME:STRENGTH` edits",
     # "The metric card says how to report the values": that moved to the Hub guide
     "- On the Hub: `waterdrum_hf.write_hub_results": "- On the Hub: `waterdrum_hf.write_hub_results",
+    # "Choosing a scheme" rewritten for four schemes (issue 45): the two-scheme comparison, its
+    # hand-quoted table and its prose are superseded by the generated `schemes` block
+    "Waterfall is the default and the paper's choice": "Four data-owner schemes are known by name",
+    "How they compare: `waterdrum reproduce --schemes waterfall kgw`": (
+        "How they compare: `waterdrum reproduce --schemes waterfall kgw synthid exp_edit`"
+    ),
+    "| | D1 AUROC (ours / paper)": "| scheme | D1 AUROC (ours / paper)",
+    "| Waterfall | 0.990": "| Waterfall | ",
+    "| Adapted KGW | 0.944": "| Adapted KGW | ",
+    "Waterfall separates better here too": "Where it does not: **separability**.",
+    "```bash waterdrum reproduce --quick --out reproduction": (
+        "```bash waterdrum reproduce --quick --out reproduction"
+    ),
 }
 LINK = re.compile(r"\]\([^)\s]*\)")
 GENERATED = re.compile(r"<!-- ([\w-]+):start -->.*?<!-- \1:end -->", flags=re.S)
@@ -142,7 +156,8 @@ def test_a_dropped_paragraph_is_noticed(old_readme):
 
 def test_the_readme_and_the_card_keep_to_their_length():
     assert len((ROOT / "README.md").read_text().splitlines()) <= README_LINES
-    assert len((ROOT / "metrics/waterdrum/README.md").read_text().splitlines()) <= CARD_LINES
+    card = GENERATED.sub("", (ROOT / "metrics/waterdrum/README.md").read_text())
+    assert len(card.splitlines()) <= CARD_LINES
 
 
 def test_the_readme_links_every_page():

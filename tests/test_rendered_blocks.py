@@ -216,7 +216,10 @@ def test_trust_dilution_table_recomputed_from_the_per_seed_values(trust):
     assert headers[1:] == [
         "D1 AUROC (ours)", "D1 AUROC (paper)", "D2 R² (ours)", "D2 R² (paper)",
     ]  # fmt: skip
-    labels = {"none": "none", "adapted Waterfall": "waterfall", "KGW": "kgw", "Unigram": "unigram"}
+    labels = {
+        "none": "none", "adapted Waterfall": "waterfall", "KGW": "kgw", "ITS": "its",
+        "Unigram": "unigram",
+    }  # fmt: skip
     seen = []
     for row in rows:
         (scheme,) = [s for label, s in labels.items() if row[0].startswith(label)]
@@ -233,7 +236,10 @@ def test_trust_dilution_table_recomputed_from_the_per_seed_values(trust):
             )  # fmt: skip
             for shown, value in zip(found.groups(), expected, strict=True):
                 check(shown, value, (scheme, measure))
-            check(paper, dilution["paper"][scheme][index], (scheme, measure, "paper"))
+            if dilution["paper"][scheme] is None:  # a row the paper does not have
+                assert paper == "–", (scheme, measure, paper)
+            else:
+                check(paper, dilution["paper"][scheme][index], (scheme, measure, "paper"))
     assert sorted(seen) == sorted(labels.values())
 
 
@@ -938,3 +944,61 @@ def test_results_readme_runs_table_gives_each_folders_command_and_time():
     assert row[1] == f"`{detection['command']}`"
     seconds = sum(part["seconds"] for part in detection["nulls"].values())
     check(row[2].removesuffix(" min"), seconds / 60, "owner detection")
+
+
+# ---------------------------------------------------------------------------------------------
+# The watermarking guide: "Choosing a scheme"
+
+PAPER_TABLE_5 = {  # the paper's Table 5, typed from the paper (not imported from the renderer)
+    "Waterfall": ("0.965", "0.963", "0.015 s", "No"),
+    "Adapted KGW": ("0.871", "0.996", "0.336 s", "Yes"),
+    "Adapted Synth-ID": ("0.549", "-16.951", "0.386 s", "Yes"),
+    "Adapted EXP-edit": ("0.789", "-17.079", "165.5 s", "No"),
+}
+SCHEME_KEYS = {
+    "Waterfall": "waterfall",
+    "Adapted KGW": "kgw",
+    "Adapted Synth-ID": "synthid",
+    "Adapted EXP-edit": "exp_edit",
+}
+
+
+def test_schemes_block_matches_the_comparison_row_by_row():
+    """Each scheme's row carries its own run's numbers and the paper's row for that scheme:
+    a renderer that swaps schemes, reads the raw R² where the null-corrected one belongs, shows
+    the forget value of the original model instead of the retrained one, or pairs a scheme
+    with another's paper numbers fails here; every scheme of the run has a row."""
+    text = rendered(update_docs.WATERMARKING, "schemes")
+    results = load("schemes/results.json")
+    headers, rows = table(text, "scheme")
+    assert [row[0] for row in rows] == [
+        label for label, key in SCHEME_KEYS.items() if key in results["schemes"]
+    ]
+    seeds = len(results["config"]["seeds"])
+    assert f"{seeds} seeds" in text
+    check(re.search(r"\(([\d.]+) minutes", text).group(1), results["seconds"]["total"] / 60, "time")
+    for row in rows:
+        run = results["schemes"][SCHEME_KEYS[row[0]]]["no_duplicate"]
+        cells = dict(zip(headers, row, strict=True))
+        paper = PAPER_TABLE_5[row[0]]
+        for header, what, value, paper_value in (
+            ("D1 AUROC (ours / paper)", "auroc", "waterdrum", paper[0]),
+            ("D2 R² (ours / paper)", "r2", "waterdrum", paper[1]),
+        ):
+            ours, shown_paper = cells[header].split(" / ")
+            mean, sd = ours.split(" ± ")
+            check(mean, run[what][value], (row[0], header))
+            check(sd, run[what + "_std"][value], (row[0], header, "sd"))
+            assert shown_paper == paper_value, (row[0], header)
+        mean, sd = cells["D2 R², null-corrected (ours)"].split(" ± ")
+        check(mean, run["r2"]["waterdrum_null_corrected"], (row[0], "null-corrected"))
+        check(sd, run["r2_std"]["waterdrum_null_corrected"], (row[0], "null-corrected sd"))
+        share = run["curve"]["share"]
+        at_zero = share.index(0.0)  # k = 0: the model retrained without the forget set
+        mean, sd = cells["retrained model's forget value (ours)"].split(" ± ")
+        check(mean, run["curve"]["waterdrum"]["mean"][at_zero], (row[0], "forget at k = 0"))
+        check(sd, run["curve"]["waterdrum"]["std"][at_zero], (row[0], "forget at k = 0, sd"))
+        ours, shown_paper = cells["verification per text (ours, CPU / paper)"].split(" / ")
+        check(ours.removesuffix(" ms"), 1000 * run["verify_seconds_per_text"], (row[0], "time"))
+        assert shown_paper == paper[2]
+        assert cells["paper's verification needs a GPU"] == paper[3]
