@@ -151,20 +151,36 @@ def test_documents_need_the_evaluated_models_tokenizer(local_data, monkeypatch):
         )
 
 
-def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(local_data, tiny_folder):
-    """The ``scoring`` metadata (a WaterDrumConfig's dict) is checked when the task is built,
-    travels in the documents as JSON, and is what the aggregations score with."""
-    from waterdrum_hf import NullConfig, WaterDrumConfig, WaterfallScheme, compute_waterdrum
+SCHEMES_BY_NAME = [
+    ({"scheme": "waterfall", "k_p": 3}, {"method": "analytic"}),
+    ({"scheme": "synthid", "depth": 4}, {"method": "analytic"}),
+    ({"scheme": "exp_edit", "key_length": 32}, {"method": "empirical", "keys": 5}),
+]
+
+
+@pytest.mark.parametrize(("scheme", "null"), SCHEMES_BY_NAME, ids=lambda v: v.get("scheme", ""))
+def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(
+    local_data, tiny_folder, scheme, null
+):
+    """The ``scoring`` metadata (a WaterDrumConfig's dict, any scheme by its name and
+    settings) is checked when the task is built, travels in the documents as JSON, and is what
+    the aggregations score with (a scheme's settings dropped on the way fail here)."""
+    from waterdrum_hf import NullConfig, WaterDrumConfig, compute_waterdrum
+    from waterdrum_hf.schemes import resolve_scheme
 
     folder, rows = local_data
     metadata = {
         "data_file": str(folder / "rows.jsonl"),
         "forget_ids_file": str(folder / "forget.txt"),
         "watermark_tokenizer": str(tiny_folder),
-        "scoring": {"scheme": {"scheme": "waterfall", "k_p": 3}, "null": {"method": "analytic"}},
+        "scoring": {"scheme": scheme, "null": null},
     }
     source = Source.from_metadata(metadata)
-    config = WaterDrumConfig(scheme=WaterfallScheme(k_p=3), null=NullConfig("analytic"))
+    settings = {k: v for k, v in scheme.items() if k != "scheme"}
+    config = WaterDrumConfig(
+        scheme=resolve_scheme(scheme["scheme"], **settings),
+        null=NullConfig(null["method"], **({"keys": null["keys"]} if "keys" in null else {})),
+    )
     assert WaterDrumConfig.from_json(source.scoring) == config
     samples = [[row["text"][:60], row["text"][60:140]] for row in rows]
     items = [
