@@ -82,8 +82,10 @@ class Verifier:
             ``vocab_size``, KGW's ``gamma``...), or its name. The vocabulary is the tokenizer's
             ``vocab_size`` (added tokens excluded, as Waterfall does); a scheme whose
             ``vocab_size`` differs is refused.
-        k_p, n_gram, vocab_size: shorthand with a scheme *name*: ``Verifier(tok, k_p=1)`` is
+        k_p: shorthand with a scheme *name*: ``Verifier(tok, k_p=1)`` is
             ``Verifier(tok, WaterfallScheme(k_p=1))``.
+        n_gram: shorthand with a scheme name, as ``k_p``.
+        vocab_size: shorthand with a scheme name, as ``k_p``.
         chunk_pairs: token pairs scored per kernel call; bounds memory on huge inputs.
         show_progress: progress bar over chunks; ``None`` shows it for multi-chunk work on a TTY.
     """

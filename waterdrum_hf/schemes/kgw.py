@@ -49,7 +49,8 @@ class KGWScheme(PermutationScheme):
         gamma: share of the vocabulary that is green in each context, ``0 < gamma < 1``.
             The writer's strength ``delta`` is a setting of :meth:`position_bias` /
             :meth:`logits_processor` (default 2.0).
-        n_gram, vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
+        n_gram: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
+        vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
     """
 
     gamma: float = flag(0.5, "KGW's green share of the vocabulary (default 0.5).")

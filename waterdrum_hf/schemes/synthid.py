@@ -130,8 +130,9 @@ class SynthIDScheme(WatermarkScheme):
         depth: tournament layers (keys per owner).
         sampling_table_size: bits of the table that maps hashes to g-values (2 to 2**24).
         sampling_table_seed: seed of that table (0..2**32-1).
-        n_gram, vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`
-            (``n_gram`` is Synth-ID's ``ngram_len``).
+        n_gram: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme` (Synth-ID's
+            ``ngram_len``).
+        vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
     """
 
     depth: int = flag(30, "Synth-ID's tournament layers, keys per owner (default 30).")

@@ -25,7 +25,8 @@ class WaterfallScheme(PermutationScheme):
 
     Args:
         k_p: which of Waterfall's functions carries the watermark (the paper uses 1).
-        n_gram, vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
+        n_gram: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
+        vocab_size: as for every :class:`~waterdrum_hf.schemes.WatermarkScheme`.
     """
 
     k_p: int = flag(1, "Waterfall's function number (default 1).")
