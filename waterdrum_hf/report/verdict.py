@@ -105,7 +105,7 @@ def _benchmark_verdict(
     closest = comparison.closest
     # a comparison passed in may rank a method this report holds no model for
     best = closest.names[0] if closest is not None and closest.names[0] in models else None
-    if best is not None:
+    if closest is not None and best is not None:
         name = best
         forget = models[name].forget
         line = closest_line(comparison)

@@ -14,12 +14,15 @@ all pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from waterdrum_hf.schemes.base import PermutationScheme
+
+class PositionReader(Protocol):
+    """What :meth:`PositionMoments.of` reads of a permutation scheme: its term per position."""
+
+    def position_terms(self, positions: np.ndarray, vocab_size: int) -> np.ndarray: ...
 
 
 class PairNull(Protocol):
@@ -60,7 +63,7 @@ class PositionMoments:
     vocab_size: int
 
     @classmethod
-    def of(cls, scheme: PermutationScheme, vocab_size: int) -> PositionMoments:
+    def of(cls, scheme: PositionReader, vocab_size: int) -> PositionMoments:
         """Exact averages over the ``N`` positions of ``scheme.position_terms``."""
         terms = scheme.position_terms(np.arange(vocab_size), vocab_size)
         mean = float(terms.mean())

@@ -10,7 +10,7 @@ are per row), so a row's output is what a processor of its owner alone would giv
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -19,8 +19,26 @@ from transformers import LogitsProcessor, SynthIDTextWatermarkLogitsProcessor
 from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.schemes.processor import checked_row_ids
 
-if TYPE_CHECKING:
-    from waterdrum_hf.schemes.synthid import SynthIDScheme
+
+class SynthIDKeys(Protocol):
+    """What the writer reads of a :class:`~waterdrum_hf.schemes.SynthIDScheme`: its settings
+    and each owner's keys."""
+
+    @property
+    def depth(self) -> int: ...
+
+    @property
+    def n_gram(self) -> int: ...
+
+    @property
+    def sampling_table_size(self) -> int: ...
+
+    @property
+    def sampling_table_seed(self) -> int: ...
+
+    def keys(self, watermark_ids: Any) -> np.ndarray: ...
+
+    def settings(self) -> dict[str, Any]: ...
 
 
 class SynthIDLogitsProcessor(LogitsProcessor):
@@ -43,7 +61,7 @@ class SynthIDLogitsProcessor(LogitsProcessor):
 
     def __init__(
         self,
-        scheme: SynthIDScheme,
+        scheme: SynthIDKeys,
         vocab_size: int,
         watermark_ids: int | Sequence[int],
         *,
