@@ -54,6 +54,10 @@ REWORDED = {
     "| Waterfall | 0.990": "| Waterfall | ",
     "| Adapted KGW | 0.944": "| Adapted KGW | ",
     "Waterfall separates better here too": "Where it does not: **separability**.",
+    # the dilution study gained ITS, the paper's third row (issue 45)
+    "- **A model owner's own watermark does not mask the data owners'.**": (
+        "- **A model owner's own watermark does not mask the data owners'.** With Waterfall, KGW, ITS"
+    ),
     "```bash waterdrum reproduce --quick --out reproduction": (
         "```bash waterdrum reproduce --quick --out reproduction"
     ),
