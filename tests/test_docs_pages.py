@@ -54,6 +54,8 @@ REWORDED = {
     "| Waterfall | 0.990": "| Waterfall | ",
     "| Adapted KGW | 0.944": "| Adapted KGW | ",
     "Waterfall separates better here too": "Where it does not: **separability**.",
+    # the layout gained the new schemes' modules (issue 45)
+    "``` waterdrum_hf/ keys.py": "``` waterdrum_hf/ keys.py",
     # the dilution study gained ITS, the paper's third row (issue 45)
     "- **A model owner's own watermark does not mask the data owners'.**": (
         "- **A model owner's own watermark does not mask the data owners'.** With Waterfall, KGW, ITS"
