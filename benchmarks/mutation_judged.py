@@ -14,6 +14,7 @@ import mutation_judged_attacks
 import mutation_judged_data_formats
 import mutation_judged_hub_results
 import mutation_judged_report
+import mutation_judged_token_view
 
 #: The mutant changes nothing any test could observe (the reason is the proof).
 EQUIVALENT = "equivalent"
@@ -80,6 +81,7 @@ JUDGED: tuple[Judged, ...] = (
             mutation_judged_data_formats,
             mutation_judged_attacks,
             mutation_judged_report,
+            mutation_judged_token_view,
         )
         for entry in module.JUDGED_ENTRIES
     ),

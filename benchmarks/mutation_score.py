@@ -65,9 +65,13 @@ INSTALLED_LAYOUT = {
     "trainers": "src/waterdrum_hf/trainers",
     "metrics": "src/waterdrum_hf/metrics",
 }
-#: Files beside the code that the gate's tests read: the metric card (a test runs its snippet)
-#: and the demo's watermarked passages (the attacks' tests edit them).
-DATA_FILES = ("metrics/waterdrum/README.md", "benchmarks/results/demo/watermarked.jsonl")
+#: Files beside the code that the gate's tests read: the metric card and the Hub guide (tests
+#: run their snippets) and the demo's watermarked passages (the attacks' tests edit them).
+DATA_FILES = (
+    "metrics/waterdrum/README.md",
+    "docs/guides/hub-results.md",
+    "benchmarks/results/demo/watermarked.jsonl",
+)
 #: Calls whose string arguments are messages to a person, not values.
 MESSAGE_CALLS = {"warn", "warn_user", "warning", "info", "debug", "error", "exception"}
 

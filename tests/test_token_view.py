@@ -4,10 +4,16 @@ a valid PNG, both schemes."""
 
 from __future__ import annotations
 
+import codecs
+import html
 import io
 import json
 import math
+import os
 import re
+import subprocess
+import sys
+import textwrap
 from html.parser import HTMLParser
 
 import numpy as np
@@ -19,11 +25,17 @@ from waterdrum_hf.report.token_view import (
     NEGATIVE_RGB,
     NEUTRAL_RGB,
     POSITIVE_RGB,
+    TokenView,
     token_colour,
+    token_level,
     token_view,
     unlearning_token_views,
 )
 from waterdrum_hf.report.token_view_render import (
+    EXPLANATION,
+    SHARED_EXPLANATION,
+    plot_token_views,
+    stats_line,
     token_views_figure,
     token_views_html,
     write_token_views,
@@ -34,6 +46,7 @@ KEY = 3_000_000_017  # distinctive, so that a leak would show
 NUMBER_IN = re.compile(r"\d")
 OTHER_KEY = 3_999_999_929
 SCHEMES = ["waterfall", "kgw"]
+CENTRED_SCHEMES = [*SCHEMES, "synthid"]  # Synth-ID: terms in [0, 1] about their null level
 
 
 def key_forms(key: int) -> list[str]:
@@ -105,7 +118,7 @@ def test_each_term_is_the_verifier_score_of_its_token_pair(words, scheme):
     assert view.score == pytest.approx(np.nanmean(view.terms), abs=1e-12)
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("scheme", CENTRED_SCHEMES)
 def test_null_level_and_p_value_are_the_metrics_analytic_null_of_the_text(words, scheme):
     tok, texts = words
     view = token_view(texts[1], KEY, Verifier(tok, scheme=scheme))
@@ -143,7 +156,7 @@ def on_white(colour: tuple[int, int, int, float] | None) -> tuple[int, int, int]
 
 
 @pytest.mark.parametrize("exact", [False, True], ids=["shared", "exact"])
-@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("scheme", CENTRED_SCHEMES)
 def test_html_colour_of_each_token_is_its_own_terms(words, scheme, exact):
     """Token by token, the HTML colour is that token's term (not its neighbour's), of the
     right sign and size; the tooltip gives the exact term only with exact_terms=True."""
@@ -154,7 +167,7 @@ def test_html_colour_of_each_token_is_its_own_terms(words, scheme, exact):
     assert len(page.spans) == len(view.tokens)
     assert "".join(text for *_, text in page.spans) == texts[2]
     for (kind, style, title, _), term in zip(page.spans, view.terms, strict=True):
-        expected = expected_colour(term, view.scale, exact)
+        expected = expected_colour(term - view.centre, view.scale, exact)
         if expected is None:
             assert kind == "u" and not style
             continue
@@ -166,7 +179,7 @@ def test_html_colour_of_each_token_is_its_own_terms(words, scheme, exact):
         else:
             assert not NUMBER_IN.search(title), title
     counted = [t for t in view.terms if not math.isnan(t)]
-    assert any(t > 0 for t in counted) and any(t < 0 for t in counted)
+    assert any(t > view.centre for t in counted) and any(t < view.centre for t in counted)
     if not exact:  # no exact term anywhere in the page
         for term in counted:
             assert f"{term:+.4f}" not in source and f"{abs(term):.4f}" not in source
@@ -200,7 +213,7 @@ def png_token_colours(view, tmp_path, exact: bool) -> list[tuple[int, int, int]]
 
 
 @pytest.mark.parametrize("exact", [False, True], ids=["shared", "exact"])
-@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("scheme", CENTRED_SCHEMES)
 def test_png_colour_of_each_token_is_its_own_terms(words, scheme, exact, tmp_path):
     """Token by token, the PNG shows behind each token the colour of that token's own term
     (sign and size), composited on white; not counted: no box (a shift by one token, or a
@@ -209,7 +222,7 @@ def test_png_colour_of_each_token_is_its_own_terms(words, scheme, exact, tmp_pat
     text = " ".join(texts[0].split()[:40])
     view = token_view(text, KEY, Verifier(tok, scheme=scheme))
     shown = png_token_colours(view, tmp_path, exact)
-    expected = [on_white(expected_colour(t, view.scale, exact)) for t in view.terms]
+    expected = [on_white(expected_colour(t - view.centre, view.scale, exact)) for t in view.terms]
     wrong = [
         (i, term, got, want)
         for i, (term, got, want) in enumerate(zip(view.terms, shown, expected, strict=True))
@@ -417,3 +430,375 @@ def test_show_writes_exact_terms_only_when_asked_and_its_help_says_why(texts_fil
         main(["show", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
     assert "--exact-terms" in shown and "keyed permutation" in shown and "SECURITY.md" in shown
+
+
+# --- What each output shows, exactly: hand-made views whose every colour is known. ---------
+
+NAN = float("nan")
+
+
+def hand_view(**changes) -> TokenView:
+    """A view with known terms about centre 0, scale 0.8: not counted, for (over the scale),
+    against, near zero, against; the text needs escaping."""
+    fields = {
+        "tokens": ("A<", " b&", " c", " d", "\n e"),
+        "terms": (NAN, 0.9, -0.3, 0.1, -0.6),
+        "score": 0.025,
+        "scale": 0.8,
+        "owner": "o-1",
+        "scheme": {"scheme": "waterfall", "k_p": 1, "n_gram": 2},
+    }
+    fields.update(changes)
+    return TokenView(**fields)
+
+
+#: The spans of hand_view(), shared (levels) and exact (sign and strength |term| / scale).
+SHARED_SPANS = (
+    '<span class="u" title="not counted">A&lt;</span>'
+    '<span class="t" style="background-color:rgba(67,147,195,0.800)" '
+    'title="for the watermark"> b&amp;</span>'
+    '<span class="t" style="background-color:rgba(214,96,77,0.800)" title="against"> c</span>'
+    '<span class="t" style="background-color:rgba(150,150,150,0.300)" title="near zero"> d</span>'
+    '<span class="t" style="background-color:rgba(214,96,77,0.800)" title="against">\n e</span>'
+)
+EXACT_SPANS = (
+    '<span class="u" title="not counted">A&lt;</span>'
+    '<span class="t" style="background-color:rgba(67,147,195,1.000)" '
+    'title="term +0.9000"> b&amp;</span>'
+    '<span class="t" style="background-color:rgba(214,96,77,0.375)" title="term -0.3000"> c</span>'
+    '<span class="t" style="background-color:rgba(67,147,195,0.125)" title="term +0.1000"> d</span>'
+    '<span class="t" style="background-color:rgba(214,96,77,0.750)" title="term -0.6000">\n e</span>'
+)
+SHARED_LEGEND = (
+    '<span class="key" style="background-color:rgba(67,147,195,0.800)">for the watermark</span> '
+    '<span class="key" style="background-color:rgba(150,150,150,0.300)">near zero</span> '
+    '<span class="key" style="background-color:rgba(214,96,77,0.800)">against</span>'
+)
+EXACT_LEGEND = (
+    '<span class="key" style="background-color:rgba(67,147,195,1.000)">for the watermark</span> '
+    '<span class="key" style="background-color:rgba(67,147,195,0.300)">weakly for</span> '
+    '<span class="key" style="background-color:rgba(214,96,77,1.000)">against</span>'
+)
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["shared", "exact"])
+def test_the_page_is_the_exact_markup_of_each_token_legend_and_words(exact):
+    """Every span of a known view, the legend, the explanation for the kind of file, the
+    default title and columns, sections one per line, and a heading only for a label."""
+    view = hand_view()
+    page = token_views_html([view], exact_terms=exact)
+    assert page.startswith(
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        "<title>Watermark view</title>\n<style>"
+    )
+    assert "<h1>Watermark view</h1>" in page and "repeat(1, minmax(0, 1fr))" in page
+    spans = EXACT_SPANS if exact else SHARED_SPANS
+    assert f'<div class="text">{spans}</div></section>' in page
+    assert '<section class="view"><p class="stats">' in page and "<h2>" not in page
+    legend = EXACT_LEGEND if exact else SHARED_LEGEND
+    assert f'<p class="about">{legend} <span class="key" style="color:#999">not counted' in page
+    words, other = (EXPLANATION, SHARED_EXPLANATION) if exact else (SHARED_EXPLANATION, EXPLANATION)
+    assert f'<p class="about">{html.escape(words)}</p>' in page
+    assert html.escape(other) not in page
+    labelled = token_views_html(
+        [hand_view(label="a & b"), view], title="T", columns=2, exact_terms=exact
+    )
+    assert '<section class="view"><h2>a &amp; b</h2><p class="stats">' in labelled
+    assert "</section>\n<section" in labelled and labelled.count("<h2>") == 1
+    assert "<title>T</title>" in labelled and "repeat(2, minmax" in labelled
+    assert page == token_views_html([view], title="Watermark view", columns=1, exact_terms=exact)
+
+
+def test_colours_and_levels_are_taken_about_the_null_centre():
+    """Synth-ID's terms lie about 0.5: 1.0 reads for at full strength, 0.0 against at full
+    strength, 0.55 near zero (0.05 above the centre), 0.25 against at half strength. Adding the
+    centre instead of subtracting it (or ignoring it) colours every token blue."""
+    view = hand_view(
+        tokens=("a", " b", " c", " d", " e"), terms=(NAN, 1.0, 0.0, 0.55, 0.25), centre=0.5,
+        scale=0.5,
+    )  # fmt: skip
+    exact = parsed(token_views_html([view], exact_terms=True)).spans
+    assert [rgba(style) for _, style, _, _ in exact[1:]] == [
+        (*POSITIVE_RGB, 1.0), (*NEGATIVE_RGB, 1.0), (*POSITIVE_RGB, 0.1), (*NEGATIVE_RGB, 0.5)
+    ]  # fmt: skip
+    assert [title for _, _, title, _ in exact[1:]] == [
+        "term +1.0000", "term +0.0000", "term +0.5500", "term +0.2500"
+    ]  # fmt: skip
+    shared = parsed(token_views_html([view])).spans
+    assert [title for _, _, title, _ in shared] == [
+        "not counted", "for the watermark", "against", "near zero", "against"
+    ]  # fmt: skip
+
+
+def test_a_synthid_view_is_centred_on_the_schemes_null_mean(words):
+    tok, texts = words
+    verifier = Verifier(tok, scheme="synthid")
+    view = token_view(texts[0], KEY, verifier)
+    centre = verifier.scheme.null_moments(verifier.vocab_size).mean
+    assert view.centre == pytest.approx(centre, abs=1e-12) and 0.4 < view.centre < 0.6
+    assert view.z == pytest.approx((view.score - view.null_mean) / view.null_std, rel=1e-12)
+    waterfall = token_view(texts[0], KEY, Verifier(tok))
+    assert waterfall.centre == pytest.approx(0.0, abs=1e-12)  # Waterfall's null mean
+
+
+def test_exp_edit_has_no_token_view():
+    """EXP-edit scores whole texts (no per-token term): the view refuses it by name."""
+    with pytest.raises(ValueError, match="'exp_edit' scheme has none"):
+        token_view("w1 w2 w3", KEY, Verifier(word_tokenizer(4096), scheme="exp_edit"))
+
+
+def test_a_null_without_spread_gives_no_z_and_no_p_value(monkeypatch):
+    """std 0 (no pair can vary): z and p would divide by zero, so both are None."""
+    from waterdrum_hf.analytic_null import AnalyticNull
+
+    monkeypatch.setattr(AnalyticNull, "mean_std", lambda self, samples, weights: (0.25, 0.0))
+    view = token_view("w1 w2 w3", KEY, Verifier(word_tokenizer(4096)))
+    assert (view.null_mean, view.null_std, view.z, view.p_value) == (0.25, 0.0, None, None)
+
+
+def test_colour_strength_is_capped_and_rounded_to_three_decimals():
+    assert token_colour(2.0, 1.0) == (*POSITIVE_RGB, 1.0)
+    assert token_colour(-1.0, 3.0) == (*NEGATIVE_RGB, 0.333)
+
+
+def test_stats_line_reads_every_number_with_its_sign_and_rounding():
+    """A score that rounds to zero reads +0.000 (never -0.000); the double rounding of
+    round(x, 4) then 3 decimals would read -0.001 for -0.0004999."""
+    view = hand_view(
+        score=-0.0004999, null_mean=0.25, null_std=0.1234, z=-2.5, p_value=0.99379,
+        effective_pairs=1.6, scheme={"scheme": "kgw", "gamma": 0.5, "n_gram": 2},
+    )  # fmt: skip
+    assert stats_line(view) == (
+        "key of o-1 · kgw (gamma=0.5, n_gram=2) · score +0.000 · null level +0.250 ± 0.123 · "
+        "z -2.50, p 0.99 · 4 of 5 tokens counted (~2 effective pairs)"
+    )
+    assert "score -0.001" in stats_line(hand_view(score=-0.0005001))
+
+
+def texts_of(fig) -> list[tuple[str, tuple[float, float], str, str]]:
+    """Every string the figure draws: text, (column, row), weight, colour."""
+    from matplotlib.colors import to_hex
+
+    return [
+        (t.get_text(), tuple(t.get_position()), t.get_weight(), to_hex(t.get_color()))
+        for t in fig.axes[0].texts
+    ]
+
+
+def expected_layout(views, title, columns, words):
+    """The layout the figure must have, built by hand: the title, the explanation wrapped to
+    the page, then views row by row (label, numbers wrapped to 76, a blank row, tokens), 80
+    characters a column; a group of views ends 2 rows below its tallest view."""
+    cells = [(title, (0, 0), "bold", "#222222")]
+    cells += [
+        (line, (0, 1 + i), "normal", "#222222")
+        for i, line in enumerate(textwrap.wrap(words, columns * 80 - 4))
+    ]
+    top = len(cells) + 1
+    for first in range(0, len(views), columns):
+        bottom = 0
+        for column, view in enumerate(views[first : first + columns]):
+            left, row = 80 * column, 0
+            if view.label:
+                cells.append((view.label, (left, top), "bold", "#222222"))
+                row += 1
+            for line in textwrap.wrap(stats_line(view), 76):
+                cells.append((line, (left, top + row), "normal", "#222222"))
+                row += 1
+            row, col = row + 1, 0
+            for piece, term in zip(view.tokens, view.terms, strict=True):
+                grey = "#999999" if math.isnan(term) else "#222222"
+                cells.append((piece, (left + col, top + row), "normal", grey))
+                col += len(piece)
+            bottom = max(bottom, row)
+        top += bottom + 2
+    return cells, top
+
+
+def short_view(label: str) -> TokenView:
+    return hand_view(tokens=("w1", " w2", " w3"), terms=(NAN, 0.5, -0.5), label=label)
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["shared", "exact"])
+def test_the_figure_lays_out_title_words_and_views_on_its_grid(exact):
+    """Three views in two columns: each string at its row and column, the grid's size, and a
+    box of the token's colour behind each counted token only."""
+    from matplotlib.colors import to_rgba
+
+    views = [short_view("first"), short_view("second"), short_view("")]
+    fig = token_views_figure(views, title="T", columns=2, exact_terms=exact)
+    words = EXPLANATION if exact else SHARED_EXPLANATION
+    cells, top = expected_layout(views, "T", 2, words)
+    assert texts_of(fig) == cells
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (-1, 161) and ax.get_ylim() == (top + 0.5, -0.5)
+    width, height = fig.get_size_inches()
+    assert width == pytest.approx(162 * 0.6021 * 9 / 72) and height == pytest.approx(
+        (top + 1) * 1.75 * 9 / 72
+    )
+    boxes = [
+        (p.get_x(), p.get_y(), p.get_width(), p.get_height(), p.get_facecolor()) for p in ax.patches
+    ]
+    want = []
+    for text, (col, row), _, colour in cells:
+        if colour == "#222222" and text.strip() in ("w2", "w3"):
+            term = 0.5 if text == " w2" else -0.5
+            r, g, b, a = expected_colour(term, 0.8, exact)
+            want.append(
+                (col + 0.05, row - 0.45, len(text) - 0.1, 0.9, (r / 255, g / 255, b / 255, a))
+            )
+    assert len(boxes) == len(want) == 6
+    for got, expected in zip(boxes, want, strict=True):
+        assert got[:4] == pytest.approx(expected[:4])
+        assert got[4] == pytest.approx(to_rgba(expected[4]), abs=1e-3)
+
+
+def test_the_figures_defaults_are_one_column_of_levels_titled_watermark_view():
+    view = short_view("")
+    cells, _ = expected_layout([view], "Watermark view", 1, SHARED_EXPLANATION)
+    assert texts_of(token_views_figure([view])) == cells
+
+
+def png_pixels(path) -> np.ndarray:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return np.asarray(image.convert("RGB"))
+
+
+def figure_pixels(fig, tmp_path, name) -> np.ndarray:
+    fig.savefig(tmp_path / name, dpi=120, facecolor="white")
+    return png_pixels(tmp_path / name)
+
+
+def test_the_png_is_the_figure_at_120_dpi_on_white_whatever_the_style(tmp_path):
+    """plot_token_views draws token_views_figure with the same title, columns and kind, at
+    120 dpi on a white background even where a style makes figures dark."""
+    import matplotlib
+
+    views = [short_view("a"), short_view("b")]
+    with matplotlib.rc_context({"figure.facecolor": "black", "savefig.facecolor": "auto"}):
+        path = plot_token_views(views, tmp_path / "v.png", title="T", columns=2, exact_terms=True)
+        fig = token_views_figure(views, title="T", columns=2, exact_terms=True)
+    shown = png_pixels(path)
+    width, height = fig.get_size_inches()
+    assert abs(shown.shape[0] - height * 120) <= 1 and abs(shown.shape[1] - width * 120) <= 1
+    assert tuple(shown[0, 0]) == (255, 255, 255)
+    assert np.array_equal(shown, figure_pixels(fig, tmp_path, "want.png"))
+    default = png_pixels(plot_token_views(views, tmp_path / "d.png"))
+    want = token_views_figure(views, title="Watermark view", columns=1, exact_terms=False)
+    assert np.array_equal(default, figure_pixels(want, tmp_path, "want-default.png"))
+
+
+def test_write_token_views_writes_both_files_as_asked(tmp_path):
+    """Default names, title, columns and kind; otherwise the ones given; folders made."""
+    views = [short_view("a"), short_view("b")]
+    html_path, png_path = write_token_views(views, tmp_path / "x" / "y")
+    assert (html_path.name, png_path.name) == ("watermark_view.html", "watermark_view.png")
+    assert html_path.parent == png_path.parent == tmp_path / "x" / "y"
+    assert html_path.read_text(encoding="utf-8") == token_views_html(views)
+    default = token_views_figure(views, title="Watermark view", columns=1, exact_terms=False)
+    assert np.array_equal(png_pixels(png_path), figure_pixels(default, tmp_path, "d.png"))
+    html_path, png_path = write_token_views(
+        views, tmp_path, stem="s", title="T", columns=2, exact_terms=True
+    )
+    assert (html_path.name, png_path.name) == ("s.html", "s.png")
+    assert html_path.read_text(encoding="utf-8") == token_views_html(
+        views, title="T", columns=2, exact_terms=True
+    )
+    given = token_views_figure(views, title="T", columns=2, exact_terms=True)
+    assert np.array_equal(png_pixels(png_path), figure_pixels(given, tmp_path, "g.png"))
+
+
+ASCII_LOCALE_WRITE = """
+import codecs, json, locale, sys
+from waterdrum_hf.report.token_view import TokenView
+from waterdrum_hf.report.token_view_render import write_token_views
+fields = json.loads(sys.argv[1])
+fields["tokens"], fields["terms"] = tuple(fields["tokens"]), tuple(fields["terms"])
+write_token_views([TokenView(**fields)], sys.argv[2])
+print(codecs.lookup(locale.getpreferredencoding(False)).name)
+"""
+
+
+def test_the_page_is_utf8_under_an_ascii_locale(tmp_path):
+    """A text with 'é' and the stats' '±' is written as UTF-8 (the page says charset=utf-8)
+    even where the locale's encoding is ASCII."""
+    view = hand_view(tokens=("é", " b"), terms=(NAN, 0.5), null_mean=0.0, null_std=0.1)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANGUAGE")}
+    env.update(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)  # the same waterdrum_hf as here
+    fields = {k: getattr(view, k) for k in ("tokens", "terms", "score", "scale", "owner")}
+    fields.update(scheme=dict(view.scheme), null_mean=0.0, null_std=0.1)
+    run = subprocess.run(
+        [sys.executable, "-c", ASCII_LOCALE_WRITE, json.dumps(fields), str(tmp_path)],
+        env=env,
+        capture_output=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert codecs.lookup(run.stdout.strip()).name == "ascii"  # the locale really was ASCII
+    written = (tmp_path / "watermark_view.html").read_bytes()
+    assert written == token_views_html([view]).encode("utf-8")
+
+
+def test_a_view_whose_tokens_and_terms_differ_in_number_is_refused(tmp_path):
+    """A hand-made view with a term too few would shift every colour after the gap: both
+    files refuse it instead of drawing what is left."""
+    view = hand_view(terms=(NAN, 0.9, -0.3, 0.1))
+    with pytest.raises(ValueError, match="zip"):
+        token_views_html([view])
+    with pytest.raises(ValueError, match="zip"):
+        token_views_figure([view])
+
+
+def test_tokens_wrap_at_76_characters_unbroken_when_they_fit():
+    """A token that fits a line but not the rest of this one starts the next (one ending
+    exactly at character 76 stays); one of exactly 76 takes a line of its own; a longer one
+    is cut at the line's end; a newline starts a row; a tab is 4 spaces."""
+    tokens = ("x" * 70, " yyyyyy", "w" * 69, "v", "u" * 76, "\nab", "q" * 80, "\tt")
+    view = hand_view(tokens=tokens, terms=(NAN,) + (0.5,) * 7)
+    stats = len(textwrap.wrap(stats_line(view), 76))
+    top = len(textwrap.wrap(SHARED_EXPLANATION, 76)) + 2 + stats + 1  # the first token's row
+    drawn = texts_of(token_views_figure([view]))[-9:]
+    assert [(text, position) for text, position, _, _ in drawn] == [
+        ("x" * 70, (0, top)),
+        (" yyyyyy", (0, top + 1)),
+        ("w" * 69, (7, top + 1)),
+        ("v", (0, top + 2)),
+        ("u" * 76, (0, top + 3)),
+        ("ab", (0, top + 4)),
+        ("q" * 74, (2, top + 4)),
+        ("q" * 6, (0, top + 5)),
+        ("    t", (6, top + 5)),
+    ]
+
+
+def test_the_figures_boxes_are_coloured_about_the_null_centre():
+    """As in the page: with centre 0.5, a term of 1.0 is blue and 0.0 red (not both blue)."""
+    view = hand_view(tokens=("a", " b", " c"), terms=(NAN, 1.0, 0.0), centre=0.5, scale=0.5)
+    faces = [p.get_facecolor() for p in token_views_figure([view]).axes[0].patches]
+    want = [(*POSITIVE_RGB, 0.8), (*NEGATIVE_RGB, 0.8)]
+    assert faces == [pytest.approx((r / 255, g / 255, b / 255, a)) for r, g, b, a in want]
+
+
+def test_the_figure_draws_line_ends_control_characters_and_missing_glyphs_plainly():
+    """CRLF starts a row like LF, a control character is a space, a character the font lacks
+    is one '?'."""
+    view = hand_view(tokens=("a", "\r\nz", " \x07b", " \u4e2d"), terms=(NAN, 0.5, 0.5, 0.5))
+    stats = len(textwrap.wrap(stats_line(view), 76))
+    top = len(textwrap.wrap(SHARED_EXPLANATION, 76)) + 2 + stats + 1
+    drawn = texts_of(token_views_figure([view]))[-4:]
+    assert [(text, position) for text, position, _, _ in drawn] == [
+        ("a", (0, top)),
+        ("z", (0, top + 1)),
+        ("  b", (1, top + 1)),
+        (" ?", (4, top + 1)),
+    ]
+
+
+def test_a_level_starts_at_exactly_a_quarter_of_the_scale():
+    assert [token_level(t, 2.0) for t in (0.5, 0.4999, -0.4999, -0.5)] == [
+        "for", "neutral", "neutral", "against"
+    ]  # fmt: skip
