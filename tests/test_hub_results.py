@@ -5,17 +5,14 @@ upload checked up to ``HfApi.upload_folder`` (mocked: no network)."""
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from unittest import mock
 
 import pytest
 import yaml
+from ascii_locale import run_in_ascii_locale
 from huggingface_hub import HfApi, ModelCard, parse_eval_result_entries
 from huggingface_hub.errors import (
     EntryNotFoundError,
@@ -485,19 +482,8 @@ def test_the_files_are_utf8_whatever_the_locale(tmp_path):
     here = tmp_path / "here" / "model"
     written = write_hub_results(SMALL, here, TRACED)
     assert "±" in written[1].read_text(encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANGUAGE")}
-    env.update(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
-    env["PYTHONPATH"] = os.pathsep.join(sys.path)  # the same waterdrum_hf as here
     there = tmp_path / "c-locale" / "model"
     arguments = [json.dumps(SMALL), str(there), json.dumps(dataclasses.asdict(TRACED))]
-    run = subprocess.run(
-        [sys.executable, "-c", ASCII_LOCALE_WRITE, *arguments],
-        env=env,
-        capture_output=True,
-        encoding="utf-8",
-        errors="replace",
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert codecs.lookup(run.stdout.strip()).name == "ascii"  # the locale really was ASCII
+    run_in_ascii_locale(ASCII_LOCALE_WRITE, *arguments)
     for path in written:
         assert (there / path.relative_to(here)).read_bytes() == path.read_bytes()

@@ -4,20 +4,17 @@ a valid PNG, both schemes."""
 
 from __future__ import annotations
 
-import codecs
 import html
 import io
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+from ascii_locale import run_in_ascii_locale
 from tokenizer_builders import pydoc_bpe_tokenizer, word_texts, word_tokenizer
 
 from waterdrum_hf import Verifier, WaterDrumConfig, compute_waterdrum
@@ -725,20 +722,9 @@ def test_the_page_is_utf8_under_an_ascii_locale(tmp_path):
     """A text with 'é' and the stats' '±' is written as UTF-8 (the page says charset=utf-8)
     even where the locale's encoding is ASCII."""
     view = hand_view(tokens=("é", " b"), terms=(NAN, 0.5), null_mean=0.0, null_std=0.1)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANGUAGE")}
-    env.update(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
-    env["PYTHONPATH"] = os.pathsep.join(sys.path)  # the same waterdrum_hf as here
     fields = {k: getattr(view, k) for k in ("tokens", "terms", "score", "scale", "owner")}
     fields.update(scheme=dict(view.scheme), null_mean=0.0, null_std=0.1)
-    run = subprocess.run(
-        [sys.executable, "-c", ASCII_LOCALE_WRITE, json.dumps(fields), str(tmp_path)],
-        env=env,
-        capture_output=True,
-        encoding="utf-8",
-        errors="replace",
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert codecs.lookup(run.stdout.strip()).name == "ascii"  # the locale really was ASCII
+    run_in_ascii_locale(ASCII_LOCALE_WRITE, json.dumps(fields), str(tmp_path))
     written = (tmp_path / "watermark_view.html").read_bytes()
     assert written == token_views_html([view]).encode("utf-8")
 
