@@ -541,14 +541,8 @@ def test_count_phrase_plural():
 
 
 def _result(forget=None, retain=None, confidence=None):
-    return WaterDrumResult(
-        forget=None if forget is None else SetValue(value=forget),
-        retain=None if retain is None else SetValue(value=retain),
-        num_queries=4,
-        num_scored=4,
-        num_skipped=0,
-        confidence=confidence,
-    )
+    forget = None if forget is None else SetValue(value=forget)
+    return _model(forget, retain, confidence=confidence)
 
 
 def test_closest_to_retrained_needs_a_retrained_model_with_both_sets():
@@ -659,7 +653,7 @@ def _owner(p, adjusted=None):
     )
 
 
-def _model(forget=None, retain=None, per_owner=None):
+def _model(forget=None, retain=None, per_owner=None, confidence=None):
     return WaterDrumResult(
         forget=forget,
         retain=None if retain is None else SetValue(value=retain),
@@ -667,6 +661,7 @@ def _model(forget=None, retain=None, per_owner=None):
         num_scored=4,
         num_skipped=0,
         per_owner=per_owner,
+        confidence=confidence,
     )
 
 

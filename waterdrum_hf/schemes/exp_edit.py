@@ -52,6 +52,7 @@ from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.schemes.base import SequenceScheme
 from waterdrum_hf.schemes.exp_edit_kernel import alignment_kernel, key_rows
 from waterdrum_hf.schemes.mt19937 import run_spread
+from waterdrum_hf.schemes.processor import checked_row_ids
 
 
 @dataclass(frozen=True)
@@ -197,10 +198,7 @@ class EXPEditLogitsProcessor(LogitsProcessor):
     ) -> None:
         self.scheme = scheme
         self.vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
-        count = 1 if isinstance(watermark_ids, (int, np.integer)) else len(watermark_ids)
-        if count == 0:
-            raise ValueError("`watermark_ids` is empty: pass one watermark id, or one per row.")
-        self._ids = check_watermark_ids(watermark_ids, count, "watermark_ids")
+        self._ids = checked_row_ids(watermark_ids)
         self._prompt_length: int | None = None
 
     def __repr__(self) -> str:  # never the ids: they are secret keys
@@ -228,8 +226,7 @@ class EXPEditLogitsProcessor(LogitsProcessor):
         """Prepare for a new ``generate`` call, optionally with new ids; ``prompt_length``
         (the padded prompt's) ``None`` takes it from the next call."""
         if watermark_ids is not None:
-            count = 1 if isinstance(watermark_ids, (int, np.integer)) else len(watermark_ids)
-            self._ids = check_watermark_ids(watermark_ids, count, "watermark_ids")
+            self._ids = checked_row_ids(watermark_ids)
         self._prompt_length = prompt_length
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
