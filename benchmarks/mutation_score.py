@@ -65,44 +65,30 @@ INSTALLED_LAYOUT = {
     "trainers": "src/waterdrum_hf/trainers",
     "metrics": "src/waterdrum_hf/metrics",
 }
-#: Files beside the code that the gate's tests read: the metric card and the Hub guide (tests
-#: run their snippets) and the demo's watermarked passages (the attacks' tests edit them).
-DATA_FILES = (
-    "metrics/waterdrum/README.md",
-    "docs/guides/hub-results.md",
-    "benchmarks/results/demo/watermarked.jsonl",
-)
 #: Calls whose string arguments are messages to a person, not values.
 MESSAGE_CALLS = {"warn", "warn_user", "warning", "info", "debug", "error", "exception"}
 
 
 def build_workspace(fresh: bool) -> None:
-    """Copy sources (installed layout), tests and pyproject.toml into the workspace."""
+    """Copy the repository's tracked files into the workspace, the package in its installed
+    layout; the rest (tests, benchmarks and their results, pages, cards) where they are."""
     if fresh and WORKSPACE.exists():
         shutil.rmtree(WORKSPACE)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for source, target in INSTALLED_LAYOUT.items():
-        destination = WORKSPACE / target
-        for path in sorted((ROOT / source).rglob("*")):
-            relative = path.relative_to(ROOT / source)
-            if "__pycache__" in relative.parts or path.is_dir():
-                continue
-            if source == "waterdrum_hf" and relative.parts[0] in INSTALLED_LAYOUT:
-                continue
-            copy = destination / relative
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split("\0")
+    for name in filter(None, tracked):
+        top, _, rest = name.partition("/")
+        if top == "waterdrum_hf" and rest.split("/")[0] in INSTALLED_LAYOUT:
+            continue  # a subpackage with its own place in the layout
+        targets = [f"{INSTALLED_LAYOUT[top]}/{rest}"] if top in INSTALLED_LAYOUT else []
+        if top not in ("waterdrum_hf", "trainers"):
+            targets.append(name)  # metrics/ also where the card's tests read it
+        for target in targets:
+            copy = WORKSPACE / target
             copy.parent.mkdir(parents=True, exist_ok=True)
-            if not copy.exists() or copy.read_bytes() != path.read_bytes():
-                shutil.copy2(path, copy)
-    shutil.copytree(ROOT / "tests", WORKSPACE / "tests", ignore=ignore, dirs_exist_ok=True)
-    # The benchmark scripts a fast test runs in small (owner_detection_error.py and what it
-    # imports), beside the tests as in the repository.
-    (WORKSPACE / "benchmarks").mkdir(exist_ok=True)
-    for script in (ROOT / "benchmarks").glob("*.py"):
-        shutil.copy2(script, WORKSPACE / "benchmarks" / script.name)
-    for data in DATA_FILES:
-        (WORKSPACE / data).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / data, WORKSPACE / data)
-    shutil.copy2(ROOT / "pyproject.toml", WORKSPACE / "pyproject.toml")
+            if not copy.exists() or copy.read_bytes() != (ROOT / name).read_bytes():
+                shutil.copy2(ROOT / name, copy)
     forget_unmutated_copies()
 
 
@@ -197,8 +183,16 @@ def _changed_lines(original: str, mutant: str) -> tuple[str, str]:
 
 
 def module_of(source: str) -> str:
-    """The dotted module of a mutated file's installed path, e.g. ``trainers.losses``."""
+    """The dotted module of a mutated file's installed path, e.g. ``trainers.losses`` (the
+    package's) or ``benchmarks.trust_block``."""
     return source.removeprefix("src/waterdrum_hf/").removesuffix(".py").replace("/", ".")
+
+
+def mutant_pattern(module: str) -> str:
+    """mutmut's pattern for every mutant of ``module`` (as ``module_of`` spells it)."""
+    dotted = module.removesuffix(".__init__")  # mutmut names a package's mutants after it
+    package = "" if module.startswith("benchmarks.") else "waterdrum_hf."
+    return f"{package}{dotted}.x*"  # its functions' mutants (x_f, xǁClassǁf), not submodules'
 
 
 def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, list]]:
@@ -351,7 +345,7 @@ def main() -> None:
             if not names:
                 print("No survivors to retest.")
         elif selected:
-            names = [f"waterdrum_hf.{module}.*" for module in sorted(selected)]
+            names = [mutant_pattern(module) for module in sorted(selected)]
         if names or not args.retest:
             run_mutmut(names, args.max_children)
     os.chdir(WORKSPACE)  # mutmut's helpers read its configuration from the current folder
