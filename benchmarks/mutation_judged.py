@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import mutation_judged_attacks
+import mutation_judged_audits
+import mutation_judged_benchmarks
 import mutation_judged_data_formats
 import mutation_judged_hub_results
 import mutation_judged_report
@@ -82,6 +84,8 @@ JUDGED: tuple[Judged, ...] = (
             mutation_judged_attacks,
             mutation_judged_report,
             mutation_judged_token_view,
+            mutation_judged_audits,
+            mutation_judged_benchmarks,
         )
         for entry in module.JUDGED_ENTRIES
     ),

@@ -1,4 +1,4 @@
-"""Surviving mutants of ``waterdrum_hf/report/`` (findings, verdict, formatting) judged
+"""Surviving mutants of ``waterdrum_hf/report/`` (all but the token view) judged
 equivalent (read by ``mutation_judged.py``): each entry is ``(function, before, after, reason)``, as
 ``mutation_judged.Judged`` takes them."""
 

@@ -58,7 +58,8 @@ except ModuleNotFoundError:  # Python 3.10: pytest's own TOML reader
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKSPACE = ROOT / ".mutation"
+#: The gate's scratch folder; ``MUTATION_WORKSPACE`` names another (e.g. one copy per person).
+WORKSPACE = ROOT / os.environ.get("MUTATION_WORKSPACE", ".mutation")
 #: Where each part of the source tree sits in the installed package.
 INSTALLED_LAYOUT = {
     "waterdrum_hf": "src/waterdrum_hf",
@@ -231,7 +232,7 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
                         (function, before, after), judged.get((function, None, None))
                     )
                     outcome = verdict.category  # "equivalent" or "not checked"
-                    entry = (name, verdict.reason)
+                    entry = (name, verdict.reason, verdict)
                 else:
                     entry = (name, status, before, after)
             rows.setdefault(outcome, []).append(entry)
@@ -285,10 +286,10 @@ def report(table: dict[str, dict[str, list]]) -> str:
     lines += [f"- `{name}`: `{before}` -> `{after}`" for name, before, after in messages]
     equivalents = [entry for rows in table.values() for entry in rows.get("equivalent", [])]
     lines += ["", f"## Judged equivalent ({len(equivalents)})", ""]
-    lines += [f"- `{name}`: {reason}" for name, reason in equivalents]
+    lines += [f"- `{name}`: {reason}" for name, reason, *_ in equivalents]
     unchecked = [entry for rows in table.values() for entry in rows.get("not checked", [])]
     lines += ["", f"## Not checked ({len(unchecked)})", ""]
-    lines += [f"- `{name}`: {why}" for name, why in unchecked]  # a reason, or mutmut's status
+    lines += [f"- `{name}`: {why}" for name, why, *_ in unchecked]  # a reason, or mutmut's status
     return "\n".join(lines) + "\n"
 
 
