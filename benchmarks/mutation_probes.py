@@ -126,21 +126,25 @@ def changed_lines(source: str, mutant: str) -> list[tuple[int, int]]:
     original, mutated = (
         ast.get_source_segment(text, nodes[n]) or "" for n in (original_name, name)
     )
+    mutated = mutated.replace(name, original_name, 1)  # the def line's name always differs
     mutated_lines = mutated.splitlines()
     changed = set()
     matcher = difflib.SequenceMatcher(None, original.splitlines(), mutated_lines, autojunk=False)
     for tag, _, _, j1, j2 in matcher.get_opcodes():
         if tag != "equal":
             changed.update(range(j1, max(j2, j1 + 1)))
-    first = nodes[name].lineno
-    absolute = {first + index for index in changed if index < len(mutated_lines)}
+    function = nodes[name]
+    body = function.body[0].lineno
+    absolute = {function.lineno + index for index in changed if index < len(mutated_lines)}
     spans = []
-    for line in sorted(absolute):
+    if any(line < body for line in absolute):  # the signature (a default): any call reaches it
+        spans.append((body, function.end_lineno or body))
+    for line in sorted(line for line in absolute if line >= body):
         statements = [
             node
-            for node in ast.walk(nodes[name])
+            for node in ast.walk(function)
             if isinstance(node, ast.stmt)
-            and node is not nodes[name]
+            and node is not function
             and node.lineno <= line <= (node.end_lineno or node.lineno)
         ]
         innermost = min(

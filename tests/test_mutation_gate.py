@@ -1,0 +1,173 @@
+"""The mutation gate's own tools (``benchmarks/mutation_*.py``), which CI cannot run whole (a
+gate run takes an hour): what a probe observes, which lines a mutant changes, the plugin that
+imports benchmark scripts under their mutants' names, and a probe for every judgement."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from mutation_probe_kit import each, observe  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        (np.zeros(3, dtype=np.float32), np.zeros(3, dtype=np.float64)),  # the dtype
+        (np.arange(3, dtype=np.int64), np.arange(3, dtype=np.uint64)),
+        (np.zeros((2, 3)), np.zeros((3, 2))),  # the shape
+        (np.array([0.1, 0.2]), np.array([0.1, 0.2 + 2**-54])),  # one bit
+        (0.0, -0.0),  # equal under ==, not the same float
+        (1, 1.0),  # equal under ==, not the same type
+        (1, True),
+        (np.float64(1.0), 1.0),
+        ({"a": 1}, {"a": 1.0}),
+        ([1, 2], (1, 2)),
+        ("a", b"a"),
+    ],
+)
+def test_observe_tells_apart_what_equality_would_not(one, other):
+    assert observe(one) != observe(other)
+    assert observe(one) == observe(one)
+
+
+def test_observe_reads_nan_and_sets_and_dataclasses_by_content():
+    @dataclass
+    class Point:
+        x: float
+        y: np.ndarray
+
+    assert observe(float("nan")) == observe(float("nan"))
+    assert observe({3, 1, 2}) == observe({1, 2, 3})
+    assert observe(Point(1.0, np.ones(2))) == observe(Point(1.0, np.ones(2)))
+    assert observe(Point(1.0, np.ones(2))) != observe(Point(1.0, np.ones(2, dtype=np.float32)))
+
+
+def test_each_records_values_exception_types_and_warning_categories():
+    def warns() -> int:
+        warnings.warn("careful", RuntimeWarning, stacklevel=1)
+        return 1
+
+    seen = each(lambda: 2, lambda: int("x"), warns, lambda: {}["k"])
+    assert seen == [
+        ["returned", observe(2), []],
+        ["raised", "builtins.ValueError", []],
+        ["returned", observe(1), ["builtins.RuntimeWarning"]],
+        ["raised", "builtins.KeyError", []],
+    ]
+
+
+MUTATED = """\
+def x_f__mutmut_orig(a):
+    if a > 0:
+        return a + 1
+    return 0
+
+def x_f__mutmut_1(a):
+    if a > 0:
+        return a - 1
+    return 0
+
+def x_f__mutmut_2(a):
+    if a >= 0:
+        return a + 1
+    return 0
+"""
+
+
+def test_changed_lines_are_the_statements_a_mutant_changes(tmp_path, monkeypatch):
+    import mutation_probes
+
+    (tmp_path / "mutants" / "src").mkdir(parents=True)
+    (tmp_path / "mutants" / "src" / "m.py").write_text(MUTATED)
+    monkeypatch.setattr(mutation_probes, "WORKSPACE", tmp_path)
+    assert mutation_probes.changed_lines("src/m.py", "m.x_f__mutmut_1") == [(8, 8)]
+    # the condition's line: the whole if statement (its test runs whichever branch is taken)
+    assert mutation_probes.changed_lines("src/m.py", "m.x_f__mutmut_2") == [(12, 13)]
+
+
+def test_a_variant_is_observed_with_the_lines_it_ran_and_the_files_it_wrote(tmp_path):
+    """The runner's observation of one variant, in a child process (it changes folder and
+    environment): a mutant that writes another file and warns differently is seen to."""
+    code = textwrap.dedent(
+        f"""
+        import json, os, sys, warnings
+        sys.path.insert(0, {str(ROOT / "benchmarks")!r})
+        from mutation_probes import _observe_variant
+
+        def x_g__mutmut_1(folder):
+            warnings.warn("w", UserWarning)
+            (folder / "out.txt").write_text("one")
+            return 1
+
+        def probe(folder):
+            if os.environ["MUTANT_UNDER_TEST"]:
+                return x_g__mutmut_1(folder)
+            (folder / "out.txt").write_text("two")
+            return 1
+
+        print(json.dumps([_observe_variant(probe, v, "x_g__mutmut_1") for v in ("", "m.x_g__mutmut_1")]))
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    import json
+
+    original, mutant = json.loads(run.stdout.splitlines()[-1])
+    assert original["outcome"] == mutant["outcome"] == ["returned", observe(1)]
+    assert original["warnings"] == [] and mutant["warnings"] == ["builtins.UserWarning"]
+    assert original["files"][0][0] == mutant["files"][0][0] == "out.txt"
+    assert original["files"][0][1] != mutant["files"][0][1]  # the content's hash
+    assert original["lines"] == []  # nothing traced for the original
+    assert len(mutant["lines"]) == 3  # the mutant function's three lines ran
+
+
+def test_benchmark_scripts_get_their_mutants_module_name_and_keep_their_own():
+    code = textwrap.dedent(
+        f"""
+        import importlib.util, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        import benchmarks.mutation_names
+        path = {str(ROOT / "benchmarks" / "dilution.py")!r}
+        spec = importlib.util.spec_from_file_location("benchmark_dilution", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        import json
+        print(module.__name__, module.summarise.__module__, json.__name__, json.dumps.__module__)
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["benchmark_dilution", "benchmarks.dilution", "json", "json"]
+
+
+def test_every_equivalence_judgement_has_a_probe():
+    from mutation_judged import EQUIVALENT, JUDGED
+    from mutation_probes import all_probes
+
+    probes = all_probes()
+    missing = sorted({j.function for j in JUDGED if j.category == EQUIVALENT} - probes.keys())
+    assert not missing, f"judged equivalent without a probe: {missing}"
+
+
+def test_a_changed_default_is_reached_by_any_call(tmp_path, monkeypatch):
+    import mutation_probes
+
+    (tmp_path / "mutants").mkdir()
+    (tmp_path / "mutants" / "m.py").write_text(
+        "def x_h__mutmut_orig(a, b='x'):\n    return a\n\n"
+        "def x_h__mutmut_1(a, b='XXxXX'):\n    return a\n"
+    )
+    monkeypatch.setattr(mutation_probes, "WORKSPACE", tmp_path)
+    assert mutation_probes.changed_lines("m.py", "m.x_h__mutmut_1") == [(5, 5)]
