@@ -43,6 +43,7 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -332,6 +333,9 @@ def main() -> None:
     parser.add_argument("--modules", nargs="+", metavar="MODULE", help="only these modules")
     parser.add_argument("--report", type=Path, help="also write the report (markdown) here")
     parser.add_argument("--list", action="store_true", help="list the mutants to probe and stop")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="functions probed at once (a core each)"
+    )
     args = parser.parse_args()
     report_path = args.report.resolve() if args.report else None
     start = time.monotonic()
@@ -348,10 +352,15 @@ def main() -> None:
             print(f"{function}{mark}")
             print("".join(f"    {m.rpartition('.')[2]} {k}\n" for m, k, _ in entries), end="")
         return
-    rows = []
-    for index, (function, entries) in enumerate(sorted(wanted.items()), 1):
-        print(f"[{index}/{len(wanted)}] {function} ({len(entries)})", file=sys.stderr)
-        rows += probe_function(function, entries, function in probes)
+    functions = sorted(wanted.items())
+    with ThreadPoolExecutor(args.jobs) as pool:  # each function's probes in child processes
+        done = pool.map(lambda item: probe_function(*item, item[0] in probes), functions)
+        rows = []
+        for index, ((function, entries), function_rows) in enumerate(
+            zip(functions, done, strict=True), 1
+        ):
+            print(f"[{index}/{len(functions)}] {function} ({len(entries)})", file=sys.stderr)
+            rows += function_rows
     command = "python benchmarks/mutation_probes.py" + (
         f" --modules {' '.join(args.modules)}" if args.modules else ""
     )
