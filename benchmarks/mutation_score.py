@@ -1,9 +1,11 @@
-"""Mutation score of the scoring core: do the fast tests notice when its code changes?
+"""Mutation score of the gate: do the fast tests notice when the code users read changes?
 
 mutmut (the ``mutation`` extra, configured under ``[tool.mutmut]`` in pyproject.toml) changes
-one operator, constant or argument at a time in the scoring core (``statistics.py``,
-``metric.py``, ``verification.py``, ``analytic_null.py``, ``bootstrap.py``,
-``trainers/losses.py`` and the schemes' reading code: ``only_mutate``), and runs the tests
+one operator, constant or argument at a time in the modules of ``only_mutate``: the scoring
+core (statistics, the metric, verification, the nulls, the bootstrap, the losses, the schemes'
+reading code) and what users read or publish (the Hub results, the data formats, the text
+attacks, the report with its verdicts, plots and token view, the audits, and the benchmark
+code behind each published figure and generated block), and runs the tests
 that reach the changed function (fast tests of those modules only). A mutant the tests let
 pass "survived". Prints, per module, mutants, killed, survived and the score: killed over the
 mutants that could be killed, i.e. leaving out
@@ -11,11 +13,13 @@ mutants that could be killed, i.e. leaving out
 * message-only mutants: the change is only in the arguments of a raised exception or the
   strings of a warning or log call (``"XX...XX"``, upper case, ``None``); tests match
   messages by a phrase, and a message cannot change a number;
-* the mutants judged equivalent in ``benchmarks/mutation_judged.py``, each with the reason
-  it changes nothing a test can observe;
+* the mutants judged equivalent in ``benchmarks/mutation_judged*.py``, each with the reason
+  it changes nothing a test can observe (``benchmarks/mutation_probes.py`` runs each of these
+  and each message-only mutant against the original to show it);
 * the mutants judged "not checked" there: those only a GPU tells apart (their CUDA tests skip
-  on the CPUs the gate runs on) and code mutmut cannot switch on; a column of their own,
-  neither killed nor equivalent.
+  on the CPUs the gate runs on), code mutmut cannot switch on, and a study's run (it trains
+  models for minutes; the gate covers what turns its results into figures); a column of their
+  own, neither killed nor equivalent.
 
 Then lists every survivor with the line it changes. A full run takes about an hour or more
 on two cores (the header of ``benchmarks/results/mutation.md`` says how the last one went);
@@ -29,7 +33,7 @@ it on an idle machine. Not run by CI.
     python benchmarks/mutation_score.py --no-run   # the report of the last run
     python benchmarks/mutation_score.py --modules metric bootstrap   # only these modules' mutants
 
-To cover a new module of the scoring core, add it to ``only_mutate`` and its test file to
+To cover a new module, add it to ``only_mutate`` and its test file to
 ``pytest_add_cli_args_test_selection`` in pyproject.toml.
 
 The run happens in ``.mutation/`` (git-ignored): a copy of the package laid out as installed
@@ -250,7 +254,7 @@ def report(table: dict[str, dict[str, list]]) -> str:
     from importlib.metadata import version
 
     lines = [
-        f"Mutation score of the scoring core (mutmut {version('mutmut')}, "
+        f"Mutation score of the gate (mutmut {version('mutmut')}, "
         "`python benchmarks/mutation_score.py`; configuration: `[tool.mutmut]` in pyproject.toml, "
         "equivalents: `benchmarks/mutation_judged.py`).",
         "",

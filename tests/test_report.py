@@ -870,3 +870,104 @@ def test_verdict_without_retain_watermark_and_one_model_on_the_floor():
     models["kl"] = _model(_set(0.02, 0.1, 0.2), 0.3, per_owner=owners)
     lines = verdict.verdict(models, {"null_keys": 99})
     assert "- `kl`: the forgotten owners' watermark is not detected (z = +0.2, p = 0.100)." in lines
+
+
+# --- the per-owner table of `waterdrum score` / `verify` ---------------------------------------
+
+OWNER_HEADER = "owner        set        value       p  Holm p  verdict"
+
+
+def _owners_result(owners):
+    """A result whose per-owner values are ``owners`` (name -> OwnerValue)."""
+    return WaterDrumResult(num_queries=8, num_scored=8, num_skipped=0, per_owner=owners)
+
+
+def _holm_owner(forget, value, p, adjusted):
+    return OwnerValue(2, 2, forget=forget, value=value, p_value=p, adjusted_p_value=adjusted)
+
+
+def test_owner_table_reads_each_verdict_off_the_holm_adjusted_p_value():
+    """Columns in place (name, set, value, p, Holm p, verdict); a forgotten owner detected on
+    its raw p-value but not after Holm reads "not detected"; an owner with nothing scored reads
+    n/a; one saved before Holm (no adjusted p) is read on its raw p and counted in no set."""
+    from waterdrum_hf.config import NullConfig
+    from waterdrum_hf.report.owner_table import owner_table
+
+    owners = {
+        "alice": _holm_owner(False, 0.25, 0.01, 0.02),
+        "bob": _holm_owner(True, 0.125, 0.03, 0.06),
+        "carol": _holm_owner(True, -0.0625, 0.5, 0.5),
+        "dan": OwnerValue(1, 0, forget=True),
+        "eve": _holm_owner(True, 0.5, 0.001, None),
+        "frank": _holm_owner(False, 0.0, 0.9, 0.9),
+    }
+    want = [
+        "",
+        OWNER_HEADER,
+        "alice        retain    +0.2500  0.0100  0.0200  detected",
+        "bob          forget    +0.1250  0.0300  0.0600  not detected",
+        "carol        forget    -0.0625  0.5000  0.5000  not detected",
+        "dan          forget        n/a       -       -  -",
+        "eve          forget    +0.5000  0.0010       -  detected",
+        "frank        retain    +0.0000  0.9000  0.9000  not detected",
+        "retain owners detected: 1 of 2 (Holm-adjusted p <= 0.05 over the set's owners: "
+        "family-wise error at most 0.05)",
+        "forget owners detected: 0 of 2 (Holm-adjusted p <= 0.05 over the set's owners: "
+        "family-wise error at most 0.05)",
+    ]
+    result = _owners_result(owners)
+    assert owner_table(result, NullConfig("empirical", keys=39)) == want  # 39 keys: 2 owners ok
+    assert owner_table(result, NullConfig("analytic")) == want
+    assert owner_table(result, None) == want
+    assert owner_table(_owners_result({}), None) == []
+    assert owner_table(WaterDrumResult(num_queries=1, num_scored=1, num_skipped=0), None) == []
+
+
+def test_owner_table_names_a_set_with_too_few_null_keys_for_holm():
+    """Holm over m owners needs p <= 0.05 / m, and an empirical p-value is at least
+    1 / (1 + K): with K = 38 keys two forgotten owners cannot be detected (39 needed), one
+    retained owner can (19 needed); an owner of no set reads "overall"."""
+    from waterdrum_hf.config import NullConfig
+    from waterdrum_hf.report.owner_table import owner_table
+
+    owners = {
+        "alice": _holm_owner(True, 0.5, 1 / 39, 1 / 39),
+        "bob": _holm_owner(True, 0.25, 1 / 39, 2 / 39),
+        "carol": _holm_owner(False, 0.75, 1 / 39, 1 / 39),
+        "dan": _holm_owner(None, 0.0, 0.5, 0.5),
+    }
+    lines = owner_table(_owners_result(owners), NullConfig("empirical", keys=38))
+    assert lines == [
+        "",
+        OWNER_HEADER,
+        "alice        forget    +0.5000  0.0256  0.0256  cannot tell: too few null keys",
+        "bob          forget    +0.2500  0.0256  0.0513  cannot tell: too few null keys",
+        "carol        retain    +0.7500  0.0256  0.0256  detected",
+        "dan          overall   +0.0000  0.5000  0.5000  not detected",
+        "forget owners: none can read detected with 38 null keys (Holm over 2 owners needs "
+        "p <= 0.05 / 2, below 1 / (1 + 38)): use --null-keys 39 or more",
+        "retain owners detected: 1 of 1 (Holm-adjusted p <= 0.05 over the set's owners: "
+        "family-wise error at most 0.05)",
+        "overall owners detected: 0 of 1 (Holm-adjusted p <= 0.05 over the set's owners: "
+        "family-wise error at most 0.05)",
+    ]
+    enough = owner_table(_owners_result(owners), NullConfig("empirical", keys=39))
+    assert "cannot tell" not in "\n".join(enough)
+    assert enough[2].endswith("  detected") and enough[3].endswith("  not detected")
+
+
+def test_owner_table_lists_at_most_max_owners(monkeypatch):
+    """Owners beyond MAX_OWNERS are counted, not listed; exactly MAX_OWNERS lists them all."""
+    from waterdrum_hf.report import owner_table as module
+
+    monkeypatch.setattr(module, "MAX_OWNERS", 2)
+    owners = {f"o{i}": _holm_owner(False, 0.1, 0.5, 0.5) for i in range(4)}
+    lines = module.owner_table(_owners_result(owners), None)
+    assert [line.split()[0] for line in lines[2:5]] == ["o0", "o1", "..."]
+    assert lines[4] == "... 2 more owners (all in the full result)"
+    assert lines[5].startswith("retain owners detected: 0 of 4 ")
+    three = module.owner_table(_owners_result(dict(list(owners.items())[:3])), None)
+    assert three[4] == "... 1 more owner (all in the full result)"
+    two = module.owner_table(_owners_result(dict(list(owners.items())[:2])), None)
+    assert len(two) == 5 and two[4].startswith("retain owners detected: 0 of 2 ")
+    assert module.MAX_OWNERS == 2
