@@ -904,12 +904,12 @@ def test_owner_table_reads_each_verdict_off_the_holm_adjusted_p_value():
     want = [
         "",
         OWNER_HEADER,
-        "alice        retain    +0.2500  0.0100  0.0200  detected",
-        "bob          forget    +0.1250  0.0300  0.0600  not detected",
-        "carol        forget    -0.0625  0.5000  0.5000  not detected",
-        "dan          forget        n/a       -       -  -",
-        "eve          forget    +0.5000  0.0010       -  detected",
-        "frank        retain    +0.0000  0.9000  0.9000  not detected",
+        "alice        retain   +0.2500  0.0100  0.0200  detected",
+        "bob          forget   +0.1250  0.0300  0.0600  not detected",
+        "carol        forget   -0.0625  0.5000  0.5000  not detected",
+        "dan          forget       n/a       -       -  -",
+        "eve          forget   +0.5000  0.0010       -  detected",
+        "frank        retain   +0.0000  0.9000  0.9000  not detected",
         "retain owners detected: 1 of 2 (Holm-adjusted p <= 0.05 over the set's owners: "
         "family-wise error at most 0.05)",
         "forget owners detected: 0 of 2 (Holm-adjusted p <= 0.05 over the set's owners: "
@@ -940,10 +940,10 @@ def test_owner_table_names_a_set_with_too_few_null_keys_for_holm():
     assert lines == [
         "",
         OWNER_HEADER,
-        "alice        forget    +0.5000  0.0256  0.0256  cannot tell: too few null keys",
-        "bob          forget    +0.2500  0.0256  0.0513  cannot tell: too few null keys",
-        "carol        retain    +0.7500  0.0256  0.0256  detected",
-        "dan          overall   +0.0000  0.5000  0.5000  not detected",
+        "alice        forget   +0.5000  0.0256  0.0256  cannot tell: too few null keys",
+        "bob          forget   +0.2500  0.0256  0.0513  cannot tell: too few null keys",
+        "carol        retain   +0.7500  0.0256  0.0256  detected",
+        "dan          overall  +0.0000  0.5000  0.5000  not detected",
         "forget owners: none can read detected with 38 null keys (Holm over 2 owners needs "
         "p <= 0.05 / 2, below 1 / (1 + 38)): use --null-keys 39 or more",
         "retain owners detected: 1 of 1 (Holm-adjusted p <= 0.05 over the set's owners: "
