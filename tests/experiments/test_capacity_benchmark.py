@@ -166,3 +166,180 @@ def test_plan_checks_sizes_and_names_its_command(capacity):
         capacity.Plan.of(False, 3, ("1m", "2m"))
     with pytest.raises(ValueError, match="--epochs must be positive"):
         capacity.Plan.of(False, 3, ("1m",), (0,))
+
+
+def test_the_quick_plan_and_the_smallest_full_plan(capacity):
+    """The quick plan is the documented smoke test (the default model and a small variant,
+    5/15 epochs, one seed, k = 0, 50, 100 %); one seed and one epoch are the smallest full plan,
+    and zero of either is refused."""
+    quick = capacity.Plan.of(True, 3)
+    assert quick == capacity.Plan(True, ("1m", "quick"), (5, 15), (0,), (0.0, 0.5, 1.0))
+    smallest = capacity.Plan.of(False, 1, ("1m",), (1,))
+    assert smallest == capacity.Plan(False, ("1m",), (1,), (0,), (0.0, 0.1, 0.5, 1.0))
+    assert smallest.quick is False
+    for seeds, epochs in ((0, (10,)), (3, ()), (3, (10, 0))):
+        with pytest.raises(ValueError, match="--seeds and every --epochs must be positive"):
+            capacity.Plan.of(False, seeds, ("1m",), epochs)
+
+
+def test_carry_over_never_reads_the_fully_trained_model(capacity):
+    # k = 100 % trains on every forget query: the reading is the one share strictly inside.
+    assert capacity.carry_over(calibration(), (1.0, 0.5, 0.0)) == pytest.approx(0.3)
+
+
+def test_a_cell_without_a_finite_mean_is_a_dash(capacity):
+    nan = {"mean": math.nan, "low": math.nan, "high": math.nan}
+    assert capacity.cell_text(nan, "{:.3f}") == "–"
+    assert capacity.cell_text({"mean": 0.5, "low": math.nan, "high": math.nan}, "{:.2f}") == "0.50"
+    assert capacity.cell_text({"mean": 0.5, "low": 0.25, "high": 0.75}, "{:+.1f}") == (
+        "+0.5 [+0.2, +0.8]"
+    )
+
+
+def test_estimate_measures_only_cells_on_the_full_data(capacity):
+    """A 1m cell with the plan's model count on the quick data (24 texts) is not the full
+    cell: the full one is scaled from it."""
+    rate = 0.01
+    plan = capacity.Plan(False, ("1m",), (10,), (0, 1), (0.0, 1.0))
+    quick_cell = {"stage": "calibrate", "size": "1m", "epochs": 10, "params": 8e5, "models": 4,
+                  "texts": 24, "seconds": rate * 4 * 12 * 24, "reused": 0,
+                  "reused_build_seconds": 0.0}  # fmt: skip
+    got = capacity.estimate_seconds([quick_cell], {"1m": 1e-4}, plan)
+    assert got["calibrate"] == pytest.approx(rate * 4 * 12 * capacity.FULL_TEXTS)
+
+
+def test_format_row_shows_the_columns_it_has_in_their_formats(capacity):
+    row = {"auroc": 0.91234, "carry_over": 0.05, "r2": 0.5}
+    assert capacity.format_row(row) == "r2 0.500, carry_over +0.050, auroc 0.912"
+
+
+def summary_cell(size: str, epochs: int, params: float, **means: float) -> dict:
+    """A summary entry with intervals mean +- 0.1 (none for nll)."""
+    entry = {"size": size, "epochs": epochs, "params": params}
+    for column, mean in means.items():
+        half = math.nan if column == "nll" else 0.1
+        entry[column] = {"mean": mean, "low": mean - half, "high": mean + half, "n": 2}
+    return entry
+
+
+def synthetic_results(reused: int) -> dict:
+    summary = [
+        summary_cell(s, e, p, r2=r2, r2_offset=r2 - 0.05, carry_over=0.2 - r2 / 4, auroc=0.9,
+                     nll=nll)
+        for (s, p), e, r2, nll in (
+            (("1m", 852608), 10, 0.6, 1.1), (("1m", 852608), 30, 0.7, 0.6),
+            (("4m", 4.2e6), 10, 0.8, 0.9), (("4m", 4.2e6), 30, 0.75, 0.3),
+        )
+    ]  # fmt: skip
+    timings = [
+        {"stage": "pretrain", "size": "4m", "built": True, "seconds": 3.0},
+        {"stage": "calibrate", "size": "1m", "epochs": 10, "reused": reused,
+         "reused_build_seconds": 1500.0 * bool(reused), "seconds": 9.0},
+        {"stage": "calibrate", "size": "4m", "epochs": 10, "reused": 0,
+         "reused_build_seconds": 0.0, "seconds": 9.0},
+    ]  # fmt: skip
+    return {
+        "plan": {"quick": False, "sizes": ["1m", "4m"], "epochs": [10, 30], "seeds": [0, 1],
+                 "fractions": [0.0, 0.1, 0.5, 1.0]},
+        "summary": summary, "timings": timings, "seconds": 600.0, "machine": "x86_64, Linux",
+        "full_estimate_seconds": {"total": 5400.0}, "command": "python benchmarks/capacity.py",
+    }  # fmt: skip
+
+
+def test_markdown_states_the_run_its_cache_and_each_cell(capacity):
+    """The command line's minutes (600 s: 10.0), the models read from a cache and the minutes
+    an earlier run built them in (1500 s: 25), the estimate (5400 s: 1.5 hours), one row per
+    cell and Pearson's r of the cell means (scipy)."""
+    results = synthetic_results(reused=24)
+    text = capacity.markdown(results)
+    assert text.endswith("(capacity.png)\n")
+    assert (
+        "Command: `python benchmarks/capacity.py` (10.0 minutes on x86_64, Linux, reading 24 "
+        "models and generations that an earlier run built in 25 minutes; the full study from "
+        "nothing: about 1.5 hours on one thread" in text
+    )
+    assert "k = 0%, 10%, 50%, 100%; seeds 0, 1." in text
+    assert "| 1m | 0.85M | 10 | 0.600 [0.500, 0.700] | 0.550 [0.450, 0.650] | +0.050 " in text
+    assert "| 4m | 4.20M | 30 | 0.750 [0.650, 0.850] |" in text and "| 0.30 |" in text
+    means = {c: [s[c]["mean"] for s in results["summary"]] for c in ("carry_over", "nll", "r2")}
+    carry = f"{stats.pearsonr(means['carry_over'], means['r2'])[0]:+.2f}"
+    nll = f"{stats.pearsonr(means['nll'], means['r2'])[0]:+.2f}"
+    assert f"Correlation over the 4 cells with mean D2 R²: of mean carry-over, {carry} " in text
+    assert f"of mean training NLL, {nll} (negative:" in text
+    unread = capacity.markdown(synthetic_results(reused=0))
+    assert "(10.0 minutes on x86_64, Linux; the full study from nothing" in unread
+
+
+def test_error_bars_are_the_distances_to_the_interval_ends_and_zero_without_one(capacity):
+    points = [
+        {"r2": {"mean": 0.5, "low": 0.25, "high": 0.875}},
+        {"r2": {"mean": 0.7, "low": math.nan, "high": math.nan}},
+    ]
+    bars = capacity.error_bars(points, "r2")
+    assert bars.shape == (2, 2)
+    assert bars.tolist() == [[0.25, 0.0], [0.375, 0.0]]
+
+
+def drawn(monkeypatch, draw, path: Path):
+    """The figure ``draw(path)`` saves (pyplot's close intercepted) and the saved PNG's size."""
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    draw(path)
+    (figure,) = figures
+    with Image.open(path) as image:
+        return figure, image.size
+
+
+def test_plot_draws_each_cells_means_and_intervals(capacity, tmp_path, monkeypatch):
+    """Three panels against parameters (log scale), a line per epochs with the cells' means
+    and their intervals as error bars; the fourth: D2 R² against training NLL, a labelled
+    point per cell, its title with scipy's r of the means; 17 x 3.8 inches at 120 dpi."""
+    results = synthetic_results(reused=0)
+    results["summary"][3]["r2"]["low"] = results["summary"][3]["r2"]["high"] = math.nan
+    figure, size = drawn(monkeypatch, lambda p: capacity.plot(results, p), tmp_path / "c.png")
+    assert size == (2040, 456)
+    axes = figure.axes
+    assert len(axes) == 4
+    titles = ("D2 R²", "carry-over", "D1 AUROC")
+    for ax, column, title in zip(axes[:3], ("r2", "carry_over", "auroc"), titles, strict=True):
+        assert ax.get_title() == title and ax.title.get_fontsize() == 9
+        assert ax.get_xscale() == "log" and ax.get_xlabel() == "base model parameters"
+        assert ax.xaxis.get_gridlines()[0].get_alpha() == 0.3
+        assert [c.get_label() for c in ax.containers] == ["10 epochs", "30 epochs"]
+        for container, epochs in zip(ax.containers, (10, 30), strict=True):
+            points = [s for s in results["summary"] if s["epochs"] == epochs]
+            line, caps, (bars,) = container.lines
+            assert line.get_marker() == "o" and caps[0].get_markersize() == 6  # capsize 3
+            assert line.get_xdata().tolist() == [p["params"] for p in points]
+            assert line.get_ydata().tolist() == [p[column]["mean"] for p in points]
+            for segment, p in zip(bars.get_segments(), points, strict=True):
+                interval = p[column]
+                ends = (interval["low"], interval["high"])
+                if math.isnan(interval["low"]):
+                    ends = (interval["mean"], interval["mean"])
+                assert segment[:, 1].tolist() == pytest.approx(ends)
+    legend = axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["10 epochs", "30 epochs"]
+    assert legend.get_texts()[0].get_fontsize() == 8
+    memorisation = axes[3]
+    assert memorisation.get_xlabel() == "training NLL (k = 100 %) (lower: more memorised)"
+    means = [(s["nll"]["mean"], s["r2"]["mean"]) for s in results["summary"]]
+    r = stats.pearsonr(*zip(*means, strict=True))[0]
+    assert memorisation.get_title() == f"D2 R² against memorisation (means; r = {r:+.2f})"
+    assert memorisation.title.get_fontsize() == 9
+    assert memorisation.xaxis.get_gridlines()[0].get_alpha() == 0.3
+    lines = memorisation.get_lines()
+    assert [line.get_label() for line in lines] == ["10 epochs", "30 epochs"]
+    for line, epochs in zip(lines, (10, 30), strict=True):
+        expected = [(s["nll"]["mean"], s["r2"]["mean"]) for s in results["summary"]
+                    if s["epochs"] == epochs]  # fmt: skip
+        assert line.get_marker() == "o" and line.get_linestyle() == "None"
+        assert list(zip(line.get_xdata(), line.get_ydata(), strict=True)) == expected
+    notes = [(a.get_text(), a.xy, a.xyann, a.anncoords) for a in memorisation.texts]
+    assert notes == [
+        (s["size"], (s["nll"]["mean"], s["r2"]["mean"]), (4, 4), "offset points")
+        for epochs in (10, 30) for s in results["summary"] if s["epochs"] == epochs
+    ]  # fmt: skip
