@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -971,3 +972,236 @@ def test_owner_table_lists_at_most_max_owners(monkeypatch):
     two = module.owner_table(_owners_result(dict(list(owners.items())[:2])), None)
     assert len(two) == 5 and two[4].startswith("retain owners detected: 0 of 2 ")
     assert module.MAX_OWNERS == 2
+
+
+# --- the audit section, word for word, and its plot's data -----------------------------------
+
+
+def _audited(forget, retain, *, forget_ci=(None, None), auroc=None, auroc_ci=(None, None)):
+    """One audited model's result: forget and retain values, intervals where given."""
+    return WaterDrumResult(
+        forget=None
+        if forget is None
+        else SetValue(forget, ci_low=forget_ci[0], ci_high=forget_ci[1]),
+        retain=None if retain is None else SetValue(retain),
+        separability_auroc=auroc,
+        separability_auroc_ci_low=auroc_ci[0],
+        separability_auroc_ci_high=auroc_ci[1],
+        num_queries=4,
+        num_scored=4,
+        num_skipped=0,
+    )
+
+
+def _audits(retrained="retrained"):
+    """Three models through relearning and a deletion attack: retrained (the yardstick), npo
+    (an interval after relearning, none after the attack), kl (no forget value before)."""
+    from waterdrum_hf.audits import AuditResults
+
+    return AuditResults(
+        models={
+            "retrained": {
+                "before": _audited(0.0625, 0.625, auroc=0.5),
+                "relearned": _audited(0.25, 0.5),
+                "deletion:0.2": _audited(0.125, 0.375),
+            },
+            "npo": {
+                "before": _audited(0.125, 0.5, auroc=0.75, auroc_ci=(0.625, 0.875)),
+                "relearned": _audited(0.5, 0.25, forget_ci=(0.375, 0.625), auroc=0.25),
+            },
+            "kl": {
+                "before": _audited(None, 0.75, auroc=0.5, auroc_ci=(0.25, None)),
+                "relearned": _audited(0.375, None, forget_ci=(0.25, None)),
+            },
+        },
+        retrained=retrained,
+        settings={
+            "relearn_steps": 10,
+            "relearn_learning_rate": 0.0001,
+            "relearn_batch_size": 2,
+            "relearn_texts": 1,
+            "relearn_share": 0.25,
+            "attacks": ["swap:0.1", "deletion:0.2"],
+            "attack_seed": 7,
+            "quantization_checks": {
+                "int8": {
+                    "quantized_layers": 7,
+                    "linear_layers": 8,
+                    "levels": 256,
+                    "weight_bytes_before": 4_000_000,
+                    "weight_bytes_after": 2_125_000,
+                }
+            },
+        },
+    )
+
+
+def test_audit_section_word_for_word():
+    """The forget table (excess = after minus the retrained model's after the same audit, the
+    retrained row the yardstick, "–" where a value is missing, half intervals left out), the
+    retain and AUROC tables, then one line per setting: relearning, the attacks that ran, each
+    quantization's check."""
+    assert report.audit_section(_audits()) == [
+        report.AUDIT_EXPLANATION,
+        "",
+        "| model | forget before | forget after relearning | excess | forget under deletion:0.2 "
+        "| excess |",
+        "| --- | --- | --- | --- | --- | --- |",
+        "| retrained | +0.062 | +0.250 | (yardstick) | +0.125 | (yardstick) |",
+        "| npo | +0.125 | +0.500 [+0.375, +0.625] | +0.250 | – | – |",
+        "| kl | – | +0.375 | +0.125 | – | – |",
+        "",
+        "Retain values before and after the same audits:",
+        "",
+        "| model | retain before | retain after relearning | retain under deletion:0.2 |",
+        "| --- | --- | --- | --- |",
+        "| retrained | +0.625 | +0.500 | +0.375 |",
+        "| npo | +0.500 | +0.250 | – |",
+        "| kl | +0.750 | – | – |",
+        "",
+        "Separability of forget and retain queries (D1 AUROC) before and after the same audits:",
+        "",
+        "| model | AUROC before | AUROC after relearning | AUROC under deletion:0.2 |",
+        "| --- | --- | --- | --- |",
+        "| retrained | 0.500 | – | – |",
+        "| npo | 0.750 [0.625, 0.875] | 0.250 | – |",
+        "| kl | 0.500 | – | – |",
+        "",
+        "Relearning: 10 steps at learning rate 0.0001 (batch 2) on 1 text of the forget set (the "
+        "first 25%).",
+        "Text attacks (seed 7): deletion:0.2, each applied to every model's completions before "
+        "verification (the same completions as the before column); NAME:STRENGTH edits that "
+        "share of each text's words (waterdrum_hf.attacks).",
+        "8-bit weights (torchao): 7 of 8 Linear layers quantized, at most 256 distinct stored "
+        "values per layer, their weights 4.00 MB -> 2.12 MB.",
+    ]
+
+
+def test_audit_section_without_a_yardstick_auroc_or_relearning():
+    """No retrained model: no excess column; no AUROC anywhere: no AUROC table; no relearning,
+    no attack run and no quantization: no settings lines."""
+    from waterdrum_hf.audits import AuditResults
+
+    audits = AuditResults(
+        models={
+            "kl": {"before": _audited(0.25, 0.5), "int4": _audited(0.5, 0.5)},
+            "npo": {"before": _audited(0.125, 0.5)},
+        },
+        settings={"attacks": ["deletion:0.2"], "relearn_texts": 3},
+    )
+    assert report.audit_section(audits) == [
+        report.AUDIT_EXPLANATION,
+        "",
+        "| model | forget before | forget 4-bit weights |",
+        "| --- | --- | --- |",
+        "| kl | +0.250 | +0.500 |",
+        "| npo | +0.125 | – |",
+        "",
+        "Retain values before and after the same audits:",
+        "",
+        "| model | retain before | retain 4-bit weights |",
+        "| --- | --- | --- |",
+        "| kl | +0.500 | +0.500 |",
+        "| npo | +0.500 | – |",
+        "",
+    ]
+    relearned = AuditResults(models={"kl": {"relearned": _audited(0.25, 0.5)}}, settings={})
+    assert report.audit_section(relearned)[-1] == (
+        "Relearning: None steps at learning rate None (batch None) on 0 texts of the forget set "
+        "(the first 0%)."
+    )
+
+
+def _saved_audit_figure(monkeypatch, audits, tmp_path):
+    module = sys.modules["waterdrum_hf.report.audit_section"]  # the package's name is the function
+    saved = []
+    real = module.save_figure
+    monkeypatch.setattr(
+        module, "save_figure", lambda fig, path: saved.append(fig) or real(fig, path)
+    )
+    assert module.plot_audits(audits, tmp_path / "audits.png") == tmp_path / "audits.png"
+    assert (tmp_path / "audits.png").read_bytes()[:4] == b"\x89PNG"
+    return saved[0]
+
+
+def test_audit_plot_shows_each_value_where_it_belongs(monkeypatch, tmp_path):
+    """Per audit a panel: each model's forget value before (hollow, left of its tick) and after
+    (filled, right), in its colour, error bars from its interval, an arrow from before to after,
+    the retrained model's value after the audit as the dashed line to beat."""
+    audits = _audits()
+    fig = _saved_audit_figure(monkeypatch, audits.to_dict(), tmp_path)  # the flat form too
+    relearned, deletion = fig.axes
+    assert fig.get_size_inches() == pytest.approx((2 * 4.0, 4.0))
+    assert relearned.get_title() == "Forget value after relearning"
+    assert deletion.get_title() == "Forget value under deletion:0.2"
+    white = to_hex("white")
+    expected = {  # panel -> [(x, y, filled colour or white, (low, high) or None)]
+        relearned: [
+            (-0.12, 0.0625, white, None),
+            (0.12, 0.25, "tab:green", None),
+            (0.88, 0.125, white, None),
+            (1.12, 0.5, "tab:purple", (0.375, 0.625)),
+            (2.12, 0.375, "tab:blue", None),
+        ],
+        deletion: [(-0.12, 0.0625, white, None), (0.12, 0.125, "tab:green", None),
+                   (0.88, 0.125, white, None)],
+    }  # fmt: skip
+    colours = {0: "tab:green", 1: "tab:purple", 2: "tab:blue"}
+    for ax, points in expected.items():
+        drawn = []
+        for container in ax.containers:
+            line, _, bars = container.lines
+            (x,), (y,) = line.get_xdata(), line.get_ydata()
+            assert to_hex(line.get_color()) == to_hex(colours[round(x)])
+            ends = None
+            if bars:
+                ((_, low), (_, high)) = bars[0].get_segments()[0]
+                ends = (low, high)
+            drawn.append((x, y, to_hex(line.get_markerfacecolor()), ends))
+        want = [(x, y, to_hex(c), e) for x, y, c, e in points]
+        assert drawn == [(pytest.approx(x), y, c, e and pytest.approx(e)) for x, y, c, e in want]
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["retrained", "npo", "kl"]
+        assert list(ax.get_xticks()) == [0, 1, 2]
+        for tick in ax.get_xticklabels():
+            assert (tick.get_rotation(), tick.get_ha(), tick.get_fontsize()) == (30, "right", 8)
+        assert ax.get_ylabel() == "forget WaterDrum value"
+    arrows = [(a.xyann, a.xy, a.arrowprops) for a in relearned.texts]
+    assert arrows == [  # from before to after ("->"), thin, in the model's colour
+        ((-0.12, 0.0625), (0.12, 0.25), {"arrowstyle": "->", "color": "tab:green", "lw": 0.8}),
+        ((0.88, 0.125), (1.12, 0.5), {"arrowstyle": "->", "color": "tab:purple", "lw": 0.8}),
+    ]
+    assert [t.get_text() for t in relearned.texts] == ["", ""]  # arrows, no words
+    npo_after = relearned.containers[3]
+    assert npo_after.lines[0].get_marker() == "o"
+    assert [cap.get_markersize() for cap in npo_after.lines[1]] == [4, 4]  # capsize 2
+    assert [(a.xyann, a.xy) for a in deletion.texts] == [((-0.12, 0.0625), (0.12, 0.125))]
+    for ax, line_to_beat, label in (
+        (relearned, 0.25, "retrained after relearning"),
+        (deletion, 0.125, "retrained under deletion:0.2"),
+    ):
+        dashed, zero = ax.get_lines()[-2:]
+        assert dashed.get_ydata() == [line_to_beat, line_to_beat]
+        assert dashed.get_linestyle() == "--" and dashed.get_label() == label
+        assert to_hex(dashed.get_color()) == to_hex("tab:green")
+        assert dashed.get_linewidth() == 1.0 and zero.get_linewidth() == 0.5
+        assert zero.get_ydata() == [0, 0] and to_hex(zero.get_color()) == "#000000"
+        legend = ax.get_legend()
+        assert [t.get_text() for t in legend.get_texts()] == [label]
+        assert legend.get_texts()[0].get_fontsize() == 7 and legend._loc == 2  # upper left
+
+
+def test_audit_plot_without_a_retrained_model_has_no_line_to_beat(monkeypatch, tmp_path):
+    audits = dataclasses.replace(_audits(), retrained=None)
+    fig = _saved_audit_figure(monkeypatch, audits, tmp_path)
+    for ax in fig.axes:
+        assert [line.get_ydata() for line in ax.get_lines() if line.get_linestyle() == "--"] == []
+        assert ax.get_legend() is None
+    one = dataclasses.replace(
+        audits, models={"kl": {"before": _audited(0.1, 0.2), "int8": _audited(0.2, 0.2)}}
+    )
+    fig = _saved_audit_figure(monkeypatch, one, tmp_path)
+    assert fig.get_size_inches() == pytest.approx((4.0, 4.0))  # at least 4 inches a panel
+    assert fig.axes[0].get_title() == "Forget value 8-bit weights"
+    six = {f"m{i}": {"before": _audited(0.1, 0.2), "int8": _audited(0.2, 0.2)} for i in range(6)}
+    fig = _saved_audit_figure(monkeypatch, dataclasses.replace(audits, models=six), tmp_path)
+    assert fig.get_size_inches() == pytest.approx((0.55 * 6 + 2.0, 4.0))  # 0.55 in a model
