@@ -589,3 +589,75 @@ def test_insertion_draws_for_the_word_before_the_gap_and_uses_every_gap():
     for seed in range(2):
         out = edits.insertion(Words.of(" one! "), 1, np.random.default_rng(seed), EchoSource())
         assert out in (" ONE* one! ", " one! ONE* ")
+
+
+# --- chain and apply pass each attack what it needs; their defaults and refusals. -----------
+
+VOCABULARY = ["alpha", "beta", "gamma"]
+
+
+def test_chain_passes_substitution_and_insertion_the_tokenizer_and_copy_paste_the_source():
+    """With a tokenizer, substituted and inserted words are its vocabulary's (never the
+    samples' own ``w`` words); copy_paste pastes ``source``; each as apply would."""
+    tokenizer = PieceTokenizer(VOCABULARY)
+    samples = [[TEXT], [TEXT, " ".join(reversed(WORDS))]]
+    flat = [TEXT, TEXT, " ".join(reversed(WORDS))]
+    (substituted,), _ = attacks.chain(samples, ["substitution:1"], 3, tokenizer=tokenizer)
+    assert set(substituted.split()) <= set(VOCABULARY)
+    (inserted,), _ = attacks.chain(samples, ["insertion:0.5"], 3, tokenizer=tokenizer)
+    new = [w for w in inserted.split() if not w.startswith("w")]
+    assert len(new) == 25 and set(new) <= set(VOCABULARY)
+    source = ["zz yy xx"]
+    chained = attacks.chain(samples, ["copy_paste:0.2"], 3, source=source)
+    pasted = attacks.apply(flat, "copy_paste", 0.2, 3, source=source)
+    assert chained == [pasted[:1], pasted[1:]]
+    assert sum(w in ("zz", "yy", "xx") for w in chained[0][0].split()) == 10
+
+
+def test_chain_passes_the_paraphraser_and_its_progress_bar(monkeypatch, capsys):
+    """The ``(model, tokenizer)`` pair reaches the paraphrase attack (not only its check),
+    which paraphrases in batches of 16 with the progress bar asked for; a pair that is not
+    two things is refused."""
+    import torch
+
+    batches = []
+
+    class Recording(UpperCaseParaphraser):
+        def candidates(self, prompts, texts, ids):
+            batches.append(len(texts))
+            return super().candidates(prompts, texts, ids)
+
+    monkeypatch.setattr("waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser", Recording)
+    model, tokenizer = torch.nn.Module(), PieceTokenizer(VOCABULARY)
+    samples = [[f"a{i} b{i}"] for i in range(17)]
+    out = attacks.chain(samples, ["paraphrase:1"], paraphraser=(model, tokenizer), show_progress=True)
+    assert out == [[f"A{i} B{i}"] for i in range(17)] and batches == [16, 1]
+    assert re.search(r"(?:^|\r)paraphrasing: ", capsys.readouterr().err)
+    attacks.chain(samples[:1], ["paraphrase:1"], paraphraser=(model, tokenizer), show_progress=False)
+    assert capsys.readouterr().err == ""
+    # Strength 0 edits nothing but still needs the pair.
+    assert attacks.chain(samples, ["paraphrase:0"], paraphraser=(model, tokenizer)) == samples
+    for pair in [(model,), (model, tokenizer, None)]:
+        with pytest.raises(ValueError, match="zip"):
+            attacks.chain(samples, [], paraphraser=pair)
+
+
+def test_the_default_seed_is_0():
+    assert attacks.chain([[TEXT]], ["deletion:0.5"]) == [attacks.apply([TEXT], "deletion", 0.5, 0)]
+    assert attacks.apply([TEXT], "deletion", 0.5) == attacks.apply([TEXT], "deletion", 0.5, 0)
+    assert attacks.apply([TEXT], "deletion", 0.5, 0) != attacks.apply([TEXT], "deletion", 0.5, 1)
+
+
+def test_apply_needs_both_halves_of_a_pair_and_names_bad_arguments():
+    """Paraphrase needs a model and a tokenizer, embedding neighbours (substitution and
+    insertion with a model) a tokenizer; the argument at fault is named."""
+    for half in ({"model": object()}, {"tokenizer": object()}):
+        with pytest.raises(ValueError, match="paraphrase attack needs a paraphrasing `model`"):
+            attacks.apply([TEXT], "paraphrase", 0.2, **half)
+    for name in ("substitution", "insertion"):
+        with pytest.raises(ValueError, match="need the model's `tokenizer`"):
+            attacks.apply([TEXT], name, 0.2, model=object())
+    with pytest.raises(ValueError, match="`batch_size` must be >= 1"):
+        attacks.apply([TEXT], "deletion", 0.2, batch_size=0)
+    with pytest.raises(TypeError, match="source must be a list of strings, not a single"):
+        attacks.apply([TEXT], "copy_paste", 0.2, source="alpha beta")

@@ -788,3 +788,149 @@ def test_a_level_starts_at_exactly_a_quarter_of_the_scale():
     assert [token_level(t, 2.0) for t in (0.5, 0.4999, -0.4999, -0.5)] == [
         "for", "neutral", "neutral", "against"
     ]  # fmt: skip
+
+
+# --- The view's fallbacks and arguments, each against what it must be. ----------------------
+
+
+def test_the_defaults_are_a_view_of_owner_without_a_label():
+    view = token_view("w1 w2 w3", KEY, Verifier(word_tokenizer(4096)))
+    assert (view.owner, view.label) == ("owner", "")
+
+
+def test_text_after_the_last_token_goes_with_the_last_piece():
+    """Whitespace the tokenizer makes no token of, at the end, is kept: the pieces still join
+    to the text (the last piece runs to the end, not to its token's end)."""
+    text = "w1 w2 w3 \t\n "
+    view = token_view(text, KEY, Verifier(word_tokenizer(4096)))
+    assert view.tokens == ("w1", " w2", " w3 \t\n ")
+
+
+def bos_word_tokenizer():
+    """A word tokenizer that, asked for special tokens (the default), puts ``<bos>`` first."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {f"w{i}": i for i in range(64)} | {"<bos>": 64}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="w0"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    backend.post_processor = processors.TemplateProcessing(
+        single="<bos> $A", special_tokens=[("<bos>", 64)]
+    )
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<bos>")
+    assert tok("w1 w2")["input_ids"] == [64, 1, 2]  # the default adds it
+    return tok
+
+
+def test_a_tokenizer_that_adds_a_bos_token_is_cut_without_it():
+    """The pieces come from the same ids the verifier reads (no special tokens): a BOS added
+    by default would make the ids differ and the view refuse the text."""
+    view = token_view("w1 w2 w3", KEY, Verifier(bos_word_tokenizer()))
+    assert view.tokens == ("w1", " w2", " w3") and view.num_counted == 2
+
+
+class NoIsFast:
+    """A fast tokenizer that does not say it is fast (no ``is_fast`` attribute)."""
+
+    def __init__(self, tokenizer):
+        self._tokenizer = tokenizer
+
+    def __call__(self, *args, **kwargs):
+        return self._tokenizer(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name == "is_fast":
+            raise AttributeError(name)
+        return getattr(self._tokenizer, name)
+
+
+def test_a_tokenizer_that_does_not_say_it_is_fast_is_refused_as_slow():
+    """Only a tokenizer that says it is fast gives offsets to trust; one without the
+    attribute is refused with the same clear error as a slow one."""
+    verifier = Verifier(NoIsFast(word_tokenizer(4096)))
+    with pytest.raises(ValueError, match="needs a fast tokenizer"):
+        token_view("w1 w2 w3", KEY, verifier)
+
+
+def unpowered_synthid():
+    """Synth-ID with a g-value table of 1000 entries: not a power of two, so no analytic null
+    and no centre; not a permutation scheme, so its scale is the text's own."""
+    from waterdrum_hf.schemes.synthid import SynthIDScheme
+
+    return SynthIDScheme(sampling_table_size=1000, n_gram=2)
+
+
+def test_a_scheme_without_null_moments_is_centred_on_zero_and_scaled_by_the_text(words):
+    tok, texts = words
+    verifier = Verifier(tok, scheme=unpowered_synthid())
+    with pytest.raises(TypeError, match="power-of-two"):
+        verifier.scheme.null_moments(verifier.vocab_size)
+    view = token_view(texts[0], KEY, verifier)
+    assert view.centre == 0.0
+    assert (view.null_mean, view.null_std, view.z, view.p_value) == (None,) * 4
+    counted = [t for t in view.terms if not math.isnan(t)]
+    assert view.scale == max(abs(t) for t in counted) > 0  # g-value means lie in [0, 1]
+
+
+def test_a_scale_of_nothing_is_one(monkeypatch):
+    """A text with no counted token, or whose every term is its centre: the scale would be
+    0 (or undefined), and the colours divide by it, so it is 1."""
+    verifier = Verifier(word_tokenizer(4096), scheme=unpowered_synthid())
+    nothing = token_view("w5", KEY, verifier)
+    assert nothing.num_counted == 0 and nothing.scale == 1.0
+    from waterdrum_hf.schemes.synthid import SynthIDScheme
+
+    monkeypatch.setattr(
+        SynthIDScheme, "token_terms", lambda self, keys, contexts, tokens, n: np.zeros(len(tokens))
+    )
+    flat = token_view("w1 w2 w3", KEY, verifier)
+    assert flat.terms[1:] == (0.0, 0.0) and flat.scale == 1.0
+
+
+def test_the_stats_line_without_a_score_a_scheme_name_or_a_half_null():
+    """Nothing counted reads exactly so; a scheme dict without a name reads "scheme"; a null
+    mean without its spread, or a z without its p-value, is left out (not half printed)."""
+    view = hand_view(
+        terms=(NAN,) * 5, score=NAN, scheme={"k_p": 1}, null_mean=0.5, z=1.5, effective_pairs=None
+    )
+    assert stats_line(view) == (
+        "key of o-1 · scheme (k_p=1) · nothing to count: no score · 0 of 5 tokens counted"
+    )
+    view = hand_view(null_std=0.25, p_value=0.5)
+    assert stats_line(view) == (
+        "key of o-1 · waterfall (k_p=1, n_gram=2) · score +0.025 · 4 of 5 tokens counted"
+    )
+
+
+@pytest.mark.parametrize("draw", ["html", "figure"])
+def test_views_that_are_not_a_non_empty_list_of_views_are_refused(draw):
+    render = token_views_html if draw == "html" else token_views_figure
+    for views in ([], ["view"], [hand_view(), "view"]):
+        with pytest.raises(TypeError, match="non-empty list of TokenView"):
+            render(views)
+    with pytest.raises(ValueError, match="`columns` must be >= 1"):
+        render([hand_view()], columns=0)
+    with pytest.raises(TypeError, match="`columns` must be an integer"):
+        render([hand_view()], columns=1.0)
+
+
+def test_the_figure_draws_on_an_agg_canvas_with_plain_monospace_text_and_borderless_boxes():
+    """A caller can render the figure itself (fig.canvas.draw, buffer_rgba); every string is
+    DejaVu Sans Mono at 9 points, centred on its row from its column, with no mathtext; each
+    box has no edge line (it would cover the hairline between tokens)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = token_views_figure([hand_view(tokens=("a", " $x$", " c", " d", " e"))])
+    assert isinstance(fig.canvas, FigureCanvasAgg)
+    fig.canvas.draw()
+    width, height = fig.canvas.get_width_height()
+    assert np.asarray(fig.canvas.buffer_rgba()).shape == (height, width, 4)
+    ax = fig.axes[0]
+    assert tuple(ax.get_position().bounds) == (0.0, 0.0, 1.0, 1.0)
+    for text in ax.texts:
+        assert text.get_fontfamily() == ["DejaVu Sans Mono"]
+        assert text.get_fontsize() == 9.0
+        assert (text.get_verticalalignment(), text.get_horizontalalignment()) == ("center", "left")
+        assert text.get_parse_math() is False
+    assert " $x$" in [t.get_text() for t in ax.texts]
+    assert len(ax.patches) == 4 and all(p.get_linewidth() == 0 for p in ax.patches)
