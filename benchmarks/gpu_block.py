@@ -32,9 +32,8 @@ def versions() -> str:
             f"torch {found['torch']}, transformers {found['transformers']}, waterdrum-hf "
             f"{found.get('waterdrum-hf') or 'not recorded'}"
         )
-    floors = {
-        name: pin for name, _, pin in (line.partition("==") for line in FLOORS.read_text().split())
-    }
+    pins = [word for word in FLOORS.read_text().split() if "==" in word]  # not a comment's words
+    floors = {name: pin for name, _, pin in (word.partition("==") for word in pins)}
     below = [f"{name} {floors[name]}" for name in ("torch", "transformers") if name in floors]
     return "; ".join(dict.fromkeys(seen)) + f" (below the declared floors, {' and '.join(below)})"
 

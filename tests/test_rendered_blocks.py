@@ -30,6 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import demo_block  # noqa: E402
+import doc_blocks  # noqa: E402
+import gpu_block  # noqa: E402
+import schemes_block  # noqa: E402
+import trust_block  # noqa: E402
 import update_docs  # noqa: E402
 
 DETECTION_LEVEL = 0.05
@@ -1002,3 +1007,286 @@ def test_schemes_block_matches_the_comparison_row_by_row():
         check(ours.removesuffix(" ms"), 1000 * run["verify_seconds_per_text"], (row[0], "time"))
         assert shown_paper == paper[2]
         assert cells["paper's verification needs a GPU"] == paper[3]
+
+
+# ---------------------------------------------------------------------------------------------
+# The renderers on the cases the committed results do not reach (each expected text derived
+# here by hand)
+
+
+def test_trust_correlation_counts_the_finite_cells_and_says_when_r_is_undefined():
+    def cells(*pairs: tuple[float, float]) -> dict:
+        return {"summary": [{"carry_over": {"mean": x}, "r2": {"mean": y}} for x, y in pairs]}
+
+    assert trust_block.correlation(cells((0.1, 0.5), (0.2, 0.7))) == "an undefined r, n = 2"
+    pairs = ((0.1, 0.5), (0.2, 0.7), (math.nan, 0.9), (0.4, 0.6))
+    finite = [(0.1, 0.5), (0.2, 0.7), (0.4, 0.6)]
+    pearson = stats.pearsonr(*zip(*finite, strict=True))
+    assert trust_block.correlation(cells(*pairs)) == (
+        f"r = {pearson.statistic:+.2f}, n = 3, p = {pearson.pvalue:.2g}"
+    )
+
+
+def test_trust_minutes_widest_interval_and_the_sizes_not_run():
+    assert trust_block.minutes({"seconds": 2760}) == "46 minutes"
+    summary = [
+        {"r2": {"mean": 0.5}},  # no interval (one seed): left out
+        {"r2": {"mean": 0.6, "low": 0.4, "high": 0.8}},
+        {"r2": {"mean": 0.7, "low": 0.65, "high": 0.75}},
+    ]
+    assert trust_block.widest_d2({"summary": summary}) == "[0.40, 0.80]"
+    capacity = {"plan": {"sizes": ["1m"]}, "full_estimate_seconds": {"total": 9000.0}}
+    assert trust_block.not_run(capacity) == (
+        " Not run yet: the 4m, 16m model (the full study, `python benchmarks/capacity.py`, is "
+        "estimated at 2.5 hours on one thread from this run's timings)."
+    )
+    assert trust_block.not_run({"plan": {"sizes": ["1m", "4m", "16m"]}}) == ""
+
+
+def test_trust_lowest_auroc_is_an_attacks_and_rows_follow_the_first_schemes_order():
+    """The unedited text is no attack: its AUROC is never the lowest under attack, even when
+    every attack reads higher; the table's rows come in the first scheme's order."""
+    robustness = json.loads((RESULTS / "robustness" / "results.json").read_text())
+    schemes = robustness["plan"]["schemes"]
+    summary = robustness["summary"]
+    for entry in summary:
+        entry["auroc"]["mean"] = 0.5 if entry["attack"] == "none" else 0.999
+    lowest = next(
+        e for e in summary if e["scheme"] == schemes[0] and e["attack"] != "none"
+    )  # the first attacked cell
+    lowest["auroc"]["mean"] = 0.995
+    first = [e for e in summary if e["scheme"] == schemes[0]]
+    robustness["summary"] = first + [e for e in summary if e["scheme"] != schemes[0]][::-1]
+    text = trust_block.render(
+        robustness,
+        trust_block.load("dilution"),
+        trust_block.table_rows(RESULTS / "dilution" / "results.md"),
+        trust_block.load("capacity"),
+        trust_block.table_rows(RESULTS / "capacity" / "results.md"),
+    )
+    name = trust_block.SCHEME_NAMES[schemes[0]]
+    assert (
+        f"its lowest under any attack up to strength 0.5 is 0.995 ({lowest['attack']} at "
+        f"{lowest['strength']:g}, {name})" in text
+    )
+    _, rows = table(text, "attack")
+    assert [(row[0], float(row[1])) for row in rows] == [
+        (e["attack"], e["strength"]) for e in first if e["strength"] in (0.3, 0.5)
+    ]
+
+
+def demo_report(**values: float) -> dict:
+    """A report.json of two models with one run each and their intervals over runs."""
+    runs = {"a": [{"forget": 0.2, "retain": 0.6}], "b": [{"forget": 0.25, "retain": 0.65}]}
+    comparison, models = {}, {}
+    for name in runs:
+        models[name] = {}
+        for key in ("forget", "retain"):
+            low, high = values[f"{name}_{key}_low"], values[f"{name}_{key}_high"]
+            comparison |= {f"{name}/{key}_ci_low": low, f"{name}/{key}_ci_high": high}
+            models[name] |= {f"{key}_ci_low": low - 0.05, f"{key}_ci_high": high + 0.05}
+    return {"comparison": comparison, "runs": runs, "models": models, "seeds": [0, 1, 2]}
+
+
+def test_demo_rerun_sentence_names_the_values_outside_their_intervals():
+    """A value at an interval's end lies inside it; two outside are named, and counted out of
+    four. The largest move: b's forget, 0.9 - 0.25 = 0.65, over the first run's half-width
+    (0.35 + 0.05 - (0.15 - 0.05)) / 2 = 0.15: 4.3 times."""
+    report = demo_report(
+        a_forget_low=0.1, a_forget_high=0.3, a_retain_low=0.5, a_retain_high=0.7,
+        b_forget_low=0.15, b_forget_high=0.35, b_retain_low=0.55, b_retain_high=0.75,
+    )  # fmt: skip
+    earlier = {"models": {"a": {"forget": 0.1, "retain": 0.7}, "b": {"forget": 0.9, "retain": 0.8}}}
+    sentence = demo_block.machine_sentence(report, earlier)
+    assert "read the first run's values differently by up to 0.650 (b's forget), 4.3 times" in (
+        sentence
+    )
+    assert sentence.endswith(
+        "; 2 of its 4 values lie inside the intervals over the 3 runs above (b's forget, b's "
+        "retain do not)."
+    )
+
+
+DEMO_LINKS = "benchmarks/results/demo"
+NOT_RECORDED = (
+    f"Run time: not recorded (`{DEMO_LINKS}/run.json` is written by a run). Full report: "
+    f"[{DEMO_LINKS}/report.md]({DEMO_LINKS}/report.md)."
+)
+AUDITS_PROSE = (
+    "Does the unlearning hold? In the first training run (the audits run on it alone), each "
+    "model's forget value before and after relearning on a slice of the forget set and after "
+    "8- and 4-bit quantization; excess: how far above the retrained model's value after the "
+    "same audit (settings in the full report)."
+)
+
+
+def test_demo_block_reads_the_first_results_and_audits_sections_only():
+    """Settings tables before the results are not the results; a heading repeated later (an
+    appendix quoting it) is not read; the audits' forget table stops at the first retain
+    table; without run.json the time is said to be unrecorded."""
+    report = "\n".join([
+        "# Demo", "## Settings", "| setting | value |", "## Results", "| model | forget |",
+        "| a | 1 |", "**Closest to retraining:** `a`.", "## Audits: does the unlearning hold?",
+        "| model | forget before |", "| a | 0.1 |", "Retain values before and after:",
+        "| model | retain before |", "Retain values before, again:", "| model | retain again |",
+        "## Plots", "| plot | x |", "## Results", "| late | 2 |",
+        "## Audits: does the unlearning hold?", "| late audit | 3 |", "",
+    ])  # fmt: skip
+    assert demo_block.render(report, None) == "\n".join([
+        f"![benchmark plot]({DEMO_LINKS}/benchmark.png)", "", "| model | forget |", "| a | 1 |",
+        "", "**Closest to retraining:** `a`.", "", AUDITS_PROSE, "",
+        f"![audits plot]({DEMO_LINKS}/audits.png)", "", "| model | forget before |",
+        "| a | 0.1 |", "", NOT_RECORDED,
+    ])  # fmt: skip
+    # an audits section without a retain table ends at the next heading
+    report = "\n".join([
+        "## Results", "| model | forget |", "## Audits: does the unlearning hold?",
+        "| model | forget before |", "## Plots", "| plot | x |", "## Methods", "",
+    ])  # fmt: skip
+    run = {"seconds": 90, "cpu_count": 2, "processor": "x86_64"}
+    assert demo_block.render(report, run, "Moved.") == "\n".join([
+        f"![benchmark plot]({DEMO_LINKS}/benchmark.png)", "", "| model | forget |", "", "", "",
+        "Moved.", "", AUDITS_PROSE, "", f"![audits plot]({DEMO_LINKS}/audits.png)", "",
+        "| model | forget before |", "",
+        "Measured: 1.5 minutes on 2 CPU cores (x86_64), tiny model already cached. Full report: "
+        f"[{DEMO_LINKS}/report.md]({DEMO_LINKS}/report.md).",
+    ])  # fmt: skip
+    # a report without sections: its tables are the results; no verdict line, no audits
+    assert demo_block.render("| model | forget |\n| a | 1 |\n", None) == "\n".join([
+        f"![benchmark plot]({DEMO_LINKS}/benchmark.png)", "", "| model | forget |", "| a | 1 |",
+        "", "", "", NOT_RECORDED,
+    ])  # fmt: skip
+
+
+def test_demo_block_without_run_json_says_the_time_is_not_recorded(monkeypatch, tmp_path):
+    monkeypatch.setattr(demo_block, "RUN", tmp_path / "run.json")
+    assert demo_block.render_demo().endswith("\n\n" + NOT_RECORDED)
+
+
+def test_blocks_refuse_a_second_marker_and_keep_what_is_inside_but_newlines():
+    with pytest.raises(ValueError, match="expected one <!-- x:start --> ... <!-- x:end -->"):
+        doc_blocks.read_block("<!-- x:start -->\na\n<!-- x:end -->\n<!-- x:end -->", "x")
+    text = "<!-- x:start -->\n\n  Xa\n b X\n\n<!-- x:end -->"
+    assert doc_blocks.read_block(text, "x") == "  Xa\n b X"
+
+
+def test_relocate_rewrites_relative_links_and_keeps_urls_absolute_paths_and_anchors():
+    text = (
+        "[a](docs/x.md) [b](https://example.com/p) [c](/abs/p) [d](mailto:me@example.org) "
+        "[e](../up.md#part) [f](#local) ![g](benchmarks/results/demo/p.png)"
+    )
+    assert doc_blocks.relocate(text, "", "docs/guides/g.md") == (
+        "[a](../x.md) [b](https://example.com/p) [c](/abs/p) [d](mailto:me@example.org) "
+        "[e](../../../up.md#part) [f](#local) ![g](../../benchmarks/results/demo/p.png)"
+    )
+    assert doc_blocks.relocate("[r](demo/report.md)", "benchmarks/results", "README.md") == (
+        "[r](benchmarks/results/demo/report.md)"
+    )
+
+
+def test_update_rewrites_the_stale_blocks_or_only_names_them(monkeypatch, tmp_path):
+    monkeypatch.setattr(doc_blocks, "ROOT", tmp_path)
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "page.md"
+    original = (
+        "# Page\n<!-- fresh:start -->\n[r](../results.md)\n<!-- fresh:end -->\n"
+        "<!-- stale:start -->\nold\n<!-- stale:end -->\nend\n"
+    )
+    page.write_text(original)
+    blocks = [
+        doc_blocks.Block("docs/page.md", "fresh", (), lambda: "[r](results.md)"),
+        doc_blocks.Block("docs/page.md", "stale", (), lambda: "new"),
+    ]
+    assert doc_blocks.update(blocks, check=True) == ["docs/page.md:stale"]
+    assert page.read_text() == original
+    assert doc_blocks.update(blocks) == ["docs/page.md:stale"]
+    assert page.read_text() == original.replace("\nold\n", "\nnew\n")
+    assert doc_blocks.update(blocks) == []
+
+
+WARM_ROW = {
+    "path": "waterdrum", "batch": "auto", "start_batch": 64, "tokens_per_s": 12345.6,
+    "tokens_per_s_range": [12000.4, 12800.6], "repeats": 5, "first_seconds": 3.26,
+    "peak_gib": 20.04, "tokens_per_s_limit_weights_kv": 50000.0,
+}  # fmt: skip
+WARM_LINE = (
+    "| waterdrum | auto (64) | 12,346 (12,000-12,801, 5 warm calls) | 3.3 | 20.0 | 25% of 50,000 |"
+)
+
+
+def test_gpu_generation_rows_warm_older_and_skipped():
+    """A warm row: median (range, warm calls) and its first call; a row of the older suite:
+    its speed includes start-up; a skipped row: no row (and the rows after it still shown)."""
+    older = {"batch": "32", "tokens_per_s": 500.0, "peak_gib": 10.0,
+             "tokens_per_s_limit_weights_kv": 2000.0}  # fmt: skip
+    lines = gpu_block.generation_rows([{"batch": "8", "skipped": "out of memory"}, WARM_ROW, older])
+    assert lines[2:] == [
+        WARM_LINE,
+        "| waterdrum | 32 | 500 (includes start-up) | – | 10.0 | 25% of 2,000 |",
+    ]
+
+
+def test_gpu_block_of_a_warm_run_and_two_dtypes(monkeypatch):
+    training = {"method": "kl", "reference": "adapter_disabled", "checkpointing": True,
+                "step_s": 0.5, "tokens_per_s": 8000.0, "peak_gib": 15.0,
+                "loss_dtype": "torch.float32", "log_prob_dtype": "torch.bfloat16"}  # fmt: skip
+    steps = {
+        "training": {"rows": [training]},
+        "generation": {"rows": [WARM_ROW]},
+        "callback": {
+            "rows": [
+                {"max_queries_per_owner": 4, "callback_share": 0.1, "overhead_vs_no_callback": 0.12}
+            ]
+        },  # fmt: skip
+        "verification": {
+            "rows": [
+                {
+                    "texts": 1000,
+                    "vocab_size": 32000,
+                    "verify_s": 1.234,
+                    "shuffle_share_of_verify": 0.5,
+                }
+            ]
+        },  # fmt: skip
+        "fsdp": {"rows": [{"parameter_type": "DTensor", "evaluations": 3}]},
+    }
+    monkeypatch.setattr(gpu_block, "load", lambda: steps)
+    monkeypatch.setattr(gpu_block, "versions", lambda: "torch 9")
+    text = gpu_block.render_gpu()
+    assert "Losses and log-probabilities: torch.bfloat16, torch.float32 (logits bf16);" in text
+    assert (
+        "Generation at the paper's protocol (50-token prompts, 10 samples, 200 new tokens), "
+        "warm: one untimed call at each batch, then the median (range) of timed calls:\n\n"
+    ) in text
+    assert WARM_LINE in text
+    assert "evaluating at step 0 and every 10 steps (4 owners):\n" in text
+
+
+def test_gpu_versions_said_once_each_with_the_library_and_the_floors(monkeypatch, tmp_path):
+    """Runs with the same versions are said once; a run that recorded the library's version
+    says it; the floors are read from their pins (a comment's words are no pins)."""
+    recorded = {"torch": "2.11.0", "transformers": "5.17.0", "waterdrum-hf": "0.9.0"}
+    for run, versions in zip(
+        gpu_block.RUNS, (recorded, recorded | {"waterdrum-hf": None}, recorded), strict=True
+    ):
+        (tmp_path / run).mkdir()
+        results = {"environment": {"versions": versions}, "steps": {}}
+        (tmp_path / run / "results.json").write_text(json.dumps(results))
+    floors = tmp_path / "floors.txt"
+    floors.write_text("# pins\nnumpy==1.25.0\ntorch==2.13.0\ntransformers==5.23.0\n# torch first\n")
+    monkeypatch.setattr(gpu_block, "RESULTS", tmp_path)
+    monkeypatch.setattr(gpu_block, "FLOORS", floors)
+    assert gpu_block.versions() == (
+        "torch 2.11.0, transformers 5.17.0, waterdrum-hf 0.9.0; torch 2.11.0, transformers "
+        "5.17.0, waterdrum-hf not recorded (below the declared floors, torch 2.13.0 and "
+        "transformers 5.23.0)"
+    )
+
+
+def test_schemes_block_shows_milliseconds_per_text():
+    results = load("schemes/results.json")
+    name = next(iter(results["schemes"]))
+    results["schemes"] = {name: results["schemes"][name]}
+    results["schemes"][name]["no_duplicate"]["verify_seconds_per_text"] = 0.05
+    text = schemes_block.render(results, "cmd", "machine")
+    assert "| 50.00 ms / " in text
