@@ -1290,3 +1290,18 @@ def test_schemes_block_shows_milliseconds_per_text():
     results["schemes"][name]["no_duplicate"]["verify_seconds_per_text"] = 0.05
     text = schemes_block.render(results, "cmd", "machine")
     assert "| 50.00 ms / " in text
+
+
+def test_renderers_refuse_missing_results_with_the_command_to_run(monkeypatch, tmp_path):
+    monkeypatch.setattr(trust_block, "RESULTS", tmp_path)
+    with pytest.raises(SystemExit, match=r"capacity/results.json does not exist: run python "):
+        trust_block.load("capacity")
+    with pytest.raises(SystemExit, match=r"results.md does not exist: run python benchmarks/d"):
+        trust_block.table_rows(tmp_path / "dilution" / "results.md")
+    monkeypatch.setattr(schemes_block, "SCHEMES", tmp_path)
+    with pytest.raises(SystemExit, match=re.escape(f"{tmp_path}/results.json does not exist")):
+        schemes_block.render_schemes()
+    (tmp_path / "results.json").write_text("{}")
+    (tmp_path / "results.md").write_text("# Schemes\n")
+    with pytest.raises(SystemExit, match=re.escape(f"{tmp_path}/results.md names no command")):
+        schemes_block.render_schemes()

@@ -178,8 +178,10 @@ def test_the_quick_plan_and_the_smallest_full_plan(capacity):
     assert smallest == capacity.Plan(False, ("1m",), (1,), (0,), (0.0, 0.1, 0.5, 1.0))
     assert smallest.quick is False
     for seeds, epochs in ((0, (10,)), (3, ()), (3, (10, 0))):
-        with pytest.raises(ValueError, match="--seeds and every --epochs must be positive"):
+        with pytest.raises(ValueError, match="^--seeds and every --epochs must be positive.$"):
             capacity.Plan.of(False, seeds, ("1m",), epochs)
+    with pytest.raises(ValueError, match="^--sizes must include 1m and name only 1m, 4m, 16m.$"):
+        capacity.Plan.of(False, 3, ("4m",))
 
 
 def test_carry_over_never_reads_the_fully_trained_model(capacity):
