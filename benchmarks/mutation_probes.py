@@ -14,8 +14,10 @@ in the C locale (ASCII, UTF-8 mode off). A probe must also *reach* each mutant: 
 mutant changes run (traced in the mutant's own function), or the comparison proves nothing.
 
 Reads the mutants and their outcomes from the gate's workspace (``.mutation/``, after
-``mutation_score.py``); lists the judgements that match no surviving mutant of a module whose
-mutants have all run, which are stale and must go. Not run by CI (it needs the workspace).
+``mutation_score.py``): the message-only survivors, and every generated mutant a judgement of
+equivalence matches, run or not (an equivalent mutant behaves as the original whatever the
+tests did); lists the judgements that match no mutant, which are stale and must go. Not run by
+CI (it needs the workspace).
 
     python benchmarks/mutation_probes.py --report benchmarks/results/mutation_probes.md
     python benchmarks/mutation_probes.py --modules config report.text   # only these modules
@@ -47,9 +49,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mutation_judged import JUDGED, Judged
+from mutation_judged import EQUIVALENT, JUDGED, Judged
 from mutation_probe_kit import observe
-from mutation_score import WORKSPACE, classify, load_results, module_of, mutant_pattern
+from mutation_score import (
+    WORKSPACE,
+    changed_code,
+    classify,
+    function_code,
+    load_results,
+    module_of,
+    mutant_pattern,
+)
 
 BENCHMARKS = Path(__file__).resolve().parent
 #: The two locales every probe runs in: their environment and the encoding Python must see.
@@ -79,36 +89,47 @@ def all_probes() -> dict[str, Callable[[Path], Any]]:
 # -- the parent: which mutants, and what their probes showed --------------------------------
 
 
+def judged_mutants(
+    results: dict[str, dict[str, int | None]],
+) -> dict[Judged, list[tuple[str, str]]]:
+    """Every generated mutant each judgement matches, run or not: ``{judgement: [(mutant,
+    mutated file), ...]}``. An equivalent mutant behaves as the original whatever the tests
+    did with it, so a judgement is probed on all it matches; one that matches none is stale."""
+    import libcst as cst
+
+    by_function: dict[str, list[Judged]] = defaultdict(list)
+    for judgement in JUDGED:
+        by_function[judgement.function].append(judgement)
+    matches: dict[Judged, list[tuple[str, str]]] = {j: [] for j in JUDGED}
+    for source, codes in results.items():
+        module = None
+        for name in codes:
+            judgements = by_function.get(name.partition("__mutmut_")[0], [])
+            if not judgements:
+                continue
+            if module is None:
+                module = cst.parse_module((WORKSPACE / "mutants" / source).read_text())
+            change = changed_code(*function_code(module, name))
+            for j in judgements:
+                if (j.before, j.after) in (change, (None, None)):
+                    matches[j].append((name, source))
+    return matches
+
+
 def mutants_to_probe(
-    table: dict[str, dict[str, list]],
+    table: dict[str, dict[str, list]], judged: dict[Judged, list[tuple[str, str]]]
 ) -> dict[str, list[tuple[str, str, str]]]:
-    """``{function: [(mutant, "message" | "equivalent", mutated file), ...]}``."""
+    """``{function: [(mutant, "message" | "equivalent", mutated file), ...]}``: the surviving
+    message-only mutants, and every mutant a judgement of equivalence matches."""
     wanted: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for source, rows in table.items():
-        for kind in ("message", "equivalent"):
-            for entry in rows.get(kind, []):
-                wanted[entry[0].partition("__mutmut_")[0]].append((entry[0], kind, source))
+        for entry in rows.get("message", []):
+            wanted[entry[0].partition("__mutmut_")[0]].append((entry[0], "message", source))
+    for judgement, mutants in judged.items():
+        if judgement.category == EQUIVALENT:
+            for name, source in mutants:
+                wanted[judgement.function].append((name, "equivalent", source))
     return dict(wanted)
-
-
-def stale_judgements(
-    results: dict[str, dict[str, int | None]], table: dict[str, dict[str, list]]
-) -> list[Judged]:
-    """Judgements of a fully run module that no surviving mutant of it matches."""
-    used = {
-        entry[2]
-        for rows in table.values()
-        for kind in ("equivalent", "not checked")
-        for entry in rows.get(kind, [])
-        if len(entry) > 2
-    }
-    stale = []
-    for source, codes in results.items():
-        if any(code is None for code in codes.values()):
-            continue  # not all run: a judgement may still match an unrun survivor
-        prefix = mutant_pattern(module_of(source)).removesuffix("x*")
-        stale += [j for j in JUDGED if j.function.startswith(prefix + "x") and j not in used]
-    return stale
 
 
 def changed_lines(source: str, mutant: str) -> list[tuple[int, int]]:
@@ -245,7 +266,7 @@ def markdown(rows: list[dict[str, Any]], stale: list[Judged], seconds: float, co
     failing = [r for r in rows if r.get("problem")]
     lines += ["", f"## Problems ({len(failing)})", ""]
     lines += [f"- `{r['mutant']}` ({r['kind']}): {r['problem']}" for r in failing]
-    lines += ["", f"## Judgements that match no surviving mutant ({len(stale)})", ""]
+    lines += ["", f"## Judgements that match no mutant (stale: remove them) ({len(stale)})", ""]
     lines += [f"- `{j.function}`: `{j.before}` -> `{j.after}`" for j in stale]
     return "\n".join(lines) + "\n"
 
@@ -327,7 +348,10 @@ def child(function: str, out: Path, mutants: list[str]) -> None:
 
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:
-        child(sys.argv[2], Path(sys.argv[3]), sys.argv[4:])
+        # The C locale decodes arguments as ASCII (with surrogates): names like xǁVerifierǁf
+        # come back from their bytes, which the parent wrote in UTF-8.
+        function, out, *mutants = (os.fsencode(a).decode("utf-8") for a in sys.argv[2:])
+        child(function, Path(out), mutants)
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", nargs="+", metavar="MODULE", help="only these modules")
@@ -344,7 +368,9 @@ def main() -> None:
     if args.modules:
         results = {s: r for s, r in results.items() if module_of(s) in set(args.modules)}
     table = classify(results)
-    wanted = mutants_to_probe(table)
+    prefixes = tuple(mutant_pattern(module_of(s)).removesuffix("*") for s in results)
+    judged = {j: m for j, m in judged_mutants(results).items() if j.function.startswith(prefixes)}
+    wanted = mutants_to_probe(table, judged)
     probes = all_probes()
     if args.list:
         for function, entries in sorted(wanted.items()):
@@ -364,7 +390,8 @@ def main() -> None:
     command = "python benchmarks/mutation_probes.py" + (
         f" --modules {' '.join(args.modules)}" if args.modules else ""
     )
-    text = markdown(rows, stale_judgements(results, table), time.monotonic() - start, command)
+    stale = [j for j, mutants in judged.items() if not mutants]
+    text = markdown(rows, stale, time.monotonic() - start, command)
     print(text)
     if report_path:
         report_path.write_text(text)

@@ -144,7 +144,7 @@ def load_results() -> dict[str, dict[str, int | None]]:
     return results
 
 
-def _function_code(module: object, mutant_name: str) -> tuple[str, str]:
+def function_code(module: object, mutant_name: str) -> tuple[str, str]:
     """The original and the mutated function of ``mutant_name`` in a parsed mutated file."""
     import libcst as cst
     from mutmut.mutation.diff_apply import read_mutant_function, read_original_function
@@ -178,7 +178,8 @@ def _without_messages(code: str) -> str:
     return ast.dump(tree)
 
 
-def _changed_lines(original: str, mutant: str) -> tuple[str, str]:
+def changed_code(original: str, mutant: str) -> tuple[str, str]:
+    """The lines a mutant removes and adds, each stripped and joined: how judgements name it."""
     import difflib
 
     diff = list(difflib.unified_diff(original.splitlines(), mutant.splitlines(), lineterm=""))
@@ -225,8 +226,8 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
                     import libcst as cst
 
                     module = cst.parse_module((WORKSPACE / "mutants" / source).read_text())
-                original, mutant = _function_code(module, name)
-                before, after = _changed_lines(original, mutant)
+                original, mutant = function_code(module, name)
+                before, after = changed_code(original, mutant)
                 function = name.partition("__mutmut_")[0]
                 if _without_messages(original) == _without_messages(mutant):
                     outcome = "message"
