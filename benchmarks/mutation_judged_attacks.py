@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+_ATTACKS = "waterdrum_hf.attacks."  # attacks/__init__.py, as mutmut names its functions
 _PARAPHRASE = "waterdrum_hf.attacks.paraphrase."
 _PENALTY = (
     "with repetition_penalty None, transformers' generate takes the value of the model's own "
@@ -27,7 +28,35 @@ _ONE_ROW_PER_PROMPT = (
     "todo and the zip never has unequal lengths to refuse"
 )
 
+_ONE_PER_TEXT = (
+    "parsed and counts are built one per text of texts, and text_rngs(texts, ...) appends one "
+    "generator per text, so the three lists always have the same length and the zip has "
+    "nothing to refuse"
+)
+_BOUNDS = (
+    "bounds = cumsum([0, *sizes]) has len(sizes) + 1 entries, so bounds[:-1] and bounds[1:] "
+    "both have len(sizes) and the zip has nothing to refuse"
+)
+
 JUDGED_ENTRIES: tuple[tuple[str, str | None, str | None, str], ...] = (
+    *(
+        (
+            _ATTACKS + "x_apply",
+            "for words, k, rng in zip(parsed, counts, rngs, strict=True)",
+            f"for words, k, rng in zip(parsed, counts, rngs, {strict})",
+            _ONE_PER_TEXT,
+        )
+        for strict in ("strict=None", "", "strict=False")
+    ),
+    *(
+        (
+            _ATTACKS + "x_chain",
+            "return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]",
+            f"return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], {strict})]",
+            _BOUNDS,
+        )
+        for strict in ("strict=None", "", "strict=False")
+    ),
     (
         _PARAPHRASE + "x_paraphrase_spans",
         "repetition_penalty=float(penalty or 1.0),",

@@ -630,10 +630,14 @@ def test_chain_passes_the_paraphraser_and_its_progress_bar(monkeypatch, capsys):
     monkeypatch.setattr("waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser", Recording)
     model, tokenizer = torch.nn.Module(), PieceTokenizer(VOCABULARY)
     samples = [[f"a{i} b{i}"] for i in range(17)]
-    out = attacks.chain(samples, ["paraphrase:1"], paraphraser=(model, tokenizer), show_progress=True)
+    out = attacks.chain(
+        samples, ["paraphrase:1"], paraphraser=(model, tokenizer), show_progress=True
+    )
     assert out == [[f"A{i} B{i}"] for i in range(17)] and batches == [16, 1]
     assert re.search(r"(?:^|\r)paraphrasing: ", capsys.readouterr().err)
-    attacks.chain(samples[:1], ["paraphrase:1"], paraphraser=(model, tokenizer), show_progress=False)
+    attacks.chain(
+        samples[:1], ["paraphrase:1"], paraphraser=(model, tokenizer), show_progress=False
+    )
     assert capsys.readouterr().err == ""
     # Strength 0 edits nothing but still needs the pair.
     assert attacks.chain(samples, ["paraphrase:0"], paraphraser=(model, tokenizer)) == samples
