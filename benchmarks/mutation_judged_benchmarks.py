@@ -21,6 +21,16 @@ def _study(module: str, function: str, what: str) -> tuple[str | None, ...]:
 
 _TRAINS = "the gate's fast tests cannot run it"
 
+_ONE_MARKER = "{}: the mutant reads the same block"
+_FIRST_PART = (
+    "str.split(sep, n)[0] is the text before the first sep for every n (and without n): "
+    "the maxsplit only decides how the rest is cut, and only [0] is read"
+)
+_RESULTS_LINE = (
+    'results = report.split("\\n## Results\\n", 1)[-1].split("\\n## ", 1)[0]  # not the settings\''
+)
+_SECTION_LINE = 'section = audits[1].split("\\n## ", 1)[0].split("Retain values before", 1)[0]'
+
 JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
     # benchmarks/capacity.py: trains the reproduction's no-duplicate setting on three base-model
     # sizes x two epoch counts x three seeds (hours on one thread).
@@ -102,5 +112,99 @@ JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
         "x_attack_inputs",
         "the built-in model and the owners' passages the run hands each attack; only the run "
         f"reads it; {_TRAINS}",
+    ),
+    # Equivalent: each proof below; each function has a probe in mutation_probes_benchmarks.py.
+    *(
+        (
+            "benchmarks.trust_block.x_correlation",
+            "xs, ys = zip(*pairs, strict=True)",
+            after,
+            "every pair is the 2-tuple (column mean, R² mean) built two lines above, so the "
+            "iterables zip reads (the pairs) all have length 2 and strictness never fires",
+        )
+        for after in (
+            "xs, ys = zip(*pairs, strict=None)",
+            "xs, ys = zip(*pairs, )",
+            "xs, ys = zip(*pairs, strict=False)",
+        )
+    ),
+    *(
+        (
+            "benchmarks.doc_blocks.x_read_block",
+            'return text.split(start, 1)[1].split(end, 1)[0].strip("\\n")',
+            after,
+            _ONE_MARKER.format(
+                "the text holds one start marker, so its split gives the same "
+                "[before, after] under any maxsplit and from either end; the "
+                "part after it holds at most one end marker, so [0] is the text "
+                "before it under any maxsplit and from either end"
+            ),
+        )
+        for after in (
+            'return text.split(start, 1)[1].split(end, )[0].strip("\\n")',
+            'return text.split(start, 1)[1].rsplit(end, 1)[0].strip("\\n")',
+            'return text.split(start, )[1].split(end, 1)[0].strip("\\n")',
+            'return text.rsplit(start, 1)[1].split(end, 1)[0].strip("\\n")',
+            'return text.split(start, 2)[1].split(end, 1)[0].strip("\\n")',
+            'return text.split(start, 1)[1].split(end, 2)[0].strip("\\n")',
+        )
+    ),
+    *(
+        (
+            "benchmarks.doc_blocks.x_replace_block",
+            before,
+            after,
+            _ONE_MARKER.format(
+                "read_block has checked one start and one end marker in the "
+                "text, so each split here meets at most one separator and "
+                "gives the same parts under any maxsplit and from either end "
+                "(an end before the start: IndexError in every variant)"
+            ),
+        )
+        for before, afters in (
+            (
+                "head, rest = text.split(start, 1)",
+                (
+                    "head, rest = text.split(start, )",
+                    "head, rest = text.rsplit(start, 1)",
+                    "head, rest = text.split(start, 2)",
+                ),
+            ),
+            (
+                'return head + start + "\\n" + block + "\\n" + end + rest.split(end, 1)[1]',
+                (
+                    'return head + start + "\\n" + block + "\\n" + end + rest.split(end, )[1]',
+                    'return head + start + "\\n" + block + "\\n" + end + rest.rsplit(end, 1)[1]',
+                    'return head + start + "\\n" + block + "\\n" + end + rest.split(end, 2)[1]',
+                ),
+            ),
+        )
+        for after in afters
+    ),
+    *(
+        ("benchmarks.demo_block.x_render", before, after, _FIRST_PART)
+        for before, afters in (
+            (
+                _RESULTS_LINE,
+                (
+                    _RESULTS_LINE.replace('.split("\\n## ", 1)', '.split("\\n## ", )'),
+                    _RESULTS_LINE.replace('.split("\\n## ", 1)', '.split("\\n## ", 2)'),
+                ),
+            ),
+            (
+                _SECTION_LINE,
+                (
+                    _SECTION_LINE.replace(
+                        '"Retain values before", 1)', '"Retain values before", )'
+                    ),
+                    _SECTION_LINE.replace('.split("\\n## ", 1)', '.split("\\n## ", )'),
+                    _SECTION_LINE.replace('.split("\\n## ", 1)', '.split("\\n## ", 2)'),
+                    _SECTION_LINE.replace(
+                        '"Retain values before", 1)', '"Retain values before", 2)'
+                    ),
+                ),
+            ),
+        )
+        for after in afters
     ),
 )
