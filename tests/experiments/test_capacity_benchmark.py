@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -230,7 +231,7 @@ def synthetic_results(reused: int) -> dict:
                      nll=nll)
         for (s, p), e, r2, nll in (
             (("1m", 852608), 10, 0.6, 1.1), (("1m", 852608), 30, 0.7, 0.6),
-            (("4m", 4.2e6), 10, 0.8, 0.9), (("4m", 4.2e6), 30, 0.75, 0.3),
+            (("4m", 4_205_001), 10, 0.8, 0.9), (("4m", 4_205_001), 30, 0.75, 0.3),
         )
     ]  # fmt: skip
     timings = [
@@ -262,7 +263,7 @@ def test_markdown_states_the_run_its_cache_and_each_cell(capacity):
     )
     assert "k = 0%, 10%, 50%, 100%; seeds 0, 1." in text
     assert "| 1m | 0.85M | 10 | 0.600 [0.500, 0.700] | 0.550 [0.450, 0.650] | +0.050 " in text
-    assert "| 4m | 4.20M | 30 | 0.750 [0.650, 0.850] |" in text and "| 0.30 |" in text
+    assert "| 4m | 4.21M | 30 | 0.750 [0.650, 0.850] |" in text and "| 0.30 |" in text
     means = {c: [s[c]["mean"] for s in results["summary"]] for c in ("carry_over", "nll", "r2")}
     carry = f"{stats.pearsonr(means['carry_over'], means['r2'])[0]:+.2f}"
     nll = f"{stats.pearsonr(means['nll'], means['r2'])[0]:+.2f}"
@@ -345,3 +346,35 @@ def test_plot_draws_each_cells_means_and_intervals(capacity, tmp_path, monkeypat
         (s["size"], (s["nll"]["mean"], s["r2"]["mean"]), (4, 4), "offset points")
         for epochs in (10, 30) for s in results["summary"] if s["epochs"] == epochs
     ]  # fmt: skip
+
+
+def test_interval_of_two_seeds_none_and_missing_values(capacity):
+    """Two seeds have an interval; none give NaN and n = 0; a missing value (None) is left
+    out like NaN."""
+    low, high = stats.t.interval(0.95, 1, loc=0.5, scale=stats.sem([0.4, 0.6]))
+    assert capacity.interval([0.4, 0.6]) == {
+        "mean": pytest.approx(0.5), "low": pytest.approx(low), "high": pytest.approx(high),
+        "n": 2,
+    }  # fmt: skip
+    empty = capacity.interval([])
+    assert sorted(empty) == ["high", "low", "mean", "n"] and empty["n"] == 0
+    assert all(math.isnan(empty[k]) for k in ("mean", "low", "high"))
+    assert capacity.interval([0.4, None, 0.6]) == capacity.interval([0.4, 0.6])
+
+
+def test_association_without_spread_is_nan_without_a_warning(capacity):
+    summary = [
+        {"r2": {"mean": r2}, "carry_over": {"mean": 0.5}} for r2 in (0.5, 0.7, 0.9)
+    ]  # carry-over the same in every cell
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(capacity.association(summary))
+
+
+def test_summary_of_one_seed_per_cell(capacity):
+    rows = [
+        {"size": "1m", "params": 8e5, "epochs": 10, "seed": 0, "r2": 0.6, "r2_offset": 0.5,
+         "carry_over": 0.1, "auroc": 0.9, "nll": 1.0},
+    ]  # fmt: skip
+    (cell,) = capacity.summarise(rows)
+    assert cell["params"] == 8e5 and cell["r2"]["mean"] == 0.6 and cell["r2"]["n"] == 1
