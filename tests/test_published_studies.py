@@ -240,6 +240,7 @@ def test_robustness_plot_draws_each_cells_mean_and_interval(
     figure, size = drawn(monkeypatch, lambda p: robustness.plot(results, p), tmp_path / "r.png")
     assert size == (1560, 432 * len(schemes))
     axes = figure.axes
+    assert axes[0].get_position().x0 < 0.1  # laid out tight (the default margin is 0.125)
     assert len(axes) == 3 * len(schemes)
     headings = ("D1 AUROC (retrained)", "owners detected, original (p < 0.01)",
                 "original: retain")  # fmt: skip
@@ -278,12 +279,15 @@ def test_robustness_write_puts_the_json_table_and_plot_in_the_folder(robustness,
     results = robustness_results(("kgw",), with_none=True)
     out = tmp_path / "new" / "robustness"
     robustness.write(results, out)
+    robustness.write(results, out)  # again, into the folder it made
     assert as_json(json.loads((out / "results.json").read_text())) == as_json(results)
     assert (out / "results.json").read_text().endswith("}\n")
     assert (out / "results.json").read_text().startswith('{\n "plan": {\n  "quick": false,')
     assert (out / "results.md").read_text() == robustness.markdown(results)
     assert (out / "robustness.png").read_bytes().startswith(b"\x89PNG")
-    assert capsys.readouterr().out == f"wrote {out}/results.md, results.json and robustness.png\n"
+    assert (
+        capsys.readouterr().out == 2 * f"wrote {out}/results.md, results.json and robustness.png\n"
+    )
 
 
 def test_robustness_markdown_states_the_run(robustness):

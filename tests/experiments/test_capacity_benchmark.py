@@ -305,6 +305,7 @@ def test_plot_draws_each_cells_means_and_intervals(capacity, tmp_path, monkeypat
     figure, size = drawn(monkeypatch, lambda p: capacity.plot(results, p), tmp_path / "c.png")
     assert size == (2040, 456)
     axes = figure.axes
+    assert axes[0].get_position().x0 < 0.1  # laid out tight (the default margin is 0.125)
     assert len(axes) == 4
     titles = ("D2 R²", "carry-over", "D1 AUROC")
     for ax, column, title in zip(axes[:3], ("r2", "carry_over", "auroc"), titles, strict=True):
