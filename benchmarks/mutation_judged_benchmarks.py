@@ -207,4 +207,12 @@ JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
         )
         for after in afters
     ),
+    (
+        "benchmarks.gpu_block.x_versions",
+        'floors = {name: pin for name, _, pin in (word.partition("==") for word in pins)}',
+        'floors = {name: pin for name, _, pin in (word.rpartition("==") for word in pins)}',
+        "pins holds the floors file's words that contain '==', and a pin is name==version "
+        "with one '==' (pip's syntax: a version has no '='; the file's comments quote pins "
+        "the same way), so the first and the last '==' are the same and both split alike",
+    ),
 )
