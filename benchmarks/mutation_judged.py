@@ -53,15 +53,18 @@ _SEARCHSORTED_CUTS = (
     "searchsorted cuts only between distinct values, so the order among equal negatives "
     "never reaches a cumulative weight that is read"
 )
-_ZERO_OVER_ZERO = (
-    "where the count is 0 the sum is 0 too, and 0/0 is the NaN np.where puts there anyway"
-)
 _TWO_D = "the tensor is 2-D here, so dim +1 is dim -1"
 _STABLE = (
     "each text's sums depend only on its own tokens, so any visit order gives the same "
     "result once restored; 'STABLE' is the same sort (numpy reads kind case-insensitively)"
 )
-_INT64 = "token ids and counts are int64 already (Python ints, check_watermark_ids)"
+_QUERY_INDEX = (
+    "the indices are Python ints (len(index)), which numpy makes int64; the list is never "
+    "empty (check_texts refuses no predictions)"
+)
+_FULL_OF_INT = (
+    "without a dtype np.full takes it from the fill value, the Python int -1: int64 either way"
+)
 _ON_GPU = (
     "the device: only a GPU tells; the CUDA test ({}) skips without one, so the gate, run on "
     "CPUs, cannot check it"
@@ -113,19 +116,6 @@ JUDGED: tuple[Judged, ...] = (
         for after in ('text = Path(source).read_text(encoding="UTF-8")',)
     ),
     Judged(
-        "waterdrum_hf.config.xǁWaterDrumConfigǁfrom_keywords",
-        'given.get("scheme", "waterfall"),',
-        'given.get("scheme", "WATERFALL"),',
-        "scheme names are case-insensitive (resolve_scheme lowercases them)",
-    ),
-    Judged(
-        "waterdrum_hf.trainers.losses.x_token_log_probs",
-        "chosen = shifted.gather(-1, targets.masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)",
-        "chosen = shifted.gather(-1, targets.masked_fill(~mask, 1).unsqueeze(-1)).squeeze(-1)",
-        "the masked positions only need a valid index (every vocabulary has ids 0 and 1): "
-        "their gathered values are replaced by the mask right after",
-    ),
-    Judged(
         "waterdrum_hf.verification.x__nan_reduce",
         'warnings.simplefilter("ignore", RuntimeWarning)',
         'warnings.simplefilter("ignore", )',
@@ -154,28 +144,16 @@ JUDGED: tuple[Judged, ...] = (
         "as above: 0/0 is 'invalid', never 'divide'",
     ),
     Judged(
-        _POOLING + "x_pool_queries",
-        "return np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan)",
-        "return np.where(tokens[:, None] >= 0, totals / tokens[:, None], np.nan)",
-        _ZERO_OVER_ZERO,
+        _VERIFICATION + "xǁVerifierǁ__init__",
+        'scheme: str | WatermarkScheme = "waterfall",',
+        'scheme: str | WatermarkScheme = "WATERFALL",',
+        "scheme names are case-insensitive (resolve_scheme lowercases them)",
     ),
     Judged(
-        _POOLING + "x_pool_queries",
-        "return np.where(samples[:, None] > 0, totals / samples[:, None], np.nan)",
-        "return np.where(samples[:, None] >= 0, totals / samples[:, None], np.nan)",
-        _ZERO_OVER_ZERO,
-    ),
-    *(
-        Judged(
-            function,
-            'scheme: str | WatermarkScheme = "waterfall",',
-            'scheme: str | WatermarkScheme = "WATERFALL",',
-            "scheme names are case-insensitive (resolve_scheme lowercases them)",
-        )
-        for function in (
-            _VERIFICATION + "xǁVerifierǁ__init__",
-            "waterdrum_hf.schemes.registry.x_resolve_scheme",
-        )
+        "waterdrum_hf.schemes.registry.x_resolve_scheme",
+        'def resolve_scheme(scheme: str | WatermarkScheme = "waterfall", **settings: Any) -> WatermarkScheme:',
+        'def resolve_scheme(scheme: str | WatermarkScheme = "WATERFALL", **settings: Any) -> WatermarkScheme:',
+        "scheme names are case-insensitive (resolve_scheme lowercases them)",
     ),
     *(
         Judged(_INPUTS + "x_group_queries", before, after, reason)
@@ -183,22 +161,22 @@ JUDGED: tuple[Judged, ...] = (
             (
                 "sample_query = np.array([index.setdefault(q, len(index)) for q in query_ids], dtype=np.int64)",
                 "sample_query = np.array([index.setdefault(q, len(index)) for q in query_ids], dtype=None)",
-                _INT64,
+                _QUERY_INDEX,
             ),
             (
                 "sample_query = np.array([index.setdefault(q, len(index)) for q in query_ids], dtype=np.int64)",
                 "sample_query = np.array([index.setdefault(q, len(index)) for q in query_ids], )",
-                _INT64,
+                _QUERY_INDEX,
             ),
             (
                 "watermark_ids = np.full(len(index), -1, dtype=np.int64)",
                 "watermark_ids = np.full(len(index), -1, dtype=None)",
-                "ids up to 2**32-1 are exact in float64, and every reader converts them to int64",
+                _FULL_OF_INT,
             ),
             (
                 "watermark_ids = np.full(len(index), -1, dtype=np.int64)",
                 "watermark_ids = np.full(len(index), -1, )",
-                "ids up to 2**32-1 are exact in float64, and every reader converts them to int64",
+                _FULL_OF_INT,
             ),
             (
                 "watermark_ids = np.full(len(index), -1, dtype=np.int64)",
@@ -219,26 +197,6 @@ JUDGED: tuple[Judged, ...] = (
                 "arrays = [np.asarray(ids, dtype=np.int64).reshape(-1) for ids in token_ids]",
                 "arrays = [np.asarray(ids, dtype=np.int64).reshape(-2) for ids in token_ids]",
                 "numpy reads any negative size as 'the rest', like -1",
-            ),
-            (
-                "arrays = [np.asarray(ids, dtype=np.int64).reshape(-1) for ids in token_ids]",
-                "arrays = [np.asarray(ids, dtype=None).reshape(-1) for ids in token_ids]",
-                "integer ids of any dtype give the same pairs (tokenizers return Python ints)",
-            ),
-            (
-                "arrays = [np.asarray(ids, dtype=np.int64).reshape(-1) for ids in token_ids]",
-                "arrays = [np.asarray(ids, ).reshape(-1) for ids in token_ids]",
-                "integer ids of any dtype give the same pairs (tokenizers return Python ints)",
-            ),
-            (
-                "flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)",
-                "flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=None)",
-                "no texts: the empty array's dtype reaches nothing that reads it",
-            ),
-            (
-                "flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)",
-                "flat = np.concatenate(arrays) if arrays else np.zeros(0, )",
-                "no texts: the empty array's dtype reaches nothing that reads it",
             ),
             (
                 "flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)",
@@ -265,12 +223,6 @@ JUDGED: tuple[Judged, ...] = (
         'with np.errstate(invalid="ignore", ):',
         "as above",
     ),
-    Judged(
-        _VERIFICATION + "x_scores_from_sums",
-        "return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)",
-        "return np.where(counts[:, None] >= 0, sums / counts[:, None], np.nan)",
-        _ZERO_OVER_ZERO,
-    ),
     *(
         Judged(_VERIFICATION + "xǁVerifierǁtoken_sums", before, after, _STABLE)
         for before, after in [
@@ -294,21 +246,6 @@ JUDGED: tuple[Judged, ...] = (
             (
                 'restore = np.argsort(order, kind="stable")',
                 'restore = np.argsort(order, kind="STABLE")',
-            ),
-        ]
-    ),
-    *(
-        Judged(_VERIFICATION + function, before, after, _INT64)
-        for function, before, after in [
-            (
-                "xǁVerifierǁtoken_ids",
-                "return [np.asarray(ids, dtype=np.int64) for ids in encoded]",
-                "return [np.asarray(ids, dtype=None) for ids in encoded]",
-            ),
-            (
-                "xǁVerifierǁtoken_ids",
-                "return [np.asarray(ids, dtype=np.int64) for ids in encoded]",
-                "return [np.asarray(ids, ) for ids in encoded]",
             ),
         ]
     ),
@@ -361,30 +298,11 @@ JUDGED: tuple[Judged, ...] = (
                 _TOKEN_KL_ON_GPU,
                 NOT_CHECKED,
             ),
-            (
-                "totals = torch.zeros(labels.shape[0], device=per_token.device, dtype=None)",
-                "per_token is float32 (logits are upcast), torch's default dtype",
-                EQUIVALENT,
-            ),
-            (
-                "totals = torch.zeros(labels.shape[0], device=per_token.device, )",
-                "per_token is float32 (logits are upcast), torch's default dtype",
-                EQUIVALENT,
-            ),
         ]
     ),
     *(
         Judged(_ANALYTIC + "xǁAnalyticNullǁ__init__", before, after, reason)
         for before, after, reason in [
-            (
-                "self._pair_id = context_id * moments.vocab_size + np.asarray(tokens, np.int64)",
-                f"self._pair_id = context_id * moments.vocab_size + np.asarray(tokens, {after})",
-                "context_id is int64 (contexts converted above, or np.unique's inverse), so "
-                "adding integer tokens of any dtype gives the same int64 pair ids",
-            )
-            for after in ("None", "")
-        ]
-        + [
             (
                 "counts = np.bincount(np.asarray(sample_of, np.int64), minlength=num_samples)",
                 f"counts = np.bincount(np.asarray(sample_of, {after}), minlength=num_samples)",
@@ -395,19 +313,15 @@ JUDGED: tuple[Judged, ...] = (
         ]
         + [
             (
-                "context_id = np.unique(contexts, axis=0, return_inverse=True)[1].reshape(-1)",
-                "context_id = np.unique(contexts, axis=0, return_inverse=True)[1].reshape(None)",
+                "context_id, self._context_rows = inverse.reshape(-1), rows",
+                f"context_id, self._context_rows = inverse.reshape({shape}), rows",
                 _FLAT_INVERSE,
-            ),
-            (
-                "context_id = np.unique(contexts, axis=0, return_inverse=True)[1].reshape(-1)",
-                "context_id = np.unique(contexts, axis=0, return_inverse=True)[1].reshape(-2)",
-                _FLAT_INVERSE,
-            ),
+            )
+            for shape in ("None", "-2")
         ]
     ),
     *(
-        Judged(_ANALYTIC + "xǁAnalyticNullǁpair_weights", before, after, _FLAT_INVERSE)
+        Judged(_ANALYTIC + "xǁAnalyticNullǁ_distinct_pairs", before, after, _FLAT_INVERSE)
         for before, after in [
             (
                 "pair_weights = np.bincount(which.reshape(-1), weights=np.repeat(weights, lengths))",
@@ -464,7 +378,6 @@ JUDGED: tuple[Judged, ...] = (
             "neither the conversion nor the reshape changes them",
         )
         for after in (
-            "keys = np.asarray(keys, dtype=np.int64).reshape(None)",
             "keys = np.asarray(keys, dtype=None).reshape(-1)",
             "keys = np.asarray(keys, ).reshape(-1)",
             "keys = np.asarray(keys, dtype=np.int64).reshape(-2)",

@@ -198,3 +198,23 @@ def test_samples_must_come_grouped():
     moments = PositionMoments.of(WaterfallScheme(1), 5)
     with pytest.raises(ValueError, match="non-decreasing"):
         AnalyticNull(np.zeros((2, 1), int), np.array([1, 2]), np.array([1, 0]), 2, moments)
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.uint32, np.int32])
+def test_ids_of_any_integer_dtype_give_the_same_null(dtype):
+    """Tokens and sample indices as uint64 (or any integer dtype) are the int64 ones: int64
+    context ids plus uint64 tokens would promote the pair ids to float64, whose contexts then
+    index nothing."""
+    moments = PositionMoments.of(WaterfallScheme(1), 5)
+    contexts = np.array([[1, 2], [1, 2], [2, 1]])
+    tokens, samples = np.array([3, 4, 3]), np.array([0, 0, 1])
+    want = AnalyticNull(contexts, tokens, samples, 2, moments)
+    null = AnalyticNull(contexts, tokens.astype(dtype), samples.astype(dtype), 2, moments)
+    chosen, weights = np.array([0, 1]), np.array([1.0, 0.5])
+    pair_weights, pair_contexts = null.pair_weights(chosen, weights)
+    want_weights, want_contexts = want.pair_weights(chosen, weights)
+    assert pair_contexts.dtype == np.int64 and pair_contexts.tolist() == want_contexts.tolist()
+    np.testing.assert_array_equal(pair_weights, want_weights)
+    assert null.mean_std(chosen, weights) == want.mean_std(chosen, weights)
+    # Two tokens after context (1, 2), one after (2, 1): 0.5 (2 - 2/4) + 0.25 * 0.5.
+    assert want.mean_std(chosen, weights)[1] == pytest.approx(np.sqrt(0.75 + 0.125))

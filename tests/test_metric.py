@@ -34,7 +34,7 @@ from waterdrum_hf.config import KEYWORDS, NullConfig, WaterDrumConfig
 from waterdrum_hf.scoring import metric_path
 from waterdrum_hf.scoring.inputs import Queries
 from waterdrum_hf.scoring.nulls import AnalyticReading
-from waterdrum_hf.scoring.pooling import sample_weights
+from waterdrum_hf.scoring.pooling import pool_queries, sample_weights
 
 N = 4096
 KEYS = [3_000_000_017, 3_999_999_929, 2_718_281_828, 1_414_213_562]  # distinctive: leaks show
@@ -443,6 +443,18 @@ def test_sample_weights_are_each_token_sum_s_share_of_its_query_value():
     counts = np.array([1, 3, 0, 1, 0])
     np.testing.assert_allclose(sample_weights(counts, queries, "tokens"), [1 / 4, 1 / 4, 0, 1, 0])
     np.testing.assert_allclose(sample_weights(counts, queries, "mean"), [1 / 2, 1 / 6, 0, 1, 0])
+
+
+@pytest.mark.parametrize("pooling", ["tokens", "mean"])
+def test_a_query_without_a_counted_token_reads_numpys_nan(pooling):
+    """Query 1 has only an unscored sample: its value is ``np.nan`` itself, not 0/0 (whose
+    NaN has the sign bit set on x86: np.signbit and the bytes would tell)."""
+    queries = Queries(["text"] * 3, np.array([0, 0, 1]), np.array([7, 8]))
+    sums, counts = np.array([[0.5, 1.0], [1.5, -1.0], [0.0, 0.0]]), np.array([1, 3, 0])
+    values = pool_queries(sums, counts, queries, pooling)
+    first = [0.5, 0.0] if pooling == "tokens" else [(0.5 + 0.5) / 2, (1.0 - 1 / 3) / 2]
+    np.testing.assert_allclose(values[0], first)
+    assert values[1].tobytes() == np.array([np.nan, np.nan]).tobytes()
 
 
 def test_an_analytic_null_without_spread_gives_no_p_value():

@@ -446,3 +446,53 @@ def test_null_keys_progress_bar_is_shown_as_asked(monkeypatch, capsys):
         {"desc": "Null keys", "unit": "chunk", "enabled": enabled}
         for enabled in (True, False, None, False)
     ]
+
+
+def test_token_ids_are_int64_even_for_an_empty_text():
+    """An empty text encodes to no ids; its array is int64 like every other (numpy would make
+    an empty list float64)."""
+    ids = Verifier(word_tokenizer(64)).token_ids(["", "w1 w2"])
+    assert [a.dtype for a in ids] == [np.dtype(np.int64)] * 2
+    assert [a.tolist() for a in ids] == [[], [1, 2]]
+
+
+@pytest.mark.parametrize(
+    "token_ids",
+    [
+        [],  # no texts
+        [[], [5, 6, 7]],  # an empty text first: its list alone would be float64
+        [np.array([5, 6, 7], dtype=np.uint64)],  # uint64 ids
+        [[[5, 6], [7, 8]]],  # 2-D ids: read flat
+    ],
+)
+def test_countable_pairs_are_int64_whatever_the_ids_came_as(token_ids):
+    """The pairs are (previous token, token, text) of the ids read as int64, whatever dtype or
+    shape the ids came in: numbers a caller can index with and compare to int64 keys."""
+    contexts, tokens, text_of = Verifier(word_tokenizer(64)).countable_pairs(token_ids)
+    flat = [np.asarray(ids).reshape(-1).tolist() for ids in token_ids]
+    expected = [(t[j - 1], t[j], i) for i, t in enumerate(flat) for j in range(1, len(t))]
+    assert [a.dtype for a in (contexts, tokens, text_of)] == [np.dtype(np.int64)] * 3
+    assert contexts.shape == (len(expected), 1)
+    pairs = zip(contexts[:, 0].tolist(), tokens.tolist(), text_of.tolist(), strict=True)
+    assert list(pairs) == expected
+
+
+def test_shared_key_sums_read_the_keys_flat():
+    """Keys given as one row of a 2-D array are the same keys as the flat list: one column
+    per key, each equal to token_sums under that key."""
+    verifier = Verifier(word_tokenizer(97))
+    token_ids = verifier.token_ids(word_texts(97, 4, 20, seed=5))
+    keys = [3_000_000_017, 5, 9]
+    sums, counts = verifier.shared_key_sums(token_ids, np.array([keys]))
+    assert sums.shape == (4, 3)
+    expected, expected_counts = verifier.token_sums(token_ids, np.tile(keys, (4, 1)))
+    np.testing.assert_array_equal(sums, expected)
+    np.testing.assert_array_equal(counts, expected_counts)
+
+
+def test_an_unscored_text_scores_numpys_nan():
+    """A text without a countable token scores ``np.nan`` itself: not 0/0, whose NaN has the
+    sign bit set on x86 (np.signbit, the bytes and any digest of them would tell)."""
+    scores = Verifier(word_tokenizer(64)).score_token_ids([[1, 2, 3], [4], []], 9)
+    assert np.isnan(scores[1:]).all() and not np.signbit(scores[1:]).any()
+    assert scores[1:].tobytes() == np.array([np.nan, np.nan]).tobytes()

@@ -219,6 +219,11 @@ def test_waterfall_function_numbers():
     for bad in (1.5, True, np.float64(2.0)):
         with pytest.raises(TypeError, match="`k_p` must be an integer"):
             watermark_function_terms(bad, 100)
+    for tiny in (1, 2):  # max_freq 0: no function at all, and the refusal says so
+        with pytest.raises(
+            ValueError, match=rf"1\.\.0 for a vocabulary of {tiny} tokens \(1\.\.0 cos"
+        ):
+            watermark_function_terms(1, tiny)
 
 
 @pytest.mark.parametrize(

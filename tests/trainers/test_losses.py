@@ -238,3 +238,29 @@ def test_token_kl_on_the_gpu_equals_the_cpu():
     on_gpu = token_kl(ref_logits.cuda(), logits.cuda(), labels.cuda())
     assert on_gpu.device.type == "cuda"
     torch.testing.assert_close(on_gpu.cpu(), token_kl(ref_logits, logits, labels))
+
+
+def test_a_one_token_vocabulary_gives_every_token_log_prob_zero():
+    """With one token its probability is 1: log-prob 0 at every labelled position, 0 at the
+    masked ones (whose index into the vocabulary must be that token's, 0)."""
+    logits, labels = random_batch(3)
+    log_probs, mask = token_log_probs(logits[..., :1], labels.clamp(max=0))
+    assert mask.tolist() == (labels[:, 1:] != IGNORE_INDEX).tolist()
+    torch.testing.assert_close(log_probs, torch.zeros_like(log_probs), rtol=0, atol=0)
+    torch.testing.assert_close(sequence_nll(logits[..., :1], labels.clamp(max=0)), torch.zeros(3))
+
+
+def test_token_kl_is_float32_whatever_torchs_default_dtype():
+    """The KL is computed in float32 (logits are upcast to it), also where a program made
+    float64 torch's default dtype: the per-sequence totals stay float32 and equal."""
+    logits, labels = random_batch(4)
+    ref_logits = logits.flip(-1)
+    want = token_kl(ref_logits, logits, labels)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        got = token_kl(ref_logits, logits, labels)
+    finally:
+        torch.set_default_dtype(default)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
