@@ -934,3 +934,21 @@ def test_the_figure_draws_on_an_agg_canvas_with_plain_monospace_text_and_borderl
         assert text.get_parse_math() is False
     assert " $x$" in [t.get_text() for t in ax.texts]
     assert len(ax.patches) == 4 and all(p.get_linewidth() == 0 for p in ax.patches)
+
+
+def test_the_views_scheme_names_the_n_gram_and_the_vocabulary_it_was_read_with():
+    """The scheme's own vocab_size None ("the tokenizer's") is replaced by the vocabulary the
+    text was read with; nothing else is added."""
+    view = token_view("w1 w2 w3", KEY, Verifier(word_tokenizer(4096)))
+    assert view.scheme == {"scheme": "waterfall", "k_p": 1, "n_gram": 2, "vocab_size": 4096}
+    assert "n_gram=2, vocab_size=4096" in stats_line(view)
+
+
+def test_bad_text_and_ids_are_refused_with_the_arguments_name():
+    verifier = Verifier(word_tokenizer(4096))
+    with pytest.raises(ValueError, match="^`text` holds a lone surrogate"):
+        token_view("w1 \ud800", KEY, verifier)
+    with pytest.raises(ValueError, match="^`watermark_id` must be in 0..2"):
+        token_view("w1 w2", 2**32, verifier)
+    with pytest.raises(TypeError, match="^`watermark_id` must be an integer"):
+        token_view("w1 w2", "7", verifier)
