@@ -3,10 +3,20 @@ unlearning hid, and the retrained model through the same steps is the yardstick.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import re
+
 import pytest
 
 from waterdrum_hf import WaterfallLogitsProcessor, completion_queries, generate
-from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits
+from waterdrum_hf.audits import (
+    AuditConfig,
+    AuditQueries,
+    AuditResults,
+    default_scoring,
+    run_audits,
+)
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 
 FORGET, RETAIN = 1234, 5678  # the owners' watermark ids (test keys, not secrets)
@@ -201,3 +211,149 @@ def test_text_attacks_are_checked_when_configured():
             AuditQueries(["a query"], [FORGET], [FORGET]),
             config=AuditConfig(audits=(), attacks=("copy_paste:0.2",)),
         )  # fmt: skip
+
+
+def test_the_default_scoring_is_an_empirical_null_of_100_keys_on_the_audits_seed():
+    scoring = default_scoring(AuditConfig(seed=9))
+    assert scoring == WaterDrumConfig(null=NullConfig("empirical", keys=100, seed=9))
+
+
+def test_each_stage_is_what_its_building_blocks_give(tiny_model, texts, tmp_path, capsys):
+    """Every stage of every model recomputed here from the public building blocks (generate,
+    relearn, quantize, the attacks, waterdrum_result): the completions, their settings for the
+    cache, the scores and the run's settings."""
+    import json
+    from dataclasses import asdict
+
+    from waterdrum_hf import attacks
+    from waterdrum_hf._fingerprint import json_digest
+    from waterdrum_hf.audits import quantize, relearn
+    from waterdrum_hf.scoring import waterdrum_result
+
+    model, tokenizer = tiny_model
+    model.save_pretrained(tmp_path / "retrained")  # the same weights, from a folder
+    marker = copy.deepcopy(tokenizer)  # the watermark's tokenizer: same vocabulary, own name
+    marker.name_or_path = "the-watermark-tokenizer"
+    queries = completion_queries(texts[:2], tokenizer, prefix_tokens=6)
+    source = ["Unwatermarked words to paste from, plain and simple."]
+    config = AuditConfig(
+        audits=("quantization", "relearning"), quantization_bits=(4, 8), relearn_share=0.5,
+        relearn_steps=1, relearn_batch_size=2, relearn_learning_rate=5e-3,
+        attacks=("substitution:0.5", "copy_paste:0.5", "truncation:0.5", "paraphrase:1"),
+        attack_seed=5, num_samples=1, max_new_tokens=8, batch_size=2, seed=1,
+    )  # fmt: skip
+    scoring = WaterDrumConfig(null=NullConfig("analytic"))
+    names = {FORGET: "f", RETAIN: "r"}
+    data = AuditQueries(
+        queries, [FORGET, RETAIN], [FORGET], forget_texts=texts[2:4], owner_names=names,
+        attack_source=source,
+    )  # fmt: skip
+    kept = {}
+
+    def cache(name, audit, settings, compute):
+        kept[name, audit] = settings, compute()
+        return kept[name, audit][1]
+
+    models = {"a": model, "retrained": str(tmp_path / "retrained")}
+    results = run_audits(
+        models, tokenizer, data, config=config, scoring=scoring, watermark_tokenizer=marker,
+        cache=cache, show_progress=True,
+    )  # fmt: skip
+    stages = ["before", "relearned", "int4", "int8", *config.attacks]
+    assert list(kept) == [(m, s) for m in models for s in stages]
+    # What each stage's completions are, built here.
+    sampling = config.sampling_config()
+    before = generate(model, tokenizer, queries, sampling)
+    relearned = relearn(model, tokenizer, texts[2:3], config)  # the first half of two texts
+    quantized = {bits: quantize(model, bits) for bits in (4, 8)}
+    expected = {
+        "before": {"completions": before},
+        "relearned": {"completions": generate(relearned, tokenizer, queries, sampling)},
+        **{
+            f"int{bits}": {
+                "completions": generate(q, tokenizer, queries, sampling),
+                "quantization": check.to_dict(),
+            }
+            for bits, (q, check) in quantized.items()
+        },
+        **{
+            spec: {
+                "completions": attacks.chain(
+                    before,
+                    [spec],
+                    5,
+                    tokenizer=marker,
+                    paraphraser=(model, tokenizer),
+                    source=source,
+                )  # fmt: skip
+            }
+            for spec in config.attacks
+        },
+    }
+    common = {
+        "queries": queries, "num_samples": 1, "max_new_tokens": 8, "batch_size": 2, "seed": 1,
+    }  # fmt: skip
+    settings = {
+        "before": {},
+        "relearned": {
+            "texts": json_digest(texts[2:3]),
+            "steps": 1,
+            "learning_rate": 5e-3,
+            "batch_size": 2,
+            "seed": 1,
+        },  # fmt: skip
+        "int4": {"bits": 4, "backend": "torchao"},
+        "int8": {"bits": 8, "backend": "torchao"},
+        "substitution:0.5": {"attack_seed": 5, "vocabulary": "the-watermark-tokenizer"},
+        "copy_paste:0.5": {"attack_seed": 5, "source": json_digest(source)},
+        "truncation:0.5": {"attack_seed": 5},
+        "paraphrase:1.0": {"attack_seed": 5},
+    }
+    for name in models:  # the folder holds the same weights: the same completions
+        for stage in stages:
+            given, outcome = kept[name, stage]
+            assert given == {"audit": stage, **settings[stage], **common}, (name, stage)
+            assert outcome == expected[stage], (name, stage)
+            score = waterdrum_result(
+                outcome["completions"], [FORGET, RETAIN], marker, config=scoring,
+                forget_ids=[FORGET], owner_names=names,
+            )  # fmt: skip
+            found = results.models[name][stage]
+            assert json.dumps(found.to_dict()) == json.dumps(score.to_dict()), (name, stage)
+    assert results.retrained == "retrained"
+    assert results.settings == {
+        **asdict(config), "scoring": scoring.to_dict(), "relearn_texts": 1, "attack_seed": 5,
+        "quantization_checks": {f"int{b}": quantized[b][1].to_dict() for b in (4, 8)},
+    }  # fmt: skip
+    # Bars as asked: the audits', generation's, the fine-tune's (no title), paraphrasing's.
+    shown = capsys.readouterr().err
+    assert "Audits: 100%" in shown and "Generating: 100%" in shown
+    assert "paraphrasing: 100%" in shown
+    assert re.search(r"(^|[\r\n])100%\|", shown)
+
+
+def test_given_results_for_the_unperturbed_models_are_not_sampled_again(tiny_model, texts):
+    model, tokenizer = tiny_model
+    queries = completion_queries(texts[:2], tokenizer, prefix_tokens=6)
+    config = AuditConfig(
+        audits=("quantization",), quantization_bits=(8,), num_samples=1, max_new_tokens=6
+    )
+    data = AuditQueries(queries, [FORGET, RETAIN], [FORGET])
+    options = {"config": config, "scoring": WaterDrumConfig(null=NullConfig("analytic"))}
+    first = run_audits({"a": model, "b": model}, tokenizer, data, **options)
+    # Given with its per-sample scores (as return_scores gives them): kept without them.
+    given = dataclasses.replace(first.models["a"]["before"], scores=(0.25, 0.75))
+    calls = []
+
+    def cache(name, audit, settings, compute):
+        calls.append((name, audit))
+        return compute()
+
+    again = run_audits({"a": model, "b": model}, tokenizer, data, **options, cache=cache,
+                       before={"a": given})  # fmt: skip
+    assert calls == [("a", "int8"), ("b", "before"), ("b", "int8")]
+    kept = again.models["a"]
+    assert list(kept) == ["before", "int8"] and kept["before"].scores is None
+    assert kept["before"] == dataclasses.replace(given, scores=None)
+    assert again.scalars() == first.scalars() and again.retrained is None
+    assert again.settings == first.settings
