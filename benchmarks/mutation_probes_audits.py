@@ -120,6 +120,30 @@ def queries(tmp: Path) -> Any:
     )
 
 
+def attack_stage(tmp: Path) -> Any:
+    """A truncation audit of the tiny model (no paraphraser read): its scores and the
+    completions the stage gives."""
+    from waterdrum_hf import completion_queries
+    from waterdrum_hf.audits import AuditConfig, AuditQueries, run_audits
+    from waterdrum_hf.config import NullConfig, WaterDrumConfig
+    from waterdrum_hf.data import toy_corpus
+
+    model, tokenizer = _tiny()
+    queries = completion_queries(toy_corpus()["text"][:2], tokenizer, prefix_tokens=6)
+    kept = []
+
+    def cache(name: str, audit: str, settings: Any, compute: Any) -> Any:
+        kept.append([name, audit, settings, compute()])
+        return kept[-1][-1]
+
+    config = AuditConfig(audits=(), attacks=("truncation:0.5",), num_samples=1, max_new_tokens=6)
+    results = run_audits(
+        {"m": model}, tokenizer, AuditQueries(queries, [1, 2], [1]), config=config,
+        scoring=WaterDrumConfig(null=NullConfig("analytic")), cache=cache, show_progress=False,
+    )  # fmt: skip
+    return [results.scalars(), kept]
+
+
 PROBES = {
     _CONFIG + "x__checked_attacks": config_refusals,
     _CONFIG + "xǁAuditConfigǁ__post_init__": config_refusals,
@@ -127,6 +151,7 @@ PROBES = {
     _QUANTIZATION + "x_check_backend": backend,
     _RELEARNING + "x_relearning_slice": relearning_slice,
     _RELEARNING + "x_relearn": relearn,
+    _RUN + "x__attack_stage": attack_stage,
     _RUN + "x_check_audits": check_audits,
     _RUN + "x_run_audits": run_audits,
     _RUN + "xǁAuditQueriesǁ__post_init__": queries,
