@@ -357,3 +357,28 @@ def test_given_results_for_the_unperturbed_models_are_not_sampled_again(tiny_mod
     assert kept["before"] == dataclasses.replace(given, scores=None)
     assert again.scalars() == first.scalars() and again.retrained is None
     assert again.settings == first.settings
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: run_audits builds a stage's cache settings as {**settings, **sampling}, so "
+    "the sampling batch_size replaces the relearning one: a resumed run with another "
+    "--relearn_batch_size reads the relearned completions of the old one",
+)
+def test_the_relearning_batch_size_names_its_cached_stage(tiny_model):
+    _, tokenizer = tiny_model
+    seen = {}
+
+    def cache(name, audit, settings, compute):  # never computes: only the settings matter
+        seen.setdefault(audit, []).append(settings)
+        return {"completions": [["one two three"], ["four five six"]]}
+
+    data = AuditQueries(["q1", "q2"], [FORGET, RETAIN], [FORGET], forget_texts=["a text"])
+    for size in (1, 2):
+        config = AuditConfig(audits=("relearning",), relearn_batch_size=size, batch_size=4)
+        run_audits(
+            {"m": "never loaded"}, tokenizer, data, config=config, cache=cache,
+            scoring=WaterDrumConfig(null=NullConfig("analytic")),
+        )  # fmt: skip
+    first, second = seen["relearned"]
+    assert first != second
