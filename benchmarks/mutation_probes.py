@@ -276,7 +276,14 @@ def markdown(rows: list[dict[str, Any]], stale: list[Judged], seconds: float, co
 
 def _observe_variant(probe: Callable[[Path], Any], variant: str, code_name: str) -> dict[str, Any]:
     """Run ``probe`` with ``variant`` switched on, in a fresh folder; what it showed."""
-    os.environ["MUTANT_UNDER_TEST"] = variant
+    from mutmut.mutation import trampoline
+
+    try:
+        os.environ["MUTANT_UNDER_TEST"] = variant  # for any subprocess the probe starts
+    except UnicodeEncodeError:  # xǁClassǁf in the C locale: the environment holds ASCII only
+        os.environ.pop("MUTANT_UNDER_TEST", None)
+    # The trampoline reads the environment first, else its process-local copy (mutmut 3.8).
+    trampoline._mutant_under_test = variant
     folder = Path(tempfile.mkdtemp())
     os.chdir(folder)
     lines: set[int] = set()
