@@ -114,4 +114,11 @@ JUDGED_ENTRIES: tuple[tuple[str, str | None, str | None, str], ...] = (
         '("against", token_colour(-2.0, 1.0)),',
         _CAPPED,
     ),
+    (
+        _RENDER + "x_token_views_figure",
+        'ha="left", parse_math=False, color="#999999" if colour is False else "#222222",',
+        'parse_math=False, color="#999999" if colour is False else "#222222",',
+        "matplotlib's Text takes horizontalalignment='left' by default (Text.__init__), and no "
+        "rcParam changes it, so leaving ha out draws the same",
+    ),
 )

@@ -138,5 +138,6 @@ PROBES = {
     _RENDER + "x_token_views_html": html_pages,
     _RENDER + "x__wrap": plot,
     _RENDER + "x_plot_token_views": plot,
+    _RENDER + "x_token_views_figure": plot,
     _RENDER + "x_write_token_views": write,
 }
