@@ -21,6 +21,10 @@ def _study(module: str, function: str, what: str) -> tuple[str | None, ...]:
 
 _TRAINS = "the gate's fast tests cannot run it"
 
+_BACKEND = (
+    "matplotlib looks backend names up case-insensitively (rcsetup validates them lowercased): "
+    "'agg' and 'AGG' select the same Agg backend"
+)
 _ONE_MARKER = "{}: the mutant reads the same block"
 _FIRST_PART = (
     "str.split(sep, n)[0] is the text before the first sep for every n (and without n): "
@@ -224,5 +228,43 @@ JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
             "it, so zip's two iterables always have the same length and strictness never fires",
         )
         for strict in ("strict=None", "", "strict=False")
+    ),
+    *(
+        (f"benchmarks.{module}.x_plot", 'matplotlib.use("Agg")', after, _BACKEND)
+        for module in ("capacity", "robustness")
+        for after in ('matplotlib.use("agg")', 'matplotlib.use("AGG")')
+    ),
+    *(
+        ("benchmarks.capacity.x_plot", before, before.replace("strict=True", strict), why)
+        for before, why in (
+            (
+                "for ax, column in zip(axes[:-1], panels, strict=True):",
+                "the figure has len(panels) + 1 axes, so axes[:-1] and panels have the same "
+                "length and strictness never fires",
+            ),
+            (
+                "for p, xi, yi in zip(points, x, y, strict=True):",
+                "x and y are built from points one entry each, so the three have the same "
+                "length and strictness never fires",
+            ),
+        )
+        for strict in ("strict=None", "", "strict=False")
+    ),
+    *(
+        (
+            "benchmarks.robustness.x_plot",
+            "for ax, column in zip(axes[row], panels, strict=True):",
+            f"for ax, column in zip(axes[row], panels, {strict}):",
+            "each row of the grid has len(panels) axes (squeeze=False keeps it 2-D), so the "
+            "two have the same length and strictness never fires",
+        )
+        for strict in ("strict=None", "", "strict=False")
+    ),
+    (
+        "benchmarks.robustness.x_plot",
+        "len(schemes), len(panels), figsize=(13, 3.6 * len(schemes)), squeeze=False",
+        "len(schemes), len(panels), figsize=(13, 3.6 * len(schemes)), squeeze=None",
+        "matplotlib reads squeeze by its truth value (GridSpec.subplots: `if squeeze:`), and "
+        "None is false like False: the axes stay a 2-D array",
     ),
 )

@@ -162,7 +162,27 @@ def trust_files(tmp: Path) -> Any:
     return each(lambda: trust.load("capacity"), lambda: trust.table_rows(tmp / "d" / "results.md"))
 
 
+def capacity_plot(tmp: Path) -> Any:
+    """The committed capacity study's figure (the PNG's bytes are the files compared)."""
+    capacity = _script("capacity")
+    results = json.loads((capacity.RESULTS / "results.json").read_text())
+    capacity.plot(results, tmp / "capacity.png")
+    return "capacity.png"
+
+
+def robustness_plot(tmp: Path) -> Any:
+    """The committed robustness study's figure, and one scheme's alone."""
+    robustness = _script("robustness")
+    results = json.loads((robustness.RESULTS / "results.json").read_text())
+    robustness.plot(results, tmp / "both.png")
+    results["plan"]["schemes"] = results["plan"]["schemes"][:1]
+    robustness.plot(results, tmp / "one.png")
+    return ["both.png", "one.png"]
+
+
 PROBES = {
+    _B + "capacity.x_plot": capacity_plot,
+    _B + "robustness.x_plot": robustness_plot,
     _B + "trust_block.x_correlation": correlation,
     _B + "trust_block.x_load": trust_files,
     _B + "trust_block.x_table_rows": trust_files,
