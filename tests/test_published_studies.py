@@ -105,6 +105,10 @@ def test_robustness_attacks_every_sample_and_keeps_each_querys_samples(robustnes
     got = robustness.attacked(samples, "deletion", 0.5, 3, {})
     assert got == [edited[:2], [], edited[2:]]
     assert robustness.attacked(samples, "none", 0.5, 3, {}) is samples
+    source = ["pasted words from an owner", "another unwatermarked passage"]
+    pasted = attacks.apply(flat, "copy_paste", 0.5, 3, source=source)
+    got = robustness.attacked(samples, "copy_paste", 0.5, 3, {"source": source})
+    assert got == [pasted[:2], [], pasted[2:]]  # the attack's inputs reach it
 
 
 def test_robustness_detected_share_counts_p_below_alpha_on_the_named_side(robustness):

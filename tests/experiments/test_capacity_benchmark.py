@@ -306,6 +306,9 @@ def test_plot_draws_each_cells_means_and_intervals(capacity, tmp_path, monkeypat
     assert size == (2040, 456)
     axes = figure.axes
     assert axes[0].get_position().x0 < 0.1  # laid out tight (the default margin is 0.125)
+    assert all(
+        a.get_position().x1 < b.get_position().x0 for a, b in zip(axes[:-1], axes[1:], strict=True)
+    )
     assert len(axes) == 4
     titles = ("D2 R²", "carry-over", "D1 AUROC")
     for ax, column, title in zip(axes[:3], ("r2", "carry_over", "auroc"), titles, strict=True):
@@ -379,3 +382,11 @@ def test_summary_of_one_seed_per_cell(capacity):
     ]  # fmt: skip
     (cell,) = capacity.summarise(rows)
     assert cell["params"] == 8e5 and cell["r2"]["mean"] == 0.6 and cell["r2"]["n"] == 1
+
+
+def test_association_of_a_cell_whose_column_equals_its_r2(capacity):
+    """Spread is per column: a cell whose carry-over equals its R² is an ordinary point."""
+    pairs = ((0.5, 0.5), (0.2, 0.7), (0.9, 0.1))
+    summary = [{"carry_over": {"mean": x}, "r2": {"mean": y}} for x, y in pairs]
+    expected = stats.pearsonr(*zip(*pairs, strict=True))[0]
+    assert capacity.association(summary) == pytest.approx(expected)
