@@ -5,6 +5,7 @@ equivalent (read by ``mutation_judged.py``): each entry is ``(function, before, 
 from __future__ import annotations
 
 _VERDICT = "waterdrum_hf.report.verdict."
+_AUDITS = "waterdrum_hf.report.audit_section."
 _EMPTY_LINES = (
     "lines is still the empty list it was bound to a few lines above (nothing is added to it "
     "before this statement), so binding it to the new list holds the same lines as adding them"
@@ -31,5 +32,69 @@ JUDGED_ENTRIES: tuple[tuple[str, str | None, str | None, str], ...] = (
         "models holds both 'original' and 'retrained': model is models[name] or "
         "models['retrained'] and original is models['original'], never None, so both "
         "'model is None or original is None' and 'model is None and original is None' are False",
+    ),
+    (
+        _AUDITS + "x__set_cell",
+        "value = getattr(result, name, None) if result is not None else None",
+        "value = getattr(result, name, None) if (result is not None) or True else None",
+        "with result None the mutant reads getattr(None, name, None), and None has no attribute "
+        "'forget' or 'retain' (the only names audit_section passes), so it gives None too",
+    ),
+    (
+        _AUDITS + "x__set_cell",
+        "value = getattr(result, name, None) if result is not None else None",
+        "value = getattr(result, name, ) if result is not None else None",
+        "this branch runs only for a WaterDrumResult (AuditResults.from_dict types every "
+        "entry), and name is 'forget' or 'retain', dataclass fields every result has, so the "
+        "default is never used",
+    ),
+    (
+        _AUDITS + "x_plot_audits",
+        "for ax, audit in zip(np.atleast_1d(axes), names, strict=True):",
+        "for ax, audit in zip(np.atleast_1d(axes), names, strict=False):",
+        "the axes are made by new_figure(..., ncols=len(names)): np.atleast_1d gives exactly "
+        "len(names) of them (no audit: fig.subplots(1, 0) raises before the loop), so the "
+        "lengths always match and strict never fires",
+    ),
+    (
+        _AUDITS + "x_plot_audits",
+        'markerfacecolor=color if filled else "white",',
+        'markerfacecolor=color if filled else "WHITE",',
+        "matplotlib reads colour names case-insensitively (to_rgba('WHITE') == "
+        "to_rgba('white')), so the hollow marker's face is the same white",
+    ),
+    (
+        _AUDITS + "x_plot_audits",
+        '"",',
+        "None,",
+        "the arrow's annotation text: matplotlib's Text.set_text turns None into '' "
+        "(Text(0, 0, None).get_text() == ''), so the arrow is drawn with the same empty text",
+    ),
+    (
+        _AUDITS + "x_plot_audits",
+        "line = audits.forget(audits.retrained, audit) if audits.retrained else None",
+        "line = audits.forget(audits.retrained, audit) if (audits.retrained) or True else None",
+        "without a retrained model the mutant calls AuditResults.forget(None, audit), which "
+        "reads self.models.get(None, {}).get(audit): None, the same as the original's else",
+    ),
+    (
+        _AUDITS + "x_plot_audits",
+        'color=model_color("retrained"),',
+        'color=model_color("RETRAINED"),',
+        "model_color lower-cases the name before looking it up, so 'RETRAINED' gets "
+        "MODEL_COLORS['retrained']",
+    ),
+    (
+        _AUDITS + "x_plot_audits",
+        'ax.axhline(0, color="black", linewidth=0.5)',
+        'ax.axhline(color="black", linewidth=0.5)',
+        "Axes.axhline's y defaults to 0, so leaving the 0 out draws the same line",
+    ),
+    (
+        _AUDITS + "x_plot_audits",
+        'ax.axhline(0, color="black", linewidth=0.5)',
+        'ax.axhline(0, color="BLACK", linewidth=0.5)',
+        "matplotlib reads colour names case-insensitively (to_rgba('BLACK') == "
+        "to_rgba('black')), so the zero line is the same black",
     ),
 )

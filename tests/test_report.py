@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_hex
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
@@ -1028,8 +1029,8 @@ def _audits(retrained="retrained"):
                     "quantized_layers": 7,
                     "linear_layers": 8,
                     "levels": 256,
-                    "weight_bytes_before": 4_000_000,
-                    "weight_bytes_after": 2_125_000,
+                    "weight_bytes_before": 4_125_001,  # 4.13 MB in MB of 10^6 bytes
+                    "weight_bytes_after": 2_125_001,
                 }
             },
         },
@@ -1073,7 +1074,7 @@ def test_audit_section_word_for_word():
         "verification (the same completions as the before column); NAME:STRENGTH edits that "
         "share of each text's words (waterdrum_hf.attacks).",
         "8-bit weights (torchao): 7 of 8 Linear layers quantized, at most 256 distinct stored "
-        "values per layer, their weights 4.00 MB -> 2.12 MB.",
+        "values per layer, their weights 4.13 MB -> 2.13 MB.",
     ]
 
 
@@ -1105,6 +1106,18 @@ def test_audit_section_without_a_yardstick_auroc_or_relearning():
         "| npo | +0.500 | – |",
         "",
     ]
+    attacked = AuditResults(
+        models={"kl": {"deletion:0.2": _audited(0.25, 0.5), "swap:0.1": _audited(0.5, 0.5)}},
+        settings={"attacks": ["swap:0.1", "deletion:0.2"], "attack_seed": 3},
+    )
+    assert report.audit_section(attacked)[-1].startswith(
+        "Text attacks (seed 3): deletion:0.2, swap:0.1, each applied"
+    )
+    nan = AuditResults(
+        models={"kl": {"int8": _audited(0.5, None, forget_ci=(math.nan,) * 2, auroc=0.5, auroc_ci=(math.nan,) * 2)}}
+    )  # fmt: skip
+    lines = report.audit_section(nan)
+    assert "| kl | – | +0.500 [+nan, +nan] |" in lines and "| kl | – | 0.500 [nan, nan] |" in lines
     relearned = AuditResults(models={"kl": {"relearned": _audited(0.25, 0.5)}}, settings={})
     assert report.audit_section(relearned)[-1] == (
         "Relearning: None steps at learning rate None (batch None) on 0 texts of the forget set "
@@ -1205,3 +1218,785 @@ def test_audit_plot_without_a_retrained_model_has_no_line_to_beat(monkeypatch, t
     six = {f"m{i}": {"before": _audited(0.1, 0.2), "int8": _audited(0.2, 0.2)} for i in range(6)}
     fig = _saved_audit_figure(monkeypatch, dataclasses.replace(audits, models=six), tmp_path)
     assert fig.get_size_inches() == pytest.approx((0.55 * 6 + 2.0, 4.0))  # 0.55 in a model
+
+
+# --- report.md, section by section ------------------------------------------------------------
+
+SUMMARY_START = (
+    "Each data owner's text was reworded under the owner's own secret key: a watermark that a "
+    "reader does not notice, but that text written by a model which learned from it still "
+    "carries, detectably with the key. To see whose data a model still holds, the model "
+    "continues short prompts cut from each owner's passages and the continuations are checked "
+    "for that owner's watermark."
+)
+FORGET_MEANING = (
+    "still shows: after good unlearning it falls to about 0, what text without the watermark "
+    "reads, as on a model retrained without that data. The *retain* value says the same of the "
+    "other owners and should stay where it was: the model should keep what it was not asked to "
+    "forget."
+)
+ORIGINAL_AND_RETRAINED = (
+    "`original` was trained on every owner's data; `retrained` on the other owners' data only "
+    "(the gold standard of unlearning, too costly to do for every request); every other model is "
+    "`original` after an unlearning method (see Methods)."
+)
+HOW_NUMBERS = (
+    "A query is a prompt made from one owner's data; its value pools the q of its samples "
+    "(token-weighted). A set's value is the mean over its queries. Null level: the set's value "
+    "under random keys that own nothing (mean ± standard deviation over those keys), i.e. what "
+    '"no watermark" reads on the same texts. z = (value - null mean) / null standard deviation. '
+    "AUROC: how well per-query values separate retain (positive) from forget queries (1 = "
+    "perfectly, 0.5 = not at all). A skipped sample had no countable token (too short)."
+)
+CI_MEANING = (
+    "confidence interval (percentile bootstrap over queries: each owner's queries are resampled "
+    "with replacement, so every owner keeps its number of queries; the owners are given). It "
+    "says how far the value could move with other queries and samples of the same owners; two "
+    "models whose intervals do not overlap differ by more than that noise."
+)
+CAPTIONS = {
+    "benchmark": "Forget vs retain value per model (the paper's benchmark plot). The ideal "
+    "unlearned model sits at the forget null level with the original's retain value.",
+    "curves": "Forget and retain values during unlearning, logged by WaterDrumCallback.",
+    "per_owner": "Each owner's value per model (mean with {bars}, n = scored queries), with "
+    "that owner's null band (mean ± 2 sd over random keys).",
+    "roc": "ROC of per-query values, retain positive, forget negative.",
+    "audits": "Forget value of each model before (hollow) and after (filled) each audit; the "
+    "dashed line is the retrained model after the same audit: the line to beat.",
+    "watermark_view": "One forget and one retain completion of the same queries, before "
+    "unlearning (the original model) and after (the method closest to retraining), each token "
+    "coloured by its term of its owner's watermark function: blue for the watermark, red "
+    "against, with each text's score, null level and p-value (watermark_view.html: the same as "
+    "a page).",
+}
+
+
+def _owners_of(carol):
+    return {
+        "alice": OwnerValue(2, 2, forget=False, value=0.5),
+        "carol": OwnerValue(2, 2, forget=True, value=carol),
+    }
+
+
+def _one_run_models():
+    """original and retrained with every column a table can have (retrained without
+    intervals), kl with a forget value and its interval only."""
+    return {
+        "original": WaterDrumResult(
+            forget=SetValue(0.5, null_mean=0.0, null_std=0.125, z=4.0, p_value=0.01, ci_low=0.375, ci_high=0.625),
+            retain=SetValue(0.75, null_mean=0.25, null_std=0.5, ci_low=0.625, ci_high=0.875),
+            separability_auroc=0.125, separability_auroc_ci_low=0.0, separability_auroc_ci_high=0.25,
+            confidence=0.9, num_queries=6, num_scored=18, num_skipped=2, per_owner=_owners_of(0.5),
+        ),
+        "retrained": WaterDrumResult(
+            forget=SetValue(0.25, null_mean=-0.125, null_std=0.125, z=0.5, p_value=0.5),
+            retain=SetValue(0.625), separability_auroc=0.875,
+            confidence=0.9, num_queries=5, num_scored=17, num_skipped=3, per_owner=_owners_of(0.25),
+        ),
+        "kl": WaterDrumResult(
+            forget=SetValue(-0.125, ci_low=-0.25, ci_high=0.0),
+            confidence=0.9, num_queries=4, num_scored=12, num_skipped=0,
+        ),
+    }  # fmt: skip
+
+
+def _one_run_report():
+    return {
+        "models": _one_run_models(),
+        "settings": {
+            "null_keys": 99,
+            "num_samples": 3,
+            "max_new_tokens": 32,
+            "lr": 0.000123456,
+            "forget_owners": ["zed"],  # the per-owner values name carol: they win
+            "unset": None,
+            "methods": ("kl", "npo"),
+        },
+        "setting_help": {"null_keys": "Random keys.", "lr": "Learning rate."},
+        "methods": {"kl": "KL to the original.", "npo": "Not one of the models."},
+        "curves": {"kl": [{"step": 5, "forget": 0.0}, {"step": 0, "forget": 0.4, "retain": 0.5}]},
+        "curve_sampling": {
+            "queries": 2,
+            "num_samples": 1,
+            "max_new_tokens": 16,
+            "no_curve": {"ga": "no callback", "idk": "it never trained"},
+        },
+        "timings": {"train": 10.4, "score": 2.2},
+    }
+
+
+PLOT_NAMES = ("benchmark", "curves", "per_owner", "roc", "audits", "watermark_view")
+
+
+def test_markdown_of_one_run_word_for_word():
+    """Title, summary naming the forgotten owner, the verdict, the table (every column with its
+    model's value, "–" where a model lacks it), how the numbers are made with the CI's level,
+    the methods shown, the settings with their meaning, every plot with its caption, the time."""
+    data = _one_run_report()
+    plots = {key: Path("/elsewhere") / f"{key}.png" for key in PLOT_NAMES}
+    found = verdict.verdict(data["models"], data["settings"], findings.run_comparison(data))
+    ci = "90% confidence interval"
+    captions = {
+        **CAPTIONS,
+        "benchmark": CAPTIONS["benchmark"] + " Bars: 90% confidence intervals of both values.",
+        "curves": CAPTIONS["curves"]
+        + " Each point scores a subsample: 2 queries x 1 sample x 16 tokens (the table: 6 "
+        "queries x 3 samples x 32 tokens), so its values differ from the table's: at step 0 "
+        "(the original model) forget reads 0.40 here and 0.500 in the table. ga has no curve: "
+        "no callback. idk has no curve: it never trained.",
+        "per_owner": CAPTIONS["per_owner"].format(bars=f"its {ci}"),
+    }
+    want = [
+        "# Title",
+        "",
+        f"{SUMMARY_START} Owner carol asked to be forgotten. The *forget* value says how "
+        f"strongly its watermark {FORGET_MEANING}",
+        "",
+        ORIGINAL_AND_RETRAINED,
+        "",
+        "## Verdict",
+        "",
+        *found,
+        "",
+        "## Results",
+        "",
+        "| model | forget | retain | AUROC | forget 90% CI | retain 90% CI | AUROC 90% CI | forget "
+        "null (mean ± sd) | retain null (mean ± sd) | queries | samples scored / skipped |",
+        "|" + " --- |" * 11,
+        "| original | +0.500 | +0.750 | 0.125 | [+0.375, +0.625] | [+0.625, +0.875] | [0.000, "
+        "0.250] | +0.000 ± 0.125 | +0.250 ± 0.500 | 6 | 18 / 2 |",
+        "| retrained | +0.250 | +0.625 | 0.875 | – | – | – | -0.125 ± 0.125 | – | 5 | 17 / 3 |",
+        "| kl | -0.125 | – | – | [-0.250, +0.000] | – | – | – | – | 4 | 12 / 0 |",
+        "",
+        "## How the numbers are made",
+        "",
+        report.Q_DEFINITION,
+        "",
+        HOW_NUMBERS,
+        "",
+        f"CI: a 90% {CI_MEANING}",
+        "",
+        "## Methods",
+        "",
+        "- `kl`: KL to the original.",
+        "",
+        "## Settings",
+        "",
+        "| setting | value | meaning |",
+        "| --- | --- | --- |",
+        "| null_keys | 99 | Random keys. |",
+        "| num_samples | 3 |  |",
+        "| max_new_tokens | 32 |  |",
+        "| lr | 0.000123 | Learning rate. |",
+        "| forget_owners | zed |  |",
+        "| methods | kl, npo |  |",
+        "",
+        "## Plots",
+        "",
+    ]
+    for key in PLOT_NAMES:
+        want += [f"![{key}]({key}.png)", "", captions[key], ""]
+    want += ["Time: 13 s (train 10 s, score 2 s).", ""]
+    assert found[0].startswith("- `original`: the forgotten owner's watermark is **still")
+    assert report.markdown(data, plots, title="Title").split("\n") == want
+
+
+def test_markdown_without_intervals_plots_settings_or_forgotten_owners():
+    """No interval: no CI column, paragraph or bars, per-owner bars are standard errors; no
+    forgotten owner anywhere: what a value means; no plots, methods, settings, time: no
+    sections for them; without original and retrained: no paragraph on them."""
+    kl = WaterDrumResult(overall=SetValue(0.5), num_queries=2, num_scored=2, num_skipped=0)
+    text = report.markdown({"models": {"kl": kl}}, {}, title="T")
+    assert text.split("\n") == [
+        "# T",
+        "",
+        f"{SUMMARY_START} A value of about 0 means the owner's watermark does not show at all; "
+        "close to 1, strongly.",
+        "",
+        "## Results",
+        "",
+        "| model | overall | queries | samples scored / skipped |",
+        "| --- | --- | --- | --- |",
+        "| kl | +0.500 | 2 | 2 / 0 |",
+        "",
+        "## How the numbers are made",
+        "",
+        report.Q_DEFINITION,
+        "",
+        HOW_NUMBERS,
+        "",
+    ]
+    plots = {"per_owner": Path("p.png"), "benchmark": Path("b.png"), "curves": Path("c.png")}
+    named = {"models": {"kl": kl}, "settings": {"forget_owners": ["x", "y"]}, "timings": {}}
+    text = report.markdown(named, plots, title="T")
+    assert (
+        f"{SUMMARY_START} Owners x and y asked to be forgotten. The *forget* value says how "
+        f"strongly their watermark {FORGET_MEANING}\n\n## Results"
+    ) in text
+    assert text.endswith(
+        "## Settings\n\n| setting | value |\n| --- | --- |\n| forget_owners | x, y |\n\n## Plots\n\n"
+        f"![per_owner](p.png)\n\n{CAPTIONS['per_owner'].format(bars='standard error over its queries')}"
+        f"\n\n![benchmark](b.png)\n\n{CAPTIONS['benchmark']}\n\n![curves](c.png)\n\n"
+        f"{CAPTIONS['curves']}\n"
+    )
+    assert "Time:" not in text and "CI" not in text and "## Methods" not in text
+
+
+def test_curve_note_says_what_the_curves_are_computed_on():
+    """The subsample alone without the run's settings or models; no step-0 comparison without
+    a step 0, an original, or its forget value; ``None`` without curve sampling."""
+    sampling = {"queries": 3, "num_samples": 2, "max_new_tokens": 8}
+    models = _one_run_models()
+    base = "Each point scores a subsample: 3 queries x 2 samples x 8 tokens"
+    later = {"kl": [{"step": 1, "forget": 0.2}]}
+    assert report.curve_note({"models": models}) is None
+    assert report.curve_note({"models": models, "curve_sampling": {}}) is None
+    assert report.curve_note({"models": models, "curve_sampling": sampling, "curves": later}) == (
+        f"{base}, so its values differ from the table's."
+    )
+    settings = {"num_samples": 1, "max_new_tokens": 4}
+    for partial in ({"num_samples": 1}, {"max_new_tokens": 4}):
+        note = report.curve_note(
+            {"models": models, "curve_sampling": sampling, "settings": partial}
+        )
+        assert note == f"{base}, so its values differ from the table's."
+    assert report.curve_note({"models": {}, "curve_sampling": sampling, "settings": settings}) == (
+        f"{base}, so its values differ from the table's."
+    )
+    start = {"kl": [{"step": 0, "forget": 0.25}]}
+    table = f"{base} (the table: 6 queries x 1 sample x 4 tokens), so its values differ"
+    with_start = {
+        "models": models,
+        "curve_sampling": sampling,
+        "settings": settings,
+        "curves": start,
+    }
+    assert report.curve_note(with_start) == (
+        f"{table} from the table's: at step 0 (the original model) forget reads 0.25 here and "
+        "0.500 in the table."
+    )
+    no_forget = {"kl": [{"step": 0, "retain": 0.25}]}
+    assert report.curve_note({**with_start, "curves": no_forget}) == f"{table} from the table's."
+    without_original = {n: m for n, m in models.items() if n != "original"}
+    assert report.curve_note({**with_start, "models": without_original}) == (
+        f"{base} (the table: 5 queries x 1 sample x 4 tokens), so its values differ from the "
+        "table's."
+    )
+    blank = dataclasses.replace(models["original"], forget=None)
+    assert report.curve_note({**with_start, "models": {**models, "original": blank}}) == (
+        f"{table} from the table's."
+    )
+
+
+def test_runs_table_places_each_mean_interval_and_distance():
+    """One row per model: each set's mean with its interval over runs, "–" for a set it lacks,
+    its distance to the retrained model with its interval, and its runs (the most of its
+    sets); without distances, no distance column."""
+    from waterdrum_hf.report import text as text_module
+    from waterdrum_hf.seed_comparison import SeedComparison, SeedValue
+
+    values = {
+        "retrained": {"forget": SeedValue(0.25, 0.125, 0.375, 3), "retain": SeedValue(0.5, None, None, 2)},
+        "kl": {"forget": SeedValue(-0.5, -0.75, -0.25, 2)},
+    }  # fmt: skip
+    distances = {"kl": SeedValue(0.75, 0.5, 1.0, 2)}
+    comparison = SeedComparison(0.8, values, {}, distances, None, True)
+    level = "80% CI over runs"
+    assert text_module._runs_table(comparison) == [
+        f"| model | forget ({level}) | retain ({level}) | distance to retrained ({level}) | runs |",
+        "| --- | --- | --- | --- | --- |",
+        "| retrained | +0.250 [+0.125, +0.375] | +0.500 – | – | 3 |",
+        "| kl | -0.500 [-0.750, -0.250] | – | 0.750 [0.500, 1.000] | 2 |",
+    ]
+    no_distances = SeedComparison(0.95, {"kl": values["kl"]}, {}, {}, None, True)
+    assert text_module._runs_table(no_distances) == [
+        "| model | forget (95% CI over runs) | runs |",
+        "| --- | --- | --- |",
+        "| kl | -0.500 [-0.750, -0.250] | 2 |",
+    ]
+
+
+def test_markdown_of_several_runs_says_so_in_every_caption():
+    """Several runs: the runs table, the first run's table under its seed, the runs'
+    explanation, the benchmark caption's means over runs, every other caption the first run's."""
+    data = {**_one_run_report(), "runs": {n: [m, m] for n, m in _one_run_models().items()}}
+    plots = {key: Path(f"{key}.png") for key in PLOT_NAMES}
+    comparison = findings.run_comparison(data)
+    text = report.markdown({**data, "seeds": [7, 8]}, plots, title="T")
+    from waterdrum_hf.report import text as text_module
+
+    runs_table = "\n".join(text_module._runs_table(comparison))
+    first_table = text.split("## The first run in detail (seed 7)\n\n")[1].split("\n\n")[0]
+    one_run = report.markdown(_one_run_report(), plots, title="T")
+    assert first_table == one_run.split("## Results\n\n")[1].split("\n\n")[0]
+    assert f"## Results\n\n{runs_table}\n\n## The first run in detail (seed 7)\n\n" in text
+    assert f"\n\n{report.text.RUNS_EXPLANATION}\n\n## Methods" in text
+    assert (
+        CAPTIONS["benchmark"] + " Each point is the mean over 2 training runs; bars: its 95% "
+        "interval over runs.\n"
+    ) in text
+    for key in ("curves", "per_owner", "roc", "audits", "watermark_view"):
+        caption = text.split(f"![{key}]({key}.png)\n\n")[1].split("\n")[0]
+        assert caption.endswith(". The first training run's."), key
+    unseeded = report.markdown(data, plots, title="T")
+    assert "## The first run in detail\n\n" in unseeded
+
+
+# --- the plots' data ---------------------------------------------------------------------------
+
+
+def _marker_vertices(marker):
+    from matplotlib.markers import MarkerStyle
+
+    style = MarkerStyle(marker)
+    return style.get_path().transformed(style.get_transform()).vertices
+
+
+def _bench_models():
+    """original (forget interval only), retrained (retain interval only, the null level), kl (no
+    interval), My_Method (an interval above its value: no bar below), ga (no retain: no point)."""
+
+    def model(forget, retain):
+        return WaterDrumResult(
+            forget=forget, retain=retain, num_queries=2, num_scored=2, num_skipped=0
+        )
+
+    return {
+        "original": model(
+            SetValue(0.5, null_mean=0.25, null_std=0.5, ci_low=0.25, ci_high=0.625), SetValue(0.75)
+        ),
+        "retrained": model(
+            SetValue(0.125, null_mean=0.0, null_std=0.0625), SetValue(0.625, ci_low=0.5, ci_high=0.875)
+        ),
+        "kl": model(SetValue(0.25), SetValue(0.5)),
+        "My_Method": model(SetValue(0.375, ci_low=0.4375, ci_high=0.5), SetValue(0.25)),
+        "ga": model(SetValue(0.0), None),
+    }  # fmt: skip
+
+
+def test_benchmark_plot_puts_each_model_at_its_values(tmp_path, figures):
+    """Each model with both values a marker at (forget, retain) in its colour (square original,
+    big star retrained), error bars from its intervals (none below a value its interval lies
+    above), the ideal point at (retrained's forget null mean, original's retain value) and the
+    retrained model's forget null band (mean ± 2 sd)."""
+    report.plot_benchmark(_bench_models(), tmp_path / "b.png")
+    fig = figures["b"]
+    (ax,) = fig.axes
+    assert fig.get_size_inches() == pytest.approx((6.6, 4.6))
+    assert ax.get_title() == "Unlearning benchmark"
+    assert ax.get_xlabel() == "forget WaterDrum value (lower is better)"
+    assert ax.get_ylabel() == "retain WaterDrum value (higher is better)"
+    assert ax.margins() == (0.12, 0.12)
+    scatter = {c.get_label(): c for c in ax.collections if c.get_label()[0] != "_"}
+    want = {  # name: (point, marker, size, colour)
+        "original": ((0.5, 0.75), "s", 50, "#333333"),
+        "retrained": ((0.125, 0.625), "*", 120, "tab:green"),
+        "kl": ((0.25, 0.5), "o", 50, "tab:blue"),
+        "My_Method": ((0.375, 0.25), "o", 50, report.model_color("My_Method")),
+    }
+    assert set(scatter) == {*want, "ideal"}
+    for name, (point, marker, size, colour) in want.items():
+        artist = scatter[name]
+        assert artist.get_offsets().tolist() == [list(point)], name
+        assert artist.get_sizes().tolist() == [size], name
+        assert to_hex(artist.get_facecolor()[0]) == to_hex(colour), name
+        assert artist.get_zorder() == 3
+        assert np.allclose(artist.get_paths()[0].vertices, _marker_vertices(marker)), name
+    ideal = scatter["ideal"]
+    assert ideal.get_offsets().tolist() == [[0.0, 0.75]]
+    assert len(ideal.get_facecolor()) == 0 and to_hex(ideal.get_edgecolor()[0]) == "#000000"
+    assert ideal.get_sizes().tolist() == [90] and ideal.get_zorder() == 2
+    assert np.allclose(ideal.get_paths()[0].vertices, _marker_vertices("P"))
+    (band,) = ax.patches
+    assert band.get_label() == "forget null ±2 sd"
+    x0, _, x1, _ = band.get_path().get_extents(band.get_patch_transform()).extents
+    assert (x0, x1) == pytest.approx((-0.125, 0.125))  # retrained's 0 ± 2 x 0.0625
+    assert band.get_facecolor() == pytest.approx((*matplotlib_rgb("grey"), 0.15))
+    bars = {}
+    for container in ax.containers:
+        _, caps, lines = container.lines
+        assert all(cap.get_markersize() == 4 for cap in caps)  # capsize 2
+        for line in lines:
+            assert line.get_zorder() == 2 and list(line.get_linewidths()) == [1]
+            (colour,) = line.get_colors()
+            assert colour[3] == pytest.approx(0.7)
+            (segment,) = line.get_segments()
+            horizontal = segment[0][1] == segment[1][1]
+            key = (segment[0][1] if horizontal else segment[0][0], "x" if horizontal else "y")
+            bars[key] = ([p[0] if horizontal else p[1] for p in segment], to_hex(colour[:3]))
+    assert bars == {
+        (0.75, "x"): ([0.25, 0.625], "#333333"),  # original: forget interval only
+        (0.125, "y"): ([0.5, 0.875], to_hex("tab:green")),  # retrained: retain interval only
+        (0.25, "x"): ([0.375, 0.5], to_hex(report.model_color("My_Method"))),  # none below
+    }
+
+
+def matplotlib_rgb(name):
+    from matplotlib.colors import to_rgb
+
+    return to_rgb(name)
+
+
+def test_benchmark_null_band_without_a_retrained_model_is_the_originals(tmp_path, figures):
+    """No retrained model: the ideal point and the band read the original's forget null; no
+    null spread or no original's retain: neither is drawn."""
+    models = _bench_models()
+    del models["retrained"]
+    report.plot_benchmark(models, tmp_path / "b.png")
+    (ax,) = figures["b"].axes
+    ideal = next(c for c in ax.collections if c.get_label() == "ideal")
+    assert ideal.get_offsets().tolist() == [[0.25, 0.75]]
+    (band,) = ax.patches
+    x0, _, x1, _ = band.get_path().get_extents(band.get_patch_transform()).extents
+    assert (x0, x1) == pytest.approx((-0.75, 1.25))
+    original = models["original"]
+    for changed in (
+        dataclasses.replace(original, forget=dataclasses.replace(original.forget, null_std=None)),
+        dataclasses.replace(original, forget=dataclasses.replace(original.forget, null_mean=None)),
+    ):
+        report.plot_benchmark({**models, "original": changed}, tmp_path / "c.png")
+        (ax,) = figures["c"].axes
+        assert not ax.patches and "ideal" not in [c.get_label() for c in ax.collections]
+    report.plot_benchmark({"kl": models["kl"]}, tmp_path / "d.png")
+    (ax,) = figures["d"].axes
+    assert not ax.patches and [c.get_label() for c in ax.collections] == ["kl"]
+
+
+def test_benchmark_figure_has_one_legend_for_every_panel(tmp_path, figures):
+    """Three panels, one legend beside the last, each name once, in the order first drawn."""
+    models = _bench_models()
+    panels = {
+        "A": {"original": models["original"]},
+        "B": {"kl": models["kl"], "original": models["original"]},
+        "C": {"retrained": models["retrained"]},
+    }
+    report.benchmark_figure(panels, tmp_path / "three.png")
+    fig = figures["three"]
+    assert fig.get_size_inches() == pytest.approx((5.0 * 3 + 1.6, 4.6))
+    assert [ax.get_title() for ax in fig.axes] == ["A", "B", "C"]
+    assert [ax.get_legend() is None for ax in fig.axes] == [True, True, False]
+    legend = fig.axes[2].get_legend()
+    labels = ["original", "ideal", "forget null ±2 sd", "kl", "retrained"]  # no ideal in C
+    assert [t.get_text() for t in legend.get_texts()] == labels
+    assert legend.get_texts()[0].get_fontsize() == 8 and legend._loc == 6  # center left
+    anchor = legend.get_bbox_to_anchor().transformed(fig.axes[2].transAxes.inverted())
+    assert (anchor.x0, anchor.y0) == pytest.approx((1.02, 0.5))
+    named = [sorted(t.get_text() for t in ax.texts) for ax in fig.axes]
+    assert named == [["ideal", "original"], ["ideal", "kl", "original"], ["retrained"]]
+
+
+def test_label_points_places_names_nearest_first():
+    """A lone point's name sits right of it (left-aligned, no leader line); points that
+    coincide take the places in LABEL_OFFSETS' order, each aligned away from the point; far
+    places get a grey leader line; a point at the right edge has its name on the left."""
+    fig, ax = report.new_figure(6.0, 6.0)
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    report.label_points(ax, {"lone": (2.0, 2.0)})
+    (text,) = ax.texts
+    assert (text.get_text(), text.xyann, text.xy) == ("lone", (8, 0), (2.0, 2.0))
+    assert (text.get_ha(), text.get_va(), text.get_fontsize()) == ("left", "center", 8)
+    assert text.arrowprops is None and text.anncoords == "offset points"
+    assert (ax.get_xlim(), ax.get_ylim()) == ((0, 10), (0, 10))
+
+    fig, ax = report.new_figure(6.0, 6.0)
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    same = {f"p{i}": (5.0, 5.0) for i in range(12)}
+    report.label_points(ax, same)
+    placed = [(t.get_text(), t.xyann, t.get_ha(), t.get_va()) for t in ax.texts]
+    align = {1: "left", -1: "right", 0: "center"}
+    valign = {1: "bottom", -1: "top", 0: "center"}
+    assert placed[:2] == [("p0", (8, 0), "left", "center"), ("p1", (-8, 0), "right", "center")]
+    used = [report.LABEL_OFFSETS.index(xy) for _, xy, _, _ in placed]
+    assert used == sorted(used) and len(set(used)) == len(used)  # nearest free place first
+    for _, (dx, dy), ha, va in placed:
+        assert (ha, va) == (align[np.sign(dx)], valign[np.sign(dy)])
+    assert report.LABEL_OFFSETS[:8] == (
+        (8, 0), (-8, 0), (6, 6), (-6, 6), (6, -6), (-6, -6), (0, 8), (0, -8)
+    )  # fmt: skip
+    for text in ax.texts:
+        dx, dy = text.xyann
+        if max(abs(dx), abs(dy)) < 10:
+            assert text.arrowprops is None
+        else:
+            assert text.arrowprops == {"arrowstyle": "-", "lw": 0.5, "color": "grey"}
+    assert len(ax.texts) > 8  # the second ring has room for more
+
+    fig, ax = report.new_figure(6.0, 6.0)
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    report.label_points(ax, {"edge": (10.0, 5.0), "corner": (10.0, 10.0)})
+    edge, corner = ax.texts
+    assert (edge.xyann, edge.get_ha()) == ((-8, 0), "right")
+    (dx, dy), ha, va = corner.xyann, corner.get_ha(), corner.get_va()
+    assert dx < 0 and dy < 0 and (ha, va) == ("right", "top")  # left of and below the corner
+
+
+def test_curves_plot_draws_each_methods_values_against_the_step(tmp_path, figures):
+    """Forget and retain panels: each method's points that have the value, at their steps, in
+    its colour; a zero line; one legend beside the retain panel; the note under the plots."""
+    curves = {
+        "kl": [{"step": 0, "forget": 0.5, "retain": 0.75}, {"step": 10, "forget": 0.25}],
+        "My_Method": [{"step": 2, "retain": 0.5}, {"step": 4, "forget": 0.125, "retain": 0.25}],
+    }
+    report.plot_curves(curves, tmp_path / "c.png", note="The note.")
+    fig = figures["c"]
+    assert fig.get_size_inches() == pytest.approx((9.0, 3.6))
+    forget, retain = fig.axes
+    want = {
+        forget: {"kl": ([0, 10], [0.5, 0.25]), "My_Method": ([4], [0.125])},
+        retain: {"kl": ([0], [0.75]), "My_Method": ([2, 4], [0.5, 0.25])},
+    }
+    for ax, key in ((forget, "forget"), (retain, "retain")):
+        assert ax.get_title() == f"{key.capitalize()} WaterDrum during unlearning"
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("optimizer step", f"{key} value")
+        *lines, zero = ax.get_lines()
+        drawn = {
+            line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in lines
+        }
+        assert drawn == want[ax]
+        for line in lines:
+            assert to_hex(line.get_color()) == to_hex(report.model_color(line.get_label()))
+            assert (line.get_marker(), line.get_markersize()) == ("o", 3)
+        assert list(zero.get_ydata()) == [0, 0] and zero.get_linewidth() == 0.5
+        assert to_hex(zero.get_color()) == "#000000"
+    assert forget.get_legend() is None
+    legend = retain.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["kl", "My_Method"]
+    assert legend.get_texts()[0].get_fontsize() == 8 and legend._loc == 6
+    anchor = legend.get_bbox_to_anchor().transformed(retain.transAxes.inverted())
+    assert (anchor.x0, anchor.y0) == pytest.approx((1.02, 0.5))
+    (note,) = fig.texts
+    assert (note.get_text(), note.get_position()) == ("The note.", (0.02, 0.0))
+    assert (note.get_ha(), note.get_va(), note.get_fontsize(), note.get_wrap()) == (
+        "left",
+        "top",
+        7.5,
+        True,
+    )
+    report.plot_curves(curves, tmp_path / "d.png")
+    assert not figures["d"].texts
+
+
+def _owner_entry(value, n, forget=False, std=None, ci=(None, None), null=(None, None)):
+    return OwnerValue(
+        n, n, forget=forget, value=value, std=std, ci_low=ci[0], ci_high=ci[1],
+        null_mean=null[0], null_std=null[1],
+    )  # fmt: skip
+
+
+def test_per_owner_plot_bars_errors_counts_and_null_bands(tmp_path, figures):
+    """Per owner a group of bars, one per model (0.8 wide in all), each at its value with its
+    interval or else its standard error, its count above; "n/a" where nothing was scored; the
+    owners' null bands (mean ± 2 sd of the models' null levels); forgotten owners marked."""
+
+    def model(per_owner):
+        return WaterDrumResult(num_queries=4, num_scored=4, num_skipped=0, per_owner=per_owner)
+
+    models = {
+        "original": model({
+            "alice": _owner_entry(0.5, 4, std=0.25, null=(0.0, 0.125)),
+            "carol": _owner_entry(0.25, 2, forget=True, ci=(0.125, 0.5), null=(0.25, 0.0625)),
+        }),
+        "retrained": model(None),
+        "kl": model({
+            "alice": _owner_entry(-0.25, 1, null=(0.125, 0.25)),
+            "carol": _owner_entry(None, 0, forget=True),
+            "bob": _owner_entry(0.125, 4, std=0.5),
+        }),
+    }  # fmt: skip
+    report.plot_per_owner(models, tmp_path / "p.png")
+    fig = figures["p"]
+    (ax,) = fig.axes
+    assert fig.get_size_inches() == pytest.approx((6.0, 4.4))
+    bars = {}
+    for container in ax.containers:
+        if not hasattr(container, "errorbar"):
+            continue
+        (patch,) = container.patches
+        x = patch.get_x() + patch.get_width() / 2
+        ((_, low), (_, high)) = container.errorbar.lines[2][0].get_segments()[0]
+        caps = [c.get_markersize() for c in container.errorbar.lines[1]]
+        bars[round(x, 6)] = (
+            patch.get_height(), round(patch.get_width(), 9), to_hex(patch.get_facecolor()),
+            round(low, 9), round(high, 9), caps,
+        )  # fmt: skip
+    purple, blue = "#333333", to_hex("tab:blue")
+    assert bars == {
+        -0.2: (0.5, 0.4, purple, 0.375, 0.625, [4, 4]),  # 0.25 / sqrt(4) either side
+        0.8: (0.25, 0.4, purple, 0.125, 0.5, [4, 4]),  # its interval
+        0.2: (-0.25, 0.4, blue, -0.25, -0.25, [4, 4]),  # one query: no spread
+        2.2: (0.125, 0.4, blue, -0.125, 0.375, [4, 4]),
+    }
+    texts = {(round(t.get_position()[0], 6), round(t.get_position()[1], 6)): t for t in ax.texts}
+    counts = {xy: t.get_text() for xy, t in texts.items() if t.get_text() != "n/a"}
+    assert counts == {
+        (-0.2, 0.645): "n=4",
+        (0.8, 0.52): "n=2",
+        (0.2, 0.02): "n=1",
+        (2.2, 0.395): "n=4",
+    }
+    missing = sorted(xy for xy, t in texts.items() if t.get_text() == "n/a")
+    assert missing == [(1.2, 0.0), (1.8, 0.0)]  # kl's carol, original's bob
+    for t in ax.texts:
+        assert t.get_ha() == "center" and t.get_fontsize() == 6
+        if t.get_text() == "n/a":
+            assert (t.get_va(), t.get_rotation()) == ("bottom", 90)
+    bands = []
+    for band in ax.collections:
+        if not isinstance(band, PolyCollection):
+            continue  # the error bars
+        x0, y0, x1, y1 = band.get_paths()[0].get_extents().extents
+        bands.append((round(x0, 6), round(x1, 6), round(y0, 6), round(y1, 6), band.get_label()))
+        assert band.get_zorder() == 0 and band.get_alpha() == 0.2
+    assert (
+        bands
+        == [
+            (-0.45, 0.45, -0.3125, 0.4375, "null ±2 sd"),  # alice: means 0.0625 ± 2 x 0.1875
+            (0.55, 1.45, 0.125, 0.375, "_child1"),  # carol: the original's alone
+        ]
+        or bands[1][:4] == (0.55, 1.45, 0.125, 0.375)
+    )
+    assert bands[0][4] == "null ±2 sd" and not bands[1][4].startswith("null")
+    assert list(ax.get_xticks()) == [0, 1, 2]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["alice", "carol\n(forget)", "bob"]
+    assert ax.get_xticklabels()[0].get_fontsize() == 8
+    assert ax.get_ylabel() == "WaterDrum value (mean q)"
+    assert ax.get_title() == "Per-owner WaterDrum values (± standard error)"
+    zero = ax.get_lines()[-1]
+    assert list(zero.get_ydata()) == [0, 0] and zero.get_linewidth() == 0.5
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["null ±2 sd", "original", "kl"]
+    assert legend.get_texts()[0].get_fontsize() == 8 and legend._loc == 6
+    anchor = legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted())
+    assert (anchor.x0, anchor.y0) == pytest.approx((1.01, 0.5))
+
+
+def test_per_owner_plot_widens_with_owners_and_models(tmp_path, figures):
+    """1.1 inch per owner per three models (at least one), plus 2.5, at least 6 inches."""
+
+    def model(level):
+        owners = {f"o{j}": _owner_entry(0.1, 2, ci=(0.0, 0.2)) for j in range(4)}
+        return WaterDrumResult(
+            num_queries=8, num_scored=8, num_skipped=0, per_owner=owners, confidence=level
+        )
+
+    report.plot_per_owner({f"m{i}": model(0.9) for i in range(6)}, tmp_path / "six.png")
+    assert figures["six"].get_size_inches() == pytest.approx((1.1 * 4 * 2 + 2.5, 4.4))
+    (ax,) = figures["six"].axes
+    assert ax.get_title() == "Per-owner WaterDrum values (90% CI)"
+    widths = {round(p.get_width(), 6) for p in ax.patches}
+    assert widths == {round(0.8 / 6, 6)}
+    centres = sorted(p.get_x() + p.get_width() / 2 for p in ax.patches)[:6]
+    assert centres == pytest.approx([(i - 2.5) * 0.8 / 6 for i in range(6)], abs=1e-9)
+    report.plot_per_owner({"m": model(None)}, tmp_path / "one.png")
+    assert figures["one"].get_size_inches() == pytest.approx((1.1 * 4 + 2.5, 4.4))
+
+
+def test_roc_curves_are_the_true_and_false_positive_rates(tmp_path, figures):
+    """Per curve: at each threshold (from above every value down to the lowest), the share of
+    positive and of negative values at or above it, NaN left out; the first curve wide and
+    pale, the next dashed then dotted over it; the chance diagonal; a legend that says so."""
+    fig, ax = report.new_figure(4.0, 4.0)
+    positive = [True, False, True, False, True]
+    report.draw_roc(
+        ax,
+        {"a": [0.9, 0.7, 0.5, 0.3, math.nan], "b": [0.2, 0.4, 0.6, 0.8, 0.1], "c": [1, 2, 3, 4, 5]},
+        positive,
+        colors={"a": "red", "b": "blue"},
+    )
+    a, b, c, diagonal = ax.get_lines()
+    assert list(a.get_xdata()) == [0, 0, 0.5, 0.5, 1] and list(a.get_ydata()) == [0, 0.5, 0.5, 1, 1]
+    assert list(b.get_xdata()) == [0, 0.5, 0.5, 1, 1, 1]
+    assert list(b.get_ydata()) == pytest.approx([0, 0, 1 / 3, 1 / 3, 2 / 3, 1])
+    assert all(line.get_drawstyle() == "steps-post" for line in (a, b, c))
+    assert (a.get_linewidth(), a.get_alpha(), a.get_zorder(), a.get_linestyle()) == (
+        4.0,
+        0.45,
+        2,
+        "-",
+    )
+    assert (b.get_linewidth(), b.get_zorder(), b.get_linestyle()) == (1.4, 3, "--")
+    assert (c.get_linewidth(), c.get_zorder(), c.get_linestyle()) == (1.4, 4, ":")
+    assert to_hex(a.get_color()) == to_hex("red") and to_hex(b.get_color()) == to_hex("blue")
+    assert list(diagonal.get_xdata()) == [0, 1] and list(diagonal.get_ydata()) == [0, 1]
+    assert diagonal.get_linestyle() == "--" and diagonal.get_linewidth() == 0.8
+    assert to_hex(diagonal.get_color()) == to_hex("grey")
+    assert ax.get_xlabel() == "false positive rate (forget queries)"
+    assert ax.get_ylabel() == "true positive rate (retain queries)"
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["a", "b", "c"]
+    assert (
+        legend.get_title().get_text()
+        == "where lines coincide, the dashed\none lies on the wide one"
+    )
+    assert legend.get_title().get_fontsize() == 7 and legend.get_texts()[0].get_fontsize() == 8
+    assert legend._loc == 4  # lower right
+
+    fig, ax = report.new_figure(4.0, 4.0)
+    report.draw_roc(ax, {"only": [0.1, 0.2]}, np.array([False, True]))
+    only = ax.get_lines()[0]
+    assert only.get_linestyle() == "-" and only.get_linewidth() == 1.5  # a plain line
+    assert list(only.get_xdata()) == [0, 0, 1] and list(only.get_ydata()) == [0, 1, 1]
+    assert ax.get_legend().get_title().get_text() == ""
+
+
+def test_plot_roc_reads_retain_queries_as_positive(tmp_path, figures):
+    owners = {"alice": OwnerValue(2, 2, forget=False), "carol": OwnerValue(2, 2, forget=True)}
+    model = WaterDrumResult(
+        num_queries=4, num_scored=4, num_skipped=0, separability_auroc=0.75, per_owner=owners,
+        query_values=(0.9, 0.2, 0.5, 0.7), query_owners=("alice", "carol", "alice", "carol"),
+    )  # fmt: skip
+    assert report.plot_roc(model.to_dict(), tmp_path / "roc.png", label="retrained") == (
+        tmp_path / "roc.png"
+    )
+    fig = figures["roc"]
+    (ax,) = fig.axes
+    assert fig.get_size_inches() == pytest.approx((4.4, 4.2))
+    assert ax.get_title() == "Separability (D1)"
+    line = ax.get_lines()[0]
+    assert line.get_label() == "retrained (AUROC 0.750)"
+    assert to_hex(line.get_color()) == to_hex("tab:green")
+    # thresholds inf, 0.9, 0.7, 0.5, 0.2: alice's 0.9 and 0.5 positive, carol's 0.7, 0.2 not
+    assert list(line.get_xdata()) == [0, 0, 0.5, 0.5, 1] and list(line.get_ydata()) == [
+        0,
+        0.5,
+        0.5,
+        1,
+        1,
+    ]
+    for missing in ("per_owner", "query_owners", "query_values"):
+        with pytest.raises(ValueError, match="plot_roc needs 'retrained'"):
+            report.plot_roc(
+                dataclasses.replace(model, **{missing: None}), tmp_path / "x.png", label="retrained"
+            )
+
+
+def test_new_and_saved_figures(tmp_path):
+    """A figure of one axes, or of ncols side by side, measurable before it is drawn; saved as
+    a 120-dpi PNG cropped to what it holds."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    fig, ax = report.new_figure(3.0, 2.0)
+    assert fig.get_size_inches() == pytest.approx((3.0, 2.0)) and fig.axes == [ax]
+    assert isinstance(fig.canvas, FigureCanvasAgg)
+    fig, axes = report.new_figure(3.0, 2.0, ncols=2)
+    left, right = axes
+    assert left.get_position().x1 < right.get_position().x0
+    assert left.get_position().y0 == right.get_position().y0
+    ax.plot([0, 1], [0, 1])
+    path = report.save_figure(ax.figure, str(tmp_path / "f.png"))
+    assert path == tmp_path / "f.png" and isinstance(path, Path)
+    with Image.open(path) as image:
+        assert image.info["dpi"] == pytest.approx((120, 120), abs=0.02)
+        assert image.size != (360, 240)  # cropped
+
+
+def test_model_colours_are_fixed_or_stable():
+    assert report.model_color("Grad-Diff") == report.model_color("GRAD_DIFF") == "tab:red"
+    assert report.model_color("original") == "#333333"
+    other = report.model_color("My-Method")
+    assert other in report.OTHER_COLORS and other == report.model_color("my_method")
+    assert {report.model_color(f"method{i}") for i in range(40)} == set(report.OTHER_COLORS)
