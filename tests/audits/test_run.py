@@ -177,7 +177,7 @@ def test_text_attacks_score_each_models_own_completions_edited(tiny_model, texts
     unedited = kept["m", "before"][1]["completions"]
     settings, outcome = kept["m", "truncation:0.5"]
     assert outcome["completions"] == attacks.chain(unedited, ["truncation:0.5"], seed=0)
-    assert settings["attack_seed"] == 0 and settings["audit"] == "truncation:0.5"
+    assert settings["stage"]["attack_seed"] == 0 and settings["audit"] == "truncation:0.5"
     expected = waterdrum_result(
         outcome["completions"], references, tokenizer, config=scoring, forget_ids=[FORGET]
     )
@@ -312,7 +312,10 @@ def test_each_stage_is_what_its_building_blocks_give(tiny_model, texts, tmp_path
     for name in models:  # the folder holds the same weights: the same completions
         for stage in stages:
             given, outcome = kept[name, stage]
-            assert given == {"audit": stage, **settings[stage], **common}, (name, stage)
+            assert given == {"audit": stage, "stage": settings[stage], "sampling": common}, (
+                name,
+                stage,
+            )
             assert outcome == expected[stage], (name, stage)
             score = waterdrum_result(
                 outcome["completions"], [FORGET, RETAIN], marker, config=scoring,
@@ -359,12 +362,6 @@ def test_given_results_for_the_unperturbed_models_are_not_sampled_again(tiny_mod
     assert again.settings == first.settings
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: run_audits builds a stage's cache settings as {**settings, **sampling}, so "
-    "the sampling batch_size replaces the relearning one: a resumed run with another "
-    "--relearn_batch_size reads the relearned completions of the old one",
-)
 def test_the_relearning_batch_size_names_its_cached_stage(tiny_model):
     _, tokenizer = tiny_model
     seen = {}

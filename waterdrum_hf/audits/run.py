@@ -121,7 +121,10 @@ def run_audits(
     for name, audit in progress_bar(steps, desc="Audits", enabled=show_progress):
         settings, make = stages[audit]
         compute = partial(make, models[name], unedited.get(name))
-        outcome = cache(name, audit, {"audit": audit, **settings, **sampling}, compute)
+        # Nested, not merged: the relearning stage has a batch size and a seed of its own.
+        outcome = cache(
+            name, audit, {"audit": audit, "stage": settings, "sampling": sampling}, compute
+        )
         if audit == BEFORE:
             unedited[name] = outcome["completions"]
         if "quantization" in outcome:
