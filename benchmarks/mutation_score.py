@@ -310,7 +310,7 @@ def _row(label: str, counts: Counter) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--retest", action="store_true", help="rerun only the last survivors")
+    group.add_argument("--retest", action="store_true", help="rerun only the mutants not killed")
     group.add_argument("--resume", action="store_true", help="continue an interrupted run")
     group.add_argument("--no-run", action="store_true", help="only report the last run")
     parser.add_argument("--report", type=Path, help="also write the report (markdown) here")
@@ -342,10 +342,10 @@ def main() -> None:
         names = []
         if args.retest:
             table = classify(load_selected())
-            names = [
+            names = [  # message-only and judged ones too: a new test may kill them
                 entry[0]
                 for rows in table.values()
-                for outcome in ("survived", "no tests", "other")
+                for outcome in ("survived", "no tests", "other", "message", "equivalent")
                 for entry in rows.get(outcome, [])
             ]
             if not names:
