@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from saved_figures import drawn
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -214,19 +215,6 @@ def robustness_results(schemes: tuple[str, ...], with_none: bool) -> dict:
 
 COLUMNS = ("original_forget", "original_retain", "retrained_forget", "retrained_retain",
            "auroc", "detected_original", "detected_retain", "false_forget", "skipped")  # fmt: skip
-
-
-def drawn(monkeypatch, draw, path: Path):
-    """The figure ``draw(path)`` saves (pyplot's close intercepted) and the saved PNG's size."""
-    import matplotlib.pyplot as plt
-    from PIL import Image
-
-    figures = []
-    monkeypatch.setattr(plt, "close", figures.append)
-    draw(path)
-    (figure,) = figures
-    with Image.open(path) as image:
-        return figure, image.size
 
 
 @pytest.mark.parametrize("schemes", [("waterfall", "kgw"), ("kgw",)])

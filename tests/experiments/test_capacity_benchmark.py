@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from saved_figures import drawn
 from scipy import stats
 
 from waterdrum_hf import tiny
@@ -281,19 +282,6 @@ def test_error_bars_are_the_distances_to_the_interval_ends_and_zero_without_one(
     bars = capacity.error_bars(points, "r2")
     assert bars.shape == (2, 2)
     assert bars.tolist() == [[0.25, 0.0], [0.375, 0.0]]
-
-
-def drawn(monkeypatch, draw, path: Path):
-    """The figure ``draw(path)`` saves (pyplot's close intercepted) and the saved PNG's size."""
-    import matplotlib.pyplot as plt
-    from PIL import Image
-
-    figures = []
-    monkeypatch.setattr(plt, "close", figures.append)
-    draw(path)
-    (figure,) = figures
-    with Image.open(path) as image:
-        return figure, image.size
 
 
 def test_plot_draws_each_cells_means_and_intervals(capacity, tmp_path, monkeypatch):
