@@ -48,13 +48,16 @@ JUDGED_ENTRIES: tuple[tuple[str, str | None, str | None, str], ...] = (
         "entry), and name is 'forget' or 'retain', dataclass fields every result has, so the "
         "default is never used",
     ),
-    (
-        _AUDITS + "x_plot_audits",
-        "for ax, audit in zip(np.atleast_1d(axes), names, strict=True):",
-        "for ax, audit in zip(np.atleast_1d(axes), names, strict=False):",
-        "the axes are made by new_figure(..., ncols=len(names)): np.atleast_1d gives exactly "
-        "len(names) of them (no audit: fig.subplots(1, 0) raises before the loop), so the "
-        "lengths always match and strict never fires",
+    *(
+        (
+            _AUDITS + "x_plot_audits",
+            "for ax, audit in zip(np.atleast_1d(axes), names, strict=True):",
+            f"for ax, audit in zip(np.atleast_1d(axes), names, {strict}):",
+            "the axes are made by new_figure(..., ncols=len(names)): np.atleast_1d gives exactly "
+            "len(names) of them (no audit: fig.subplots(1, 0) raises before the loop), so the "
+            "lengths always match and strict never fires",
+        )
+        for strict in ("strict=False", "strict=None", "")
     ),
     (
         _AUDITS + "x_plot_audits",
