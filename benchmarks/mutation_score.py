@@ -28,7 +28,7 @@ it on an idle machine. Not run by CI.
 
     pip install -e ".[mutation]"
     python benchmarks/mutation_score.py --report benchmarks/results/mutation.md   # full run
-    python benchmarks/mutation_score.py --retest   # only the survivors, after new tests
+    python benchmarks/mutation_score.py --retest   # only the survivors, after new tests (tests' reach traced afresh)
     python benchmarks/mutation_score.py --resume   # finish an interrupted run
     python benchmarks/mutation_score.py --no-run   # the report of the last run
     python benchmarks/mutation_score.py --modules metric bootstrap   # only these modules' mutants
@@ -97,6 +97,17 @@ def build_workspace(fresh: bool) -> None:
     forget_unmutated_copies()
 
 
+def forget_test_coverage() -> None:
+    """Drop mutmut's record of which tests reach which function, so the next run records it
+    afresh (a few minutes: one traced run of the selected tests).
+
+    mutmut traces only the tests it has not seen before; a test that was edited since (say, to
+    cover a NaN interval) keeps its old reach, and a mutant that only the edit kills would be
+    retested without it and read "survived".
+    """
+    (WORKSPACE / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+
+
 def forget_unmutated_copies() -> None:
     """Drop mutmut's plain copy of each ``only_mutate`` file it has not mutated yet.
 
@@ -116,7 +127,7 @@ def forget_unmutated_copies() -> None:
             copy.unlink()
             dropped = True
     if dropped:
-        (mutants / "mutmut-stats.json").unlink(missing_ok=True)
+        forget_test_coverage()
 
 
 def run_mutmut(mutant_names: list[str], max_children: int) -> None:
@@ -341,6 +352,7 @@ def main() -> None:
         build_workspace(fresh=fresh)
         names = []
         if args.retest:
+            forget_test_coverage()
             table = classify(load_selected())
             names = [  # message-only and judged ones too: a new test may kill them
                 entry[0]
