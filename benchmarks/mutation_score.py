@@ -45,11 +45,14 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import textwrap
 from collections import Counter
 from pathlib import Path
@@ -74,26 +77,44 @@ INSTALLED_LAYOUT = {
 MESSAGE_CALLS = {"warn", "warn_user", "warning", "info", "debug", "error", "exception"}
 
 
-def build_workspace(fresh: bool) -> None:
+def build_workspace(fresh: bool, commit: str | None = None) -> None:
     """Copy the repository's tracked files into the workspace, the package in its installed
-    layout; the rest (tests, benchmarks and their results, pages, cards) where they are."""
+    layout; the rest (tests, benchmarks and their results, pages, cards) where they are.
+
+    The files are the working tree's, or those of ``commit``: a run that lasts an hour then
+    tests what was committed, not whatever half-written test someone has open meanwhile.
+    """
     if fresh and WORKSPACE.exists():
         shutil.rmtree(WORKSPACE)
-    tracked = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.split("\0")
-    for name in filter(None, tracked):
-        top, _, rest = name.partition("/")
-        if top == "waterdrum_hf" and rest.split("/")[0] in INSTALLED_LAYOUT:
-            continue  # a subpackage with its own place in the layout
-        targets = [f"{INSTALLED_LAYOUT[top]}/{rest}"] if top in INSTALLED_LAYOUT else []
-        if top not in ("waterdrum_hf", "trainers"):
-            targets.append(name)  # metrics/ also where the card's tests read it
-        for target in targets:
-            copy = WORKSPACE / target
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            if not copy.exists() or copy.read_bytes() != (ROOT / name).read_bytes():
-                shutil.copy2(ROOT / name, copy)
+    with tempfile.TemporaryDirectory() as exported:
+        source = ROOT
+        if commit is not None:
+            source = Path(exported)
+            archive = subprocess.run(
+                ["git", "archive", commit], cwd=ROOT, check=True, capture_output=True
+            ).stdout
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                tar.extractall(source, filter="data")
+        listing = (
+            ["git", "ls-files", "-z"]
+            if commit is None
+            else ["git", "ls-tree", "-r", "-z", "--name-only", commit]
+        )
+        tracked = subprocess.run(
+            listing, cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout.split("\0")
+        for name in filter(None, tracked):
+            top, _, rest = name.partition("/")
+            if top == "waterdrum_hf" and rest.split("/")[0] in INSTALLED_LAYOUT:
+                continue  # a subpackage with its own place in the layout
+            targets = [f"{INSTALLED_LAYOUT[top]}/{rest}"] if top in INSTALLED_LAYOUT else []
+            if top not in ("waterdrum_hf", "trainers"):
+                targets.append(name)  # metrics/ also where the card's tests read it
+            for target in targets:
+                copy = WORKSPACE / target
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                if not copy.exists() or copy.read_bytes() != (source / name).read_bytes():
+                    shutil.copy2(source / name, copy)
     forget_unmutated_copies()
 
 
@@ -337,6 +358,11 @@ def main() -> None:
         default=1,
         help="mutants tested at once (one core each; default 1 leaves the machine usable)",
     )
+    parser.add_argument(
+        "--commit",
+        metavar="REV",
+        help="test this commit's files (e.g. HEAD) instead of the working tree's",
+    )
     args = parser.parse_args()
     if args.max_children < 1:
         parser.error("--max-children must be at least 1")
@@ -349,7 +375,7 @@ def main() -> None:
 
     if not args.no_run:
         fresh = not (args.retest or args.resume)
-        build_workspace(fresh=fresh)
+        build_workspace(fresh=fresh, commit=args.commit)
         names = []
         if args.retest:
             forget_test_coverage()

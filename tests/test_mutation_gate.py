@@ -174,3 +174,44 @@ def test_a_changed_default_is_reached_by_any_call(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(mutation_probes, "WORKSPACE", tmp_path)
     assert mutation_probes.changed_lines("m.py", "m.x_h__mutmut_1") == [(5, 5)]
+
+
+def test_the_workspace_holds_a_commits_files_in_the_installed_layout(tmp_path, monkeypatch):
+    """``--commit`` copies the committed files, not the working tree's edits; a file only in the
+    working tree stays out; the package lands under ``src/`` with ``trainers`` inside it."""
+    import mutation_score
+
+    repo = tmp_path / "repo"
+    files = {
+        "pyproject.toml": '[tool.mutmut]\nonly_mutate = ["src/waterdrum_hf/core.py"]\n',
+        "waterdrum_hf/core.py": "VALUE = 1\n",
+        "trainers/losses.py": "LOSS = 1\n",
+        "tests/test_core.py": "def test(): pass\n",
+    }
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    (repo / "waterdrum_hf/core.py").write_text("VALUE = 2\n")  # an edit not committed
+    (repo / "tests/test_half_written.py").write_text("def test(:\n")
+    git("add", "tests/test_half_written.py")  # tracked, not committed
+    monkeypatch.setattr(mutation_score, "ROOT", repo)
+    monkeypatch.setattr(mutation_score, "WORKSPACE", tmp_path / "workspace")
+
+    mutation_score.build_workspace(fresh=True, commit="HEAD")
+    workspace = tmp_path / "workspace"
+    assert (workspace / "src/waterdrum_hf/core.py").read_text() == "VALUE = 1\n"
+    assert (workspace / "src/waterdrum_hf/trainers/losses.py").read_text() == "LOSS = 1\n"
+    assert (workspace / "tests/test_core.py").exists()
+    assert not (workspace / "tests/test_half_written.py").exists()
+    assert not (workspace / "waterdrum_hf").exists()
+
+    mutation_score.build_workspace(fresh=True)  # the working tree's tracked files
+    assert (workspace / "src/waterdrum_hf/core.py").read_text() == "VALUE = 2\n"
+    assert (workspace / "tests/test_half_written.py").exists()
