@@ -215,3 +215,98 @@ def test_the_workspace_holds_a_commits_files_in_the_installed_layout(tmp_path, m
     mutation_score.build_workspace(fresh=True)  # the working tree's tracked files
     assert (workspace / "src/waterdrum_hf/core.py").read_text() == "VALUE = 2\n"
     assert (workspace / "tests/test_half_written.py").exists()
+
+
+_HEADER = (
+    "| module | mutants | killed | timeout | message-only | equivalent | survived | no tests "
+    "| not checked | score |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+)
+
+
+def _area_report(path: Path, rows: list[str], current: bool = True) -> None:
+    marker = "<!-- current -->\n" if current else ""
+    path.write_text(
+        "# an area\n\nold:\n\n"
+        + _HEADER
+        + "| m/old.py | 1 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 0.0 % |\n\n"
+        + marker
+        + _HEADER
+        + "".join(row + "\n" for row in rows)
+        + "| **all** | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | - |\n\nafter\n"
+    )
+
+
+def test_the_summary_reads_each_modules_current_row(tmp_path):
+    """Only the table after the marker counts; rows come in only_mutate's order; the score is
+    (killed + timeout) over mutants less message-only, equivalent and not checked."""
+    from mutation_summary import gather, render
+
+    # m/a.py: (90 + 2) / (120 - 10 - 5 - 10) = 92 / 95 = 96.8 %, below the bar
+    _area_report(
+        tmp_path / "mutation_one.md", ["| m/a.py | 120 | 90 | 2 | 10 | 5 | 3 | 0 | 10 | 96.8 % |"]
+    )
+    _area_report(
+        tmp_path / "mutation_two.md",
+        [
+            "| m/b.py | 10 | 9 | 0 | 1 | 0 | 0 | 0 | 0 | 100.0 % |",
+            "| m/c.py | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | - |",
+        ],
+    )
+    _area_report(
+        tmp_path / "mutation_history.md",
+        ["| m/old.py | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 100.0 % |"],
+        current=False,
+    )
+    rows, missing = gather(tmp_path, ["m/b.py", "m/a.py", "m/c.py", "m/old.py"])
+    assert [(r.module, r.report, r.score) for r in rows] == [
+        ("m/b.py", "mutation_two.md", 100.0),
+        ("m/a.py", "mutation_one.md", pytest.approx(100 * 92 / 95)),
+        ("m/c.py", "mutation_two.md", None),
+    ]
+    assert missing == ["m/old.py"]
+    text = render(rows, missing)
+    assert (
+        "| m/a.py | 120 | 92 | 10 | 5 | 10 | 3 | 96.8 % | [mutation_one.md](mutation_one.md) |"
+        in text
+    )
+    assert "Below 97 %: m/a.py." in text and "Without a current table: m/old.py." in text
+
+
+@pytest.mark.parametrize(
+    ("rows", "modules", "error"),
+    [
+        (
+            ["| m/a.py | 10 | 9 | 0 | 1 | 0 | 0 | 0 | 0 | 90.0 % |"],
+            ["m/a.py"],
+            "reads 90.0 %",
+        ),  # a hand edit
+        (
+            ["| m/z.py | 10 | 9 | 0 | 1 | 0 | 0 | 0 | 0 | 100.0 % |"],
+            ["m/a.py"],
+            "not in only_mutate",
+        ),
+    ],
+)
+def test_the_summary_refuses_a_row_it_cannot_trust(tmp_path, rows, modules, error):
+    from mutation_summary import gather
+
+    _area_report(tmp_path / "mutation_one.md", rows)
+    with pytest.raises(ValueError, match=error):
+        gather(tmp_path, modules)
+
+
+def test_the_summary_refuses_two_current_rows_for_one_module(tmp_path):
+    from mutation_summary import gather
+
+    row = "| m/a.py | 10 | 9 | 0 | 1 | 0 | 0 | 0 | 0 | 100.0 % |"
+    _area_report(tmp_path / "mutation_one.md", [row])
+    _area_report(tmp_path / "mutation_two.md", [row])
+    with pytest.raises(ValueError, match="mutation_one.md and in mutation_two.md"):
+        gather(tmp_path, ["m/a.py"])
+
+
+def test_the_committed_summary_is_the_reports_current_rows():
+    """``mutation_summary.md`` is regenerated whenever an area report or only_mutate changes."""
+    from mutation_summary import SUMMARY, gather, render
+
+    assert SUMMARY.read_text(encoding="utf-8") == render(*gather())
