@@ -55,6 +55,14 @@ def test_the_share_must_be_in_the_half_open_unit_interval():
         relearning_slice([TEXTS[0], 3], 0.5)
 
 
+def test_bad_texts_are_refused_under_their_name(tiny_model):
+    model, tokenizer = tiny_model
+    with pytest.raises(TypeError, match=r"^texts must be a list of strings, not a single string"):
+        relearn(model, tokenizer, TEXTS[0])
+    with pytest.raises(TypeError, match=r"^texts\[1\] must be a str, got int$"):
+        relearn(model, tokenizer, [TEXTS[0], 3])
+
+
 @pytest.fixture
 def trainers(monkeypatch, tmp_path):
     """The GD trainers that relearn builds, kept for reading back what they trained, with the
@@ -123,6 +131,7 @@ def test_the_asked_steps_at_a_constant_rate_logged_twice(tiny_model, trainers, s
     # Three texts in batches of two: two steps an epoch.
     assert [e["epoch"] for e in entries] == [s / 2 for s in logged]
     args = trainer.args
-    assert args.seed == 3 and args.use_cpu is not torch.cuda.is_available()
+    # On the CPU exactly when there is no GPU (a bare "not a GPU" would also pass None).
+    assert args.seed == 3 and args.use_cpu is (not torch.cuda.is_available())
     assert args.save_strategy == "no" and args.report_to == []
     assert args.disable_tqdm is (steps != 4)  # bars only when asked for

@@ -362,20 +362,120 @@ def test_given_results_for_the_unperturbed_models_are_not_sampled_again(tiny_mod
     assert again.settings == first.settings
 
 
-def test_the_relearning_batch_size_names_its_cached_stage(tiny_model):
-    _, tokenizer = tiny_model
+def settings_only(tokenizer, data, config, **options):
+    """run_audits of a model never loaded: its cache computes no stage and answers every one
+    with the same two completions. Returns the results and each stage's cache settings."""
     seen = {}
 
-    def cache(name, audit, settings, compute):  # never computes: only the settings matter
-        seen.setdefault(audit, []).append(settings)
+    def cache(name, audit, settings, compute):
+        seen[name, audit] = settings
         return {"completions": [["one two three"], ["four five six"]]}
 
+    options.setdefault("scoring", WaterDrumConfig(null=NullConfig("analytic")))
+    results = run_audits({"m": "never loaded"}, tokenizer, data, config=config, cache=cache,
+                         **options)  # fmt: skip
+    return results, seen
+
+
+def test_the_relearning_batch_size_names_its_cached_stage(tiny_model):
+    _, tokenizer = tiny_model
     data = AuditQueries(["q1", "q2"], [FORGET, RETAIN], [FORGET], forget_texts=["a text"])
-    for size in (1, 2):
-        config = AuditConfig(audits=("relearning",), relearn_batch_size=size, batch_size=4)
-        run_audits(
-            {"m": "never loaded"}, tokenizer, data, config=config, cache=cache,
-            scoring=WaterDrumConfig(null=NullConfig("analytic")),
-        )  # fmt: skip
-    first, second = seen["relearned"]
-    assert first != second
+    first, second = (
+        settings_only(
+            tokenizer, data, AuditConfig(audits=("relearning",), relearn_batch_size=size)
+        )[1]["m", "relearned"]
+        for size in (1, 2)
+    )
+    assert first["stage"]["batch_size"] == 1 and second["stage"]["batch_size"] == 2
+
+
+def test_word_attacks_name_the_vocabulary_they_draw_from(tiny_model):
+    """Substitution and insertion draw words of the watermark tokenizer's vocabulary: their
+    cached stages name it (None for a tokenizer without a name); other attacks name none.
+    The run records the seed the attacks used: the audits' seed when none is given."""
+    _, tokenizer = tiny_model
+    named = copy.deepcopy(tokenizer)
+    named.name_or_path = "the-watermark-tokenizer"
+    nameless = copy.deepcopy(tokenizer)
+    del nameless.name_or_path
+    assert not hasattr(nameless, "name_or_path")
+    data = AuditQueries(["q1", "q2"], [FORGET, RETAIN], [FORGET])
+    config = AuditConfig(
+        audits=(), attacks=("insertion:0.1", "substitution:0.1", "deletion:0.1"), seed=3
+    )
+    for marker, vocabulary in ((named, "the-watermark-tokenizer"), (nameless, None)):
+        results, seen = settings_only(tokenizer, data, config, watermark_tokenizer=marker)
+        for spec in ("insertion:0.1", "substitution:0.1"):
+            assert seen["m", spec]["stage"] == {"attack_seed": 3, "vocabulary": vocabulary}
+        assert seen["m", "deletion:0.1"]["stage"] == {"attack_seed": 3}
+        assert results.settings["attack_seed"] == 3  # AuditConfig.attack_seed is None
+        assert "quantization_checks" not in results.settings
+
+
+def test_without_attacks_or_quantization_the_run_records_neither(tiny_model):
+    _, tokenizer = tiny_model
+    data = AuditQueries(["q1", "q2"], [FORGET, RETAIN], [FORGET], forget_texts=["a text"])
+    config = AuditConfig(audits=("relearning",), seed=3)
+    results, seen = settings_only(tokenizer, data, config)
+    assert list(seen) == [("m", "before"), ("m", "relearned")]
+    # No attack ran: no seed of theirs, only the config's own field (None); no quantized model.
+    assert results.settings["attack_seed"] is None and results.settings["seed"] == 3
+    assert "quantization_checks" not in results.settings
+    scoring = WaterDrumConfig(null=NullConfig("analytic")).to_dict()
+    assert results.settings == {
+        **dataclasses.asdict(config),
+        "scoring": scoring,
+        "relearn_texts": 1,
+    }
+
+
+def test_owner_names_are_checked_as_the_metric_checks_them(tiny_model):
+    _, tokenizer = tiny_model
+    twice = {FORGET: "same", RETAIN: "same"}
+    data = AuditQueries(["q1", "q2"], [FORGET, RETAIN], [FORGET], owner_names=twice)
+    config = AuditConfig(audits=(), attacks=("deletion:0.1",))
+    with pytest.raises(ValueError, match="`owner_names` gives two owners the same name"):
+        settings_only(tokenizer, data, config)
+    with pytest.raises(TypeError, match="`owner_names` values must be non-empty strings"):
+        settings_only(tokenizer, dataclasses.replace(data, owner_names={FORGET: ""}), config)
+    named = dataclasses.replace(data, owner_names={FORGET: "f", RETAIN: "r"})
+    assert settings_only(tokenizer, named, config)[0].audits() == ["deletion:0.1"]
+
+
+def test_only_the_quantization_audit_needs_torchao(monkeypatch):
+    import sys
+
+    from waterdrum_hf.audits import check_audits
+
+    monkeypatch.setitem(sys.modules, "torchao", None)  # as if not installed
+    relearning = AuditConfig(audits=("relearning",), relearn_share=1.0)
+    assert check_audits(relearning, ["a", "b"]) == ["a", "b"]
+    attacks = AuditConfig(audits=(), attacks=("deletion:0.1",))
+    assert check_audits(attacks, ["a"]) == []
+    for audits in (("quantization",), ("relearning", "quantization")):
+        with pytest.raises(ImportError, match="the quantization audit needs torchao"):
+            check_audits(AuditConfig(audits=audits), ["a"])
+
+
+def test_bad_lists_are_refused_under_the_names_the_caller_gave():
+    from waterdrum_hf.audits import check_audits
+
+    pastes = AuditConfig(audits=(), attacks=("copy_paste:0.2",))
+    with pytest.raises(TypeError, match=r"^attack_source must be a list of strings, not a"):
+        check_audits(pastes, [], "pasted text")
+    with pytest.raises(TypeError, match=r"^attack_source\[1\] must be a str, got bytes$"):
+        check_audits(pastes, [], ["pasted", b"text"])
+    assert check_audits(pastes, [], ["pasted text"]) == []
+    with pytest.raises(TypeError, match=r"^queries must be a list of strings, not a single"):
+        AuditQueries("one query", [FORGET], [FORGET])
+    with pytest.raises(TypeError, match=r"^queries\[0\] must be a str, got int$"):
+        AuditQueries([3], [FORGET], [FORGET])
+
+
+def test_the_queries_are_kept_as_the_checked_list(tiny_model):
+    _, tokenizer = tiny_model
+    data = AuditQueries((q for q in ("q1", "q2")), [FORGET, RETAIN], [FORGET])  # read once
+    assert data.queries == ["q1", "q2"]
+    config = AuditConfig(audits=(), attacks=("deletion:0.1",))
+    seen = settings_only(tokenizer, data, config)[1]
+    assert seen["m", "before"]["sampling"]["queries"] == ["q1", "q2"]
