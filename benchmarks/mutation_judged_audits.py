@@ -23,6 +23,29 @@ _RMTREE = (
     "reads the folder left empty under each"
 )
 
+_RETAIN_WEIGHT = (
+    "GradDiffConfig inherits retain_weight from UnlearningConfig (trainers/config.py), whose "
+    "field default is 1.0: leaving the argument out passes the same float 1.0, so the config, "
+    "the loss (1.0 * NLL(retain)) and every weight trained are the same; the probe reads the "
+    "weights after two steps"
+)
+_REPORT_TO = (
+    "TrainingArguments' report_to defaults to 'none' in every transformers the package allows "
+    "(pyproject: transformers>=5.23; the default changed to 'none' for v5 in "
+    "huggingface/transformers#41375, 5.24's training_args.py: default='none'), and "
+    "__post_init__ turns 'none' into [] either way; no reporting integration is set up for "
+    "either, so the trainer and its weights are the same; the probe reads the weights"
+)
+_FOUND_GET = (
+    "every model of `models` has a stage besides 'before' in `found` when this line runs: "
+    "AuditConfig (frozen; replace() re-runs its checks) refuses a config with neither an "
+    "audit nor an attack and a quantization audit without widths, so `stages` holds at least "
+    "one perturbation or attack; `steps` pairs every model with every stage other than "
+    "'before', and each such step sets found[name][audit] (an exception there ends "
+    "run_audits before this loop); so found.get(name, ...) always finds the name and its "
+    "default ({}, None or left out) is never read; the probe runs an audit with `before` given"
+)
+
 JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
     (_QUANTIZATION + "x_quantize", _DEVICE, "device_map=None,", _CPU_ONLY, "not checked"),
     (
@@ -81,5 +104,19 @@ JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
         "pair is built and never read; building it loads a folder that the 'before' stage of "
         "the same model already loaded (run_audits runs 'before' first), so it cannot fail "
         "where the original succeeds",
+    ),
+    (_RELEARNING + "x_relearn", "retain_weight=1.0,", "", _RETAIN_WEIGHT),
+    (_RELEARNING + "x_relearn", 'report_to="none",', "", _REPORT_TO),
+    (
+        _RUN + "x_run_audits",
+        "found[name] = {BEFORE: replace(before[name], scores=None), **found.get(name, {})}",
+        "found[name] = {BEFORE: replace(before[name], scores=None), **found.get(name, None)}",
+        _FOUND_GET,
+    ),
+    (
+        _RUN + "x_run_audits",
+        "found[name] = {BEFORE: replace(before[name], scores=None), **found.get(name, {})}",
+        "found[name] = {BEFORE: replace(before[name], scores=None), **found.get(name, )}",
+        _FOUND_GET,
     ),
 )

@@ -103,10 +103,28 @@ def check_audits(tmp: Path) -> Any:
 
 
 def run_audits(tmp: Path) -> Any:
-    """No model to audit."""
-    from waterdrum_hf.audits import AuditQueries, run_audits
+    """No model to audit, then an audit given the unperturbed model's results (its other
+    stage's completions from a cache that never loads the model): the results it returns."""
+    from waterdrum_hf.audits import AuditConfig, AuditQueries, run_audits
+    from waterdrum_hf.config import NullConfig, WaterDrumConfig
 
-    return each(lambda: run_audits({}, None, AuditQueries(["q"], [1], [1])))
+    _, tokenizer = _tiny()
+    data = AuditQueries(["q1", "q2"], [1, 2], [1])
+    options = {
+        "config": AuditConfig(audits=(), attacks=("deletion:0.5",)),
+        "scoring": WaterDrumConfig(null=NullConfig("analytic")),
+        "cache": lambda model, audit, settings, compute: {
+            "completions": [["one two three four"], ["five six seven eight"]]
+        },
+        "show_progress": False,
+    }
+
+    def audited() -> Any:
+        first = run_audits({"m": "never loaded"}, tokenizer, data, **options)
+        given = {"m": first.models["m"]["before"]}
+        return run_audits({"m": "never loaded"}, tokenizer, data, before=given, **options)
+
+    return each(lambda: run_audits({}, None, AuditQueries(["q"], [1], [1])), audited)
 
 
 def queries(tmp: Path) -> Any:
