@@ -1848,17 +1848,13 @@ def test_per_owner_plot_bars_errors_counts_and_null_bands(tmp_path, figures):
         if not isinstance(band, PolyCollection):
             continue  # the error bars
         x0, y0, x1, y1 = band.get_paths()[0].get_extents().extents
-        bands.append((round(x0, 6), round(x1, 6), round(y0, 6), round(y1, 6), band.get_label()))
+        bands.append((round(x0, 6), round(x1, 6), round(y0, 6), round(y1, 6)))
         assert band.get_zorder() == 0 and band.get_alpha() == 0.2
-    assert (
-        bands
-        == [
-            (-0.45, 0.45, -0.3125, 0.4375, "null ±2 sd"),  # alice: means 0.0625 ± 2 x 0.1875
-            (0.55, 1.45, 0.125, 0.375, "_child1"),  # carol: the original's alone
-        ]
-        or bands[1][:4] == (0.55, 1.45, 0.125, 0.375)
-    )
-    assert bands[0][4] == "null ±2 sd" and not bands[1][4].startswith("null")
+        assert to_hex(band.get_facecolor()[0]) == to_hex("grey")
+    assert bands == [
+        (-0.45, 0.45, -0.3125, 0.4375),  # alice: means 0.0625 ± 2 x 0.1875
+        (0.55, 1.45, 0.125, 0.375),  # carol: the original's alone
+    ]
     assert list(ax.get_xticks()) == [0, 1, 2]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["alice", "carol\n(forget)", "bob"]
     assert ax.get_xticklabels()[0].get_fontsize() == 8
@@ -1866,6 +1862,7 @@ def test_per_owner_plot_bars_errors_counts_and_null_bands(tmp_path, figures):
     assert ax.get_title() == "Per-owner WaterDrum values (± standard error)"
     zero = ax.get_lines()[-1]
     assert list(zero.get_ydata()) == [0, 0] and zero.get_linewidth() == 0.5
+    assert to_hex(zero.get_color()) == "#000000"
     legend = ax.get_legend()
     assert [t.get_text() for t in legend.get_texts()] == ["null ±2 sd", "original", "kl"]
     assert legend.get_texts()[0].get_fontsize() == 8 and legend._loc == 6
@@ -1892,6 +1889,25 @@ def test_per_owner_plot_widens_with_owners_and_models(tmp_path, figures):
     assert centres == pytest.approx([(i - 2.5) * 0.8 / 6 for i in range(6)], abs=1e-9)
     report.plot_per_owner({"m": model(None)}, tmp_path / "one.png")
     assert figures["one"].get_size_inches() == pytest.approx((1.1 * 4 + 2.5, 4.4))
+    (ax,) = figures["one"].axes
+    assert [round(p.get_x(), 6) for p in ax.patches] == [-0.4, 0.6, 1.6, 2.6]  # one 0.8 bar each
+
+
+def test_per_owner_null_bands_are_in_the_legend_when_the_first_owner_has_none(tmp_path, figures):
+    """The legend names the null bands whichever owner has the first one."""
+    owners = {
+        "alice": _owner_entry(0.5, 2),
+        "bob": _owner_entry(0.25, 2, null=(0.0, 0.125)),
+        "carol": _owner_entry(0.125, 2, null=(0.0, 0.25)),
+    }
+    kl = WaterDrumResult(num_queries=6, num_scored=6, num_skipped=0, per_owner=owners)
+    report.plot_per_owner({"kl": kl}, tmp_path / "p.png")
+    (ax,) = figures["p"].axes
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    extents = [tuple(round(v, 6) for v in b.get_paths()[0].get_extents().extents) for b in bands]
+    assert extents == [(0.55, -0.25, 1.45, 0.25), (1.55, -0.5, 2.45, 0.5)]  # bob's, carol's
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["null ±2 sd", "kl"]
+    assert [b.get_label() == "null ±2 sd" for b in bands] == [True, False]  # named once
 
 
 def test_roc_curves_are_the_true_and_false_positive_rates(tmp_path, figures):
@@ -2000,3 +2016,166 @@ def test_model_colours_are_fixed_or_stable():
     other = report.model_color("My-Method")
     assert other in report.OTHER_COLORS and other == report.model_color("my_method")
     assert {report.model_color(f"method{i}") for i in range(40)} == set(report.OTHER_COLORS)
+
+
+# --- write_report: what it writes and draws ----------------------------------------------------
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """write_report's plots and token views, recorded instead of drawn: ``{plot: (args,
+    kwargs)}``; each returns the path it was given (the views: ``<stem>.html`` and ``.png``)."""
+    calls = {}
+
+    def stub(key):
+        def draw(*args, **kwargs):
+            calls[key] = (args, kwargs)
+            return Path(args[1])
+
+        return draw
+
+    for key in ("benchmark", "curves", "per_owner", "roc", "audits"):
+        monkeypatch.setattr(report.files, f"plot_{key}", stub(key))
+
+    def views(views, out, **kwargs):
+        calls["watermark_view"] = ((views, out), kwargs)
+        return Path(out) / f"{kwargs['stem']}.html", Path(out) / f"{kwargs['stem']}.png"
+
+    monkeypatch.setattr(report.files, "write_token_views", views)
+    return calls
+
+
+def _roc_ready(forget, retain, auroc=0.75, values=(0.9, 0.2)):
+    """A model with both sets (the forget value's interval ± 0.125) and the details of a ROC."""
+    return WaterDrumResult(
+        forget=SetValue(forget, ci_low=forget - 0.125, ci_high=forget + 0.125),
+        retain=SetValue(retain),
+        separability_auroc=auroc,
+        confidence=0.9, num_queries=len(values), num_scored=len(values), num_skipped=0,
+        per_owner={"alice": OwnerValue(1, 1, forget=False, value=0.5), "carol": OwnerValue(1, 1, forget=True, value=0.25)},
+        query_values=values, query_owners=("alice", "carol")[: len(values)],
+    )  # fmt: skip
+
+
+def _view(label):
+    from waterdrum_hf.report.token_view import TokenView
+
+    return TokenView(tokens=("a", "b"), terms=(math.nan, 0.5), score=0.5, scale=1.0, owner="carol", label=label)  # fmt: skip
+
+
+def test_write_report_writes_each_file_and_draws_what_applies(tmp_path, drawn):
+    """Two runs, audits and token views into a folder not yet made: report.json (everything but
+    the token views, every run flat, their comparison), audits.json, the views (one column per
+    model), report.md (the default title, every plot), and their paths in that order; the
+    benchmark shows the means over the runs, the per-owner plot the first run, the ROC the
+    retrained model though it comes second; a second write into the same folder works."""
+    from waterdrum_hf.audits import AuditResults
+
+    kl, retrained, original = (
+        _roc_ready(0.25, 0.5),
+        _roc_ready(0.125, 0.625, auroc=0.5),
+        _roc_ready(0.5, 0.75),
+    )
+    kl_again = dataclasses.replace(kl, forget=dataclasses.replace(kl.forget, value=0.5))
+    audits = AuditResults(models={"kl": {"before": kl, "int8": retrained}})
+    views = [_view(f"{s} set, {m} model") for m in ("original", "kl") for s in ("forget", "retain")]
+    data = {
+        "models": {"kl": kl, "retrained": retrained, "original": original},
+        "runs": {"kl": [kl.to_dict(), kl_again.to_dict()], "retrained": [retrained] * 2, "original": [original] * 2},
+        "curves": {"kl": [{"step": 2, "forget": 0.25}]},
+        "curve_sampling": {"queries": 2, "num_samples": 1, "max_new_tokens": 8},
+        "audits": audits,
+        "token_views": views,
+    }  # fmt: skip
+    out = tmp_path / "new" / "folder"
+    written = report.write_report(data, out)
+    names = ["report.json", "audits.json", "watermark_view.html", "report.md", "benchmark.png"]
+    names += ["curves.png", "per_owner.png", "roc.png", "audits.png", "watermark_view.png"]
+    assert written == [out / name for name in names]
+
+    saved = json.loads((out / "report.json").read_text())
+    assert set(saved) == {"models", "runs", "curves", "curve_sampling", "audits", "comparison"}
+    assert saved["models"]["kl"] == json.loads(report.json_text(kl.to_dict()))
+    assert [r["forget"] for r in saved["runs"]["kl"]] == [0.25, 0.5]
+    assert [r["forget"] for r in saved["runs"]["retrained"]] == [0.125, 0.125]
+    assert saved["comparison"]["kl/forget"] == 0.375
+    assert json.loads((out / "audits.json").read_text()) == saved["audits"]
+    assert saved["audits"]["models"]["kl"]["int8"]["forget"] == 0.125
+
+    (shown, path), _ = drawn["benchmark"]
+    assert path == out / "benchmark.png"
+    low, high = stats.t.interval(0.95, 1, loc=0.375, scale=0.125)  # two runs: 0.25 and 0.5
+    assert (shown["kl"].forget.value, shown["kl"].forget.ci_low) == (0.375, pytest.approx(low))
+    assert shown["kl"].forget.ci_high == pytest.approx(high)
+    assert drawn["curves"] == (
+        (data["curves"], out / "curves.png"),
+        {"note": "Each point scores a subsample: 2 queries x 1 sample x 8 tokens, so its values "
+         "differ from the table's."},
+    )  # fmt: skip
+    (first_run, path), _ = drawn["per_owner"]
+    assert path == out / "per_owner.png" and first_run["kl"] == kl
+    assert drawn["roc"] == ((retrained, out / "roc.png"), {"label": "retrained"})
+    (drawn_audits, path), _ = drawn["audits"]
+    assert path == out / "audits.png" and drawn_audits.audits() == ["int8"]
+    (drawn_views, path), options = drawn["watermark_view"]
+    assert drawn_views == views and path == out
+    assert options == {
+        "stem": "watermark_view",
+        "title": "The watermark, token by token",
+        "columns": 2,
+    }
+    assert type(options["columns"]) is int  # check_positive_int refuses 2.0
+    text = (out / "report.md").read_text()
+    assert text.startswith("# WaterDrum report\n\n")
+    for key in ("benchmark", "curves", "per_owner", "roc", "audits", "watermark_view"):
+        assert f"\n![{key}]({key}.png)\n" in text
+    assert "## Audits: does the unlearning hold?" in text
+
+    report.write_report({"models": {"kl": kl}}, out, title="Again")  # the folder exists
+    assert (out / "report.md").read_text().startswith("# Again\n\n")
+
+
+def test_write_report_draws_only_what_the_results_hold(tmp_path, drawn):
+    """One run: the benchmark shows the models as they are (intervals kept); no retrained
+    model: the ROC is the first model's, and none when that one lacks an AUROC or per-query
+    values; no model with both sets: no benchmark; no per-owner values: no per-owner plot;
+    audits without a perturbation: audits.json but no audit plot."""
+    from waterdrum_hf.audits import AuditResults
+
+    npo, kl = _roc_ready(0.25, 0.5), _roc_ready(0.5, 0.75)
+    written = report.write_report({"models": {"npo": npo, "kl": kl}}, tmp_path)
+    assert [p.name for p in written] == ["report.json", "report.md", "benchmark.png", "per_owner.png", "roc.png"]  # fmt: skip
+    (shown, _), _ = drawn["benchmark"]
+    assert (shown["npo"].forget.ci_low, shown["npo"].forget.ci_high) == (0.125, 0.375)
+    assert drawn.pop("roc") == ((npo, tmp_path / "roc.png"), {"label": "npo"})
+    no_auroc = dataclasses.replace(npo, separability_auroc=None)
+    no_values = _roc_ready(0.25, 0.5, values=())
+    for first in (no_auroc, no_values):
+        report.write_report({"models": {"npo": first, "kl": kl}}, tmp_path / "no_roc")
+        assert "roc" not in drawn
+    assert report.read_report(tmp_path / "no_roc" / "report.json")["models"]["kl"] == kl
+
+    drawn.clear()
+    forget_only = WaterDrumResult(forget=SetValue(0.5), num_queries=1, num_scored=1, num_skipped=0)
+    before = AuditResults(models={"x": {"before": forget_only}})
+    written = report.write_report(
+        {"models": {"x": forget_only}, "audits": before}, tmp_path / "bare"
+    )
+    assert [p.name for p in written] == ["report.json", "audits.json", "report.md"]
+    assert not drawn
+    assert json.loads((tmp_path / "bare" / "audits.json").read_text())["models"]["x"]["before"]["forget"] == 0.5  # fmt: skip
+
+
+def test_json_text_is_strict_indented_json():
+    """NaN and infinities become null at any depth (in lists, tuples and mappings), numpy
+    scalars plain numbers, keys strings; two spaces of indent."""
+    value = {
+        "a": np.float32(0.5),
+        1: [np.int64(3), math.nan, (-math.inf, "s")],
+        "b": {"c": math.inf},
+    }
+    assert report.json_text(value) == (
+        '{\n  "a": 0.5,\n  "1": [\n    3,\n    null,\n    [\n      null,\n      "s"\n    ]\n  ],\n'
+        '  "b": {\n    "c": null\n  }\n}'
+    )
+    assert report.json_text(np.float64("nan")) == "null"

@@ -271,6 +271,7 @@ def plot_per_owner(models: Results, path: str | Path) -> Path:
             top = max(entry.value, 0) + float(error[1, 0])
             ax.text(xi, top + 0.02, f"n={n}", ha="center", fontsize=6)
             label = None
+    band: str | None = "null ±2 sd"  # the first band drawn names them all in the legend
     for j, owner in enumerate(owners):
         nulls = [
             e[owner] for e in per_owner.values() if owner in e and e[owner].null_mean is not None
@@ -285,8 +286,9 @@ def plot_per_owner(models: Results, path: str | Path) -> Path:
                 color="grey",
                 alpha=0.2,
                 zorder=0,
-                label="null ±2 sd" if j == 0 else None,
+                label=band,
             )
+            band = None
     forget = {o for entries in per_owner.values() for o, e in entries.items() if e.forget}
     ax.set_xticks(np.arange(len(owners)))
     ax.set_xticklabels([f"{o}\n(forget)" if o in forget else o for o in owners], fontsize=8)
