@@ -1514,6 +1514,13 @@ def test_runs_table_places_each_mean_interval_and_distance():
         "| --- | --- | --- |",
         "| kl | -0.500 [-0.750, -0.250] | 2 |",
     ]
+    nan = math.nan  # runs that agree exactly: Student's t gives no interval, written as nan
+    overall = {"kl": {"overall": SeedValue(0.5, nan, nan, 2)}}
+    flat = SeedComparison(0.95, overall, {}, {"kl": SeedValue(0.25, nan, nan, 2)}, None, True)
+    assert text_module._runs_table(flat)[0] == (
+        "| model | overall (95% CI over runs) | distance to retrained (95% CI over runs) | runs |"
+    )
+    assert text_module._runs_table(flat)[2] == "| kl | +0.500 [+nan, +nan] | 0.250 [nan, nan] | 2 |"
 
 
 def test_markdown_of_several_runs_says_so_in_every_caption():
