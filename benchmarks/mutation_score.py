@@ -235,8 +235,9 @@ def mutant_pattern(module: str) -> str:
 
 def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, list]]:
     """Per mutated file: mutants by outcome (``killed``, ``survived``, ``message``,
-    ``equivalent``, ``timeout``, ``no tests``, ``not checked``, ``other``); survivors come with
-    their change."""
+    ``equivalent``, ``timeout``, ``no tests``, ``not checked``, ``not run``, ``other``);
+    survivors come with their change. ``not run`` (a run stopped early) is kept apart from the
+    judged ``not checked``: it counts against the score, as a survivor does."""
     from mutmut.stats import status_by_exit_code
 
     judged = {(j.function, j.before, j.after): j for j in JUDGED}
@@ -246,7 +247,9 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
         rows: dict[str, list] = {}
         for name, code in sorted(exit_codes.items(), key=lambda kv: _natural(kv[0])):
             status = status_by_exit_code[code]
-            if status in ("killed", "timeout", "no tests", "survived", "not checked"):
+            if code is None:  # mutmut's "not checked": the run stopped before this mutant
+                outcome = "not run"
+            elif status in ("killed", "timeout", "no tests", "survived", "not checked"):
                 outcome = status
             elif status == "segfault":
                 outcome = "killed"
@@ -292,8 +295,8 @@ def report(table: dict[str, dict[str, list]]) -> str:
         "equivalents: `benchmarks/mutation_judged.py`).",
         "",
         "| module | mutants | killed | timeout | message-only | equivalent | survived "
-        "| no tests | not checked | score |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| no tests | not checked | not run | score |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     totals: Counter = Counter()
     for source, rows in table.items():
@@ -305,7 +308,7 @@ def report(table: dict[str, dict[str, list]]) -> str:
     lines += [
         "",
         "score = (killed + timeout) / (mutants - message-only - equivalent - not checked); "
-        "survivors and mutants no fast test reaches count against it.",
+        "survivors, mutants no fast test reaches and mutants not run yet count against it.",
     ]
     survivors = {
         source: [e for o in ("survived", "no tests", "other") for e in rows.get(o, [])]
@@ -336,6 +339,7 @@ def _row(label: str, counts: Counter) -> str:
     score = f"{100 * detected / scorable:.1f} %" if scorable else "-"
     cells = [counts[k] for k in ("mutants", "killed", "timeout", "message", "equivalent")]
     cells += [counts["survived"] + counts["other"], counts["no tests"], counts["not checked"]]
+    cells.append(counts["not run"])
     return f"| {label} | " + " | ".join(map(str, cells)) + f" | {score} |"
 
 

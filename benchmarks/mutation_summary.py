@@ -39,6 +39,8 @@ COLUMNS = (
     "no tests",
     "not checked",
 )
+#: The column of mutants a stopped run never reached (tables written before it have none).
+NOT_RUN = "not run"
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,8 @@ def current_rows(report: Path) -> list[ModuleRow]:
     for at in (i for i, line in enumerate(lines) if line.strip() == MARKER):
         table = lines[at + 1 :]
         header = [cell.strip() for cell in table[0].strip("|").split("|")] if table else []
-        if header[: len(COLUMNS) + 1] != ["module", *COLUMNS]:
+        columns = [*COLUMNS, NOT_RUN] if NOT_RUN in header else list(COLUMNS)
+        if header != ["module", *columns, "score"]:
             raise ValueError(
                 f"{report.name}: the line after {MARKER} (line {at + 1}) starts no gate table"
             )
@@ -85,11 +88,11 @@ def current_rows(report: Path) -> list[ModuleRow]:
                 break
             cells = [cell.strip() for cell in line.strip("|").split("|")]
             if not cells[0].startswith("**"):  # not the report's own total
-                counts = dict(zip(COLUMNS, map(int, cells[1:9]), strict=True))
+                counts = {NOT_RUN: 0} | dict(zip(columns, map(int, cells[1:-1]), strict=True))
                 row = ModuleRow(cells[0], counts, report.name)
-                if cells[9] != _score_cell(row):
+                if cells[-1] != _score_cell(row):
                     raise ValueError(
-                        f"{report.name}: {row.module}'s score reads {cells[9]}, its counts give "
+                        f"{report.name}: {row.module}'s score reads {cells[-1]}, its counts give "
                         f"{_score_cell(row)}"
                     )
                 rows.append(row)
@@ -133,21 +136,23 @@ def render(rows: list[ModuleRow], missing: list[str]) -> str:
         "area report (the table after `<!-- current -->` in `benchmarks/results/mutation*.md`); each",
         "report says how its run went, when, and lists its survivors and judgements.",
         "",
-        "| module | mutants | killed | message-only | equivalent | not checked | survived | score | report |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| module | mutants | killed | message-only | equivalent | not checked | survived | not run "
+        "| score | report |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
         c = row.counts
         lines.append(
             f"| {row.module} | {c['mutants']} | {c['killed'] + c['timeout']} | {c['message-only']} "
             f"| {c['equivalent']} | {c['not checked']} | {c['survived'] + c['no tests']} "
-            f"| {_score_cell(row)} | [{row.report}]({row.report}) |"
+            f"| {c[NOT_RUN]} | {_score_cell(row)} | [{row.report}]({row.report}) |"
         )
     below = [row.module for row in rows if row.score is not None and row.score < BAR]
     lines += [
         "",
         "score = (killed + timeout) / (mutants - message-only - equivalent - not checked); "
-        "survived counts mutants no test reaches too.",
+        "survived counts mutants no test reaches too; not run (a run stopped before them) counts "
+        "against the score.",
         "",
         f"Below {BAR:.0f} %: " + (", ".join(below) if below else "none") + ".",
         "",

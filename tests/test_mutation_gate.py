@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -266,7 +267,7 @@ def test_the_summary_reads_each_modules_current_row(tmp_path):
     assert missing == ["m/old.py"]
     text = render(rows, missing)
     assert (
-        "| m/a.py | 120 | 92 | 10 | 5 | 10 | 3 | 96.8 % | [mutation_one.md](mutation_one.md) |"
+        "| m/a.py | 120 | 92 | 10 | 5 | 10 | 3 | 0 | 96.8 % | [mutation_one.md](mutation_one.md) |"
         in text
     )
     assert "Below 97 %: m/a.py." in text and "Without a current table: m/old.py." in text
@@ -310,3 +311,19 @@ def test_the_committed_summary_is_the_reports_current_rows():
     from mutation_summary import SUMMARY, gather, render
 
     assert SUMMARY.read_text(encoding="utf-8") == render(*gather())
+
+
+def test_mutants_a_stopped_run_never_reached_count_against_the_score(tmp_path):
+    """A table with the "not run" column: (6 + 0) / (12 - 1 - 1 - 0) = 60 %, not 6 / 6."""
+    from mutation_score import _row
+    from mutation_summary import gather
+
+    counts = Counter({"mutants": 12, "killed": 6, "message": 1, "equivalent": 1, "not run": 4})
+    row = _row("m/a.py", counts)
+    assert row == "| m/a.py | 12 | 6 | 0 | 1 | 1 | 0 | 0 | 0 | 4 | 60.0 % |"
+    header = _HEADER.replace("| not checked | score |", "| not checked | not run | score |")
+    (tmp_path / "mutation_one.md").write_text(
+        "<!-- current -->\n" + header.replace("|---:|\n", "|---:|---:|\n") + row + "\n"
+    )
+    (found,), _ = gather(tmp_path, ["m/a.py"])
+    assert found.counts["not run"] == 4 and found.score == 60.0
