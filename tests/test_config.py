@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
+import typing
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from ascii_locale import run_in_ascii_locale
 from tokenizer_builders import word_tokenizer
 
+import waterdrum_hf.config as config_module
 from waterdrum_hf import (
     IntervalConfig,
     KGWScheme,
@@ -26,7 +26,14 @@ from waterdrum_hf import (
     compute_waterdrum,
     waterdrum_result,
 )
-from waterdrum_hf.config import KEYWORDS
+from waterdrum_hf.config import (
+    KEYWORDS,
+    SCHEME_KEYWORDS,
+    SCORING_SETTINGS,
+    scoring_field,
+    with_scheme_settings,
+)
+from waterdrum_hf.schemes import SCHEMES
 
 OWNERS = [11, 11, 12, 12, 13, 13]
 
@@ -297,33 +304,139 @@ def test_the_json_file_is_sorted_and_indented_for_stable_diffs(tmp_path):
 def test_a_json_file_is_read_as_utf_8_in_any_locale(tmp_path):
     """A file with non-ASCII bytes gets the refusal's ValueError under a C locale too, not the
     UnicodeDecodeError of the locale's ASCII codec (the bug: ``read_text()`` without
-    ``encoding="utf-8"``)."""
-    import waterdrum_hf
-
+    ``encoding="utf-8"``). The C-locale child runs through ``run_in_ascii_locale``, which
+    checks that its locale really is ASCII and, under mutmut, counts this test as reaching
+    ``from_json`` (a child's calls are otherwise invisible to mutmut's selection of tests)."""
     path = tmp_path / "config.json"
     path.write_bytes('{"scheme": {"scheme": "w\u00e4terfall"}}'.encode())
     probe = (
-        "import locale, sys\n"
+        "import codecs, locale, sys\n"
         "from waterdrum_hf import WaterDrumConfig\n"
-        "print(locale.getpreferredencoding(False))\n"
         "try:\n"
         "    WaterDrumConfig.from_json(sys.argv[1])\n"
         "except Exception as error:\n"
         "    print(type(error).__name__, ascii(str(error)))\n"
+        "print(codecs.lookup(locale.getpreferredencoding(False)).name)\n"
     )
-    package_root = str(Path(waterdrum_hf.__file__).resolve().parents[1])
-    for locale_env in ({"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}, {"PYTHONUTF8": "1"}):
-        env = {**os.environ, **locale_env, "PYTHONPATH": package_root}
-        result = subprocess.run(
-            [sys.executable, "-c", probe, str(path)],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        encoding, outcome = result.stdout.strip().split("\n")
-        error, message = outcome.split(" ", 1)
-        if locale_env.get("LC_ALL") == "C":
-            assert encoding != "UTF-8"  # the probe really runs under an ASCII locale
-        assert error == "ValueError", result.stdout
-        assert "w\\xe4terfall" in message
+    outcome = run_in_ascii_locale(probe, str(path)).stdout.strip().splitlines()[0]
+    error, message = outcome.split(" ", 1)
+    assert error == "ValueError", outcome
+    assert "w\\xe4terfall" in message
+    with pytest.raises(ValueError, match="w\u00e4terfall"):  # and in this process's locale
+        WaterDrumConfig.from_json(path)
+
+
+def test_a_json_file_is_read_as_utf_8_when_the_default_encoding_is_ascii(monkeypatch, tmp_path):
+    """The same in this process, the locale's default encoding made ASCII for ``read_text``:
+    under mutmut a C-locale child cannot switch on a method's mutant (its name holds a
+    non-ASCII character, which an ASCII locale's environment cannot carry)."""
+    path = tmp_path / "config.json"
+    path.write_bytes('{"scheme": {"scheme": "w\u00e4terfall"}}'.encode())
+    read_text = Path.read_text
+
+    def ascii_default(self, encoding=None, errors=None):
+        return read_text(self, encoding=encoding or "ascii", errors=errors)
+
+    monkeypatch.setattr(Path, "read_text", ascii_default)
+    with pytest.raises(ValueError, match="w\u00e4terfall"):
+        WaterDrumConfig.from_json(path)
+
+
+#: The scheme settings in SCHEME_KEYWORDS' order with their types, written out by hand.
+SCHEME_SETTING_TYPES = {
+    "k_p": int | None,
+    "gamma": float | None,
+    "depth": int | None,
+    "sampling_table_size": int | None,
+    "sampling_table_seed": int | None,
+    "key_length": int | None,
+    "gamma_edit": float | None,
+    "block_size": int | None,
+}
+
+
+def _scheme_field_help(name):
+    """The help a scheme's own dataclass field carries (read from the schemes directly)."""
+    (help_,) = {
+        f.metadata["help"]
+        for scheme in SCHEMES.values()
+        for f in dataclasses.fields(scheme)
+        if f.name == name
+    }
+    return help_
+
+
+def test_scheme_settings_are_added_right_after_the_scheme_with_their_types_and_help():
+    """``with_scheme_settings`` applied here (not at import, where no mutant is switched on):
+    one field per scheme setting after the prefixed scheme, in SCHEME_KEYWORDS' order, each
+    ``Optional`` of its scheme's type, default None (the scheme's own), with the scheme's
+    help; the fields around keep their place, types and defaults; the class itself comes back."""
+    assert tuple(SCHEME_SETTING_TYPES) == SCHEME_KEYWORDS
+
+    class Flags:
+        before: int = 1
+        p_scheme: str = scoring_field("scheme", "p_")
+        p_null: str | None = scoring_field("null", "p_")
+        after: int = 0
+
+    decorated = with_scheme_settings("p_")(Flags)
+    assert decorated is Flags
+    Flags = dataclasses.dataclass(Flags)
+    added = [f"p_{name}" for name in SCHEME_SETTING_TYPES]
+    names = ["before", "p_scheme", *added, "p_null", "after"]
+    assert [f.name for f in dataclasses.fields(Flags)] == names
+    hints = typing.get_type_hints(Flags)
+    assert hints == {
+        "before": int,
+        "p_scheme": str,
+        **{f"p_{n}": hint for n, hint in SCHEME_SETTING_TYPES.items()},
+        "p_null": str | None,
+        "after": int,
+    }
+    spec = {f.name: f for f in dataclasses.fields(Flags)}
+    for name in SCHEME_SETTING_TYPES:
+        assert spec[f"p_{name}"].default is None
+        assert dict(spec[f"p_{name}"].metadata) == {"help": _scheme_field_help(name)}
+    flags = Flags()
+    assert (flags.before, flags.p_scheme, flags.p_null, flags.after) == (1, "waterfall", None, 0)
+    assert all(getattr(flags, name) is None for name in added)
+    assert spec["p_scheme"].metadata["choices"] == ["waterfall", "kgw", "synthid", "exp_edit"]
+    assert spec["p_scheme"].metadata["choices"] == list(SCHEMES)  # the registry's names
+    assert spec["p_scheme"].metadata["help"] == SCORING_SETTINGS["scheme"][1]
+    assert "choices" not in spec["p_null"].metadata
+    null_help = spec["p_null"].metadata["help"]
+    assert "p_null_keys > 0" in null_help and null_help.count("null_keys") == 1
+    assert null_help == SCORING_SETTINGS["null"][1].replace("null_keys", "p_null_keys")
+
+
+def test_unprefixed_scheme_settings_and_flags_are_named_as_the_settings():
+    """Without a prefix the fields are the settings' own names, the null's help names
+    ``null_keys`` itself, and each field's default is its setting's."""
+
+    @dataclasses.dataclass
+    @with_scheme_settings()
+    class Flags:
+        scheme: str = scoring_field("scheme")
+        null_keys: int = scoring_field("null_keys")
+
+    assert [f.name for f in dataclasses.fields(Flags)] == ["scheme", *SCHEME_KEYWORDS, "null_keys"]
+    assert Flags().scheme == "waterfall" and Flags().null_keys == 0
+    null = scoring_field("null")
+    assert null.default is None and null.metadata == {"help": SCORING_SETTINGS["null"][1]}
+    assert "empirical" in null.metadata["help"] and "0) or none" in null.metadata["help"]
+    keys = scoring_field("null_keys", "p_")  # its help names the null, not itself
+    assert keys.default == 0 and keys.metadata["help"] == SCORING_SETTINGS["null_keys"][1]
+
+
+def test_a_scheme_settings_help_names_the_prefixed_flags(monkeypatch):
+    """A scheme setting whose help refers to ``null_keys`` names the prefixed flag (the help of
+    every added field goes through ``scoring_field`` with the prefix)."""
+    monkeypatch.setitem(config_module.SCORING_SETTINGS, "gamma", (None, "Unlike null_keys."))
+
+    @dataclasses.dataclass
+    @with_scheme_settings("p_")
+    class Flags:
+        p_scheme: str = scoring_field("scheme", "p_")
+
+    (gamma,) = [f for f in dataclasses.fields(Flags) if f.name == "p_gamma"]
+    assert gamma.metadata["help"] == "Unlike p_null_keys."
