@@ -294,7 +294,10 @@ def _observe_variant(probe: Callable[[Path], Any], variant: str, code_name: str)
         return local
 
     def calls(frame: Any, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_name == code_name else None
+        """The mutant's own frames and those of the functions defined inside it."""
+        qualname = getattr(frame.f_code, "co_qualname", "")  # Python 3.11+
+        inside = frame.f_code.co_name == code_name or f"{code_name}.<locals>." in qualname
+        return local if inside else None
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -111,7 +111,9 @@ def test_a_variant_is_observed_with_the_lines_it_ran_and_the_files_it_wrote(tmp_
 
         def x_g__mutmut_1(folder):
             warnings.warn("w", UserWarning)
-            (folder / "out.txt").write_text("one")
+            def write():  # a function defined inside the mutant: its lines count too
+                (folder / "out.txt").write_text("one")
+            write()
             return 1
 
         def probe(folder):
@@ -133,7 +135,8 @@ def test_a_variant_is_observed_with_the_lines_it_ran_and_the_files_it_wrote(tmp_
     assert original["files"][0][0] == mutant["files"][0][0] == "out.txt"
     assert original["files"][0][1] != mutant["files"][0][1]  # the content's hash
     assert original["lines"] == []  # nothing traced for the original
-    assert len(mutant["lines"]) == 3  # the mutant function's three lines ran
+    # the mutant's four lines ran, and the line of the function defined inside it
+    assert len(mutant["lines"]) == 5
 
 
 def test_benchmark_scripts_get_their_mutants_module_name_and_keep_their_own():
