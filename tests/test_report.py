@@ -2136,7 +2136,8 @@ def test_write_report_writes_each_file_and_draws_what_applies(tmp_path, drawn):
     assert text.startswith("# WaterDrum report\n\n")
     for key in ("benchmark", "curves", "per_owner", "roc", "audits", "watermark_view"):
         assert f"\n![{key}]({key}.png)\n" in text
-    assert "## Audits: does the unlearning hold?" in text
+    section = "\n".join(report.audit_section(audits))
+    assert f"\n\n## Audits: does the unlearning hold?\n\n{section}\n\n## How the numbers" in text
 
     report.write_report({"models": {"kl": kl}}, out, title="Again")  # the folder exists
     assert (out / "report.md").read_text().startswith("# Again\n\n")
@@ -2186,3 +2187,23 @@ def test_json_text_is_strict_indented_json():
         '  "b": {\n    "c": null\n  }\n}'
     )
     assert report.json_text(np.float64("nan")) == "null"
+
+
+def test_markdown_of_an_original_alone_with_nan_intervals():
+    """Without a retrained model no paragraph on original and retrained; an interval whose ends
+    are NaN is written as nan (lower case, like every other number of the table)."""
+    nan = math.nan
+    original = WaterDrumResult(
+        forget=SetValue(0.5, ci_low=nan, ci_high=nan), separability_auroc=0.5,
+        separability_auroc_ci_low=nan, separability_auroc_ci_high=nan,
+        confidence=0.9, num_queries=2, num_scored=2, num_skipped=0,
+    )  # fmt: skip
+    lines = report.markdown({"models": {"original": original}}, {}, title="T").split("\n")
+    assert lines[2:6] == [
+        f"{SUMMARY_START} A value of about 0 means the owner's watermark does not show at all; "
+        "close to 1, strongly.",
+        "",
+        "## Results",
+        "",
+    ]
+    assert lines[8] == "| original | +0.500 | 0.500 | [+nan, +nan] | [nan, nan] | 2 | 2 / 0 |"
