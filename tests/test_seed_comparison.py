@@ -10,6 +10,8 @@ import pytest
 from scipy import stats
 
 from waterdrum_hf import (
+    SeedComparison,
+    SeedValue,
     SetValue,
     WaterDrumResult,
     compare_seeds,
@@ -338,3 +340,50 @@ def test_a_model_without_both_sets_has_no_distance_and_the_run_count_is_the_larg
 def test_bad_run_values_name_their_argument(call, named):
     with pytest.raises(ValueError, match=named):
         call()
+
+
+def test_unpaired_distances_are_to_the_float64_mean_of_float32_values():
+    """The reference's values read as float32 (e.g. from a float32 array) average in float64:
+    its mean point is the exact mean of the float32 numbers, not a float32 rounding of it."""
+
+    def flat(forget, retain):
+        return {
+            "forget": np.float32(forget),
+            "retain": np.float32(retain),
+            "num_queries": 6,
+            "num_scored": 24,
+            "num_skipped": 0,
+        }
+
+    reference = [(0.1, 0.7), (0.2, 0.61), (0.7, 0.33)]
+    runs = {
+        "retrained": [flat(f, r) for f, r in reference],
+        "kl": [result(0.3, 0.4), result(0.25, 0.45)],
+    }
+    exact = [[float(np.float32(v)) for v in point] for point in reference]
+    mean_forget, mean_retain = (math.fsum(column) / 3 for column in zip(*exact, strict=True))
+    expected = [math.hypot(f - mean_forget, r - mean_retain) for f, r in ((0.3, 0.4), (0.25, 0.45))]
+    distance = compare_seeds(runs, paired=False).distances["kl"]
+    assert distance.value == pytest.approx(math.fsum(expected) / 2, rel=1e-13, abs=0)
+
+
+def test_a_value_with_half_an_interval_is_flattened_without_one():
+    """``to_dict`` writes an interval only with both ends (no ``None`` in the flat scalars)."""
+    comparison = SeedComparison(
+        0.95,
+        {
+            "kl": {"forget": SeedValue(0.2, 0.1, None, 2)},
+            "ga": {"forget": SeedValue(0.3, None, 0.4, 2)},
+        },
+        {},
+        {},
+        None,
+        True,
+    )
+    assert comparison.to_dict() == {
+        "confidence": 0.95,
+        "kl/forget": 0.2,
+        "kl/num_seeds": 2,
+        "ga/forget": 0.3,
+        "ga/num_seeds": 2,
+    }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -47,3 +49,25 @@ def test_processor_keys_per_row_and_bounded_cache():
         WaterfallLogitsProcessor(vocab, [1, 2, 3, 4])(input_ids, scores)
     with pytest.raises(ValueError, match="0..2\\*\\*32-1"):
         WaterfallLogitsProcessor(vocab, [1, 2**32])
+
+
+def test_processor_defaults_are_the_papers_and_bad_settings_are_refused():
+    """kappa 2 and k_p 1 by default (the paper's); kappa must be finite and >= 0; the
+    vocabulary holds at least two tokens, the refusal naming `vocab_size`."""
+    import numpy as np
+
+    from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+
+    default = WaterfallLogitsProcessor(1000, 7)
+    assert (default.kappa, default.k_p) == (2.0, 1)
+    for kappa in (-1.0, -0.5, math.inf, math.nan):
+        with pytest.raises(ValueError, match="`kappa` must be a finite number >= 0"):
+            WaterfallLogitsProcessor(1000, 7, kappa=kappa)
+    for vocab in (0, 1):
+        with pytest.raises(ValueError, match=rf"^`vocab_size` must be >= 2, got {vocab}\.$"):
+            WaterfallLogitsProcessor(vocab, 7)
+        with pytest.raises(ValueError, match=rf"^`vocab_size` must be >= 2, got {vocab}\.$"):
+            PermutationLogitsProcessor(vocab, 7, np.zeros(max(vocab, 1)))
+    # two tokens pass the vocabulary's check; no function fits them (k_p's refusal)
+    with pytest.raises(ValueError, match="`k_p` must be in 1..0 for a vocabulary of 2 tokens"):
+        WaterfallLogitsProcessor(2, 7)
