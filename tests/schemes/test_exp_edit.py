@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -354,3 +355,28 @@ def test_exp_edit_by_name_through_the_entry_points():
     with pytest.raises(ValueError, match="scheme='exp_edit' watermarks by sampling"):
         WatermarkingConfig(scheme="exp_edit")
     assert WatermarkingConfig(scheme="exp_edit", do_sample=True).writer_settings() == {}
+
+
+def test_whole_text_counts_are_integers_and_the_bar_counts_chunks_as_asked(capsys):
+    """Counts are int64 as for per-token schemes (bincount's); one bar step per chunk of texts,
+    labelled as the per-token bars are ("Verifying", "Null keys"), shown when asked, never
+    when not (stderr is not a terminal here, so only ``show_progress=True`` shows it)."""
+    texts = ["w1 w2 w3", "w4 w5 w6"]  # 3 pairs each: two chunks of chunk_pairs=3
+    shown = Verifier(
+        word_tokenizer(40), EXPEditScheme(key_length=32), chunk_pairs=3, show_progress=True
+    )
+    ids = shown.token_ids(texts)
+    sums, counts = shown.token_sums(ids, np.array([[7], [8]]))
+    assert counts.dtype == np.int64 and counts.tolist() == [3, 3]
+    verifying = capsys.readouterr().err
+    assert re.search(r"Verifying: 100%\|[^\r\n]*\| 2/2 \[[^\]]*(chunk/s|s/chunk)\]", verifying)
+    null_sums, null_counts = shown.shared_key_sums(ids, np.array([7, 8]))
+    assert null_counts.dtype == np.int64 and null_counts.tolist() == [3, 3]
+    null = capsys.readouterr().err
+    assert re.search(r"Null keys: 100%\|[^\r\n]*\| 2/2 \[[^\]]*(chunk/s|s/chunk)\]", null)
+    quiet = Verifier(
+        word_tokenizer(40), EXPEditScheme(key_length=32), chunk_pairs=3, show_progress=False
+    )
+    quiet.token_sums(ids, np.array([[7], [8]]))
+    quiet.shared_key_sums(ids, np.array([7, 8]))
+    assert capsys.readouterr().err == ""
