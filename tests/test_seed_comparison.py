@@ -387,3 +387,7 @@ def test_a_value_with_half_an_interval_is_flattened_without_one():
         "ga/forget": 0.3,
         "ga/num_seeds": 2,
     }
+
+
+def test_a_comparison_without_values_rests_on_no_runs():
+    assert SeedComparison(0.95, {}, {}, {}, None, True).num_seeds() == 0

@@ -287,3 +287,13 @@ def test_a_scheme_comes_back_from_its_settings_and_nothing_else():
             scheme_from_settings(bad)
     with pytest.raises(ValueError, match=r"^\['k_p'\] are not settings of the 'kgw' scheme"):
         scheme_from_settings({"scheme": "kgw", "k_p": 2})
+
+
+def test_a_settings_help_is_its_own_schemes_field_help():
+    """``setting_help`` reads the named setting's own field (not the first field with help)."""
+    from waterdrum_hf.schemes.registry import setting_help
+
+    assert setting_help("gamma") == "KGW's green share of the vocabulary (default 0.5)."
+    assert setting_help("depth") == "Synth-ID's tournament layers, keys per owner (default 30)."
+    with pytest.raises(KeyError):
+        setting_help("n_gram")  # a common setting: no scheme's own help

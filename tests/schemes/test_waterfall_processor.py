@@ -68,6 +68,11 @@ def test_processor_defaults_are_the_papers_and_bad_settings_are_refused():
             WaterfallLogitsProcessor(vocab, 7)
         with pytest.raises(ValueError, match=rf"^`vocab_size` must be >= 2, got {vocab}\.$"):
             PermutationLogitsProcessor(vocab, 7, np.zeros(max(vocab, 1)))
+    assert PermutationLogitsProcessor(2, 7, np.zeros(2)).vocab_size == 2  # the smallest
+    with pytest.raises(ValueError, match=r"^`n_gram` must be >= 2, got 1\.$"):
+        PermutationLogitsProcessor(4, 7, np.zeros(4), n_gram=1)
+    with pytest.raises(ValueError, match=r"^`cache_size` must be >= 1, got 0\.$"):
+        PermutationLogitsProcessor(4, 7, np.zeros(4), cache_size=0)
     # two tokens pass the vocabulary's check; no function fits them (k_p's refusal)
     with pytest.raises(ValueError, match="`k_p` must be in 1..0 for a vocabulary of 2 tokens"):
         WaterfallLogitsProcessor(2, 7)
