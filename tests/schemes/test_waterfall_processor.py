@@ -76,3 +76,21 @@ def test_processor_defaults_are_the_papers_and_bad_settings_are_refused():
     # two tokens pass the vocabulary's check; no function fits them (k_p's refusal)
     with pytest.raises(ValueError, match="`k_p` must be in 1..0 for a vocabulary of 2 tokens"):
         WaterfallLogitsProcessor(2, 7)
+
+
+def test_a_bias_given_in_float32_keys_the_same_settings_as_in_float64():
+    """The bias is held as float64: a float32 array of the same values gives the same
+    settings (the digest that keys cached watermarked data) and the same perturbation."""
+    import numpy as np
+
+    from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+
+    values = np.array([0.5, -0.25, 1.5, 0.0])
+    wide = PermutationLogitsProcessor(4, 7, values)
+    narrow = PermutationLogitsProcessor(4, 7, values.astype(np.float32))
+    assert narrow.settings() == wide.settings()
+    outputs = []
+    for processor in (wide, narrow):
+        processor(torch.tensor([[1, 2]]), torch.zeros(1, 4, dtype=torch.float64))
+        outputs.append(processor(torch.tensor([[1, 2, 3]]), torch.zeros(1, 4, dtype=torch.float64)))
+    assert torch.equal(outputs[0], outputs[1]) and outputs[0].dtype == torch.float64
