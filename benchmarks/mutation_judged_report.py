@@ -6,6 +6,26 @@ from __future__ import annotations
 
 _VERDICT = "waterdrum_hf.report.verdict."
 _AUDITS = "waterdrum_hf.report.audit_section."
+_FILES = "waterdrum_hf.report.files."
+_TEXT = "waterdrum_hf.report.text."
+_PLOTS = "waterdrum_hf.report.plots."
+_ZERO_LINE = "Axes.axhline's y defaults to 0, so leaving the 0 out draws the same line"
+_BLACK = (
+    "matplotlib reads colour names case-insensitively (to_rgba('BLACK') == "
+    "to_rgba('black')), so the zero line is the same black"
+)
+_TYPED_AGAIN = (
+    "markdown types the report's models and audits itself (typed(report['models']), "
+    "typed_audits(report)); without the key it reads the caller's entries, which write_report "
+    "has already typed without error a few lines above (typing a typed result returns it), so "
+    "markdown gets equal results and writes the same text"
+)
+_STRICT_JSON = (
+    "_without_nan has already turned every non-finite float (Python's, numpy's via .item(), "
+    "inside mappings, lists and tuples) into None and every key into a string, so json.dumps "
+    "never meets a value that allow_nan decides: strict or not, the text is the same (and a "
+    "value JSON cannot write raises TypeError either way)"
+)
 _EMPTY_LINES = (
     "lines is still the empty list it was bound to a few lines above (nothing is added to it "
     "before this statement), so binding it to the new list holds the same lines as adding them"
@@ -87,17 +107,74 @@ JUDGED_ENTRIES: tuple[tuple[str, str | None, str | None, str], ...] = (
         "model_color lower-cases the name before looking it up, so 'RETRAINED' gets "
         "MODEL_COLORS['retrained']",
     ),
-    (
-        _AUDITS + "x_plot_audits",
-        'ax.axhline(0, color="black", linewidth=0.5)',
-        'ax.axhline(color="black", linewidth=0.5)',
-        "Axes.axhline's y defaults to 0, so leaving the 0 out draws the same line",
+    *(
+        (function, 'ax.axhline(0, color="black", linewidth=0.5)', after, reason)
+        for function in (_AUDITS + "x_plot_audits", _PLOTS + "x_plot_curves")
+        for after, reason in (
+            ('ax.axhline(color="black", linewidth=0.5)', _ZERO_LINE),
+            ('ax.axhline(0, color="BLACK", linewidth=0.5)', _BLACK),
+        )
+    ),
+    *(
+        (
+            _PLOTS + "x_plot_curves",
+            'for ax, key in zip(axes, ("forget", "retain"), strict=True):',
+            f'for ax, key in zip(axes, ("forget", "retain"), {strict}):',
+            "new_figure(..., ncols=2) gives exactly two axes, one per key, so the lengths always "
+            "match and strict never fires",
+        )
+        for strict in ("strict=False", "strict=None", "")
     ),
     (
-        _AUDITS + "x_plot_audits",
-        'ax.axhline(0, color="black", linewidth=0.5)',
-        'ax.axhline(0, color="BLACK", linewidth=0.5)',
-        "matplotlib reads colour names case-insensitively (to_rgba('BLACK') == "
-        "to_rgba('black')), so the zero line is the same black",
+        _PLOTS + "x_plot_curves",
+        'fig.text(0.02, 0.0, note, ha="left", va="top", fontsize=7.5, wrap=True)',
+        'fig.text(0.02, 0.0, note, va="top", fontsize=7.5, wrap=True)',
+        "matplotlib's Text aligns left by default (horizontalalignment 'left'), and wrapping "
+        "reads the same alignment, so the note is placed and wrapped the same",
+    ),
+    (
+        _FILES + "x_write_report",
+        'written[-1].write_text(json_text(saved["audits"]))',
+        'written[+1].write_text(json_text(saved["audits"]))',
+        "written is [report.json, audits.json] here (one path, then the one just appended), "
+        "so written[1] is written[-1]",
+    ),
+    *(
+        (
+            _FILES + "x_write_report",
+            'report = {**report, "models": models, "audits": audits}',
+            after,
+            _TYPED_AGAIN,
+        )
+        for after in (
+            'report = {**report, "XXmodelsXX": models, "audits": audits}',
+            'report = {**report, "MODELS": models, "audits": audits}',
+            'report = {**report, "models": models, "XXauditsXX": audits}',
+            'report = {**report, "models": models, "AUDITS": audits}',
+        )
+    ),
+    (
+        _FILES + "x_write_report",
+        "if run_count(report) > 1:",
+        "if run_count(report) >= 1:",
+        "run_count is at least 1, so the mutant also takes the mean over one run: "
+        "mean_over_runs keeps a value with no interval over runs (one run has none) at its own "
+        "value and query interval (compare_seeds of one run: the mean of one float64 is itself), "
+        "so the benchmark plot gets equal results",
+    ),
+    *(
+        (
+            _FILES + "x_json_text",
+            "return json.dumps(_without_nan(value), indent=2, allow_nan=False)",
+            f"return json.dumps(_without_nan(value), indent=2, {allow})",
+            _STRICT_JSON,
+        )
+        for allow in ("allow_nan=None", "allow_nan=True", "")
+    ),
+    (
+        _TEXT + "x__methods_and_settings",
+        'lines += ["## Methods", ""]',
+        'lines = ["## Methods", ""]',
+        _EMPTY_LINES,
     ),
 )

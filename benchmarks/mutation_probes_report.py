@@ -1,13 +1,18 @@
-"""Probes of the report's uncounted mutants (``report/verdict.py``, ``report/audit_section.py``):
-see ``mutation_probes.py``."""
+"""Probes of the report's uncounted mutants (``report/verdict.py``, ``audit_section.py``,
+``files.py``, ``text.py``, ``plots.py``): see ``mutation_probes.py``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from mutation_probe_kit import each
+
 _VERDICT = "waterdrum_hf.report.verdict."
 _AUDITS = "waterdrum_hf.report.audit_section."
+_FILES = "waterdrum_hf.report.files."
+_TEXT = "waterdrum_hf.report.text."
+_PLOTS = "waterdrum_hf.report.plots."
 
 
 def _model(forget: float, p: float, retain: float) -> Any:
@@ -76,7 +81,89 @@ def audit_plot(tmp: Path) -> Any:
     return sorted(p.name for p in tmp.iterdir())
 
 
+def _benchmark() -> dict[str, Any]:
+    """Original, retrained and one method, each set with a query interval (one run)."""
+    import dataclasses
+
+    from waterdrum_hf.scoring import SetValue
+
+    models = {"original": _model(0.5, 0.01, 0.4), "retrained": _model(0.0, 0.6, 0.3)}
+    models["kl"] = _model(0.1, 0.05, 0.35)
+    return {
+        name: dataclasses.replace(
+            m,
+            forget=dataclasses.replace(
+                m.forget, ci_low=m.forget.value - 0.05, ci_high=m.forget.value + 0.05
+            ),
+            retain=SetValue(
+                m.retain.value, ci_low=m.retain.value - 0.02, ci_high=m.retain.value + 0.02
+            ),
+        )
+        for name, m in models.items()
+    }
+
+
+def report_files(tmp: Path) -> Any:
+    """write_report's files (the runner compares their bytes) for typed and for flat input,
+    one run with query intervals and audits, and the paths it returns."""
+    from waterdrum_hf.report import write_report
+
+    models = _benchmark()
+    typed = write_report({"models": models, "audits": _audits()}, tmp / "typed")
+    flat = {name: m.to_dict() for name, m in models.items()}
+    write_report(
+        {"models": flat, "audits": _audits().to_dict(), "settings": {"null_keys": 19}}, tmp / "flat"
+    )
+    return [p.relative_to(tmp).as_posix() for p in typed]
+
+
+def json_values(tmp: Path) -> Any:
+    """json_text of non-finite floats (Python and numpy, nested in lists, tuples, mappings with
+    non-string keys), of numpy integers, and of a value JSON cannot write."""
+    import math
+
+    import numpy as np
+
+    from waterdrum_hf.report.files import json_text
+
+    values = {
+        "nan": math.nan,
+        1: [math.inf, (-math.inf, np.float32("nan"))],
+        "numpy": {"x": np.float64("-inf"), "n": np.int64(3), "f": np.float32(0.5)},
+    }
+    return each(lambda: json_text(values), lambda: json_text({"a": {1, 2}}), lambda: json_text([]))
+
+
+def curves_plot(tmp: Path) -> Any:
+    """The curves' PNG with a long note (wrapped) and without one; a method missing a key."""
+    from waterdrum_hf.report import plot_curves
+
+    curves = {
+        "kl": [
+            {"step": 1, "forget": 0.3, "retain": 0.2},
+            {"step": 2, "forget": 0.1, "retain": 0.25},
+        ],
+        "npo": [{"step": 1, "forget": 0.4}, {"step": 2, "forget": -0.05, "retain": 0.1}],
+    }
+    plot_curves(curves, tmp / "noted.png", note="A note long enough to wrap: " + "word " * 60)
+    plot_curves(curves, tmp / "plain.png")
+    return sorted(p.name for p in tmp.iterdir())
+
+
+def methods_text(tmp: Path) -> Any:
+    """The report's text with methods described (the Methods section) and without."""
+    from waterdrum_hf.report.text import markdown
+
+    models = _benchmark()
+    report = {"models": models, "methods": {"kl": "KL on the forget set.", "gone": "not shown"}}
+    return [markdown(report, {}, title="t"), markdown({"models": models}, {}, title="t")]
+
+
 PROBES = {
+    _FILES + "x_write_report": report_files,
+    _FILES + "x_json_text": json_values,
+    _TEXT + "x__methods_and_settings": methods_text,
+    _PLOTS + "x_plot_curves": curves_plot,
     _VERDICT + "x_verdict": verdict_lines,
     _VERDICT + "x__benchmark_verdict": verdict_lines,
     _VERDICT + "x__kept": verdict_lines,
