@@ -392,9 +392,15 @@ def main() -> None:
             ]
             if not names:
                 print("No survivors to retest.")
+        elif selected and args.resume:  # mutmut reruns every mutant named: only the unrun
+            results = load_selected()
+            names = [name for codes in results.values() for name, c in codes.items() if c is None]
+            names += [mutant_pattern(m) for m in sorted(selected - set(map(module_of, results)))]
+            if not names:
+                print("Every mutant of these modules has run.")
         elif selected:
             names = [mutant_pattern(module) for module in sorted(selected)]
-        if names or not args.retest:
+        if names or not (args.retest or (selected and args.resume)):
             run_mutmut(names, args.max_children)
     os.chdir(WORKSPACE)  # mutmut's helpers read its configuration from the current folder
     text = report(classify(load_selected()))
