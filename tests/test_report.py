@@ -2207,3 +2207,98 @@ def test_markdown_of_an_original_alone_with_nan_intervals():
         "",
     ]
     assert lines[8] == "| original | +0.500 | 0.500 | [+nan, +nan] | [nan, nan] | 2 | 2 / 0 |"
+
+
+# --- plots: the details the mutation gate asked about ------------------------------------------
+
+
+def _pixel_axes():
+    """An axes at 72 dpi (1 point = 1 pixel) whose data units are pixels: frame 108 to 324."""
+    fig, ax = report.new_figure(6.0, 6.0)
+    fig.set_dpi(72)
+    ax.set_position([0.25, 0.25, 0.5, 0.5])
+    ax.set_xlim(0, 216)
+    ax.set_ylim(0, 216)
+    return ax
+
+
+def _placed(points):
+    ax = _pixel_axes()
+    report.label_points(ax, points)
+    return {t.get_text(): t.xyann for t in ax.texts}
+
+
+def test_label_points_keeps_names_off_each_markers_5_point_radius():
+    """A name (padded 1.5 px) must not touch any marker's box (±5 points around it): a marker
+    whose box edge reaches the first place sends the name to the next one; one just clear of
+    it (by 0.5 px) leaves the name where it was."""
+    ax = _pixel_axes()
+    report.label_points(ax, {"name": (100.0, 100.0)})
+    (text,) = ax.texts
+    renderer = ax.figure.canvas.get_renderer()
+    text.get_window_extent(renderer)
+    box = Text.get_window_extent(text, renderer).transformed(ax.transData.inverted())
+    assert (box.x0, box.y0 + box.y1) == (108.0, 200.0)  # 8 px right, centred on y = 100
+    r, p = 5.0, (100.0, 100.0)
+    mid_x = (box.x0 + box.x1) / 2
+    moves = {  # marker: its box edge reaches the padded name by 0.5 px (right: by r / 146)
+        "right": (box.x1 + 1.5 + r * (1 - 0.5 / 73), 100.0),
+        "left": (box.x0 - 1.5 - r + 0.5, 100.0),
+        "above": (mid_x, box.y1 + 1.5 + r - 0.5),
+        "below": (mid_x, box.y0 - 1.5 - r + 0.5),
+    }
+    for where, q in moves.items():
+        assert _placed({"name": p, "q": q})["name"] == (-8, 0), where
+    stays = {"right": (box.x1 + 2 + r, 100.0), "above": (mid_x, box.y1 + 2 + r)}
+    for where, q in stays.items():
+        assert _placed({"name": p, "q": q})["name"] == (8, 0), where
+
+
+def test_error_bars_need_a_value_and_both_ends():
+    error_bars = report.plots.error_bars
+    assert error_bars(SetValue(0.5, ci_high=0.75)) is None
+    assert error_bars(SetValue(0.5, ci_low=0.25)) is None
+    assert error_bars(SetValue(None, ci_low=0.25, ci_high=0.75)) is None
+    assert error_bars(SetValue(0.5, ci_low=0.25, ci_high=0.625)).tolist() == [[0.25], [0.125]]
+
+
+def test_draw_benchmark_skips_a_model_without_both_values_and_caps_its_bars():
+    """A model without a retain value is skipped, not the end of the list; the error bars have
+    2-point caps at both ends and no data marker of their own (the scatter marks the point)."""
+    models = _bench_models()
+    fig, ax = report.new_figure(5.0, 4.0)
+    drawn = {name: models[name] for name in ("ga", "kl", "original")}
+    points = report.draw_benchmark(ax, drawn, "T")
+    assert points == {"kl": (0.25, 0.5), "original": (0.5, 0.75), "ideal": (0.25, 0.75)}
+    (container,) = ax.containers  # the original's forget interval
+    data_line, caps, _ = container.lines
+    assert data_line is None
+    ends = sorted(x for cap in caps for x in cap.get_xdata())
+    assert ends == [0.25, 0.625] and all(cap.get_markersize() == 4 for cap in caps)
+    assert len(ax.get_lines()) == 2  # the two caps: no line of data markers
+
+
+def test_draw_roc_styles_two_and_four_curves_and_reads_labels_and_missing_values():
+    """Two curves are already several (wide first, dashed second, legend title); the fourth
+    is dash-dotted; 0/1 labels read as booleans; None (strict JSON's NaN) is left out."""
+    fig, ax = report.new_figure(4.0, 4.0)
+    report.draw_roc(ax, {"a": [0.9, 0.2], "b": [0.8, 0.1]}, [True, False])
+    a, b, _ = ax.get_lines()
+    assert (a.get_linewidth(), a.get_alpha(), a.get_zorder()) == (4.0, 0.45, 2)
+    assert (b.get_linewidth(), b.get_linestyle(), b.get_zorder()) == (1.4, "--", 3)
+    assert ax.get_legend().get_title().get_text().startswith("where lines coincide")
+
+    fig, ax = report.new_figure(4.0, 4.0)
+    report.draw_roc(ax, {k: [0.9, 0.2] for k in "abcd"}, [True, False])
+    assert [line.get_linestyle() for line in ax.get_lines()[:4]] == ["-", "--", ":", "-."]
+
+    fig, ax = report.new_figure(4.0, 4.0)
+    report.draw_roc(ax, {"a": [0.9, 0.7, 0.5, 0.3]}, np.array([1, 0, 1, 0]))
+    line = ax.get_lines()[0]
+    assert list(line.get_xdata()) == [0, 0, 0.5, 0.5, 1]
+    assert list(line.get_ydata()) == [0, 0.5, 0.5, 1, 1]
+
+    fig, ax = report.new_figure(4.0, 4.0)
+    report.draw_roc(ax, {"a": [0.9, None, 0.5, 0.3]}, [True, False, True, False])
+    line = ax.get_lines()[0]  # thresholds inf, 0.9, 0.5, 0.3 over 0.9+, 0.5+ and 0.3-
+    assert list(line.get_xdata()) == [0, 0, 0, 1] and list(line.get_ydata()) == [0, 0.5, 1, 1]
