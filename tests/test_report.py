@@ -2252,6 +2252,13 @@ def test_label_points_keeps_names_off_each_markers_5_point_radius():
     stays = {"right": (box.x1 + 2 + r, 100.0), "above": (mid_x, box.y1 + 2 + r)}
     for where, q in stays.items():
         assert _placed({"name": p, "q": q})["name"] == (8, 0), where
+    # a padded name exactly on the frame's edge is inside (the frame: 0 to 216 here)
+    w, half = box.x1 - box.x0, (box.y1 - box.y0) / 2
+    assert _placed({"name": (216 - 1.5 - w - 8, 100.0)})["name"] == (8, 0)  # right edge
+    left = (1.5 + w + 8, 100.0)  # a marker 20 px right of it takes the first place
+    assert _placed({"name": left, "q": (left[0] + 20, 100.0)})["name"] == (-8, 0)  # left edge
+    assert _placed({"name": (100.0, 216 - 1.5 - half)})["name"] == (8, 0)  # top edge
+    assert _placed({"name": (100.0, 1.5 + half)})["name"] == (8, 0)  # bottom edge
 
 
 def test_error_bars_need_a_value_and_both_ends():
