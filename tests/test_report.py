@@ -2309,3 +2309,18 @@ def test_draw_roc_styles_two_and_four_curves_and_reads_labels_and_missing_values
     report.draw_roc(ax, {"a": [0.9, None, 0.5, 0.3]}, [True, False, True, False])
     line = ax.get_lines()[0]  # thresholds inf, 0.9, 0.5, 0.3 over 0.9+, 0.5+ and 0.3-
     assert list(line.get_xdata()) == [0, 0, 0, 1] and list(line.get_ydata()) == [0, 0.5, 1, 1]
+
+
+def test_a_method_is_a_circle_whatever_the_default_scatter_marker():
+    """A method's point is an "o" even where matplotlib is set to draw scatter points with
+    another marker by default (``rcParams["scatter.marker"]``)."""
+    import matplotlib
+    from matplotlib.markers import MarkerStyle
+
+    with matplotlib.rc_context({"scatter.marker": "x"}):
+        fig, ax = report.new_figure(5.0, 4.0)
+        report.draw_benchmark(ax, {"kl": _bench_models()["kl"]}, "T")
+    (points,) = [c for c in ax.collections if c.get_label() == "kl"]
+    circle = MarkerStyle("o")
+    expected = circle.get_path().transformed(circle.get_transform())
+    np.testing.assert_allclose(points.get_paths()[0].vertices, expected.vertices)
