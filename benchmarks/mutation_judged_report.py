@@ -10,6 +10,15 @@ _FILES = "waterdrum_hf.report.files."
 _TEXT = "waterdrum_hf.report.text."
 _PLOTS = "waterdrum_hf.report.plots."
 _ZERO_LINE = "Axes.axhline's y defaults to 0, so leaving the 0 out draws the same line"
+_CASE = (
+    "matplotlib reads colour names and errorbar's fmt 'none' case-insensitively "
+    "(to_rgba('GREY') == to_rgba('grey'), to_rgba('NONE') is transparent), so the same is drawn"
+)
+_RENDERER = (
+    "with no renderer given, Axes.get_window_extent ignores it and Text.get_window_extent takes "
+    "the figure's, which on the Agg canvas is canvas.get_renderer(): the same object, so every "
+    "box measures the same"
+)
 _BLACK = (
     "matplotlib reads colour names case-insensitively (to_rgba('BLACK') == "
     "to_rgba('black')), so the zero line is the same black"
@@ -131,6 +140,137 @@ JUDGED_ENTRIES: tuple[tuple[str, str | None, str | None, str], ...] = (
         'fig.text(0.02, 0.0, note, va="top", fontsize=7.5, wrap=True)',
         "matplotlib's Text aligns left by default (horizontalalignment 'left'), and wrapping "
         "reads the same alignment, so the note is placed and wrapped the same",
+    ),
+    *(
+        (_PLOTS + function, line.format("strict=True"), line.format(strict), reason)
+        for function, line, reason in (
+            (
+                "x_benchmark_figure",
+                "for ax, (title, models) in zip(axes, panels.items(), {})",
+                "new_figure(..., ncols=len(panels)) makes one axis per panel",
+            ),
+            (
+                "x_benchmark_figure",
+                "for handle, label in zip(*ax.get_legend_handles_labels(), {}):",
+                "get_legend_handles_labels returns a handle for each label",
+            ),
+            (
+                "x_benchmark_figure",
+                "for ax, named in zip(axes, points, {}):",
+                "points holds one entry per axis (draw_benchmark's return, axis by axis)",
+            ),
+            (
+                "x_plot_per_owner",
+                "for xi, owner in zip(x, owners, {}):",
+                "x is np.arange(len(owners))",
+            ),
+        )
+        for strict in ("strict=None", "", "strict=False")
+    ),
+    *(
+        (
+            _PLOTS + "x_draw_roc",
+            "for (label, raw), style in zip(curves.items(), styles, strict=False):",
+            f"for (label, raw), style in zip(curves.items(), styles, {strict}):",
+            "zip's strict defaults to False, and None is as false as False",
+        )
+        for strict in ("strict=None", "")
+    ),
+    (
+        _PLOTS + "x_draw_roc",
+        'ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)',
+        'ax.plot([0, 1], color="grey", linestyle="--", linewidth=0.8)',
+        "Axes.plot of one list puts it against x = range(len) = [0, 1]: the same diagonal",
+    ),
+    (
+        _PLOTS + "x_draw_roc",
+        'ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)',
+        'ax.plot([0, 1], [0, 1], color="GREY", linestyle="--", linewidth=0.8)',
+        _CASE,
+    ),
+    *(
+        (_PLOTS + "x_draw_benchmark", before, after, _CASE)
+        for before, after in (
+            ('fmt="none",', 'fmt="NONE",'),
+            ('facecolors="none",', 'facecolors="NONE",'),
+            ('color="grey",', 'color="GREY",'),
+        )
+    ),
+    *(
+        (
+            _PLOTS + "x_draw_benchmark",
+            before,
+            after,
+            "errorbar drops keywords given as None and sets zorder 2 itself when none is given, "
+            "so its bars are drawn at zorder 2 either way",
+        )
+        for before, after in (("zorder=2,", "zorder=None,"), ("zorder=2, )", ")"))
+    ),
+    *(
+        (
+            _PLOTS + "x_label_points",
+            f"ax.set_{axis}lim(ax.get_{axis}lim())" + comment,
+            f"ax.set_{axis}lim(None)" + comment,
+            f"set_{axis}lim(None) keeps the current limits (read after the pending autoscale, as "
+            f"get_{axis}lim reads them) and, as any call with auto=False, turns autoscaling "
+            "off: the same frozen limits",
+        )
+        for axis, comment in (
+            ("x", "  # freeze the limits: the names must not move the points"),
+            ("y", ""),
+        )
+    ),
+    *(
+        (_PLOTS + "x_label_points", before, after, _RENDERER)
+        for before, after in (
+            ("renderer = ax.figure.canvas.get_renderer()", "renderer = None"),
+            ("frame = ax.get_window_extent(renderer)", "frame = ax.get_window_extent(None)"),
+            (
+                "text.get_window_extent(renderer)  # places the name (and its leader line)",
+                "text.get_window_extent(None)  # places the name (and its leader line)",
+            ),
+            (
+                "box = Text.get_window_extent(text, renderer).padded(1.5)  # the name alone",
+                "box = Text.get_window_extent(text, None).padded(1.5)  # the name alone",
+            ),
+            (
+                "box = Text.get_window_extent(text, renderer).padded(1.5)  # the name alone",
+                "box = Text.get_window_extent(text, ).padded(1.5)  # the name alone",
+            ),
+        )
+    ),
+    *(
+        (
+            _PLOTS + "x_label_points",
+            f'{key}="{pos}" if {d} > 0 else "{neg}" if {d} < 0 else "center",',
+            f'{key}="{pos}" if {d} > 1 else "{neg}" if {d} < 0 else "center",',
+            "every offset in LABEL_OFFSETS is 0 or at least 6 points away in each direction, so "
+            f"no {d} lies in (0, 1]",
+        )
+        for key, pos, neg, d in (("ha", "left", "right", "dx"), ("va", "bottom", "top", "dy"))
+    ),
+    *(
+        (
+            _PLOTS + "x_label_points",
+            "if max(abs(dx), abs(dy)) < 10",
+            after,
+            "the largest coordinate of an offset in LABEL_OFFSETS is 6, 8, 13, 16, 21 or 26, so "
+            "none lies in [10, 11)",
+        )
+        for after in ("if max(abs(dx), abs(dy)) <= 10", "if max(abs(dx), abs(dy)) < 11")
+    ),
+    (
+        _PLOTS + "x_plot_per_owner",
+        "label = None",
+        'label = ""',
+        "matplotlib gives a bar container with an empty label, as with None, the name "
+        "'_containerN', which the legend leaves out: the same artists and legend",
+    ),
+    (
+        _PLOTS + "x_plot_per_owner",
+        'ax.axhline(0, color="black", linewidth=0.5)',
+        'ax.axhline(color="black", linewidth=0.5)',
+        _ZERO_LINE,
     ),
     (
         _FILES + "x_write_report",

@@ -159,7 +159,48 @@ def methods_text(tmp: Path) -> Any:
     return [markdown(report, {}, title="t"), markdown({"models": models}, {}, title="t")]
 
 
+def plot_pngs(tmp: Path) -> Any:
+    """The benchmark (one panel and two, names crowded so that some move), ROC (two curves)
+    and per-owner (a first owner without a null band) PNGs: the runner compares their bytes."""
+    import dataclasses
+
+    from waterdrum_hf.report import benchmark_figure, plot_benchmark, plot_per_owner
+    from waterdrum_hf.report.plots import draw_roc, new_figure, save_figure
+    from waterdrum_hf.scoring import OwnerValue
+
+    models = _benchmark()
+    models["ga"] = _model(0.11, 0.2, 0.36)  # next to kl: its name must move
+    models["npo"] = _model(0.12, 0.3, 0.34)
+    plot_benchmark(models, tmp / "benchmark.png")
+    benchmark_figure(
+        {"A": models, "B": {k: models[k] for k in ("original", "kl")}}, tmp / "panels.png"
+    )
+    fig, ax = new_figure(4.0, 4.0)
+    draw_roc(
+        ax,
+        {"a": [0.9, 0.2, 0.6, float("nan")], "b": [0.8, 0.1, 0.7, 0.3]},
+        [True, False, True, False],
+    )
+    save_figure(fig, tmp / "roc.png")
+    owners = {
+        "alice": OwnerValue(2, 2, forget=True, value=0.3),
+        "bob": OwnerValue(
+            2, 2, forget=False, value=0.5, null_mean=0.0, null_std=0.1, ci_low=0.4, ci_high=0.6
+        ),
+    }
+    per_owner = {
+        name: dataclasses.replace(models[name], per_owner=owners) for name in ("original", "kl")
+    }
+    plot_per_owner(per_owner, tmp / "owners.png")
+    return sorted(p.name for p in tmp.iterdir())
+
+
 PROBES = {
+    _PLOTS + "x_benchmark_figure": plot_pngs,
+    _PLOTS + "x_draw_benchmark": plot_pngs,
+    _PLOTS + "x_label_points": plot_pngs,
+    _PLOTS + "x_draw_roc": plot_pngs,
+    _PLOTS + "x_plot_per_owner": plot_pngs,
     _FILES + "x_write_report": report_files,
     _FILES + "x_json_text": json_values,
     _TEXT + "x__methods_and_settings": methods_text,
