@@ -256,7 +256,9 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
             else:
                 outcome = "other"
             entry: tuple = (name, status)
-            if outcome in ("survived", "no tests"):
+            # A timeout too: a mutant that only changes a message, or one judged equivalent,
+            # cannot loop; it ran past mutmut's limit because the machine was busy.
+            if outcome in ("survived", "no tests", "timeout"):
                 if module is None:
                     import libcst as cst
 
@@ -273,7 +275,7 @@ def classify(results: dict[str, dict[str, int | None]]) -> dict[str, dict[str, l
                     )
                     outcome = verdict.category  # "equivalent" or "not checked"
                     entry = (name, verdict.reason, verdict)
-                else:
+                elif outcome != "timeout":
                     entry = (name, status, before, after)
             rows.setdefault(outcome, []).append(entry)
         table[source] = rows
