@@ -235,21 +235,27 @@ def _mutation_totals() -> tuple[dict[str, str], str]:
     names = [cell.strip() for cell in header.strip("|").split("|")]
     cells = [cell.strip() for cell in total.strip("|").split("|")]
     minutes = re.search(r"\*\*(\d+) minutes\*\*", text)
-    return dict(zip(names, cells, strict=True)), minutes.group(1) if minutes else "?"
+    lines = text.splitlines()
+    rows = lines[lines.index(header) + 2 : lines.index(total)]  # the modules' rows
+    totals = {**dict(zip(names, cells, strict=True)), "modules": str(len(rows))}
+    return totals, minutes.group(1) if minutes else "?"
 
 
 def render_results_mutation() -> str:
     """benchmarks/results/README.md: the mutation score, from mutation.md's table."""
     totals, minutes = _mutation_totals()
     return (
-        f"mutmut made {int(totals['mutants']):,} mutants of the modules in `only_mutate`, each "
-        "run against the fast tests of those modules "
+        f"mutmut made {int(totals['mutants']):,} mutants of the {totals['modules']} modules of "
+        "the scoring core's last run (with the report's findings, verdicts and formatting), each "
+        "run against the fast tests that reach it "
         f"(`python benchmarks/mutation_score.py`, {minutes} minutes; [mutation.md](mutation.md) "
         f"says how it ran): {int(totals['killed']):,} killed, {totals['timeout']} timed out, "
         f"{totals['message-only']} message-only, {totals['equivalent']} judged equivalent "
         f"(`benchmarks/mutation_judged.py`, each with its proof), {totals['not checked']} not "
         "checked (only a GPU tells them apart, or mutmut cannot switch them on), "
-        f"{totals['survived']} survived; score {totals['score']}."
+        f"{totals['survived']} survived, {int(totals.get('not run', 0)):,} not run (the run stopped "
+        f"before them; they count against the score); score {totals['score']}. Every module of the gate, "
+        "with the report that holds its current result: [mutation_summary.md](mutation_summary.md)."
     )
 
 

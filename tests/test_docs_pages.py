@@ -63,6 +63,11 @@ REWORDED = {
     "```bash waterdrum reproduce --quick --out reproduction": (
         "```bash waterdrum reproduce --quick --out reproduction"
     ),
+    # the mutation gate grew past the core and runs area by area (issue 43)
+    "Mutation testing (not in CI) checks that the fast tests notice a changed operator": (
+        "Mutation testing (not in CI) checks that the fast tests notice a changed operator or "
+        "constant in the scoring core, the schemes and the losses, and in everything users read"
+    ),
 }
 LINK = re.compile(r"\]\([^)\s]*\)")
 GENERATED = re.compile(r"<!-- ([\w-]+):start -->.*?<!-- \1:end -->", flags=re.S)

@@ -902,10 +902,11 @@ def test_results_readme_mutation_sentence_is_the_sum_of_the_module_rows():
     total = {h: sum(int(m[h]) for m in modules) for h in headers[1:-1]}
     found = search(
         r"mutmut made ([\d,]+) mutants .+?: ([\d,]+) killed, (\d+) timed out, (\d+) message-only, "
-        r"(\d+) judged equivalent .+?, (\d+) not checked .+?, (\d+) survived; score (\S+) %",
+        r"(\d+) judged equivalent .+?, (\d+) not checked .+?, (\d+) survived, ([\d,]+) not run "
+        r".+?; score (\S+) %",
         text,
     )
-    counts = [int(g.replace(",", "")) for g in found.groups()[:7]]
+    counts = [int(g.replace(",", "")) for g in found.groups()[:8]]
     names = [
         "mutants",
         "killed",
@@ -914,10 +915,13 @@ def test_results_readme_mutation_sentence_is_the_sum_of_the_module_rows():
         "equivalent",
         "not checked",
         "survived",
+        "not run",
     ]
     assert counts == [total[n] for n in names]
     checked = total["mutants"] - total["message-only"] - total["equivalent"] - total["not checked"]
-    check(found[8], 100 * (total["killed"] + total["timeout"]) / checked, "score")
+    check(found[9], 100 * (total["killed"] + total["timeout"]) / checked, "score")
+    assert f"mutants of the {len(modules)} modules" in text
+    assert "[mutation_summary.md](mutation_summary.md)" in text
     minutes = search(r"\*\*(\d+) minutes\*\* in all", (RESULTS / "mutation.md").read_text())[1]
     assert f"{minutes} minutes" in text
 
