@@ -1901,7 +1901,8 @@ def test_per_owner_plot_widens_with_owners_and_models(tmp_path, figures):
 
 
 def test_per_owner_null_bands_are_in_the_legend_when_the_first_owner_has_none(tmp_path, figures):
-    """The legend names the null bands whichever owner has the first one."""
+    """The legend names the null bands whichever owner has the first one; the bands lie
+    under the bars (drawn after them, they would grey them over)."""
     owners = {
         "alice": _owner_entry(0.5, 2),
         "bob": _owner_entry(0.25, 2, null=(0.0, 0.125)),
@@ -1915,6 +1916,8 @@ def test_per_owner_null_bands_are_in_the_legend_when_the_first_owner_has_none(tm
     assert extents == [(0.55, -0.25, 1.45, 0.25), (1.55, -0.5, 2.45, 0.5)]  # bob's, carol's
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["null ±2 sd", "kl"]
     assert [b.get_label() == "null ±2 sd" for b in bands] == [True, False]  # named once
+    bars = [patch for container in ax.containers for patch in getattr(container, "patches", ())]
+    assert bars and all(b.get_zorder() == 0 < bar.get_zorder() for b in bands for bar in bars)
 
 
 def test_roc_curves_are_the_true_and_false_positive_rates(tmp_path, figures):
