@@ -2327,3 +2327,20 @@ def test_a_method_is_a_circle_whatever_the_default_scatter_marker():
     circle = MarkerStyle("o")
     expected = circle.get_path().transformed(circle.get_transform())
     np.testing.assert_allclose(points.get_paths()[0].vertices, expected.vertices)
+
+
+def test_the_ideal_point_is_drawn_over_the_null_band_and_under_the_models():
+    """The layers, bottom to top: the forget null band, the error bars and the ideal point, the
+    models' points (a point hidden under the band would read as missing)."""
+    from matplotlib.patches import Rectangle
+
+    fig, ax = report.new_figure(5.0, 4.0)
+    drawn = {name: _bench_models()[name] for name in ("original", "retrained", "kl")}
+    report.draw_benchmark(ax, drawn, "T")
+    (band,) = [p for p in ax.patches if isinstance(p, Rectangle)]
+    (ideal,) = [c for c in ax.collections if c.get_label() == "ideal"]
+    models = [c for c in ax.collections if c.get_label() in drawn]
+    bars = [line for container in ax.containers for line in container.lines[2]]
+    assert band.get_zorder() < ideal.get_zorder() == 2
+    assert bars and all(bar.get_zorder() == 2 for bar in bars)
+    assert len(models) == 3 and all(m.get_zorder() == 3 for m in models)
