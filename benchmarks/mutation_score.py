@@ -115,6 +115,12 @@ def build_workspace(fresh: bool, commit: str | None = None) -> None:
                 copy.parent.mkdir(parents=True, exist_ok=True)
                 if not copy.exists() or copy.read_bytes() != (source / name).read_bytes():
                     shutil.copy2(source / name, copy)
+                # mutmut's own copy of a data file (results, pages) is made once and never
+                # refreshed: a test reading it would read the first run's version
+                mirror = WORKSPACE / "mutants" / target
+                stale = mirror.is_file() and mirror.read_bytes() != copy.read_bytes()
+                if stale and not name.endswith(".py"):
+                    shutil.copy2(copy, mirror)
     forget_unmutated_copies()
 
 

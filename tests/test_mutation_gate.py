@@ -220,6 +220,19 @@ def test_the_workspace_holds_a_commits_files_in_the_installed_layout(tmp_path, m
     assert (workspace / "src/waterdrum_hf/core.py").read_text() == "VALUE = 2\n"
     assert (workspace / "tests/test_half_written.py").exists()
 
+    # mutmut's copies: a data file is refreshed, a Python file is left to mutmut
+    (repo / "results.md").write_text("first\n")
+    git("add", "results.md")
+    copies = (("results.md", "first\n"), ("src/waterdrum_hf/trainers/losses.py", "LOSS = 1\n"))
+    for name, text in copies:
+        (workspace / "mutants" / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / "mutants" / name).write_text(text)
+    (repo / "results.md").write_text("second\n")
+    (repo / "trainers/losses.py").write_text("LOSS = 2\n")
+    mutation_score.build_workspace(fresh=False)
+    assert (workspace / "mutants/results.md").read_text() == "second\n"
+    assert (workspace / "mutants/src/waterdrum_hf/trainers/losses.py").read_text() == "LOSS = 1\n"
+
 
 _HEADER = (
     "| module | mutants | killed | timeout | message-only | equivalent | survived | no tests "
