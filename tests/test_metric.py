@@ -832,6 +832,9 @@ def test_wheel_ships_the_metric_module(tmp_path):
     assert "waterdrum_hf/trainers/papers.bib" in names  # the model cards cite from it
     for task in ("_default_template_yaml", "waterdrum_ax.yaml", "waterdrum_local.yaml"):
         assert f"waterdrum_hf/lm_eval_tasks/{task}" in names  # `waterdrum lm-eval-tasks`
+    assert "waterdrum_hf/attacks/__init__.py" in names
+    for file in ("model.safetensors", "tokenizer.json", "config.json", "build.json"):
+        assert f"waterdrum_hf/tiny_model/{file}" in names  # the built-in model ships
 
 
 def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):

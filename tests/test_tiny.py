@@ -1,4 +1,5 @@
-"""The built-in tiny model: built once, cached under HF_HOME, reloadable, varied, deterministic."""
+"""The built-in tiny model: shipped (the same weights everywhere), rebuilt bit for bit under
+the pinned kernels; other sizes built once per kernel set under HF_HOME; varied, deterministic."""
 
 from __future__ import annotations
 
@@ -15,17 +16,11 @@ from waterdrum_hf.data import toy_corpus
 SMALL = tiny._Recipe(steps=2, batch_size=1, block_size=64)
 
 
-def test_load_caches_under_hf_home_and_reloads_with_auto_classes(tiny_model):
+def test_the_default_loads_from_the_shipped_folder_and_reloads_with_auto_classes(tiny_model):
     model, tokenizer = tiny_model
     path = tiny.cache_path()
-    assert (
-        path.is_absolute()
-        and path.parent == (Path(os.environ["HF_HOME"]) / "waterdrum_hf").resolve()
-    )
-    assert path.name.startswith(f"tiny-{tiny.VERSION}-")
-    # No temp dir left behind (other sizes, built by hand in ./.hf_home, may sit beside it).
-    assert not [p.name for p in path.parent.iterdir() if "-build-" in p.name]
-    assert path.name in [p.name for p in path.parent.iterdir()]
+    assert path == tiny.SHIPPED == Path(tiny.__file__).parent / "tiny_model"
+    assert path.is_absolute() and model.name_or_path == str(path)
 
     reloaded = AutoModelForCausalLM.from_pretrained(path)
     for name, tensor in model.state_dict().items():
@@ -51,10 +46,53 @@ def test_models_load_in_eval_mode_on_the_right_device(tiny_model):
     assert load_causal_lm(tiny.cache_path(), device="cpu").device.type == "cpu"
 
 
-def test_a_cached_build_is_reused(tiny_model, monkeypatch):
-    monkeypatch.setattr(tiny, "_build", lambda *a, **k: pytest.fail("rebuilt a cached model"))
-    model, _ = tiny.load()
+def test_the_default_is_never_built_and_a_cached_build_is_reused(tiny_model, tmp_path, monkeypatch):
+    size = tiny.TinySize(steps=2)
+    built, _ = tiny.load(tmp_path, size=size, show_progress=False)
+    monkeypatch.setattr(tiny, "_build", lambda *a, **k: pytest.fail("built a model again"))
+    model, _ = tiny.load(tmp_path)
     assert torch.equal(model.lm_head.weight, tiny_model[0].lm_head.weight)
+    assert list(tmp_path.iterdir()) == [tiny.cache_path(tmp_path, size=size)]  # default: none
+    again, _ = tiny.load(tmp_path, size=size, show_progress=False)
+    assert torch.equal(again.lm_head.weight, built.lm_head.weight)
+
+
+def test_the_shipped_weights_are_those_their_build_record_names(tiny_model):
+    """The digest in ``build.json`` is the loaded weights' (a changed file is caught), and the
+    digest sees one changed value, a dtype or a name."""
+    model = tiny_model[0]
+    info = tiny.shipped_build_info()
+    assert tiny.weights_digest(model) == info["digest"]
+    assert info["kernels"] == tiny.BUILD_KERNELS == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}
+    copy = copy_of(model)
+    with torch.no_grad():
+        copy.model.norm.weight[0] += 1e-7 * copy.model.norm.weight[0].abs().clamp(min=1)
+    assert tiny.weights_digest(copy) != info["digest"]
+    assert tiny.weights_digest(copy_of(model).double()) != info["digest"]
+
+
+def copy_of(model):
+    import copy
+
+    return copy.deepcopy(model)
+
+
+@pytest.mark.slow
+def test_a_reproducible_build_gives_the_shipped_weights_bit_for_bit(tiny_model, tmp_path):
+    """Built in a child process under the pinned kernels (whatever this processor's own),
+    the recipe gives exactly the shipped files: where the corpus and versions are the shipped
+    build's, else the test says which differ."""
+    info = tiny.shipped_build_info()
+    context = tiny.build_context()
+    differ = {key: context[key] for key in context if context[key] != info[key]}
+    if differ:
+        pytest.skip(f"this environment is not the shipped build's: {differ}")
+    built = tiny.build_reproducibly(tmp_path / "tiny", show_progress=False)
+    for file in ("model.safetensors", "tokenizer.json", "config.json"):
+        assert (built / file).read_bytes() == (tiny.SHIPPED / file).read_bytes(), file
+    assert tiny.weights_digest(AutoModelForCausalLM.from_pretrained(built)) == info["digest"]
+    with pytest.raises(ValueError, match="exists"):
+        tiny.build_reproducibly(built)
 
 
 def test_it_learned_the_corpus(tiny_model):
@@ -114,7 +152,7 @@ def test_a_failed_build_leaves_nothing_behind(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tiny, "_train_model", crash)
     with pytest.raises(RuntimeError, match="out of memory"):
-        tiny.load(tmp_path)
+        tiny.load(tmp_path, size="4m")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -126,17 +164,23 @@ def test_built_path_is_the_loadable_build_and_a_quiet_load_prints_nothing(tiny_m
     assert capsys.readouterr().err == ""  # no "Loading weights" bar
 
 
-def test_sizes_have_folders_of_their_own_and_the_default_keeps_its_name(tmp_path):
-    default = tiny.cache_path(tmp_path)
-    texts = list(toy_corpus()["text"])
-    assert default.name == f"tiny-{tiny.VERSION}-{tiny._fingerprint(texts, tiny._Recipe())}"
-    assert tiny.cache_path(tmp_path, size="1m") == default
-    assert tiny.cache_path(tmp_path, size=tiny.TinySize()) == default
+def test_sizes_have_folders_of_their_own_named_for_their_kernels(tmp_path, monkeypatch):
+    assert tiny.cache_path(tmp_path) == tiny.SHIPPED
+    assert tiny.cache_path(tmp_path, size="1m") == tiny.cache_path(size=tiny.TinySize())
     others = {tiny.cache_path(tmp_path, size=s) for s in ("4m", "16m")}
     others.add(tiny.cache_path(tmp_path, size=tiny.TinySize(steps=10)))
-    assert len(others) == 3 and default not in others
-    assert tiny.cache_path(tmp_path, size="4m").name.startswith(f"tiny-h256x4-{tiny.VERSION}-")
-    assert {p.parent for p in others} == {default.parent}
+    assert len(others) == 3 and {p.parent for p in others} == {tmp_path.resolve()}
+    texts = list(toy_corpus()["text"])
+    recipe = tiny._recipe("4m")
+    kernels = torch.backends.cpu.get_cpu_capability().lower()
+    monkeypatch.delenv("MKL_CBWR", raising=False)
+    name = f"tiny-h256x4-{tiny.VERSION}-{tiny._fingerprint(texts, recipe)}-{kernels}"
+    assert tiny.cache_path(tmp_path, size="4m").name == name
+    # A build under other kernels is another folder, never reused silently.
+    monkeypatch.setenv("MKL_CBWR", "AVX2")
+    assert tiny.cache_path(tmp_path, size="4m").name == f"{name}-mklavx2"
+    home = (Path(os.environ["HF_HOME"]) / "waterdrum_hf").resolve()
+    assert tiny.cache_path(size="4m").parent == home
 
 
 def test_a_size_is_named_or_valid():

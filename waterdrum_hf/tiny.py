@@ -2,15 +2,21 @@
 
 The demo, the examples and the tests need a causal LM that writes varied, on-topic text (a
 randomly initialised model repeats one word and is useless as a paraphraser) without any
-download. ``load()`` trains a byte-level BPE tokenizer and a ~1M-parameter
-``LlamaForCausalLM`` on :func:`waterdrum_hf.data.toy_corpus` for a fixed number of steps
-(about a minute, on one CPU thread), saves both with ``save_pretrained`` and reuses them after.
+download. The recipe trains a byte-level BPE tokenizer and a ~1M-parameter ``LlamaForCausalLM``
+on :func:`waterdrum_hf.data.toy_corpus` for a fixed number of steps (about a minute, on one CPU
+thread) and saves both with ``save_pretrained``.
+
+The default build ships with the package (:data:`SHIPPED`, 3.7 MB), so ``load()`` gives the
+same weights on every machine: built on the spot, they would differ by processor, because
+PyTorch and MKL pick their kernels by CPU (AVX2, AVX-512) and a minute of training turns their
+rounding differences into other weights. :func:`build_reproducibly` rebuilds the shipped
+weights bit for bit on any x86-64 processor with AVX2 (it pins :data:`BUILD_KERNELS`).
 
 Larger variants of the same recipe (same tokenizer, corpus, seed and steps; wider and deeper,
 with a lower learning rate) come from ``load(size=...)``: :data:`SIZES` names them (``"1m"``,
-the default build, ``"4m"`` and ``"16m"``, which takes about 25 minutes on one CPU thread), and
-a :class:`TinySize` describes any other. Each is built once into a folder of its own; the
-default's folder name does not change.
+the shipped default, ``"4m"`` and ``"16m"``, which takes about 25 minutes on one CPU thread),
+and a :class:`TinySize` describes any other. Each is built once, with this machine's kernels,
+into a folder of its own whose name says which kernels (a build is never reused under others).
 
 The model writes varied Python-documentation prose. It was also trained on chats that answer
 :data:`PARAPHRASE_PROMPT` with the user's passage, so a paraphrase prompt yields text in that
@@ -23,12 +29,16 @@ without it, as it ignores every checkpoint default that reshapes the distributio
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import (
@@ -45,8 +55,18 @@ from waterdrum_hf._progress import library_progress, progress_bar
 from waterdrum_hf._torch_plumbing import load_causal_lm, torch_threads
 from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
-VERSION = "1"
+VERSION = "2"
 """Bumped whenever the build code changes (recipe fields are hashed into the folder name)."""
+
+SHIPPED = Path(__file__).with_name("tiny_model")
+"""The default build, shipped in the package: a model folder with ``build.json`` beside the
+weights (their digest, the recipe's fingerprint, the kernels and versions that built them)."""
+
+BUILD_KERNELS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}
+"""The CPU kernels :data:`SHIPPED` was built with: PyTorch's AVX2 kernels and MKL's AVX2 code
+path, which any x86-64 processor with AVX2 runs the same (what a machine whose best kernels are
+AVX2 uses on its own). PyTorch reads its variable once, at import: a build under them runs in a
+child process."""
 
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}"
@@ -143,9 +163,8 @@ def load(
     """Return the tiny ``(model, tokenizer)``, building and caching them on first use.
 
     Args:
-        cache_dir: folder that holds the build; defaults to ``$HF_HOME/waterdrum_hf``. The
-            build goes into ``tiny-<version>-<hash>`` inside it, the hash covering the recipe
-            and the running Python's ``pydoc_data`` text (see :func:`cache_path`).
+        cache_dir: folder that holds the builds of sizes other than the default (which ships,
+            :data:`SHIPPED`); defaults to ``$HF_HOME/waterdrum_hf`` (see :func:`cache_path`).
         size: a name in :data:`SIZES` or a :class:`TinySize`: the model's width, depth and
             pretraining budget. Every size has the same tokenizer.
         show_progress: progress bars of training and loading; ``None`` shows them on a
@@ -170,7 +189,7 @@ def built_path(
     """The folder of the build (:func:`cache_path`), building it first if it is missing: a
     model folder that ``from_pretrained`` (and ``waterdrum ... tiny``) loads."""
     path = cache_path(cache_dir, size=size)
-    if not path.is_dir():
+    if path != SHIPPED and not path.is_dir():
         _build(path, _recipe(size), show_progress=show_progress)
     return path
 
@@ -178,16 +197,83 @@ def built_path(
 def cache_path(
     cache_dir: str | os.PathLike[str] | None = None, *, size: str | TinySize = "1m"
 ) -> Path:
-    """Return the folder that :func:`load` reads, and builds when it is missing (absolute, so
-    that a model's ``name_or_path``, and every cache digest made from it, does not depend on
-    the working directory or on how ``HF_HOME`` was spelled). The default size's folder is
-    ``tiny-<version>-<hash>``, another size's ``tiny-h<hidden>x<layers>-<version>-<hash>``."""
+    """Return the folder that :func:`load` reads (absolute, so that a model's
+    ``name_or_path``, and every cache digest made from it, does not depend on the working
+    directory or on how ``HF_HOME`` was spelled): :data:`SHIPPED` for the default size, else
+    ``tiny-h<hidden>x<layers>-<version>-<hash>-<kernels>`` in ``cache_dir``, built when it is
+    missing. The hash covers the recipe and the running Python's ``pydoc_data`` text; the
+    kernels are this process's (``avx512``, ``avx2``, ..., with MKL's ``MKL_CBWR`` if set)."""
+    recipe = _recipe(size)
+    if recipe == _Recipe():
+        return SHIPPED
     if cache_dir is None:
         cache_dir = Path(_hf_home()) / "waterdrum_hf"
-    recipe = _recipe(size)
-    label = "" if recipe == _Recipe() else f"h{recipe.hidden_size}x{recipe.num_layers}-"
-    name = f"tiny-{label}{VERSION}-{_fingerprint(_corpus_texts(), recipe)}"
+    label = f"h{recipe.hidden_size}x{recipe.num_layers}"
+    name = f"tiny-{label}-{VERSION}-{_fingerprint(_corpus_texts(), recipe)}-{_kernels()}"
     return (Path(cache_dir) / name).resolve()
+
+
+def weights_digest(model: PreTrainedModel) -> str:
+    """The SHA-256 of a model's weights: every tensor of its state dict, in name order, its
+    name and raw bytes (so a changed value, dtype, shape or name changes it)."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        data = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}:{data.dtype}:{tuple(data.shape)}".encode())
+        digest.update(data.view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def shipped_build_info() -> dict[str, Any]:
+    """What :data:`SHIPPED`'s ``build.json`` records: the weights' ``digest``
+    (:func:`weights_digest`), the ``kernels`` they were built with, and the build's
+    :func:`build_context`."""
+    info: dict[str, Any] = json.loads((SHIPPED / "build.json").read_text(encoding="utf-8"))
+    return info
+
+
+def build_context() -> dict[str, Any]:
+    """What decides the default build here besides the kernels: ``fingerprint`` (the recipe
+    and the running Python's corpus text) and ``versions`` (Python, torch, transformers,
+    tokenizers). Where it equals the shipped build's, :func:`build_reproducibly` gives the
+    shipped weights."""
+    import platform
+
+    import tokenizers
+    import transformers
+
+    versions = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "tokenizers": tokenizers.__version__,
+    }
+    return {"fingerprint": _fingerprint(_corpus_texts(), _Recipe()), "versions": versions}
+
+
+def build_reproducibly(path: str | os.PathLike[str], *, show_progress: bool | None = None) -> Path:
+    """Build the default recipe into ``path`` (which must not exist) in a child process under
+    :data:`BUILD_KERNELS`: the shipped weights bit for bit wherever the running versions and
+    corpus are those of :func:`shipped_build_info`. About a minute on one CPU thread."""
+    path = Path(path).resolve()
+    if path.exists():
+        raise ValueError(f"{path} exists: build_reproducibly builds into a new folder.")
+    child = "import sys; from waterdrum_hf import tiny; tiny._build_under_build_kernels(sys.argv[1:])"
+    arguments = [str(path), {None: "", True: "1", False: "0"}[show_progress]]
+    subprocess.run([sys.executable, "-c", child, *arguments], env=_build_env(), check=True)
+    return path
+
+
+def _build_env() -> dict[str, str]:
+    """This process's environment with :data:`BUILD_KERNELS` and one thread everywhere."""
+    return {**os.environ, **BUILD_KERNELS, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _kernels() -> str:
+    """This process's CPU kernels: PyTorch's capability, and MKL's code path if pinned."""
+    kernels = torch.backends.cpu.get_cpu_capability().lower()
+    pinned = os.environ.get("MKL_CBWR")
+    return f"{kernels}-mkl{pinned.lower()}" if pinned else kernels
 
 
 def _recipe(size: str | TinySize) -> _Recipe:
@@ -342,3 +428,15 @@ def _deterministic(recipe: _Recipe) -> Iterator[None]:
             yield
         finally:
             torch.use_deterministic_algorithms(was_deterministic)
+
+
+def _build_under_build_kernels(arguments: list[str]) -> None:
+    """The child of :func:`build_reproducibly` (``[folder, progress]``): refuse unless the
+    pinned kernels are in force (a processor without AVX2 falls back to others), then build."""
+    if torch.backends.cpu.get_cpu_capability() != "AVX2" or os.environ.get("MKL_CBWR") != "AVX2":
+        raise SystemExit(
+            f"the reproducible build needs {BUILD_KERNELS} in force on a processor with AVX2; "
+            f"this process runs {torch.backends.cpu.get_cpu_capability()} kernels"
+        )
+    folder, progress = arguments
+    _build(Path(folder), _Recipe(), show_progress={"": None, "1": True, "0": False}[progress])
