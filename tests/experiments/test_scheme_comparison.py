@@ -102,7 +102,12 @@ def test_scheme_comparison_is_table_5_with_the_papers_numbers_beside_ours(tmp_pa
 def test_scheme_comparison_runs_both_schemes_on_the_same_owners(tiny_model, tmp_path):
     """``waterdrum reproduce --schemes waterfall kgw`` end to end on a small corpus: a model
     trained on each scheme's watermarked text carries its owners' signal in its samples (the
-    metric clearly above its null), and the metric's result keys are the same for both."""
+    metric clearly above its null), and the metric's result keys are the same for both.
+
+    ``z > 3`` is detection at a one-sided error rate of 0.13 % under the null. Fine-tuning
+    runs on this processor's kernels, so the z's move between machines: on the shipped model
+    they read 5.0-10.3 under avx512, avx2 and default kernels (one run each; 2.6 for KGW
+    where the base model itself had been built under avx512, which no longer happens)."""
     from waterdrum_hf.scripts import main
 
     out = tmp_path / "schemes"

@@ -116,15 +116,25 @@ def test_the_writer_is_transformers_processor_per_owner():
 
 
 def test_text_written_under_one_owner_reads_high_under_it_and_null_under_another(tiny_model):
-    """The built-in model samples (do_sample=True) with the writer, one owner per row: each
-    row reads far above the null (0.5) under its owner and within 4 sd of the null under the
-    other owner. Catches a writer that ignores the keys, swaps owners, or a reader whose keys
-    differ from the writer's."""
+    """The built-in model samples (do_sample=True) with the writer, one owner per row, four
+    rows each: pooled over an owner's texts (Stouffer's z, each text's z from the exact null),
+    the texts read far above the null under their owner and as the null under the other (a
+    row that ends at once has nothing to read; at least three of four must have text).
+
+    The bounds follow from the null, not from one machine's values: under a key that did not
+    write them, each text's z is about N(0, 1) and so is the pooled z, so ``|z| < 4`` fails by
+    chance with probability 6e-5 per owner. Under the writer's key a single text's z ranges
+    from about 2 (a repetitive text) to 22 (measured on the shipped model under avx2 and
+    avx512 kernels), so one text may fall short of any fixed bound; pooled over four it reads
+    about 30, against a bound of 5. Catches a writer that ignores the keys, swaps owners, or a
+    reader whose keys differ from the writer's."""
     model, tokenizer = tiny_model
     scheme = SynthIDScheme()
     owners = [12345, 987654321]
-    writer = scheme.logits_processor(tokenizer.vocab_size, owners)
-    prompts = tokenizer(["The module", "A function"], return_tensors="pt", padding=True)
+    starts = ["The module", "A function", "The class", "This method"]
+    rows = [(start, owner) for start in starts for owner in owners]
+    writer = scheme.logits_processor(tokenizer.vocab_size, [owner for _, owner in rows])
+    prompts = tokenizer([start for start, _ in rows], return_tensors="pt", padding=True)
     torch.manual_seed(0)
     output = model.generate(
         **prompts,
@@ -139,15 +149,23 @@ def test_text_written_under_one_owner_reads_high_under_it_and_null_under_another
     )
     verifier = Verifier(tokenizer, scheme)
     moments = scheme.null_moments(verifier.vocab_size)
-    for own, other in ((owners, owners[::-1]),):
-        for text, mine, theirs in zip(texts, own, other, strict=True):
-            ids = verifier.token_ids(text)
-            null = AnalyticNull(*verifier.countable_pairs(ids), 1, moments)
-            count = len(verifier.countable_pairs(ids)[1])
-            mean, std = null.mean_std(np.array([0]), np.array([1.0 / count]))
-            assert abs(mean - 0.5) < 0.01
-            assert verifier.verify(text, mine)[0] > mean + 8 * std
-            assert abs(verifier.verify(text, theirs)[0] - mean) < 4 * std
+
+    def z(text: str, key: int) -> float:
+        contexts, tokens, sample_of = verifier.countable_pairs(verifier.token_ids(text))
+        null = AnalyticNull(contexts, tokens, sample_of, 1, moments)
+        mean, std = null.mean_std(np.array([0]), np.array([1.0 / len(tokens)]))
+        assert abs(mean - 0.5) < 0.01
+        return (verifier.verify(text, key)[0] - mean) / std
+
+    for mine, theirs in (owners, owners[::-1]):
+        written = [text for text, (_, owner) in zip(texts, rows, strict=True) if owner == mine]
+        # A row may end at once (EOS); it has nothing to read and is left out, counted.
+        written = [t for t in written if len(verifier.countable_pairs(verifier.token_ids(t))[1])]
+        assert len(written) >= 3
+        pooled_mine = sum(z(text, mine) for text in written) / np.sqrt(len(written))
+        pooled_theirs = sum(z(text, theirs) for text in written) / np.sqrt(len(written))
+        assert pooled_mine > 5, (mine, pooled_mine)
+        assert abs(pooled_theirs) < 4, (theirs, pooled_theirs)
 
 
 def test_analytic_null_is_exact_over_every_key_residue():
