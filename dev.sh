@@ -12,6 +12,10 @@
 #   bash dev.sh demo     # the whole WaterDrum loop on the built-in small model (`waterdrum demo`)
 #   bash dev.sh test     # the test suite (offline), on every core (pytest-xdist, at most 4
 #                        # workers, one test file per worker); `-n 0` runs it in one process
+#   bash dev.sh kernels  # the tests marked `kernels` (their values depend on the CPU's kernels)
+#                        # again under other kernels than any machine's own: PyTorch's plain
+#                        # ones (ATEN_CPU_CAPABILITY=default) and MKL's processor-independent
+#                        # path (MKL_CBWR=COMPATIBLE); CI runs it after `test`
 #   bash dev.sh lint     # ruff check, ruff format --check, then mypy (pyproject.toml's [tool.mypy])
 #   bash dev.sh typecheck  # mypy alone
 #   bash dev.sh floors   # the declared dependency floors (.ci/floors.txt) in their own
@@ -108,9 +112,11 @@ typecheck() {
 case "${1:-}" in
     demo) setup; shift; exec "$VENV/bin/waterdrum" demo "$@" ;;
     test) setup; shift; exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" --durations=15 "$@" ;;
+    kernels) setup; shift; ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE \
+        exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" -m kernels "$@" ;;
     lint) setup; "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && typecheck ;;
     typecheck) setup; shift; typecheck "$@" ;;
     floors) shift; floors "$@" ;;
     docs) setup_docs; shift; NO_MKDOCS_2_WARNING=1 exec "$VENV/bin/mkdocs" build --strict "$@" ;;
-    *) echo "usage: bash dev.sh {demo|test|lint|typecheck|floors|docs} [args...]" >&2; exit 2 ;;
+    *) echo "usage: bash dev.sh {demo|test|kernels|lint|typecheck|floors|docs} [args...]" >&2; exit 2 ;;
 esac

@@ -1,4 +1,4 @@
-"""Resumable stages: never reused across settings or versions, never half-written."""
+"""Resumable stages: never reused across settings, versions or CPU kernels, never half-written."""
 
 from __future__ import annotations
 
@@ -23,6 +23,21 @@ def test_a_stage_is_named_by_its_settings_parents_and_version(tmp_path, monkeypa
     )
     monkeypatch.setattr(waterdrum_hf._version, "version", lambda _name: "99.0")
     assert cache.stage("data", {"owners": 4}).path != base.path
+
+
+def test_a_stage_trained_under_other_cpu_kernels_is_not_reused(tmp_path, monkeypatch):
+    """Pinning MKL's code path (as another processor would pick another) names another
+    stage; so does PyTorch's capability (``ATEN_CPU_CAPABILITY``, read at import)."""
+    import torch
+
+    monkeypatch.delenv("MKL_CBWR", raising=False)
+    cache = StageCache(tmp_path)
+    own = cache.stage("model", {"epochs": 3})
+    monkeypatch.setenv("MKL_CBWR", "AVX2")
+    assert cache.stage("model", {"epochs": 3}).path != own.path
+    monkeypatch.delenv("MKL_CBWR")
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "NO AVX")
+    assert cache.stage("model", {"epochs": 3}).path != own.path
 
 
 def test_build_runs_once_and_a_failed_build_leaves_nothing(tmp_path):

@@ -63,7 +63,9 @@ def test_the_shipped_weights_are_those_their_build_record_names(tiny_model):
     model = tiny_model[0]
     info = tiny.shipped_build_info()
     assert tiny.weights_digest(model) == info["digest"]
-    assert info["kernels"] == tiny.BUILD_KERNELS == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}
+    assert (
+        info["kernels"] == tiny.BUILD_KERNELS == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}
+    )
     copy = copy_of(model)
     with torch.no_grad():
         copy.model.norm.weight[0] += 1e-7 * copy.model.norm.weight[0].abs().clamp(min=1)

@@ -4,6 +4,7 @@ reads, one-thread sections."""
 from __future__ import annotations
 
 import copy
+import os
 import warnings
 
 import pytest
@@ -77,3 +78,19 @@ def test_loading_an_adapter_folder_warns_nothing(tiny_model, tmp_path):
         loaded = load_causal_lm(tmp_path / "adapter")
     assert [str(w.message) for w in caught] == []
     assert type(loaded).__name__ == "PeftModelForCausalLM"
+
+
+def test_cpu_kernels_names_the_capability_and_a_pinned_mkl_path():
+    """In a child whose kernels are lowered (``ATEN_CPU_CAPABILITY`` is read at import) and
+    whose MKL path is pinned; and as this process runs (no pin: the capability alone)."""
+    import subprocess
+    import sys
+
+    from waterdrum_hf._torch_plumbing import cpu_kernels
+
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+    code = "from waterdrum_hf._torch_plumbing import cpu_kernels; print(cpu_kernels())"
+    child = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert child.stdout.strip() == "default-mklcompatible", child.stderr[-2000:]
+    if "MKL_CBWR" not in os.environ:
+        assert cpu_kernels() == torch.backends.cpu.get_cpu_capability().lower()

@@ -162,6 +162,16 @@ def _checkpointing_kwargs(model: Any) -> dict[str, Any] | None:
     return None
 
 
+def cpu_kernels() -> str:
+    """The CPU kernels this process computes with: PyTorch's capability (``avx512``,
+    ``avx2``, ``default``: ``ATEN_CPU_CAPABILITY`` lowers it) and MKL's code path where
+    ``MKL_CBWR`` pins one. Trained weights differ between kernel sets, so whatever caches a
+    trained model names them."""
+    kernels = torch.backends.cpu.get_cpu_capability().lower()
+    pinned = os.environ.get("MKL_CBWR")
+    return f"{kernels}-mkl{pinned.lower()}" if pinned else kernels
+
+
 @contextmanager
 def torch_threads(count: int | None) -> Iterator[None]:
     """torch's intra-op thread count set to ``count`` for the block (``None``: unchanged),

@@ -2,9 +2,10 @@
 
 The demo and the paper reproduction train dozens of small models. Every stage (a watermarked
 dataset, a trained model, a set of generations) is written to ``<root>/<stage>-<digest>``,
-where the digest covers the stage's settings, the digests of the stages it was built from and
-the library version, so a cache written with other settings or by another version is never
-reused. A stage is built in a temporary folder and renamed into place when complete: a run
+where the digest covers the stage's settings, the digests of the stages it was built from, the
+library version and the CPU kernels (a model trained under AVX-512 kernels differs from one
+trained under AVX2), so a cache written with other settings, by another version or under other
+kernels is never reused. A stage is built in a temporary folder and renamed into place when complete: a run
 killed mid-way leaves no half-written artefact, and the next run resumes after the last
 completed stage. Digests never include watermark keys in the clear: settings hold seeds or the
 keys' slow one-way hashes (:func:`waterdrum_hf._fingerprint.key_digest`).
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 
 from waterdrum_hf._files import building_folder
 from waterdrum_hf._fingerprint import json_digest
+from waterdrum_hf._torch_plumbing import cpu_kernels
 from waterdrum_hf._version import library_version
 
 T = TypeVar("T")
@@ -79,6 +81,7 @@ class StageCache:
             "stage": name,
             "version": library_version(),
             "layout": LAYOUT,
+            "kernels": cpu_kernels(),
             "settings": settings,
             "parents": [parent.digest for parent in parents],
         }

@@ -52,7 +52,7 @@ from transformers import (
 
 from waterdrum_hf._files import building_folder, check_local_location
 from waterdrum_hf._progress import library_progress, progress_bar
-from waterdrum_hf._torch_plumbing import load_causal_lm, torch_threads
+from waterdrum_hf._torch_plumbing import cpu_kernels, load_causal_lm, torch_threads
 from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 
 VERSION = "2"
@@ -209,7 +209,7 @@ def cache_path(
     if cache_dir is None:
         cache_dir = Path(_hf_home()) / "waterdrum_hf"
     label = f"h{recipe.hidden_size}x{recipe.num_layers}"
-    name = f"tiny-{label}-{VERSION}-{_fingerprint(_corpus_texts(), recipe)}-{_kernels()}"
+    name = f"tiny-{label}-{VERSION}-{_fingerprint(_corpus_texts(), recipe)}-{cpu_kernels()}"
     return (Path(cache_dir) / name).resolve()
 
 
@@ -258,7 +258,9 @@ def build_reproducibly(path: str | os.PathLike[str], *, show_progress: bool | No
     path = Path(path).resolve()
     if path.exists():
         raise ValueError(f"{path} exists: build_reproducibly builds into a new folder.")
-    child = "import sys; from waterdrum_hf import tiny; tiny._build_under_build_kernels(sys.argv[1:])"
+    child = (
+        "import sys; from waterdrum_hf import tiny; tiny._build_under_build_kernels(sys.argv[1:])"
+    )
     arguments = [str(path), {None: "", True: "1", False: "0"}[show_progress]]
     subprocess.run([sys.executable, "-c", child, *arguments], env=_build_env(), check=True)
     return path
@@ -267,13 +269,6 @@ def build_reproducibly(path: str | os.PathLike[str], *, show_progress: bool | No
 def _build_env() -> dict[str, str]:
     """This process's environment with :data:`BUILD_KERNELS` and one thread everywhere."""
     return {**os.environ, **BUILD_KERNELS, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
-def _kernels() -> str:
-    """This process's CPU kernels: PyTorch's capability, and MKL's code path if pinned."""
-    kernels = torch.backends.cpu.get_cpu_capability().lower()
-    pinned = os.environ.get("MKL_CBWR")
-    return f"{kernels}-mkl{pinned.lower()}" if pinned else kernels
 
 
 def _recipe(size: str | TinySize) -> _Recipe:

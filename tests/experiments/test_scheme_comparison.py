@@ -99,6 +99,7 @@ def test_scheme_comparison_is_table_5_with_the_papers_numbers_beside_ours(tmp_pa
 
 
 @pytest.mark.slow
+@pytest.mark.kernels
 def test_scheme_comparison_runs_both_schemes_on_the_same_owners(tiny_model, tmp_path):
     """``waterdrum reproduce --schemes waterfall kgw`` end to end on a small corpus: a model
     trained on each scheme's watermarked text carries its owners' signal in its samples (the

@@ -115,6 +115,7 @@ def test_the_writer_is_transformers_processor_per_owner():
     assert "11" not in repr(writer) and "22" not in repr(writer)  # keys never shown
 
 
+@pytest.mark.kernels
 def test_text_written_under_one_owner_reads_high_under_it_and_null_under_another(tiny_model):
     """The built-in model samples (do_sample=True) with the writer, one owner per row, four
     rows each: pooled over an owner's texts (Stouffer's z, each text's z from the exact null),
