@@ -130,14 +130,12 @@ class _Demo:
         return report
 
     def load(self) -> tuple[Any, Any]:
-        """The built-in small model (built on first use) and the stage pipeline around it."""
+        """The built-in small model (shipped with the package) and the stage pipeline around it."""
         import waterdrum_hf.tiny as tiny
         from waterdrum_hf.experiments.pipeline import CachedPipeline
 
         show = self.config.show_progress
-        with self.step(
-            "load", "Loading the built-in small model (built on first use, about a minute)"
-        ):
+        with self.step("load", "Loading the built-in small model"):
             model, tokenizer = tiny.load(show_progress=show)
         return CachedPipeline(model, tokenizer, self.out / "cache", show_progress=show), tokenizer
 
