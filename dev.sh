@@ -14,8 +14,10 @@
 #                        # workers, one test file per worker); `-n 0` runs it in one process
 #   bash dev.sh kernels  # the tests marked `kernels` (their values depend on the CPU's kernels)
 #                        # again under other kernels than any machine's own: PyTorch's plain
-#                        # ones (ATEN_CPU_CAPABILITY=default) and MKL's processor-independent
-#                        # path (MKL_CBWR=COMPATIBLE); CI runs it after `test`
+#                        # ones (ATEN_CPU_CAPABILITY=default), MKL's processor-independent path
+#                        # (MKL_CBWR=COMPATIBLE) and oneDNN's AVX2 one (ONEDNN_MAX_CPU_ISA=AVX2:
+#                        # without it, an AMX processor's bf16 attention takes AMX packing that
+#                        # the lowered PyTorch kernels lack); CI runs it after `test`
 #   bash dev.sh lint     # ruff check, ruff format --check, then mypy (pyproject.toml's [tool.mypy])
 #   bash dev.sh typecheck  # mypy alone
 #   bash dev.sh floors   # the declared dependency floors (.ci/floors.txt) in their own
@@ -112,7 +114,7 @@ typecheck() {
 case "${1:-}" in
     demo) setup; shift; exec "$VENV/bin/waterdrum" demo "$@" ;;
     test) setup; shift; exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" --durations=15 "$@" ;;
-    kernels) setup; shift; ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE \
+    kernels) setup; shift; ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 \
         exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" -m kernels "$@" ;;
     lint) setup; "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && typecheck ;;
     typecheck) setup; shift; typecheck "$@" ;;

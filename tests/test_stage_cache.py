@@ -31,11 +31,15 @@ def test_a_stage_trained_under_other_cpu_kernels_is_not_reused(tmp_path, monkeyp
     import torch
 
     monkeypatch.delenv("MKL_CBWR", raising=False)
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     cache = StageCache(tmp_path)
     own = cache.stage("model", {"epochs": 3})
     monkeypatch.setenv("MKL_CBWR", "AVX2")
     assert cache.stage("model", {"epochs": 3}).path != own.path
     monkeypatch.delenv("MKL_CBWR")
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    assert cache.stage("model", {"epochs": 3}).path != own.path
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "NO AVX")
     assert cache.stage("model", {"epochs": 3}).path != own.path
 

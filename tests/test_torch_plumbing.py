@@ -88,9 +88,16 @@ def test_cpu_kernels_names_the_capability_and_a_pinned_mkl_path():
 
     from waterdrum_hf._torch_plumbing import cpu_kernels
 
-    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
     code = "from waterdrum_hf._torch_plumbing import cpu_kernels; print(cpu_kernels())"
-    child = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert child.stdout.strip() == "default-mklcompatible", child.stderr[-2000:]
-    if "MKL_CBWR" not in os.environ:
+    pins = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+    for extra, expected in (
+        ({}, "default-mklcompatible"),
+        ({"ONEDNN_MAX_CPU_ISA": "AVX2"}, "default-mklcompatible-onednnavx2"),
+    ):
+        env = {k: v for k, v in os.environ.items() if k != "ONEDNN_MAX_CPU_ISA"} | pins | extra
+        child = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True
+        )
+        assert child.stdout.strip() == expected, child.stderr[-2000:]
+    if not {"MKL_CBWR", "ONEDNN_MAX_CPU_ISA"} & os.environ.keys():
         assert cpu_kernels() == torch.backends.cpu.get_cpu_capability().lower()

@@ -164,12 +164,15 @@ def _checkpointing_kwargs(model: Any) -> dict[str, Any] | None:
 
 def cpu_kernels() -> str:
     """The CPU kernels this process computes with: PyTorch's capability (``avx512``,
-    ``avx2``, ``default``: ``ATEN_CPU_CAPABILITY`` lowers it) and MKL's code path where
-    ``MKL_CBWR`` pins one. Trained weights differ between kernel sets, so whatever caches a
-    trained model names them."""
+    ``avx2``, ``default``: ``ATEN_CPU_CAPABILITY`` lowers it), and MKL's and oneDNN's where
+    ``MKL_CBWR`` or ``ONEDNN_MAX_CPU_ISA`` pins them. Trained weights differ between kernel
+    sets, so whatever caches a trained model names them."""
     kernels = torch.backends.cpu.get_cpu_capability().lower()
-    pinned = os.environ.get("MKL_CBWR")
-    return f"{kernels}-mkl{pinned.lower()}" if pinned else kernels
+    for library, variable in (("mkl", "MKL_CBWR"), ("onednn", "ONEDNN_MAX_CPU_ISA")):
+        pinned = os.environ.get(variable)
+        if pinned:
+            kernels += f"-{library}{pinned.lower()}"
+    return kernels
 
 
 @contextmanager

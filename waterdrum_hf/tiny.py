@@ -62,9 +62,9 @@ SHIPPED = Path(__file__).with_name("tiny_model")
 """The default build, shipped in the package: a model folder with ``build.json`` beside the
 weights (their digest, the recipe's fingerprint, the kernels and versions that built them)."""
 
-BUILD_KERNELS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}
-"""The CPU kernels :data:`SHIPPED` was built with: PyTorch's AVX2 kernels and MKL's AVX2 code
-path, which any x86-64 processor with AVX2 runs the same (what a machine whose best kernels are
+BUILD_KERNELS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+"""The CPU kernels :data:`SHIPPED` was built with: PyTorch's, MKL's and oneDNN's AVX2 code
+paths, which any x86-64 processor with AVX2 runs the same (what a machine whose best kernels are
 AVX2 uses on its own). PyTorch reads its variable once, at import: a build under them runs in a
 child process."""
 
@@ -428,7 +428,7 @@ def _deterministic(recipe: _Recipe) -> Iterator[None]:
 def _build_under_build_kernels(arguments: list[str]) -> None:
     """The child of :func:`build_reproducibly` (``[folder, progress]``): refuse unless the
     pinned kernels are in force (a processor without AVX2 falls back to others), then build."""
-    if torch.backends.cpu.get_cpu_capability() != "AVX2" or os.environ.get("MKL_CBWR") != "AVX2":
+    if cpu_kernels() != "avx2-mklavx2-onednnavx2":
         raise SystemExit(
             f"the reproducible build needs {BUILD_KERNELS} in force on a processor with AVX2; "
             f"this process runs {torch.backends.cpu.get_cpu_capability()} kernels"
