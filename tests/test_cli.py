@@ -1299,6 +1299,18 @@ def test_score_rescores_an_lm_eval_samples_file_by_its_documents_rows(
     )
     assert ours["forget"] == expected["forget"] and ours["retain"] == expected["retain"]
     assert ours["num_queries"] == 4
+    # The report is never replaced without --overwrite, and is replaced with it.
+    written = (tmp_path / "a" / "report.json").read_text()
+    again = [*common, "--generations", folder / "samples.jsonl", "--out", tmp_path / "a"]
+    code, _, err = run([*again, "--null-keys", "5"], capsys)
+    assert code == 2 and err.strip().endswith(
+        f"--out {str(tmp_path / 'a')!r} already holds a report; pass --overwrite to replace it"
+    )
+    assert (tmp_path / "a" / "report.json").read_text() == written
+    code, _, err = run([*again, "--null-keys", "5", "--overwrite"], capsys)
+    assert code == 0, err
+    replaced = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert replaced["settings"]["null_keys"] == 5
     # Owner indices that do not match the dataset's owners: another dataset's samples.
     (folder / "other.jsonl").write_text(lm_eval_samples(rows, [0, 0, 0, 0], samples))
     code, _, err = run(

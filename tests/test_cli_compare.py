@@ -92,6 +92,52 @@ def test_compare_needs_as_many_runs_of_each_model_unless_unpaired(tmp_path, caps
     assert main(["compare", "--reports", *folders, "--unpaired"]) == 0
 
 
+SCORED = {"num_samples": 4, "prefix_tokens": 24, "max_new_tokens": 96}
+SCORING = {
+    "scheme": {"scheme": "waterfall", "k_p": 1, "n_gram": 2, "vocab_size": None},
+    "pooling": "tokens",
+    "null": {"method": "empirical", "keys": 200, "seed": 0},
+    "interval": {"confidence": 0.95, "resamples": 1000, "seed": 0},
+}
+
+
+@pytest.mark.parametrize(
+    ("changed", "shown"),
+    [
+        ({"num_samples": 10}, "num_samples: 10 there, 4 here"),
+        ({"prefix_tokens": 50}, "prefix_tokens: 50 there, 24 here"),
+        ({"max_new_tokens": 200}, "max_new_tokens: 200 there, 96 here"),
+        ({"scoring": {**SCORING, "null": {"method": "analytic"}}}, "scoring.null: "),
+        ({"scoring": {**SCORING, "pooling": "samples"}}, "scoring.pooling: 'samples' there"),
+        ({"scoring": {**SCORING, "scheme": {"scheme": "kgw"}}}, "scoring.scheme: "),
+    ],
+)
+def test_compare_refuses_reports_scored_differently(tmp_path, capsys, changed, shown):
+    """What a value depends on (samples, query length, tokens, scheme, pooling, null) must
+    agree between reports; a seed, an interval's level or its resamples need not, and a
+    setting only one report records is not compared."""
+    folders = write_score_reports(tmp_path)
+    for number, folder in enumerate(folders):
+        path = tmp_path / folder / "report.json"
+        report = json.loads(path.read_text())
+        interval = {**SCORING["interval"], "resamples": 100 + number}
+        report["settings"] |= {**SCORED, "scoring": {**SCORING, "interval": interval}}
+        if number == 0:
+            del report["settings"]["prefix_tokens"]
+        path.write_text(json.dumps(report))
+    assert main(["compare", "--reports", *folders]) == 0
+    capsys.readouterr()
+    last = tmp_path / folders[-1] / "report.json"
+    report = json.loads(last.read_text())
+    report["settings"] |= changed
+    last.write_text(json.dumps(report))
+    assert main(["compare", "--reports", *folders]) == 2
+    err = capsys.readouterr().err
+    first = folders[1] if "prefix_tokens" in changed else folders[0]  # run 0 records none
+    assert f"{folders[-1]} was scored with other settings than {first} (" in err
+    assert shown in err and "values scored differently cannot be compared" in err
+
+
 def test_a_yaml_config_gives_the_reports_and_the_command_line_overrides_it(tmp_path, capsys):
     """`--config FILE.yaml` (TRL's) holds the options, the reports list too; a flag given wins;
     the reports are no longer positional (`--reports`)."""

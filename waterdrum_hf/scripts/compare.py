@@ -8,7 +8,9 @@ shares seed i: differences are then paired). A demo report with several runs cou
 them. Prints each model's mean over its runs with Student's t interval over runs (it covers a
 rerun, where one run's interval over queries does not), the distance of each method to the
 retrained model, and the method closest to retraining only when the runs separate it from every
-other; else the methods that tie.
+other; else the methods that tie. Reports scored differently (other samples per query, query
+length, tokens per sample, scheme, pooling or null, as each report's ``settings`` records them)
+are refused: their values do not measure the same thing.
 """
 
 from __future__ import annotations
@@ -64,10 +66,15 @@ def main(args: CompareArguments) -> int:
     return 0
 
 
+SCORED_WITH = ("num_samples", "prefix_tokens", "max_new_tokens")
+"""The settings of a report (besides its scoring configuration) that its values depend on."""
+
+
 def read_runs(paths: Sequence[str]) -> dict[str, list[Any]]:
     """Each model's results over the reports, in the order given (a report's ``runs``, where it
-    has them, else its ``models``)."""
+    has them, else its ``models``); reports scored differently are refused."""
     runs: dict[str, list[Any]] = {}
+    recorded: dict[str, tuple[str, Any]] = {}  # each setting: the first report giving it
     for given in paths:
         path = Path(given)
         file = path / "report.json" if path.is_dir() else path
@@ -79,10 +86,38 @@ def read_runs(paths: Sequence[str]) -> dict[str, list[Any]]:
             raise CliError(f"{given}: not a JSON report ({error})") from None
         if not isinstance(report, dict) or not isinstance(report.get("models"), dict):
             raise CliError(f"{given}: not a WaterDrum report (it has no 'models')")
+        check_scored_alike(recorded, given, scored_with(report))
         own = report.get("runs") or {name: [m] for name, m in report["models"].items()}
         for name, results in own.items():
             runs.setdefault(name, []).extend(results)
     return runs
+
+
+def scored_with(report: dict[str, Any]) -> dict[str, Any]:
+    """What a report's values depend on, from its ``settings``: :data:`SCORED_WITH` and the
+    scoring configuration but its intervals (which move no value). Settings a report does not
+    record are left out (a report written by hand records none)."""
+    settings = report.get("settings") or {}
+    scored = {key: settings[key] for key in SCORED_WITH if key in settings}
+    scoring = settings.get("scoring")
+    if isinstance(scoring, dict):
+        scored.update({f"scoring.{k}": v for k, v in scoring.items() if k != "interval"})
+    return scored
+
+
+def check_scored_alike(
+    recorded: dict[str, tuple[str, Any]], path: str, scored: dict[str, Any]
+) -> None:
+    """Refuse the report at ``path`` if a setting differs from the first report that recorded
+    it (``recorded``, which gains the settings seen first here)."""
+    for key, value in scored.items():
+        first, known = recorded.setdefault(key, (path, value))
+        if known != value:
+            raise CliError(
+                f"{path} was scored with other settings than {first} ({key}: {value!r} "
+                f"there, {known!r} here): values scored differently cannot be compared; score "
+                "both the same way"
+            )
 
 
 def print_comparison(comparison: SeedComparison) -> None:

@@ -65,6 +65,7 @@ class ScoreArguments:
     )
     seed: int = flag(0, "Sampling seed.")
     name: str = flag("model", "The model's name in the report.")
+    overwrite: bool = flag(False, "Replace a report already in --out.")
 
     def __post_init__(self) -> None:
         if not self.model and not self.generations:
@@ -141,8 +142,10 @@ def main(
     forget_ids = watermark_ids(data.forget_ids, data.forget_ids_file, "forget ids", owners)
     source = check_attack_inputs(attack.attacks, attack.attack_source, has_model=bool(args.model))
     watermark_tokenizer = load_tokenizer_option(data.watermark_tokenizer, "watermark tokenizer")
-    check_output_folder(args.out, "--out")  # an existing folder is fine: its files are replaced
+    check_output_folder(args.out, "--out")
     out = Path(args.out)
+    if (out / "report.json").exists() and not args.overwrite:
+        raise CliError(f"--out {args.out!r} already holds a report; pass --overwrite to replace it")
     completions = verified_completions(
         args, data, attack, rows, owners, generations, watermark_tokenizer, source
     )
