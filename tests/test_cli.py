@@ -1496,11 +1496,11 @@ def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model
     code, _, err = run(["score", "--model", tmp_path / "bare", *common, "--out", tmp_path], capsys)
     assert code == 2 and "has no tokenizer" in err and "--tokenizer" in err
     assert len(err.strip().splitlines()) == 1
-    for model_options in (
-        ["--model", tmp_path / "bare", "--tokenizer", "tiny"],
-        ["--model", "tiny"],
+    for number, model_options in enumerate(
+        (["--model", tmp_path / "bare", "--tokenizer", "tiny"], ["--model", "tiny"])
     ):
-        code, out, err = run(["score", *model_options, *common, "--out", tmp_path / "a"], capsys)
+        out_dir = tmp_path / f"report{number}"
+        code, out, err = run(["score", *model_options, *common, "--out", out_dir], capsys)
         assert code == 0 and "overall: " in out, err
     with pytest.raises(SystemExit):
         main(["score", "--help"])

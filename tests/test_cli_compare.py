@@ -66,7 +66,33 @@ def test_compare_reads_each_models_runs_in_order_and_prints_means_and_the_verdic
 def test_compare_of_single_runs_names_no_winner(tmp_path, capsys):
     folders = write_score_reports(tmp_path)[:4]  # run 0 of each model
     assert main(["compare", "--reports", *folders]) == 0
-    assert "Closest to retraining (1 run): npo" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "Closest to retraining (1 run): npo" in printed
+    # Reports without a null: detection cannot be said, and the line says so.
+    assert "npo: its report has no null, so whether the forgotten owners' watermark is" in printed
+
+
+@pytest.mark.parametrize(("p_value", "status"), [(0.004, "still detected"), (0.2, "not detected")])
+def test_a_one_run_verdict_says_whether_the_closest_method_is_still_detected(
+    tmp_path, capsys, p_value, status
+):
+    """One run cannot rank methods, and the closest one may still carry the watermark: the
+    line beside the verdict reads the run's forget p-value against the detection level."""
+    folders = write_score_reports(tmp_path)[:4]
+    npo = tmp_path / folders[3] / "report.json"
+    report = json.loads(npo.read_text())
+    report["models"]["npo"] |= {"forget_p_value": p_value, "forget_null_mean": 0.0}
+    npo.write_text(json.dumps(report))
+    assert main(["compare", "--reports", *folders]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        f"npo: the forgotten owners' watermark is {status} in its run (forget +0.100, "
+        f"p = {p_value:.3g}; detected at p <= 0.05)"
+    ) in printed
+    assert "kl:" not in printed  # only the method the verdict names
+    (tmp_path / "three").mkdir()
+    assert main(["compare", "--reports", *write_score_reports(tmp_path / "three")]) == 0
+    assert "watermark is" not in capsys.readouterr().out  # 3 runs: the verdict rests on them
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,17 @@ REWORDED = {
         "Mutation testing (not in CI) checks that the fast tests notice a changed operator or "
         "constant in the scoring core, the schemes and the losses, and in everything users read"
     ),
+    # the built-in model ships and the kernels stage runs in CI (issue 52)
+    "(`bash dev.sh floors` runs the tests against the lowest declared versions": (
+        "(`bash dev.sh floors` runs the tests against the lowest declared versions of the "
+        "dependencies; `bash dev.sh kernels` runs the tests whose values depend on the CPU's"
+    ),
+    "`bash dev.sh demo` (that is, `waterdrum demo`) watermarks the passages": (
+        "`bash dev.sh demo` (that is, `waterdrum demo`) watermarks the passages"
+    ),
+    "Tests and CI run offline (`HF_HUB_OFFLINE=1`": "Tests and CI run offline (`HF_HUB_OFFLINE=1`",
+    # score refuses to replace a report, compare reports scored differently (issue 56)
+    "`score` runs the paper's protocol": "`score` runs the paper's protocol",
 }
 LINK = re.compile(r"\]\([^)\s]*\)")
 GENERATED = re.compile(r"<!-- ([\w-]+):start -->.*?<!-- \1:end -->", flags=re.S)

@@ -52,14 +52,17 @@ def main(args: CompareArguments) -> int:
     from waterdrum_hf.report import json_text
     from waterdrum_hf.seed_comparison import compare_seeds
 
+    runs = read_runs(args.reports)
     comparison = compare_seeds(
-        read_runs(args.reports),
+        runs,
         confidence=args.confidence,
         paired=not args.unpaired,
         reference=args.reference,
         baseline=args.baseline,
     )
     print_comparison(comparison)
+    for line in single_run_detection(comparison, runs):
+        print(line)
     if args.output:
         Path(args.output).write_text(json_text(comparison.to_dict()))
         print(f"Comparison: {args.output}")
@@ -118,6 +121,31 @@ def check_scored_alike(
                 f"there, {known!r} here): values scored differently cannot be compared; score "
                 "both the same way"
             )
+
+
+def single_run_detection(comparison: SeedComparison, runs: dict[str, list[Any]]) -> list[str]:
+    """Where the verdict rests on one run: whether the forgotten owners' watermark is still
+    detected in the run of the method it names (closest is not close enough when it is)."""
+    from waterdrum_hf.report.findings import DETECTION_LEVEL, detected
+    from waterdrum_hf.scoring import WaterDrumResult
+
+    closest = comparison.closest
+    if closest is None or closest.num_seeds != 1:
+        return []
+    name = closest.names[0]  # the one a one-run verdict names
+    forget = WaterDrumResult.from_dict(runs[name][0]).forget
+    found = detected(forget)
+    if found is None:
+        return [
+            f"{name}: its report has no null, so whether the forgotten owners' watermark is "
+            "still detected is unknown (score it with a null)"
+        ]
+    assert forget is not None and forget.p_value is not None  # detected() said so
+    status = "still detected" if found else "not detected"
+    return [
+        f"{name}: the forgotten owners' watermark is {status} in its run (forget "
+        f"{forget.value:+.3f}, p = {forget.p_value:.3g}; detected at p <= {DETECTION_LEVEL})"
+    ]
 
 
 def print_comparison(comparison: SeedComparison) -> None:
