@@ -339,7 +339,8 @@ def render_scoring_settings() -> str:
 DEMO_SOURCES = (
     "benchmarks/results/demo/report.md",
     "benchmarks/results/demo/report.json",
-    "benchmarks/results/demo/earlier_machine/report.json",
+    "benchmarks/results/demo/other_kernels/report.json",
+    "benchmarks/results/demo/other_kernels/run.json",
 )
 
 BLOCKS = (

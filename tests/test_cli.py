@@ -182,12 +182,26 @@ def test_verify_prints_scores_summary_and_p_values(scored_file, capsys):
     )
     assert code == 0
     assert f"forget: {expected['forget']:.4f}" in out and "num_skipped: 0" in out
-    assert f"retain_p_value: {expected['retain_p_value']:.4f}" in out
+    # p-values at their precision: 9 null keys give none below 1/10, said as such
+    p_value = expected["retain_p_value"]
+    shown = "<= 0.1 (the smallest 9 null keys can give)" if p_value <= 0.1 else f"{p_value:.2g}"
+    assert f"retain_p_value: {shown}" in out
+    assert f"(p {'' if p_value <= 0.1 else '= '}{shown})" in out
+    assert not [line for line in out.splitlines() if "p_value: 0.0000" in line]
     assert "retain: watermark" in out and "None" not in out
     assert all(str(k) not in out for k in KEYS)
     written = json.loads((tmp_path / "r.json").read_text())
     assert written["retain"] == pytest.approx(expected["retain"]) and len(written["scores"]) == 10
     assert set(written["per_owner"]) == {"owner-1", "owner-2"}
+    # Rows not printed are said to be in --output only where there is one.
+    for output, where in (
+        ([], "--output saves them all"),
+        (["--output", tmp_path / "s.json"], "all in --output"),
+    ):
+        argv = ["verify", "--file", tmp_path / "outputs.jsonl", "--watermark-tokenizer"]
+        argv += [tmp_path / "tok", "--id-column", "owner_id", "--max-rows", 3, *output]
+        code, out, _ = run(argv, capsys)
+        assert code == 0 and f"   ... 7 more rows ({where})" in out
 
 
 @pytest.mark.parametrize("forget_ids", [None, KEYS[1]])

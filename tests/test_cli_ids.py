@@ -55,3 +55,26 @@ def test_a_json_keys_file_given_as_an_id_file_says_it_is_json(rows, tmp_path, ca
     err = capsys.readouterr().err
     assert "is JSON (a keys.json?): give a file with one id per line" in err
     assert str(OWNERS[0]) not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("owner-1\nowner-2\n", "non-blank line 1 is not a watermark id (ids are whole numbers"),
+        (f"\n{OWNERS[0]}\nthe forget owner\n", "non-blank line 2 is not a watermark id"),
+        (
+            f"{OWNERS[0]}\n{OWNERS[0]} {OWNERS[1]}\n",
+            "put one id per line (non-blank line 2 holds 2)",
+        ),
+        ("-3\n", "non-blank line 1 is not a watermark id"),
+    ],
+)
+def test_an_id_file_of_words_says_which_line_is_not_an_id(rows, tmp_path, capsys, content, message):
+    """Words are not several ids; neither the words nor the ids are shown (either may be a
+    key)."""
+    ids = tmp_path / "ids.txt"
+    ids.write_text(content)
+    assert verify(rows, ids) == 2
+    err = capsys.readouterr().err
+    assert message in err and "(a line holds several)" not in err
+    assert str(OWNERS[0]) not in err and "owner-1" not in err and "forget owner" not in err

@@ -539,11 +539,17 @@ def test_demo_verdict_names_the_methods_the_runs_cannot_separate(demo, report):
     check(found[3], retrained["forget_p_value"], "retrained p")
 
 
-def test_demo_rerun_sentence_recomputed_from_both_machines(demo, report):
-    """The largest move between the other machine's run and this demo's first run (same seed),
-    that move over the half-width of the first run's query interval, and how many of the other
-    machine's values lie inside this demo's t-intervals over runs."""
-    earlier = load("demo/earlier_machine/report.json")
+def test_demo_rerun_sentence_recomputed_from_both_kernel_sets(demo, report):
+    """The largest move between the run under other kernels and this demo's first run (same
+    seed), that move over the half-width of the first run's query interval, how many of the
+    other run's values lie inside this demo's t-intervals over runs, and both kernel sets
+    named as each run.json records them (and different)."""
+    earlier = load("demo/other_kernels/report.json")
+    kernels = load("demo/run.json")["kernels"]
+    other = load("demo/other_kernels/run.json")["kernels"]
+    assert kernels != other
+    assert f"under `{other}` kernels where this run had `{kernels}`" in demo
+    assert f"({load('demo/run.json')['processor']}, `{kernels}` kernels)" in demo
     level = report["settings"]["confidence"]
     moves, inside = [], 0
     for name, result in earlier["models"].items():
@@ -561,7 +567,7 @@ def test_demo_rerun_sentence_recomputed_from_both_machines(demo, report):
     half = (first[f"{key}_ci_high"] - first[f"{key}_ci_low"]) / 2
     check(found[4], largest / half, "move over half-width")
     if inside == len(moves):
-        assert f"all {len(moves)} of that machine's values lie inside" in demo
+        assert f"all {len(moves)} of those values lie inside" in demo
     else:
         assert f"{inside} of its {len(moves)} values lie inside" in demo
     assert f"over the {len(report['seeds'])} runs above" in demo
@@ -601,9 +607,13 @@ def test_demo_audit_table_recomputed_from_audits_json(demo):
 
 def test_demo_run_time_is_run_json(demo):
     run = load("demo/run.json")
-    found = search(r"Measured: (\S+) minutes on (\d+) CPU cores \(([^)]+)\)", demo)
+    found = search(
+        r"Measured: (\S+) minutes on (\d+) CPU cores \(([^,]+), `([^`]+)` kernels\)", demo
+    )
     check(found[1], run["seconds"] / 60, "minutes")
-    assert (int(found[2]), found[3]) == (run["cpu_count"], run["processor"])
+    assert (int(found[2]), found[3], found[4]) == (
+        run["cpu_count"], run["processor"], run["kernels"]
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1101,7 +1111,8 @@ def test_demo_rerun_sentence_names_the_values_outside_their_intervals():
         b_forget_low=0.15, b_forget_high=0.35, b_retain_low=0.55, b_retain_high=0.75,
     )  # fmt: skip
     earlier = {"models": {"a": {"forget": 0.1, "retain": 0.7}, "b": {"forget": 0.9, "retain": 0.8}}}
-    sentence = demo_block.machine_sentence(report, earlier)
+    sentence = demo_block.machine_sentence(report, earlier, "avx512", "avx2-mklavx2")
+    assert "under `avx2-mklavx2` kernels where this run had `avx512`" in sentence
     assert "read the first run's values differently by up to 0.650 (b's forget), 4.3 times" in (
         sentence
     )
@@ -1147,12 +1158,12 @@ def test_demo_block_reads_the_first_results_and_audits_sections_only():
         "## Results", "| model | forget |", "## Audits: does the unlearning hold?",
         "| model | forget before |", "## Plots", "| plot | x |", "## Methods", "",
     ])  # fmt: skip
-    run = {"seconds": 90, "cpu_count": 2, "processor": "x86_64"}
+    run = {"seconds": 90, "cpu_count": 2, "processor": "x86_64", "kernels": "avx2"}
     assert demo_block.render(report, run, "Moved.") == "\n".join([
         f"![benchmark plot]({DEMO_LINKS}/benchmark.png)", "", "| model | forget |", "", "", "",
         "Moved.", "", AUDITS_PROSE, "", f"![audits plot]({DEMO_LINKS}/audits.png)", "",
         "| model | forget before |", "",
-        "Measured: 1.5 minutes on 2 CPU cores (x86_64), tiny model already cached. Full report: "
+        "Measured: 1.5 minutes on 2 CPU cores (x86_64, `avx2` kernels). Full report: "
         f"[{DEMO_LINKS}/report.md]({DEMO_LINKS}/report.md).",
     ])  # fmt: skip
     # a report without sections: its tables are the results; no verdict line, no audits

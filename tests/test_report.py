@@ -2344,3 +2344,22 @@ def test_the_ideal_point_is_drawn_over_the_null_band_and_under_the_models():
     assert band.get_zorder() < ideal.get_zorder() == 2
     assert bars and all(bar.get_zorder() == 2 for bar in bars)
     assert len(models) == 3 and all(m.get_zorder() == 3 for m in models)
+
+
+@pytest.mark.parametrize(
+    ("p_value", "null_keys", "shown"),
+    [
+        (1 / 200, 199, "<= 0.005 (the smallest 199 null keys can give)"),
+        (1 / 21, 20, "<= 0.048 (the smallest 20 null keys can give)"),
+        (2 / 21, 20, "0.095"),
+        (3.2e-08, None, "3.2e-08"),
+        (0.214285, None, "0.21"),
+        (0.00004, 0, "4e-05"),
+    ],
+)
+def test_a_p_value_is_shown_at_its_precision_or_as_its_floor(p_value, null_keys, shown):
+    """Never "0.0000": two significant digits, or the floor 1/(1 + K) an empirical null of K
+    keys sets, named as such."""
+    from waterdrum_hf.report.formatting import p_value_text
+
+    assert p_value_text(p_value, null_keys) == shown

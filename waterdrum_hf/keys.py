@@ -115,8 +115,18 @@ def read_watermark_ids(path: str | os.PathLike[str], name: str = "ids") -> list[
             f"{name} file {str(path)!r} is JSON (a keys.json?): give a file with one id per "
             "line, such as the demo's forget_ids.txt"
         )
-    if any(len(line.split()) > 1 for line in lines):
-        raise ValueError(f"{name} file {str(path)!r}: put one id per line (a line holds several)")
+    for number, line in enumerate(lines, start=1):
+        words = line.split()
+        if not all(word.isdigit() for word in words):  # never shown: a word may be a key
+            raise ValueError(
+                f"{name} file {str(path)!r}: non-blank line {number} is not a watermark id "
+                "(ids are whole numbers, one per line)"
+            )
+        if len(words) > 1:
+            raise ValueError(
+                f"{name} file {str(path)!r}: put one id per line (non-blank line {number} "
+                f"holds {len(words)})"
+            )
     return [watermark_id_from_text(line, name) for line in lines]
 
 

@@ -65,7 +65,11 @@ class DemoConfig:
     prefix_tokens: int = flag(24, "Query length: first tokens of each passage (at most half).")
     num_samples: int = flag(4, "Completions sampled per query (pooled per query).")
     max_new_tokens: int = flag(96, "Tokens generated per completion.")
-    null_keys: int = flag(200, "Random keys of the null reference.")
+    null_keys: int = flag(
+        200,
+        "Random keys of the empirical null (what keys that own nothing read on the same "
+        "texts); its p-values are at least 1/(1 + null_keys). 0: no null (no p-values).",
+    )
     audits: tuple[str, ...] = flag(
         AUDITS,
         (

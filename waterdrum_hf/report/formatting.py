@@ -18,3 +18,12 @@ def count_phrase(n: int, noun: str) -> str:
 def join_names(names: Sequence[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def p_value_text(p_value: float, null_keys: int | None) -> str:
+    """A p-value at the precision it has: where an empirical null of ``null_keys`` keys bounds
+    it (``1 / (1 + K)``, the smallest such a null gives), ``<= 0.005 (the smallest 200 null
+    keys can give)``; else two significant digits (``3e-08``, ``0.21``), never a rounded 0."""
+    if null_keys and p_value * (1 + null_keys) <= 1 + 1e-9:
+        return f"<= {1 / (1 + null_keys):.2g} (the smallest {null_keys} null keys can give)"
+    return f"{p_value:.2g}"

@@ -27,7 +27,7 @@ from waterdrum_hf.scripts.generations import (
 )
 from waterdrum_hf.scripts.models import load_model, load_tokenizer_option, watermark_ids
 from waterdrum_hf.scripts.parser import CliError, ScriptParser, positive
-from waterdrum_hf.scripts.scoring_arguments import ScoringArguments
+from waterdrum_hf.scripts.scoring_arguments import ScoringArguments, empirical_null_keys
 
 if TYPE_CHECKING:
     from waterdrum_hf.config import WaterDrumConfig
@@ -164,7 +164,7 @@ def main(
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
-    print_summary(result)
+    print_summary(result, empirical_null_keys(config))
     for line in owner_table(result, config.null):
         print(line)
     print(f"Report: {out / 'report.md'}")
@@ -275,8 +275,11 @@ def publish(
         print(f"Pushed to {hub.push_to_hub}: {getattr(commit, 'commit_url', commit)}")
 
 
-def print_summary(result: WaterDrumResult) -> None:
-    """Each set's value (with its interval), the AUROC, the forget p-value, the skipped."""
+def print_summary(result: WaterDrumResult, null_keys: int | None) -> None:
+    """Each set's value (with its interval), the AUROC, the forget p-value (at its precision,
+    bounded by an empirical null's ``null_keys``), the skipped."""
+    from waterdrum_hf.report.formatting import p_value_text
+
     level = f" ({100 * result.confidence:g}% CI)" if result.confidence else ""
     for name, value in result.sets().items():
         print(f"{name}: {value.value:.4f}{interval_text(value.ci_low, value.ci_high, level)}")
@@ -286,7 +289,7 @@ def print_summary(result: WaterDrumResult) -> None:
         )
         print(f"separability_auroc: {result.separability_auroc:.4f}{interval}")
     if result.forget is not None and result.forget.p_value is not None:
-        print(f"forget_p_value: {result.forget.p_value:.4f}")
+        print(f"forget_p_value: {p_value_text(result.forget.p_value, null_keys)}")
     print(f"num_skipped: {result.num_skipped}")
 
 

@@ -89,3 +89,9 @@ def check_n_gram(n_gram: int, texts: Sequence[Any], tokenizer: Any) -> None:
             "the watermark tokenizer), so no text could be scored; give the n-gram the texts "
             "are watermarked with (2 unless it was changed)"
         )
+
+
+def empirical_null_keys(config: WaterDrumConfig) -> int | None:
+    """The keys of an empirical null (which bound its p-values), else ``None``."""
+    null = config.null
+    return null.keys if null is not None and null.method == "empirical" else None

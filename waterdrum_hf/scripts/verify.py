@@ -16,7 +16,11 @@ from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_file, read_table
 from waterdrum_hf.scripts.models import load_tokenizer_option, watermark_ids
 from waterdrum_hf.scripts.parser import ScriptParser, positive
-from waterdrum_hf.scripts.scoring_arguments import ScoringArguments, check_n_gram
+from waterdrum_hf.scripts.scoring_arguments import (
+    ScoringArguments,
+    check_n_gram,
+    empirical_null_keys,
+)
 from waterdrum_hf.scripts.texts import TextArguments, texts_and_owner_ids
 
 if TYPE_CHECKING:
@@ -65,8 +69,8 @@ def main(texts_args: TextArguments, args: VerifyArguments, scoring: ScoringArgum
         forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids", ids),
         return_details=True,
     )
-    print_scores(list(result.scores or ()), args.max_rows)  # set with return_details
-    print_summary(result)
+    print_scores(list(result.scores or ()), args.max_rows, saved=bool(args.output))
+    print_summary(result, empirical_null_keys(config))
     for line in owner_table(result, config.null):
         print(line)
     if args.output:
@@ -78,25 +82,35 @@ def main(texts_args: TextArguments, args: VerifyArguments, scoring: ScoringArgum
     return 0
 
 
-def print_scores(scores: list[float], limit: int) -> None:
+def print_scores(scores: list[float], limit: int, *, saved: bool) -> None:
+    """The first ``limit`` texts' scores; the count of the others, and where they are when
+    ``saved`` (``--output``)."""
     print(f"{'row':>6}  score")
     for row, score in enumerate(scores[:limit]):
         print(f"{row:>6}  {'   n/a (nothing to count)' if score != score else f'{score:+.4f}'}")
     if len(scores) > limit:
-        print(f"   ... {len(scores) - limit} more rows (all in --output)")
+        where = "all in --output" if saved else "--output saves them all"
+        print(f"   ... {len(scores) - limit} more rows ({where})")
 
 
-def print_summary(result: WaterDrumResult) -> None:
-    """The flat scalars, 4 decimals, with a plain-words verdict per set."""
+def print_summary(result: WaterDrumResult, null_keys: int | None) -> None:
+    """The flat scalars, 4 decimals (p-values at their precision: :func:`p_value_text`), with
+    a plain-words verdict per set."""
+    from waterdrum_hf.report.formatting import p_value_text
+
     print()
     for name, value in result.scalars().items():
-        print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}")
+        if name.endswith("p_value") and isinstance(value, float):
+            print(f"{name}: {p_value_text(value, null_keys)}")
+        else:
+            print(f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}")
     for name, set_value in result.sets().items():
         if set_value.p_value is not None:
             found = set_value.p_value <= 0.05
+            text = p_value_text(set_value.p_value, null_keys)
             print(
                 f"{name}: watermark {'detected' if found else 'not detected'} at the 5 % level "
-                f"(p = {set_value.p_value:.4f})"
+                f"(p {'' if text.startswith('<=') else '= '}{text})"
             )
 
 
