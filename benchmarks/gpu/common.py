@@ -53,7 +53,7 @@ class Sizes:
     prompt_tokens: int = 50  # generation: the paper's query length
     num_samples: int = 10  # generation: the paper's samples per query
     new_tokens: int = 200  # generation: the paper's completion length
-    fixed_batches: tuple[int, ...] = (32, 160)  # generation: batches timed beside "auto"
+    batches: tuple[int | str, ...] = ("auto", 32, 160)  # generation: in this order
     timed_repeats: int = 3  # generation: timed calls after the untimed one at each shape
     callback_steps: int = 30
     callback_eval_steps: int = 10
@@ -68,12 +68,15 @@ class Sizes:
     shuffle_texts: int = 1000
     shuffle_length: int = 200
     copy_mib: int = 2048
+    score_owners: int = 4  # score: owners (half of them forgotten)
+    score_texts_per_owner: int = 8  # score: texts (queries) per owner
     budgets: dict[str, float] = field(
         default_factory=lambda: {
             "training": 420.0,
             "generation": 540.0,
             "callback": 420.0,
             "verification": 300.0,
+            "score": 300.0,
             "fsdp": 420.0,
         }
     )
@@ -88,7 +91,7 @@ SMOKE_SIZES = Sizes(
     prompt_tokens=8,
     num_samples=2,
     new_tokens=6,
-    fixed_batches=(4,),
+    batches=("auto", 4),
     timed_repeats=2,
     callback_steps=4,
     callback_eval_steps=2,
@@ -103,7 +106,12 @@ SMOKE_SIZES = Sizes(
     shuffle_texts=20,
     shuffle_length=32,
     copy_mib=16,
-    budgets={name: 90.0 for name in ("training", "generation", "callback", "verification", "fsdp")},
+    score_owners=2,
+    score_texts_per_owner=2,
+    budgets={
+        name: 90.0
+        for name in ("training", "generation", "callback", "verification", "score", "fsdp")
+    },
 )
 
 

@@ -4,8 +4,8 @@
 (random weights rarely sample EOS, so every completion runs to its full length: the worst
 case). Reports tokens per second warm (one untimed call at each shape, then the median and range
 of :attr:`Sizes.timed_repeats` calls; the first call's seconds on their own) on three paths
-(:data:`PATHS`) at the batch ``batch_size="auto"`` picks and at the fixed batches of
-:attr:`Sizes.fixed_batches`, beside the device's measured copy bandwidth and the decoding
+(:data:`PATHS`) at the batches of (``"auto"``: the one ``batch_size="auto"`` picks)
+:attr:`Sizes.batches`, beside the device's measured copy bandwidth and the decoding
 limit it sets: every decoding step reads all weights (about 13.5 GB) and the batch's
 KV cache, so a batch of ``B`` rows makes at most ``B * bandwidth / bytes read`` tokens per
 second.
@@ -147,7 +147,7 @@ def run(setup: Setup, budget: Budget) -> dict[str, Any]:
     model = build_model(setup).eval()
     tokenizer = word_tokenizer(setup.shape.vocab_size)
     rows: list[dict[str, Any]] = []
-    for batch in ("auto", *sizes.fixed_batches):
+    for batch in sizes.batches:
         for path in PATHS:
             if budget.expired:
                 rows.append({"batch": str(batch), "path": path, "skipped": "time budget"})

@@ -12,7 +12,7 @@ MODULES = (
     "torch", "transformers", "peft", "accelerate", "datasets", "numba", "pyarrow",
     "waterdrum_hf", "waterdrum_hf.trainers", "waterdrum_hf.callbacks", "waterdrum_hf.tiny",
     "benchmarks.gpu.training", "benchmarks.gpu.generation", "benchmarks.gpu.callback",
-    "benchmarks.gpu.verification", "benchmarks.gpu.fsdp",
+    "benchmarks.gpu.verification", "benchmarks.gpu.score", "benchmarks.gpu.fsdp",
 )  # fmt: skip
 
 

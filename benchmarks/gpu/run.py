@@ -13,6 +13,7 @@ versions, every step's rows) and ``results.md`` (one table per step) are rewritt
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -27,7 +28,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-STEPS = ("training", "generation", "callback", "verification", "fsdp")
+STEPS = ("training", "generation", "callback", "verification", "score", "fsdp")
 """Every step, in the order to run them; ``fsdp`` runs only when named."""
 DEFAULT_STEPS = STEPS[:-1]
 PACKAGES = (
@@ -54,6 +55,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="multiply every step's time budget (e.g. 0.5 when little device time is left)",
     )
     parser.add_argument("--threads", type=int, help="torch threads (default: 1 with --smoke)")
+    parser.add_argument(
+        "--batches",
+        help="generation's batches in the order to time them, 'auto' among them "
+        "(default: auto,32,160)",
+    )
+    parser.add_argument(
+        "--queries-per-owner",
+        help="the callback's max_queries_per_owner values, comma-separated (default: 4,16,64)",
+    )
     args = parser.parse_args(argv)
     steps = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = sorted(set(steps) - set(STEPS))
@@ -62,7 +72,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if not args.out:
         parser.error("--out is required where $OUT is not set")
     args.steps = steps
+    args.sizes = {}
+    try:
+        if args.batches:
+            args.sizes["batches"] = tuple(
+                b if b == "auto" else positive_int(b) for b in split(args.batches)
+            )
+        if args.queries_per_owner:
+            args.sizes["queries_per_owner"] = tuple(
+                positive_int(q) for q in split(args.queries_per_owner)
+            )
+    except ValueError as error:
+        parser.error(str(error))
     return args
+
+
+def split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
 
 
 def versions() -> dict[str, str | None]:
@@ -180,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     if threads:
         torch.set_num_threads(threads)
     setup = Setup.create(args.smoke)
+    setup.sizes = dataclasses.replace(setup.sizes, **args.sizes)
     report: dict[str, Any] = {"environment": environment(setup, argv), "steps": {}}
     out = Path(args.out)
     for name in args.steps:

@@ -6,6 +6,7 @@
 #
 #   bash benchmarks/gpu/run.sh --only training --out "$OUT"
 #   bash benchmarks/gpu/run.sh --smoke --out /tmp/smoke      # the same on the CPU, tiny shape
+#   bash benchmarks/gpu/run.sh pytest -m cuda tests/test_gpu_benchmark.py   # the CUDA tests
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-python3}
@@ -31,4 +32,10 @@ export PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 export HF_HOME=${HF_HOME:-/tmp/waterdrum-hf-home}
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1
 "$PYTHON" -m benchmarks.gpu.preflight
+if [[ ${1:-} == pytest ]]; then
+    # -p imports the laid-out package first, before a test puts the repository root (whose
+    # waterdrum_hf/ lacks trainers/) on sys.path.
+    shift
+    exec "$PYTHON" -m pytest -p waterdrum_hf.trainers -p no:cacheprovider "$@"
+fi
 exec "$PYTHON" -m benchmarks.gpu "$@"
