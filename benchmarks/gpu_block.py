@@ -10,37 +10,54 @@ from typing import Any
 from doc_blocks import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results" / "gpu"
-RUNS = ("training_generation", "verification_callback", "fsdp")
+RUNS = ("training_generation", "verification_callback", "fsdp", "h200", "h200_score")
+"""The committed runs, oldest first: a step measured again in a later run replaces its rows."""
 FLOORS = ROOT / ".ci" / "floors.txt"
+AX_QUERIES = 20 * 400
+"""WaterDrum-Ax's queries (20 owners x 400 abstracts): the paper's protocol samples 10 x 200
+tokens for each, about 16M tokens per evaluated model."""
+
+
+def runs() -> dict[str, dict[str, Any]]:
+    return {run: json.loads((RESULTS / run / "results.json").read_text()) for run in RUNS}
 
 
 def load() -> dict[str, dict[str, Any]]:
-    """Step name -> its results, from every committed run."""
+    """Step name -> its results, each from the latest run that measured it."""
     steps: dict[str, dict[str, Any]] = {}
-    for run in RUNS:
-        results = json.loads((RESULTS / run / "results.json").read_text())
+    for results in runs().values():
         steps.update(results["steps"])
     return steps
 
 
 def versions() -> str:
-    """Which torch and transformers (and library) the committed runs used, said once."""
-    seen = []
-    for run in RUNS:
-        found = json.loads((RESULTS / run / "results.json").read_text())["environment"]["versions"]
-        seen.append(
-            f"torch {found['torch']}, transformers {found['transformers']}, waterdrum-hf "
-            f"{found.get('waterdrum-hf') or 'not recorded'}"
+    """Which device and software measured each step (each step's latest run), said once per
+    set of versions."""
+    latest: dict[str, str] = {}
+    for run, results in runs().items():
+        latest.update({step: run for step in results["steps"]})
+    said: dict[str, list[str]] = {}
+    for step, run in latest.items():
+        env = runs()[run]["environment"]
+        found = env["versions"]
+        own = found.get("waterdrum-hf") or "not recorded"
+        own = "a source tree" if own.startswith("0+") else own
+        key = (
+            f"{env['device']}, torch {found['torch']}, transformers {found['transformers']}, "
+            f"waterdrum-hf {own}"
         )
+        said.setdefault(key, []).append(step)
     pins = [word for word in FLOORS.read_text().split() if "==" in word]  # not a comment's words
     floors = {name: pin for name, _, pin in (word.partition("==") for word in pins)}
     below = [f"{name} {floors[name]}" for name in ("torch", "transformers") if name in floors]
-    return "; ".join(dict.fromkeys(seen)) + f" (below the declared floors, {' and '.join(below)})"
+    parts = [f"{', '.join(steps)} on {key}" for key, steps in said.items()]
+    return "; ".join(parts) + f" (declared floors: {' and '.join(below)})"
 
 
 def generation_rows(rows: list[dict[str, Any]]) -> list[str]:
-    """The generation table: warm rows (a ``path``, medians of repeats after an untimed call)
-    with their range and first call; rows of the older suite marked as including start-up."""
+    """The generation table: each row warm (the median and range of timed calls after an
+    untimed one) with its first call; rows of an older suite (no ``path``) marked as including
+    start-up."""
     lines = [
         "| path | batch | tokens/s | first call (s) | peak GPU memory (GiB) | share of the "
         "bandwidth limit (weights + KV cache) |",
@@ -67,10 +84,84 @@ def generation_rows(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def speed_ups(rows: list[dict[str, Any]]) -> list[str]:
+    """Each path against transformers' plain ``generate`` at the same batch (ratio of
+    medians), saying whether their warm ranges overlap; the settings not measured."""
+    plain = {r["batch"]: r for r in rows if r.get("path") == "transformers" and "skipped" not in r}
+    lines = []
+    for row in rows:
+        base = plain.get(row["batch"])
+        if "skipped" in row or base is None or row is base or "path" not in row:
+            continue
+        apart = row["tokens_per_s_range"][0] > base["tokens_per_s_range"][1] or (
+            row["tokens_per_s_range"][1] < base["tokens_per_s_range"][0]
+        )
+        lines.append(
+            f"- {row['path']} at batch {row['batch']}: {row['tokens_per_s'] / base['tokens_per_s']:.2f}x"
+            f" plain `generate` (ranges {'apart' if apart else 'overlapping'})"
+        )
+    skipped = [f"{r['path']} at batch {r['batch']}" for r in rows if "skipped" in r]
+    if skipped:
+        lines.append(f"- not measured (the run's time budget ran out): {', '.join(skipped)}")
+    return lines
+
+
+def callback_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The callback table, then what an evaluation costs once the first has compiled."""
+    (plain,) = [r for r in rows if r["max_queries_per_owner"] == "none"]
+    lines = [
+        "| max_queries_per_owner | evaluation, median (s) | all evaluations (s) | callback's "
+        "share of the run | run time vs no callback |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    measured = [r for r in rows if r is not plain and "skipped" not in r]
+    for row in measured:
+        lines.append(
+            f"| {row['max_queries_per_owner']} | {row['eval_s']:.1f} | {row['callback_s']:.1f} | "
+            f"{row['callback_share']:.0%} | +{row['overhead_vs_no_callback']:.0%} |"
+        )
+    steps, every = 30, 10  # the step's run: 30 steps, an evaluation every 10
+    for row in measured:
+        training = plain["train_runtime_s"] * every / steps
+        lines += [
+            "",
+            f"At {row['max_queries_per_owner']} queries per owner the {row['evaluations']} "
+            f"evaluations took {row['callback_s']:.1f} s in all and {row['eval_s']:.1f} s at the "
+            "median: the first compiles the static path. Once compiled, an evaluation every "
+            f"{every} steps "
+            f"costs {row['eval_s']:.1f} / ({plain['train_runtime_s']:.1f} x {every}/{steps} + "
+            f"{row['eval_s']:.1f}) = {row['eval_s'] / (training + row['eval_s']):.0%} of the run "
+            "(arithmetic on the measured seconds, not a measured run).",
+        ]
+    return lines
+
+
+def score_lines(row: dict[str, Any], generation: list[dict[str, Any]]) -> list[str]:
+    """The end-to-end ``waterdrum score`` and the paper's protocol at the fastest warm rate."""
+    best = max(
+        (r for r in generation if "skipped" not in r and "path" in r),
+        key=lambda r: r["tokens_per_s"],
+    )
+    tokens = AX_QUERIES * 10 * 200
+    seconds = tokens / best["tokens_per_s"]
+    return [
+        f"`waterdrum score` of a LoRA adapter (r 8) of the 7B shape, loaded from disk: "
+        f"{row['queries']} queries x 10 samples x 200 tokens = {row['new_tokens']:,} tokens in "
+        f"{row['command_s']:.1f} s (loading {row['load_model_s']:.1f} s, sampling "
+        f"{row['sample_s']:.1f} s with its first-call compile, the rest {row['rest_s']:.1f} s: "
+        "data, verification, report).",
+        "",
+        f"The paper's protocol on WaterDrum-Ax: {AX_QUERIES:,} queries x 10 x 200 = "
+        f"{tokens:,} tokens per model; at the fastest warm rate above ({best['path']}, batch "
+        f"{best['batch']}: {best['tokens_per_s']:,.0f} tokens/s, base weights without an "
+        f"adapter) that is {tokens:,} / {best['tokens_per_s']:,.0f} = {seconds:,.0f} s, "
+        f"{seconds / 60:.0f} minutes, plus loading and one compile.",
+    ]
+
+
 def render_gpu() -> str:
     steps = load()
     training, generation = steps["training"]["rows"], steps["generation"]["rows"]
-    callback = steps["callback"]["rows"]
     verification = steps["verification"]["rows"]
     fsdp = steps["fsdp"]["rows"][0]
     warm = all("path" in row for row in generation)
@@ -105,20 +196,15 @@ def render_gpu() -> str:
         "",
         *generation_rows(generation),
         "",
-        "`WaterDrumCallback` in a 30-step KL LoRA run, evaluating at step 0 and every 10 steps "
-        "(4 owners"
-        + ("):" if warm else "; measured with the same start-up at each evaluation's shapes):"),
+        *speed_ups(generation),
         "",
-        "| max_queries_per_owner | callback's share of the run | run time vs no callback |",
-        "| --- | --- | --- |",
+        "`WaterDrumCallback` in a 30-step KL LoRA run, evaluating at step 0 and every 10 steps "
+        "(4 owners):",
+        "",
+        *callback_lines(steps["callback"]["rows"]),
     ]
-    for row in callback:
-        if row["max_queries_per_owner"] == "none":
-            continue
-        lines.append(
-            f"| {row['max_queries_per_owner']} | {row['callback_share']:.0%} | "
-            f"+{row['overhead_vs_no_callback']:.0%} |"
-        )
+    if "score" in steps:
+        lines += ["", *score_lines(steps["score"]["rows"][0], generation)]
     shuffle = verification[-1]
     lines += [
         "",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import logging
 import math
+import warnings
 from collections import Counter
 
 import pytest
@@ -161,3 +162,34 @@ def test_the_callbacks_later_evaluations_compile_nothing(tiny_model, tmp_path):
     trainer.train()
     assert len(counts) == 3  # steps 0, 2 and 4
     assert counts[0] > start and counts[1] == counts[0] and counts[2] == counts[0]
+
+
+def test_the_compilers_notices_are_dropped_on_the_static_path_alone(
+    tiny_model, queries, monkeypatch
+):
+    """torch's compile-time hint (TF32) and its own imports' deprecation, raised inside the
+    static path's ``generate``, do not reach the caller; any other warning does, and on the
+    dynamic path nothing is dropped."""
+    from waterdrum_hf.generation import COMPILER_NOTICES
+
+    model, tokenizer = tiny_model
+    original = model.generate
+
+    def noisy_generate(*args, **kwargs):
+        warnings.warn(COMPILER_NOTICES[0] + ". Consider setting ...", UserWarning)
+        warnings.warn(COMPILER_NOTICES[1] + ". Please switch ...", DeprecationWarning)
+        warnings.warn("something else", RuntimeWarning)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model, "generate", noisy_generate)
+    settings = {"num_samples": 1, "max_new_tokens": 2, "batch_size": 2}
+    seen = {}
+    for cache, extra in (("static", EAGER), ("dynamic", {"cache": "dynamic"})):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            generate(model, tokenizer, queries[:2], **extra, **settings)
+        seen[cache] = [type(w.message) for w in caught]
+    assert seen == {
+        "static": [RuntimeWarning],
+        "dynamic": [UserWarning, DeprecationWarning, RuntimeWarning],
+    }

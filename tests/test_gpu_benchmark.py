@@ -154,6 +154,30 @@ def test_smoke_verification_reads_the_watermark_and_the_processor_follows_the_sc
         assert row["groups"] <= row["pairs"]
 
 
+@pytest.mark.slow
+def test_smoke_score_runs_the_command_on_an_adapter_and_splits_its_seconds(smoke):
+    (row,) = smoke[0]["steps"]["score"]["rows"]
+    sizes = gpu("common").SMOKE_SIZES
+    assert row["exit_code"] == 0
+    assert row["queries"] == sizes.score_owners * sizes.score_texts_per_owner
+    assert row["new_tokens"] == row["queries"] * sizes.num_samples * sizes.new_tokens
+    # The stages are timed inside the command's own seconds.
+    assert row["load_model_s"] + row["sample_s"] + row["rest_s"] == pytest.approx(row["command_s"])
+    assert row["sample_tokens_per_s"] == pytest.approx(row["new_tokens"] / row["sample_s"])
+    assert -1 <= row["forget"] <= 1 and -1 <= row["retain"] <= 1
+
+
+def test_a_stage_timer_gives_the_functions_back_and_counts_their_seconds():
+    import types
+
+    module = types.SimpleNamespace(wait=lambda seconds: __import__("time").sleep(seconds) or 7)
+    original = module.wait
+    with gpu("score").stage_seconds(module, ("wait",)) as seconds:
+        assert module.wait(0.02) == 7 and module.wait(0.01) == 7
+    assert module.wait is original
+    assert 0.03 <= seconds["wait"] < 1
+
+
 def test_processor_output_follows_meta_scores_in_every_float_dtype():
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         checks = gpu("verification").processor_checks(64, dtype)
@@ -166,6 +190,17 @@ def test_selecting_steps_by_name_and_refusing_unknown_ones(tmp_path):
     assert args.steps == ["generation", "training"]
     with pytest.raises(SystemExit):
         parse_args(["--only", "trainng", "--out", str(tmp_path)])
+
+
+def test_batches_and_queries_per_owner_narrow_a_run_in_the_order_given(tmp_path):
+    parse_args = gpu("run").parse_args
+    out = ["--out", str(tmp_path)]
+    args = parse_args(["--batches", "160, auto,32", "--queries-per-owner", "16", *out])
+    assert args.sizes == {"batches": (160, "auto", 32), "queries_per_owner": (16,)}
+    assert parse_args(out).sizes == {}
+    for bad in (["--batches", "0"], ["--batches", "big"], ["--queries-per-owner", "auto"]):
+        with pytest.raises(SystemExit):
+            parse_args([*bad, *out])
 
 
 # ---- what only a GPU shows (skipped without CUDA) -------------------------------------------

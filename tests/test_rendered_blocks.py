@@ -327,34 +327,38 @@ def gpu() -> str:
     return rendered(update_docs.GPU, "gpu")
 
 
-def gpu_steps() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    steps, environments = {}, []
-    for run in ("training_generation", "verification_callback", "fsdp"):
+def gpu_steps() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Each step from the latest committed run that measured it, and that run's environment."""
+    steps, environments = {}, {}
+    for run in ("training_generation", "verification_callback", "fsdp", "h200", "h200_score"):
         results = load(f"gpu/{run}/results.json")
         steps.update(results["steps"])
-        environments.append(results["environment"]["versions"])
+        environments.update({step: results["environment"] for step in results["steps"]})
     return steps, environments
 
 
-def test_gpu_software_line_names_the_versions_that_ran_and_the_floors_they_are_below(gpu):
-    """The versions named are every committed run's; the floors are .ci/floors.txt's pins,
-    and the versions that ran are below them, as the line says."""
+def test_gpu_software_line_names_each_steps_device_and_versions_and_the_floors(gpu):
+    """Every step is named once, with the device and versions of the run that measured it;
+    the floors are .ci/floors.txt's pins."""
     _, environments = gpu_steps()
-    found = search(
-        r"Software: torch (\S+), transformers (\S+), waterdrum-hf ([^(;]+?) "
-        r"\(below the declared floors, torch (\S+) and transformers (\S+)\)\.",
-        gpu,
-    )
-    for versions in environments:
-        assert (versions["torch"], versions["transformers"]) == (found[1], found[2])
-        assert found[3] == (versions["waterdrum-hf"] or "not recorded")
+    line = search(r"Software: (.+) \(declared floors: torch (\S+) and transformers (\S+)\)\.", gpu)
+    named = []
+    for part in line[1].split("; "):
+        steps, _, where = part.partition(" on ")
+        device, torch_version, transformers_version, _ = where.split(", ")
+        for step in steps.split(", "):
+            named.append(step)
+            env = environments[step]
+            assert device == env["device"], step
+            assert torch_version == f"torch {env['versions']['torch']}", step
+            assert transformers_version == f"transformers {env['versions']['transformers']}"
+    assert sorted(named) == sorted(environments)
     pins = dict(
         line.split("==")
         for line in (ROOT / ".ci" / "floors.txt").read_text().splitlines()
         if "==" in line and not line.startswith("#")
     )
-    assert (found[4], found[5]) == (pins["torch"], pins["transformers"])
-    assert Version(found[1]) < Version(found[4]) and Version(found[2]) < Version(found[5])
+    assert (line[2], line[3]) == (pins["torch"], pins["transformers"])
 
 
 def test_gpu_training_table_recomputed(gpu):
@@ -407,8 +411,50 @@ def test_gpu_generation_and_callback_tables_recomputed(gpu):
     measured = [r for r in callback if r is not plain]
     assert [row[0] for row in rows] == [str(r["max_queries_per_owner"]) for r in measured]
     for row, result in zip(rows, measured, strict=True):
-        check(row[1], result["callback_s"] / result["train_runtime_s"], (row, "share"))
-        check(row[2], result["train_runtime_s"] / plain["train_runtime_s"] - 1, (row, "overhead"))
+        check(row[1], result["eval_s"], (row, "median evaluation"))
+        check(row[2], result["callback_s"], (row, "evaluations"))
+        check(row[3], result["callback_s"] / result["train_runtime_s"], (row, "share"))
+        check(row[4], result["train_runtime_s"] / plain["train_runtime_s"] - 1, (row, "overhead"))
+        found = search(r"costs (\S+) / \((\S+) x 10/30 \+ \S+\) = (\S+%) of the run", gpu)
+        check(found[1], result["eval_s"], "warm evaluation")
+        check(found[2], plain["train_runtime_s"], "run without the callback")
+        warm = result["eval_s"] / (plain["train_runtime_s"] / 3 + result["eval_s"])
+        check(found[3], warm, "warm share")
+
+
+def test_gpu_speed_ups_are_ratios_of_medians_at_one_batch(gpu):
+    steps, _ = gpu_steps()
+    rows = steps["generation"]["rows"]
+    plain = {r["batch"]: r for r in rows if r.get("path") == "transformers" and "tokens_per_s" in r}
+    found = re.findall(r"- (\w+) at batch (\w+): (\S+)x plain `generate` \(ranges (\w+)\)", gpu)
+    assert found
+    for path, batch, ratio, ranges in found:
+        (row,) = [r for r in rows if r.get("path") == path and r["batch"] == batch]
+        check(ratio, row["tokens_per_s"] / plain[batch]["tokens_per_s"], (path, batch))
+        low, high = row["tokens_per_s_range"]
+        base_low, base_high = plain[batch]["tokens_per_s_range"]
+        assert (ranges == "apart") == (low > base_high or high < base_low)
+    skipped = [f"{r['path']} at batch {r['batch']}" for r in rows if "skipped" in r]
+    assert f"not measured (the run's time budget ran out): {', '.join(skipped)}" in gpu
+
+
+def test_gpu_score_sentence_and_the_protocols_arithmetic(gpu):
+    """The command's seconds and stages as measured; the protocol's tokens are WaterDrum-Ax's
+    8,000 queries x 10 x 200, divided by the fastest warm rate in the table."""
+    steps, _ = gpu_steps()
+    (row,) = steps["score"]["rows"]
+    found = search(
+        r"= ([\d,]+) tokens in (\S+) s \(loading (\S+) s, sampling (\S+) s .*?the rest (\S+) s",
+        gpu,
+    )
+    assert int(found[1].replace(",", "")) == row["new_tokens"] == row["queries"] * 10 * 200
+    for text, key in zip(found.groups()[1:], ("command_s", "load_model_s", "sample_s", "rest_s")):
+        check(text, row[key], key)
+    fastest = max(r["tokens_per_s"] for r in steps["generation"]["rows"] if "tokens_per_s" in r)
+    found = search(r"that is 16,000,000 / ([\d,]+) = ([\d,]+) s, (\d+) minutes", gpu)
+    check(found[1], fastest, "fastest rate")
+    check(found[2], 16_000_000 / fastest, "seconds")
+    assert int(found[3]) == round(16_000_000 / fastest / 60)
 
 
 def test_gpu_verification_and_fsdp_sentence_recomputed(gpu):
@@ -1250,7 +1296,15 @@ def test_gpu_block_of_a_warm_run_and_two_dtypes(monkeypatch):
         "generation": {"rows": [WARM_ROW]},
         "callback": {
             "rows": [
-                {"max_queries_per_owner": 4, "callback_share": 0.1, "overhead_vs_no_callback": 0.12}
+                {"max_queries_per_owner": "none", "train_runtime_s": 30.0},
+                {
+                    "max_queries_per_owner": 4,
+                    "callback_share": 0.1,
+                    "overhead_vs_no_callback": 0.12,
+                    "evaluations": 4,
+                    "eval_s": 1.0,
+                    "callback_s": 3.3,
+                },
             ]
         },  # fmt: skip
         "verification": {
@@ -1277,24 +1331,37 @@ def test_gpu_block_of_a_warm_run_and_two_dtypes(monkeypatch):
     assert "evaluating at step 0 and every 10 steps (4 owners):\n" in text
 
 
-def test_gpu_versions_said_once_each_with_the_library_and_the_floors(monkeypatch, tmp_path):
-    """Runs with the same versions are said once; a run that recorded the library's version
-    says it; the floors are read from their pins (a comment's words are no pins)."""
+def test_gpu_versions_name_each_steps_latest_run_once_per_device_and_versions(
+    monkeypatch, tmp_path
+):
+    """A step measured again is said with its latest run; steps of one device and versions are
+    said together; a source tree's version says so; the floors are read from their pins (a
+    comment's words are no pins)."""
     recorded = {"torch": "2.11.0", "transformers": "5.17.0", "waterdrum-hf": "0.9.0"}
-    for run, versions in zip(
-        gpu_block.RUNS, (recorded, recorded | {"waterdrum-hf": None}, recorded), strict=True
-    ):
+    runs = {
+        "training_generation": ("H100", recorded, ["training", "generation"]),
+        "verification_callback": ("H100", recorded | {"waterdrum-hf": None}, ["verification"]),
+        "fsdp": ("H100", recorded, ["fsdp"]),
+        "h200": ("H200", recorded | {"waterdrum-hf": "0+unknown"}, ["generation"]),
+        "h200_score": ("H200", recorded | {"waterdrum-hf": "0+unknown"}, ["score"]),
+    }
+    assert list(runs) == list(gpu_block.RUNS)
+    for run, (device, versions, steps) in runs.items():
         (tmp_path / run).mkdir()
-        results = {"environment": {"versions": versions}, "steps": {}}
+        results = {
+            "environment": {"device": device, "versions": versions},
+            "steps": {step: {"rows": []} for step in steps},
+        }
         (tmp_path / run / "results.json").write_text(json.dumps(results))
     floors = tmp_path / "floors.txt"
     floors.write_text("# pins\nnumpy==1.25.0\ntorch==2.13.0\ntransformers==5.23.0\n# torch first\n")
     monkeypatch.setattr(gpu_block, "RESULTS", tmp_path)
     monkeypatch.setattr(gpu_block, "FLOORS", floors)
     assert gpu_block.versions() == (
-        "torch 2.11.0, transformers 5.17.0, waterdrum-hf 0.9.0; torch 2.11.0, transformers "
-        "5.17.0, waterdrum-hf not recorded (below the declared floors, torch 2.13.0 and "
-        "transformers 5.23.0)"
+        "training, fsdp on H100, torch 2.11.0, transformers 5.17.0, waterdrum-hf 0.9.0; "
+        "generation, score on H200, torch 2.11.0, transformers 5.17.0, waterdrum-hf a source "
+        "tree; verification on H100, torch 2.11.0, transformers 5.17.0, waterdrum-hf not "
+        "recorded (declared floors: torch 2.13.0 and transformers 5.23.0)"
     )
 
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
+import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -193,7 +195,7 @@ def _sample_all(
     graphs_before = compiled_graphs()
     completions: list[str] = []
     bar = progress_bar(desc="Generating", total=len(owners), unit="seq", enabled=show_progress)
-    with inference_mode(model), seeded(sampling.seed, device), bar:
+    with inference_mode(model), seeded(sampling.seed, device), bar, _quiet_compiler(static):
         start = 0
         while start < len(owners):
             batch = owners[start : start + size]
@@ -231,6 +233,25 @@ def _sample_all(
             size,
         )
     return completions
+
+
+COMPILER_NOTICES = (
+    "TensorFloat32 tensor cores for float32 matrix multiplication available but not enabled",
+    "`torch.jit.script_method` is deprecated",
+)
+"""What torch's compiler says while the static path compiles, none of it the caller's to act on:
+a float32-matmul hint for models that run in bf16 (inductor, on a GPU with TF32) and a
+deprecation inside torch's own imports (torch 2.11's inductor imports ``torch.utils.mkldnn``)."""
+
+
+@contextmanager
+def _quiet_compiler(static: bool) -> Iterator[None]:
+    """Drop :data:`COMPILER_NOTICES` while the static path compiles (nothing else)."""
+    with warnings.catch_warnings():
+        if static:
+            for notice in COMPILER_NOTICES:
+                warnings.filterwarnings("ignore", re.escape(notice))
+        yield
 
 
 def compiled_graphs() -> int:
