@@ -176,9 +176,9 @@ def test_the_compilers_notices_are_dropped_on_the_static_path_alone(
     original = model.generate
 
     def noisy_generate(*args, **kwargs):
-        warnings.warn(COMPILER_NOTICES[0] + ". Consider setting ...", UserWarning)
-        warnings.warn(COMPILER_NOTICES[1] + ". Please switch ...", DeprecationWarning)
-        warnings.warn("something else", RuntimeWarning)
+        warnings.warn(COMPILER_NOTICES[0] + ". Consider setting ...", UserWarning, stacklevel=1)
+        warnings.warn(COMPILER_NOTICES[1] + ". Please switch ...", DeprecationWarning, stacklevel=1)
+        warnings.warn("something else", RuntimeWarning, stacklevel=1)
         return original(*args, **kwargs)
 
     monkeypatch.setattr(model, "generate", noisy_generate)

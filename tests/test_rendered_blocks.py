@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from packaging.version import Version
 from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -448,7 +447,8 @@ def test_gpu_score_sentence_and_the_protocols_arithmetic(gpu):
         gpu,
     )
     assert int(found[1].replace(",", "")) == row["new_tokens"] == row["queries"] * 10 * 200
-    for text, key in zip(found.groups()[1:], ("command_s", "load_model_s", "sample_s", "rest_s")):
+    stages = ("command_s", "load_model_s", "sample_s", "rest_s")
+    for text, key in zip(found.groups()[1:], stages, strict=True):
         check(text, row[key], key)
     fastest = max(r["tokens_per_s"] for r in steps["generation"]["rows"] if "tokens_per_s" in r)
     found = search(r"that is 16,000,000 / ([\d,]+) = ([\d,]+) s, (\d+) minutes", gpu)
