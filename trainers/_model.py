@@ -20,6 +20,8 @@ from huggingface_hub.errors import HFValidationError
 from peft import PeftConfig, PeftModel, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from waterdrum_hf._torch_plumbing import peft_reading_deprecated_flags
+
 logger = logging.getLogger(__name__)
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -109,7 +111,8 @@ def prepare_model(model: torch.nn.Module, peft_config: Any, args: Any) -> torch.
                 "peft_config was given, but the model is already a PeftModel: leave peft_config "
                 "out to train its adapter, or pass the base model (merge_and_unload())"
             )
-        model = get_peft_model(model, peft_config)
+        with peft_reading_deprecated_flags():
+            model = get_peft_model(model, peft_config)
     if is_quantized(model) and not isinstance(model, PeftModel):
         raise ValueError(
             "the model is quantized, and quantized weights cannot be trained: pass "

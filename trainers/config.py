@@ -12,6 +12,8 @@ from typing import Any
 import torch
 from transformers import TrainingArguments
 
+from waterdrum_hf._warnings import warn_user
+
 
 @dataclass
 class UnlearningConfig(TrainingArguments):
@@ -75,6 +77,7 @@ class UnlearningConfig(TrainingArguments):
         self.remove_unused_columns = False
         if isinstance(self.model_init_kwargs, str):
             self.model_init_kwargs = _json_object(self.model_init_kwargs, "model_init_kwargs")
+        self._bf16_where_supported()
         super().__post_init__()  # type: ignore[no-untyped-call]  # unannotated in transformers
         if self.dataloader_pin_memory and (self.use_cpu or not _has_accelerator()):
             self.dataloader_pin_memory = False  # pinning without an accelerator only warns
@@ -84,6 +87,23 @@ class UnlearningConfig(TrainingArguments):
                 f"{type(self).__name__}: forget_weight and retain_weight are both 0, so nothing "
                 "would be trained; make at least one of them positive"
             )
+
+
+    def _bf16_where_supported(self) -> None:
+        """``bf16`` (a recipe's setting for the GPU it is meant for) is turned off, saying so,
+        where no device here runs it and the CPU was not asked for: transformers would refuse
+        the whole run ("Your setup doesn't support bf16/gpu")."""
+        from transformers.utils import is_torch_bf16_gpu_available, is_torch_xla_available
+
+        asked = [name for name in ("bf16", "bf16_full_eval") if getattr(self, name)]
+        if not asked or self.use_cpu or is_torch_bf16_gpu_available() or is_torch_xla_available():
+            return
+        for name in asked:
+            setattr(self, name, False)
+        warn_user(
+            f"{' and '.join(asked)} turned off: no GPU here runs bf16, so training keeps the "
+            "model's own dtype (pass --use_cpu true to train with bf16 autocast on the CPU)"
+        )
 
 
 def check_fields(

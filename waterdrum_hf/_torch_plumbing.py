@@ -192,6 +192,16 @@ def torch_threads(count: int | None) -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+@contextmanager
+def peft_reading_deprecated_flags() -> Iterator[None]:
+    """Around peft wrapping or loading a model: peft reads ``is_gradient_checkpointing``, which
+    transformers 5.24 deprecates (a FutureWarning per model that is neither the caller's to
+    act on nor ours); every other warning passes."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated")
+        yield
+
+
 def load_causal_lm(name_or_path: str | os.PathLike[str], *, device: str | None = None) -> Any:
     """A causal LM from a local folder or a Hub id, in eval mode, on ``device`` (``None``: the
     GPU when there is one, else the CPU).
@@ -204,8 +214,7 @@ def load_causal_lm(name_or_path: str | os.PathLike[str], *, device: str | None =
         from peft import AutoPeftModelForCausalLM as loader
     else:
         from transformers import AutoModelForCausalLM as loader
-    with warnings.catch_warnings():  # peft reads a flag transformers 5 deprecates: not ours
-        warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated")
+    with peft_reading_deprecated_flags():
         model = loader.from_pretrained(name_or_path)
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"

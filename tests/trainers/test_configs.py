@@ -82,3 +82,18 @@ def test_pin_memory_is_off_without_an_accelerator(tmp_path):
     assert on_cpu.dataloader_pin_memory is False
     default = make_config("kl", tmp_path, use_cpu=False)
     assert default.dataloader_pin_memory is torch.accelerator.is_available()
+
+
+@pytest.mark.skipif(
+    __import__("transformers.utils", fromlist=["x"]).is_torch_bf16_gpu_available(),
+    reason="a GPU here runs bf16",
+)
+def test_bf16_is_turned_off_saying_so_where_no_device_runs_it(tmp_path):
+    """A recipe's bf16 (meant for a GPU) does not stop the run on a machine without one;
+    --use_cpu asks for bf16 autocast on the CPU and keeps it."""
+    with pytest.warns(UserWarning, match=r"^bf16 and bf16_full_eval turned off: no GPU here"):
+        config = make_config("npo", tmp_path, use_cpu=False, bf16=True, bf16_full_eval=True)
+    assert (config.bf16, config.bf16_full_eval) == (False, False)
+    assert make_config("npo", tmp_path, use_cpu=True, bf16=True).bf16 is True
+    # Nothing asked, nothing said (the suite turns any warning into an error).
+    assert make_config("npo", tmp_path, use_cpu=False).bf16 is False

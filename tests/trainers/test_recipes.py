@@ -179,3 +179,47 @@ def test_unlearn_refuses_bad_input_in_one_line(argv, message, tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def readme_unlearn_line() -> list[str]:
+    """The README's "Unlearn with a recipe" command, its words as printed."""
+    import re
+    import shlex
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("### Unlearn with a recipe", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)[1]
+    return shlex.split(block.replace("\\\n", " "))
+
+
+@pytest.mark.slow
+def test_the_readmes_unlearn_command_runs_as_printed_on_a_cpu(
+    tiny_folder, tmp_path, monkeypatch, capsys
+):
+    """Only the names the README leaves to the user are filled in (M: the model, rows.jsonl:
+    the data, T: the watermarking tokenizer, out: the output folder); the recipe's bf16, meant
+    for a GPU, is turned off with a warning instead of stopping the run."""
+    from trainer_setup import FORGET_QA, RETAIN_QA
+
+    from waterdrum_hf.scripts import main
+
+    words = readme_unlearn_line()
+    assert words[:2] == ["waterdrum", "unlearn"]
+    rows = tmp_path / "rows.jsonl"
+    Dataset.from_list(
+        [
+            {**row, "forget": forget, "owner_id": 1000 + i % 2 if forget else 2000 + i % 3}
+            for i, (row, forget) in enumerate(
+                [(r, True) for r in FORGET_QA] + [(r, False) for r in RETAIN_QA]
+            )
+        ]
+    ).to_json(rows)
+    filled = {"M": str(tiny_folder), "rows.jsonl": str(rows), "T": str(tiny_folder)}
+    filled["out"] = str(tmp_path / "out")
+    argv = [filled.get(word, word) for word in words[1:]]
+    assert sum(word in filled for word in words) == 4  # each placeholder, once
+    monkeypatch.chdir(Path(__file__).parents[2])  # the recipe's path, as printed
+    with pytest.warns(UserWarning, match="bf16 turned off: no GPU here runs bf16"):
+        assert main(argv) == 0
+    assert (tmp_path / "out" / "adapter_config.json").exists()
+    assert "waterdrum/forget" in (tmp_path / "out" / "README.md").read_text()
