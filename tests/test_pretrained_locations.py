@@ -92,3 +92,51 @@ def test_tiny_names_the_built_in_tokenizer_in_the_callback(tiny_model):
     rows = Dataset.from_dict({"text": ["a b c d e f g h", "i j k l m n o p"], "owner_id": [7, 9]})
     callback = WaterDrumCallback.from_dataset(rows, [9], tokenizer, "tiny", prefix_tokens=4)
     assert callback.watermark_tokenizer.get_vocab() == tokenizer.get_vocab()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("no_rows.jsonl", "the dataset 'no_rows.jsonl' does not exist (no such file or folder)"),
+        ("./no/rows", "the dataset './no/rows' does not exist (no such file or folder)"),
+    ],
+)
+def test_unlearn_says_at_once_that_a_local_dataset_is_not_there(
+    name, message, tmp_path, capsys, monkeypatch
+):
+    """A mistyped local file is not looked for on the Hub (no retries, no Hub wording)."""
+    import datasets
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the Hub was asked")
+
+    monkeypatch.setattr(datasets, "load_dataset", refuse)
+    monkeypatch.chdir(tmp_path)
+    argv = ["unlearn", "--method", "npo", "--model_name_or_path", "tiny", "--dataset_name", name]
+    assert main([*argv, "--output_dir", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip() == f"waterdrum unlearn: error: {message}"
+
+
+def test_a_library_loggers_own_lines_are_written_once():
+    """huggingface_hub writes its retry warnings with its own handler and passes them up: the
+    commands' root handler does not write them again; other loggers' lines it writes."""
+    import io
+    import logging
+
+    from huggingface_hub.utils import logging as hub_logging
+
+    from waterdrum_hf._backend_logs import configure_command_logging
+
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers = []  # a command's process: no handler yet
+    try:
+        configure_command_logging()
+        (handler,) = root.handlers
+        handler.stream = io.StringIO()
+        hub_logging.get_logger("huggingface_hub.utils._http").warning("Retrying in 1s [Retry 1/5].")
+        logging.getLogger("waterdrum_hf.generation").warning("ours")
+        assert handler.stream.getvalue() == "WARNING waterdrum_hf.generation: ours\n"
+        assert logging.getLogger("huggingface_hub").handlers  # it wrote the line itself
+    finally:
+        root.handlers = saved

@@ -63,3 +63,30 @@ def quiet_backend_logs() -> Iterator[None]:
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
+
+
+class _NotWrittenBelow(logging.Filter):
+    """For the root's handler: drops a record that a handler of its own logger or of a logger
+    between it and the root has written already (huggingface_hub's library logger writes its
+    retry warnings itself and still passes them up), so each line is said once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        logger: logging.Logger | None = logging.getLogger(record.name)
+        while logger is not None and logger is not logging.root:
+            if logger.handlers:
+                return False
+            if not logger.propagate:
+                break
+            logger = logger.parent
+        return True
+
+
+def configure_command_logging() -> None:
+    """The commands' logging: warnings and errors as ``LEVEL logger: message`` on stderr, each
+    record written once (a library logger with a handler of its own keeps its own format)."""
+    root = logging.getLogger()
+    before = list(root.handlers)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for handler in root.handlers:
+        if handler not in before:
+            handler.addFilter(_NotWrittenBelow())

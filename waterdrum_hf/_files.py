@@ -58,15 +58,25 @@ def read_json_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def check_local_location(name: str, what: str) -> None:
-    """A name that looks like a local path must be an existing folder: a missing one (or a
-    file) raises a one-line ``ValueError`` at once, instead of the Hub's error after its
-    retries. Other names (Hub ids) pass."""
+LOCAL_FILE_SUFFIXES = (
+    ".jsonl", ".json", ".csv", ".parquet", ".txt", ".arrow", ".safetensors", ".bin", ".gguf",
+)  # fmt: skip
+"""Names ending so are files on this machine (a data table, weights), never Hub ids."""
+
+
+def check_local_location(name: str, what: str, *, file_ok: bool = False) -> None:
+    """A name that looks like a local path (``./``, ``/``, ``~``, a folder that exists above
+    it, or a file suffix of :data:`LOCAL_FILE_SUFFIXES`) must exist: a missing one raises a
+    one-line ``ValueError`` at once, instead of the Hub's error after its retries; so must a
+    file where a folder is wanted (unless ``file_ok``). Other names (Hub ids) pass."""
     path = Path(name).expanduser()
-    looks_local = name.startswith((".", "/", "~")) or (
-        os.sep in name.strip(os.sep) and path.parent.exists()
+    looks_local = (
+        name.startswith((".", "/", "~"))
+        or (os.sep in name.strip(os.sep) and path.parent.exists())
+        or path.suffix.lower() in LOCAL_FILE_SUFFIXES
     )
     if looks_local and not path.exists():
-        raise ValueError(f"the {what} {name!r} does not exist (no such folder)")
-    if looks_local and not path.is_dir():
+        kind = "file or folder" if file_ok else "folder"
+        raise ValueError(f"the {what} {name!r} does not exist (no such {kind})")
+    if looks_local and not file_ok and not path.is_dir():
         raise ValueError(f"the {what} {name!r} is a file: name the folder that holds it")

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from waterdrum_hf._backend_logs import quiet_backend_logs
+from waterdrum_hf._backend_logs import configure_command_logging, quiet_backend_logs
 from waterdrum_hf._version import library_version
 from waterdrum_hf.scripts.parser import CliError, first_line
 
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_script(script: ModuleType, argv: Sequence[str], prog: str) -> int:
     """Parse ``argv`` with ``script.make_parser`` and run ``script.main`` on the groups; bad
     input is one line on stderr and exit status 2, Ctrl-C one line and 130."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    configure_command_logging()
     try:
         with quiet_backend_logs():
             keywords = script.parser_keywords(argv) if hasattr(script, "parser_keywords") else {}

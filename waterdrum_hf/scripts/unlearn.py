@@ -27,6 +27,7 @@ from trl.scripts.utils import ScriptArguments
 from trl.trainer.model_config import ModelConfig
 
 from waterdrum_hf._fields import flag
+from waterdrum_hf._files import check_local_location
 from waterdrum_hf.arguments import WaterDrumArguments
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_folder, read_table
@@ -185,8 +186,7 @@ def train_rows(script_args: ScriptArguments) -> Any:
     if (location / "dataset_dict.json").is_file() or (location / "state.json").is_file():
         rows = load_from_disk(name)
     else:
-        if not location.exists():
-            pretrained_location(name, "dataset")  # a local-looking path that is not there
+        check_local_location(name, "dataset", file_ok=True)  # a local-looking name not there
         rows = load_dataset(name, name=script_args.dataset_config)
     if not isinstance(rows, DatasetDict):
         return rows
