@@ -806,7 +806,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "--forget-ids-f",
                 "x",
             ],
-            "unrecognized arguments: --forget-ids-f",
+            "unrecognized option: --forget-ids-f",
         ),
         (
             [
@@ -856,7 +856,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             ["verify", "--file", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"],
             "give exactly one of --id, --id-file, --id-column or --keys-file",
         ),
-        (["demo", "--bogus", "1"], "2 unrecognized arguments: --bogus"),
+        (["demo", "--bogus", "1"], "unrecognized option: --bogus"),
         (
             [
                 "verify",
@@ -868,9 +868,15 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "1",
                 "3999999929",
             ],
-            "1 unrecognized arguments",
+            "1 unrecognized value (not shown: one may be a key)",
         ),
         (["demo", "--owners", "0"], "must be >= 2"),
+        # One error style: a dataclass's own check in the flags' words (no backticks, no period).
+        (
+            ["demo", "--num_samples", "-3"],
+            "waterdrum demo: error: --num_samples must be >= 1, got -3",
+        ),
+        (["demo", "--learning_rat", "3"], "error: unrecognized option: --learning_rat (see"),
         (["demo", "--methods", "kl", "forgetall"], "unknown unlearning method 'forgetall'"),
         (
             [
@@ -971,15 +977,15 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             ["reproduce", "--fractions", "0", "x", "1"],
             "argument --fractions: invalid float value: 'x'",
         ),
-        (["reproduce", "--seeds"], "`seeds` must be distinct, and at least one"),
-        (["reproduce", "--seeds", "0", "0"], "`seeds` must be distinct, and at least one"),
-        (["reproduce", "--schemes", "kgw"], "`schemes` must name at least two distinct schemes"),
-        (["reproduce", "--dataset", "waterdrum-ax"], "needs `watermark_tokenizer`"),
+        (["reproduce", "--seeds"], "--seeds must be distinct, and at least one"),
+        (["reproduce", "--seeds", "0", "0"], "--seeds must be distinct, and at least one"),
+        (["reproduce", "--schemes", "kgw"], "--schemes must name at least two distinct schemes"),
+        (["reproduce", "--dataset", "waterdrum-ax"], "needs --watermark_tokenizer"),
         (["reproduce", "--dataset", "ax"], "invalid choice: 'ax'"),
-        (["reproduce", "--mia-k", "2"], "`mia_k` must be in (0, 1]"),
+        (["reproduce", "--mia-k", "2"], "--mia_k must be in (0, 1]"),
         (
             ["demo", "--forget", "6"],
-            "`forget` must be at least 1 and leave at least one retain owner",
+            "--forget must be at least 1 and leave at least one retain owner",
         ),
         (
             [
@@ -993,7 +999,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "--top-p",
                 "0",
             ],
-            "`top_p` must be in (0, 1]",
+            "--top_p must be in (0, 1]",
         ),
         (
             [
@@ -1023,7 +1029,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "--bogus",
                 "3999999929",
             ],
-            "2 unrecognized arguments: --bogus",
+            "unrecognized option: --bogus",
         ),
         # Found by trying it as a new user would (issue 20).
         (
@@ -1051,8 +1057,8 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             "--null-keys and --null-seed are the empirical null's; not settings of null='analytic'",
         ),
         (["demo", "--null-keys", "100000000", "--out", "{tmp}/d"], "--null-keys 100000000 needs"),
-        (["demo", "--owners", "1000"], "`owners` must be at most 79, the toy corpus's number"),
-        (["demo", "--methods"], "`methods` must name at least one unlearning method"),
+        (["demo", "--owners", "1000"], "--owners must be at most 79, the toy corpus's number"),
+        (["demo", "--methods"], "--methods must name at least one unlearning method"),
         (["demo", "--out", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
         (["reproduce", "--out", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
         (
@@ -1806,8 +1812,8 @@ def test_audit_relearns_and_quantizes_each_model_and_writes_the_report(
     [
         (["--forget-ids", 12345], "forget ids: id number 1 given owns no row of the data"),
         (["--audits", "pruning"], "unknown audit 'pruning'"),
-        (["--quantization-bits", 3], "`quantization_bits` may hold 8 and 4"),
-        (["--relearn-share", 0], "`relearn_share` must be in (0, 1]"),
+        (["--quantization-bits", 3], "--quantization_bits may hold 8 and 4"),
+        (["--relearn-share", 0], "--relearn_share must be in (0, 1]"),
         (["--model", "a=/no/such/folder"], "does not exist"),
     ],
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -111,12 +112,25 @@ class ScriptParser(TrlParser):
         self, args: Sequence[str] | None = None, **kwargs: Any
     ) -> tuple[Any, ...]:
         kwargs["return_remaining_strings"] = True
-        *groups, stray = super().parse_args_into_dataclasses(args=args, **kwargs)
+        try:
+            *groups, stray = super().parse_args_into_dataclasses(args=args, **kwargs)
+        except (ValueError, TypeError) as error:  # a group's own check, in the flags' words
+            raise CliError(self.in_flag_words(first_line(error))) from None
         if stray:  # names the stray options only: a stray value may be a watermark key
             options = [a for a in stray if a.startswith("-")]
-            shown = f": {' '.join(options)}" if options else ""
-            self.error(f"{len(stray)} unrecognized arguments{shown}")
+            if options:
+                plural = "s" if len(options) > 1 else ""
+                self.error(f"unrecognized option{plural}: {' '.join(options)}")
+            plural = "s" if len(stray) > 1 else ""
+            self.error(f"{len(stray)} unrecognized value{plural} (not shown: one may be a key)")
         return tuple(groups)
+
+    def in_flag_words(self, message: str) -> str:
+        r"""A dataclass's message about its field (``\`num_samples\` must be >= 1, got -3.``)
+        as the command line says it (``--num_samples must be >= 1, got -3``)."""
+        options = {action.dest for action in self._actions}
+        message = re.sub(r"`(\w+)`", lambda m: f"--{m[1]}" if m[1] in options else m[0], message)
+        return message.removesuffix(".")
 
     def set_defaults_with_config(self, **kwargs: Any) -> list[str]:
         known = {action.dest for action in self._actions}
