@@ -182,3 +182,42 @@ def test_a_yaml_config_gives_the_reports_and_the_command_line_overrides_it(tmp_p
         main(["compare", *folders])
     assert exit_.value.code == 2
     assert "arguments are required: --reports" in capsys.readouterr().err
+
+
+def test_compare_refuses_a_model_left_with_the_default_name(tmp_path, capsys):
+    """Runs are grouped by model name: a score report whose model kept `--name`'s default
+    would be compared as a method called "model"; a model named so on purpose in a report that
+    records another name (or no score settings) is compared."""
+    folders = write_score_reports(tmp_path)
+    path = tmp_path / folders[1] / "report.json"
+    report = json.loads(path.read_text())
+    report["models"] = {"model": report["models"]["retrained"]}
+    report["settings"]["name"] = "model"
+    path.write_text(json.dumps(report))
+    assert main(["compare", "--reports", *folders]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"waterdrum compare: error: {folders[1]}: its model has the default name 'model'; score "
+        "it with --name METHOD (the same name in every run's report) to compare it"
+    )
+    report["settings"]["name"] = "retrained"  # a report that says it named the model so
+    report["models"] = {"retrained": report["models"]["model"]}
+    path.write_text(json.dumps(report))
+    assert main(["compare", "--reports", *folders]) == 0
+
+
+def test_compare_refuses_to_replace_its_output_unless_told(tmp_path, capsys):
+    folders = write_score_reports(tmp_path)
+    output = tmp_path / "comparison.json"
+    output.write_text("{}")
+    argv = ["compare", "--reports", *folders, "--output", str(output)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"waterdrum compare: error: --output {str(output)!r} already exists; pass --overwrite "
+        "to replace it"
+    )
+    assert output.read_text() == "{}"
+    assert main([*argv, "--overwrite"]) == 0
+    from waterdrum_hf.report import json_text
+
+    expected = compare_seeds({m: [flat(*v) for v in values] for m, values in RUNS.items()})
+    assert output.read_text() == json_text(expected.to_dict())

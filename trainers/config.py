@@ -88,7 +88,6 @@ class UnlearningConfig(TrainingArguments):
                 "would be trained; make at least one of them positive"
             )
 
-
     def _bf16_where_supported(self) -> None:
         """``bf16`` (a recipe's setting for the GPU it is meant for) is turned off, saying so,
         where no device here runs it and the CPU was not asked for: transformers would refuse

@@ -24,6 +24,7 @@ from typing import Any
 
 from waterdrum_hf._fields import flag
 from waterdrum_hf.scripts import run_script
+from waterdrum_hf.scripts.files import check_output_file
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
 from waterdrum_hf.seed_comparison import SeedComparison
 
@@ -42,6 +43,7 @@ class CompareArguments:
     reference: str = flag("retrained", "The model unlearning should match.")
     baseline: str = flag("original", "The model unlearning starts from (not ranked).")
     output: str | None = flag(None, "Also write the comparison's flat values to this JSON.")
+    overwrite: bool = flag(False, "Replace an existing --output.")
 
 
 def make_parser(prog: str | None = None) -> ScriptParser:
@@ -52,6 +54,8 @@ def main(args: CompareArguments) -> int:
     from waterdrum_hf.report import json_text
     from waterdrum_hf.seed_comparison import compare_seeds
 
+    if args.output:
+        check_output_file(args.output, "--output", overwrite=args.overwrite)
     runs = read_runs(args.reports)
     comparison = compare_seeds(
         runs,
@@ -90,10 +94,24 @@ def read_runs(paths: Sequence[str]) -> dict[str, list[Any]]:
         if not isinstance(report, dict) or not isinstance(report.get("models"), dict):
             raise CliError(f"{given}: not a WaterDrum report (it has no 'models')")
         check_scored_alike(recorded, given, scored_with(report))
+        check_named(report, given)
         own = report.get("runs") or {name: [m] for name, m in report["models"].items()}
         for name, results in own.items():
             runs.setdefault(name, []).extend(results)
     return runs
+
+
+def check_named(report: dict[str, Any], path: str) -> None:
+    """Refuse a ``waterdrum score`` report whose model kept the default name: runs are grouped
+    by name, so every unnamed model would be one method called "model"."""
+    from waterdrum_hf.scripts.score import ScoreArguments
+
+    default = ScoreArguments.name
+    if (report.get("settings") or {}).get("name") == default and default in report["models"]:
+        raise CliError(
+            f"{path}: its model has the default name {default!r}; score it with --name "
+            "METHOD (the same name in every run's report) to compare it"
+        )
 
 
 def scored_with(report: dict[str, Any]) -> dict[str, Any]:
