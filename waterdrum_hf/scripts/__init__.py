@@ -11,7 +11,6 @@ and ``--field-name``. Bad input gives one line on stderr and exit status 2 (set
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Sequence
