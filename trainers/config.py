@@ -92,7 +92,10 @@ class UnlearningConfig(TrainingArguments):
         """``bf16`` (a recipe's setting for the GPU it is meant for) is turned off, saying so,
         where no device here runs it and the CPU was not asked for: transformers would refuse
         the whole run ("Your setup doesn't support bf16/gpu")."""
-        from transformers.utils import is_torch_bf16_gpu_available, is_torch_xla_available
+        from transformers.utils.import_utils import (
+            is_torch_bf16_gpu_available,
+            is_torch_xla_available,
+        )
 
         asked = [name for name in ("bf16", "bf16_full_eval") if getattr(self, name)]
         if not asked or self.use_cpu or is_torch_bf16_gpu_available() or is_torch_xla_available():
