@@ -222,7 +222,7 @@ def test_audit_scores_each_attack_beside_the_unattacked_texts(
         (["--attack", "synonym:0.2"], "unknown attack 'synonym'"),
         (["--attack", "deletion:2"], "`strength` must be in [0, 1]"),
         (["--attack", "deletion:0.2", "--attack", "deletion:0.20"], "given twice"),
-        (["--audits"], "or `attacks` one text attack"),
+        (["--audits"], "or --attacks one text attack"),
         (["--attack", "copy_paste:0.2"], "give --attack-source FILE"),
     ],
 )

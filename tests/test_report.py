@@ -716,6 +716,28 @@ def _two_run_models(d):
     }
 
 
+def test_a_method_whose_pooled_watermark_is_gone_but_an_owners_is_not_says_both():
+    """The set's verdict (pooled) and the owners' (Holm-adjusted) never read as a contradiction:
+    "no longer detected" is said of the set, beside the owner still detected on its own."""
+    models = _two_run_models(0.0)
+    owners = {"a": _owner(0.01, 0.02), "b": _owner(0.5, 0.5)}
+    models["npo"] = _model(_set(0.4, 0.3, 0.5), 0.3, per_owner=owners)
+    text = "\n".join(verdict.verdict(models, {"null_keys": 99}))
+    assert (
+        "The forgotten owners' watermark is no longer detected in `npo`'s answers (p = 0.300), "
+        "pooled over the set; a's alone still is (Holm-adjusted over the 2 forgotten owners); "
+        "it kept 75% of the original's retain value" in text
+    )
+    assert (
+        "- `npo`: the forgotten owners' watermark, pooled over the set, is not detected "
+        "(z = +0.5, p = 0.300); owner by owner (Holm-adjusted p-values over the 2 forgotten "
+        "owners): still detected for a, gone for b." in text
+    )
+    models["npo"] = _model(_set(0.4, 0.3, 0.5), 0.3, per_owner={**owners, "a": _owner(0.3, 0.6)})
+    text = "\n".join(verdict.verdict(models, {"null_keys": 99}))
+    assert "pooled" not in text.split("`npo`'s answers")[1].split("\n")[0]
+
+
 def test_verdict_two_runs_names_a_winner_and_reads_owners_holm_adjusted():
     """Over two runs at 90%: the separated winner with its interval, detection read in the first
     run, owner by owner on Holm-adjusted p-values (with Holm's note), two models on the floor."""
@@ -729,14 +751,16 @@ def test_verdict_two_runs_names_a_winner_and_reads_owners_holm_adjusted():
         "**Closest to retraining:** `kl` (distance 0.020, 90% interval [0.020, 0.020] over 2 "
         f"runs, {PLANE}); every other method's distance exceeds it by more than the runs' 90% "
         f"interval. Like the retrained model's, its answers in the first run no longer show the "
-        f"{whose} watermark (p = 0.300); it kept 75% of the original's retain value (retrained: "
+        f"{whose} watermark (p = 0.300), pooled over the set; a's alone still is (Holm-adjusted "
+        "over the 3 forgotten owners); it kept 75% of the original's retain value (retrained: "
         "75%).",
         "",
         "Still detected? In the first of the 2 training runs:",
         "",
         f"- `original`: the {whose} watermark is **still detected** (z = +3.0, p = 0.010*).",
         f"- `retrained`: the {whose} watermark is not detected (z = +0.2, p = 0.600).",
-        f"- `kl`: the {whose} watermark is not detected (z = +0.4, p = 0.300); owner by owner "
+        f"- `kl`: the {whose} watermark, pooled over the set, is not detected (z = +0.4, "
+        "p = 0.300); owner by owner "
         "(Holm-adjusted p-values over the 3 forgotten owners): still detected for a, gone for b "
         "and c.",
         f"- `npo`: the {whose} watermark is **still detected** (z = +2.5, p = 0.010*).",

@@ -337,11 +337,11 @@ def test_each_stage_is_what_its_building_blocks_give(tiny_model, texts, tmp_path
         **asdict(config), "scoring": scoring.to_dict(), "relearn_texts": 1, "attack_seed": 5,
         "quantization_checks": {f"int{b}": quantized[b][1].to_dict() for b in (4, 8)},
     }  # fmt: skip
-    # Bars as asked: the audits', generation's, the fine-tune's (no title), paraphrasing's.
+    # One bar for the stage: the audits' (no generation, fine-tuning or paraphrasing bar).
     shown = capsys.readouterr().err
-    assert "Audits: 100%" in shown and "Generating: 100%" in shown
-    assert "paraphrasing: 100%" in shown
-    assert re.search(r"(^|[\r\n])100%\|", shown)
+    assert "Audits: 100%" in shown
+    assert "Generating" not in shown and "paraphrasing" not in shown
+    assert not re.search(r"(^|[\r\n]) *\d+%\|", shown)  # the fine-tune's untitled bar
 
 
 def test_given_results_for_the_unperturbed_models_are_not_sampled_again(tiny_model, texts):
@@ -488,3 +488,21 @@ def test_the_queries_are_kept_as_the_checked_list(tiny_model):
     config = AuditConfig(audits=(), attacks=("deletion:0.1",))
     seen = settings_only(tokenizer, data, config)[1]
     assert seen["m", "before"]["sampling"]["queries"] == ["q1", "q2"]
+
+
+def test_the_audit_stage_draws_one_bar(tiny_model, texts, tmp_path, capsys):
+    """With progress bars on, the "Audits" bar is the stage's one bar: no model's loading,
+    sampling or relearning bar inside it (7 "Loading weights" bars were drawn before)."""
+    model, tokenizer = tiny_model
+    model.save_pretrained(tmp_path / "m")
+    queries = completion_queries(texts[:2], tokenizer, prefix_tokens=8)
+    config = AuditConfig(audits=("relearning",), relearn_steps=1, num_samples=1, max_new_tokens=8)
+    data = AuditQueries(queries, [FORGET, RETAIN], [FORGET], forget_texts=texts[:1])
+    capsys.readouterr()
+    run_audits(
+        {"a": str(tmp_path / "m")}, tokenizer, data, config=config,
+        scoring=WaterDrumConfig(), show_progress=True,
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert "Audits: 100%" in err
+    assert {bar for bar in re.findall(r"\r?([A-Za-z ]+): +\d+%", err)} == {"Audits"}, err[-2000:]

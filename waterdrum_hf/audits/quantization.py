@@ -69,12 +69,15 @@ def check_backend(bits: int) -> None:
         ) from None
 
 
-def quantize(model: Any, bits: int) -> tuple[Any, QuantizationCheck]:
+def quantize(
+    model: Any, bits: int, *, show_progress: bool | None = None
+) -> tuple[Any, QuantizationCheck]:
     """A copy of ``model`` (a loaded causal LM or its saved folder) with its Linear weights
     quantized to ``bits`` bits, and the check that they were (``RuntimeError`` if no layer
     was, or a stored value falls outside ``bits`` bits). The model is loaded through
     ``from_pretrained(..., quantization_config=TorchAoConfig(...))``; one in memory is saved
-    to a temporary folder first."""
+    to a temporary folder first. ``show_progress``: the loading bar (``None``: on a
+    terminal)."""
     import torch
     from transformers import AutoModelForCausalLM, TorchAoConfig
 
@@ -83,7 +86,7 @@ def quantize(model: Any, bits: int) -> tuple[Any, QuantizationCheck]:
     check_backend(bits)
     with (
         tempfile.TemporaryDirectory(prefix="waterdrum-quantize-") as scratch,
-        library_progress(None),  # loading bars on a terminal only
+        library_progress(show_progress),
     ):
         if isinstance(model, (str, Path)):
             folder = Path(model)

@@ -101,7 +101,8 @@ def run_audits(
         raise ValueError("no model to audit: pass models={name: model or folder}")
     texts = check_audits(config, queries.forget_texts, queries.attack_source)
     watermark_tokenizer = watermark_tokenizer or tokenizer
-    stages = _stages(config, tokenizer, watermark_tokenizer, queries, texts, show_progress)
+    # One bar for the stage ("Audits", below): the work inside each step draws none.
+    stages = _stages(config, tokenizer, watermark_tokenizer, queries, texts, show_progress=False)
     sampling = {
         "queries": queries.queries,
         "num_samples": config.num_samples,
@@ -265,7 +266,7 @@ def _perturbations(
         for bits in config.quantization_bits:
 
             def apply(model: Any, bits: int = bits) -> tuple[Any, dict[str, Any]]:
-                quantized, check = quantize(model, bits)
+                quantized, check = quantize(model, bits, show_progress=show_progress)
                 return quantized, {"quantization": check.to_dict()}
 
             found[f"int{bits}"] = ({"bits": bits, "backend": "torchao"}, apply)
@@ -273,10 +274,15 @@ def _perturbations(
 
 
 def _loaded(model: Any) -> Any:
-    """A saved folder loaded (on the GPU when there is one); a model as it is."""
+    """A saved folder loaded (on the GPU when there is one, without a loading bar: it happens
+    inside a step of the "Audits" bar); a model as it is."""
+    from waterdrum_hf._progress import library_progress
     from waterdrum_hf._torch_plumbing import load_causal_lm
 
-    return load_causal_lm(model) if isinstance(model, (str, Path)) else model
+    if not isinstance(model, (str, Path)):
+        return model
+    with library_progress(False):
+        return load_causal_lm(model)
 
 
 def _sample(

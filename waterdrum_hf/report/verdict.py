@@ -126,7 +126,8 @@ def _benchmark_verdict(
         elif forget is not None and detected(forget) is False:
             line += (
                 f" Like the retrained model's, its answers{in_run} no longer show the {whose} "
-                f"watermark (p = {forget.p_value:.3f}){_kept_phrase(models[name], models)}."
+                f"watermark (p = {forget.p_value:.3f}){_still_owners_phrase(models[name])}"
+                f"{_kept_phrase(models[name], models)}."
             )
         lines += [line, ""]
     methods = {
@@ -147,7 +148,8 @@ def _benchmark_verdict(
         if name != best:  # the closest one has its line above
             lines += [
                 f"The {whose} watermark is no longer detected in `{name}`'s answers "
-                f"(p = {methods[name].p_value:.3f}){_kept_phrase(models[name], models)}.",
+                f"(p = {methods[name].p_value:.3f}){_still_owners_phrase(models[name])}"
+                f"{_kept_phrase(models[name], models)}.",
                 "",
             ]
     if best is not None and detected(models[best].forget):
@@ -197,8 +199,9 @@ def _detection_line(
     (:func:`_owner_phrase`; ``null_keys``: the empirical null's, ``None`` for the analytic)."""
     forget = model.forget
     assert forget is not None  # only models whose forget set has a p-value get a line
+    pooled = ", pooled over the set," if _still_owners_phrase(model) else ""
     line = (
-        f"- `{name}`: the {whose} watermark is "
+        f"- `{name}`: the {whose} watermark{pooled} is "
         + ("**still detected**" if detected(forget) else "not detected")
         + f" (z = {_z(forget)}, p = {forget.p_value:.3f}{floor_mark})"
     )
@@ -244,6 +247,20 @@ def _owner_phrase(model: WaterDrumResult, null_keys: int | None) -> str:
     if len(still) < len(owners):
         phrase += f", gone for {join_names([o for o in owners if o not in still])}"
     return phrase
+
+
+def _still_owners_phrase(model: WaterDrumResult) -> str:
+    """Where the set's pooled watermark is gone but some forgotten owner's alone still reads
+    detected (Holm-adjusted): ``, pooled over the set; owner-6's alone still is (...)``, so
+    that the set's verdict and the owners' cannot read as a contradiction."""
+    owners = _forget_family(model)
+    if not _holm_adjusted(owners):
+        return ""
+    still = [o for o, e in owners.items() if detected(e)]
+    if not still:
+        return ""
+    alone = f"{join_names(still)}'s alone still {'is' if len(still) == 1 else 'are'}"
+    return f", pooled over the set; {alone} (Holm-adjusted over the {len(owners)} forgotten owners)"
 
 
 def _kept_phrase(model: WaterDrumResult, models: Mapping[str, WaterDrumResult]) -> str:

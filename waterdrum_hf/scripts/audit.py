@@ -26,7 +26,11 @@ from waterdrum_hf.scripts.attack_options import (
     check_attack_inputs,
 )
 from waterdrum_hf.scripts.data_options import DataArguments, load_rows, row_owners
-from waterdrum_hf.scripts.files import check_output_folder
+from waterdrum_hf.scripts.files import (
+    OverwriteArguments,
+    check_finished_report,
+    check_output_folder,
+)
 from waterdrum_hf.scripts.models import load_tokenizer_option, watermark_ids
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
 from waterdrum_hf.scripts.score import report_settings
@@ -58,7 +62,14 @@ class AuditArguments:
     show_progress: bool | None = flag(None, "Progress bars (default: on a terminal).")
 
 
-GROUPS = (AuditArguments, DataArguments, AuditConfig, AttackSource, ScoringArguments)
+GROUPS = (
+    AuditArguments,
+    DataArguments,
+    AuditConfig,
+    AttackSource,
+    ScoringArguments,
+    OverwriteArguments,
+)
 """The script's argument groups, in the order ``main`` takes them."""
 
 
@@ -72,6 +83,7 @@ def main(
     config: AuditConfig,
     attack: AttackSource,
     scoring_args: ScoringArguments,
+    existing: OverwriteArguments,
 ) -> int:
     from waterdrum_hf.audits import AuditQueries, check_audits, run_audits
     from waterdrum_hf.report import write_report
@@ -90,6 +102,14 @@ def main(
     watermark_tokenizer = load_tokenizer_option(data.watermark_tokenizer, "watermark tokenizer")
     tokenizer = load_tokenizer_option(args.tokenizer or next(iter(models.values())), "tokenizer")
     check_output_folder(args.out, "--out")
+    settings = report_settings(scoring, args, data, config, attack)
+    check_finished_report(
+        Path(args.out) / "report.json",
+        "settings",
+        settings,
+        overwrite=existing.overwrite,
+        ignored=("out", "show_progress"),
+    )
     queries = AuditQueries(
         data.queries(rows, tokenizer),
         owners,
@@ -113,7 +133,7 @@ def main(
         {
             "models": before,
             "audits": results,
-            "settings": report_settings(scoring, args, data, config, attack),
+            "settings": settings,
         },
         args.out,
         title="WaterDrum audit report",

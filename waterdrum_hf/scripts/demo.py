@@ -13,7 +13,11 @@ from typing import Any
 
 from waterdrum_hf.experiments.demo_config import DemoConfig
 from waterdrum_hf.scripts import run_script
-from waterdrum_hf.scripts.files import check_output_folder
+from waterdrum_hf.scripts.files import (
+    OverwriteArguments,
+    check_finished_report,
+    check_output_folder,
+)
 from waterdrum_hf.scripts.parser import ScriptParser
 from waterdrum_hf.scripts.scoring_arguments import check_null_keys
 
@@ -23,14 +27,31 @@ RESUMES = True
 
 def make_parser(prog: str | None = None) -> ScriptParser:
     return ScriptParser(
-        (DemoConfig,), prog=prog, description=__doc__, quick_defaults=DemoConfig.QUICK
+        (DemoConfig, OverwriteArguments),
+        prog=prog,
+        description=__doc__,
+        quick_defaults=DemoConfig.QUICK,
     )
 
 
-def main(config: DemoConfig) -> int:
+UNSCORED = ("output_dir", "write_keys", "show_progress")
+"""DemoConfig fields that change no value of the report (a rerun may change them freely)."""
+
+
+def main(config: DemoConfig, existing: OverwriteArguments) -> int:
+    from dataclasses import asdict
+    from pathlib import Path
+
     from waterdrum_hf.experiments.demo import run_demo
 
     check_output_folder(config.output_dir, "--out")
+    check_finished_report(
+        Path(config.output_dir) / "report.json",
+        "settings",
+        asdict(config),
+        overwrite=existing.overwrite,
+        ignored=UNSCORED,
+    )
     check_null_keys(
         config.null_keys, config.owners * config.passages_per_owner * config.num_samples
     )

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from waterdrum_hf._fields import flag
 from waterdrum_hf._files import read_json_lines
 from waterdrum_hf.scripts.parser import CliError, first_line
 
@@ -157,3 +159,53 @@ def require_columns(data: Any, columns: Sequence[str], what: str) -> None:
         raise CliError(
             f"{what} has no column {missing[0]!r} (columns: {', '.join(data.column_names)})"
         )
+
+
+@dataclass
+class OverwriteArguments:
+    """For the commands that resume (their stages cached in the output folder): whether a
+    finished report made with other settings may be replaced."""
+
+    _argument_group_name: ClassVar[str] = "an existing report"
+
+    overwrite: bool = flag(
+        False,
+        "Replace a finished report in --out made with other settings (a rerun with the same "
+        "settings reuses its cached stages, and an interrupted run resumes, without it).",
+    )
+
+
+def check_finished_report(
+    file: Path,
+    key: str,
+    settings: Mapping[str, Any],
+    *,
+    overwrite: bool,
+    ignored: Sequence[str] = (),
+) -> None:
+    """Before any work: refuse to replace the finished report ``file`` (its settings under
+    ``key``) when one of ``settings`` (but ``ignored``, which change no value) differs from what
+    it records, unless ``overwrite``. The same settings rebuild the same report from the cache:
+    nothing is lost then."""
+    if overwrite or not file.is_file():
+        return
+    folder = str(file.parent)
+    try:
+        recorded = json.loads(file.read_text(encoding="utf-8")).get(key)
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+        recorded = None
+    if not isinstance(recorded, dict):
+        raise CliError(
+            f"--out {folder!r} holds a {file.name} this command did not write; pass --overwrite "
+            "to replace it, or choose another --out"
+        )
+    now = json.loads(json.dumps(dict(settings), default=str))  # as the report records them
+    missing = object()
+    for name, value in now.items():
+        if name not in ignored and recorded.get(name, missing) != value:
+            before = recorded.get(name, "not recorded")
+            raise CliError(
+                f"--out {folder!r} holds a finished report made with other settings ({name}: "
+                f"{before!r} there, {value!r} now); pass --overwrite to replace it, or choose "
+                "another --out"
+            )

@@ -16,7 +16,11 @@ from typing import Any
 from waterdrum_hf._fields import shortest_command
 from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 from waterdrum_hf.scripts import run_script
-from waterdrum_hf.scripts.files import check_output_folder
+from waterdrum_hf.scripts.files import (
+    OverwriteArguments,
+    check_finished_report,
+    check_output_folder,
+)
 from waterdrum_hf.scripts.parser import ScriptParser
 from waterdrum_hf.scripts.scoring_arguments import check_null_keys
 
@@ -43,17 +47,27 @@ class ReproductionParser(ScriptParser):
 
 def make_parser(prog: str | None = None) -> ScriptParser:
     return ReproductionParser(
-        (ReproductionConfig,),
+        (ReproductionConfig, OverwriteArguments),
         prog=prog,
         description=__doc__,
         quick_defaults=ReproductionConfig.QUICK,
     )
 
 
-def main(config: ReproductionConfig) -> int:
+def main(config: ReproductionConfig, existing: OverwriteArguments) -> int:
+    from dataclasses import asdict
+    from pathlib import Path
+
     from waterdrum_hf.experiments.reproduction import run_reproduction
 
     check_output_folder(config.output_dir, "--out")
+    check_finished_report(
+        Path(config.output_dir) / "results.json",
+        "config",
+        asdict(config),
+        overwrite=existing.overwrite,
+        ignored=("output_dir", "show_progress"),
+    )
     queries = config.owners * (config.passages_per_owner + config.holdout_per_owner)
     check_null_keys(config.null_keys, queries * config.num_samples)  # the toy corpus's count
     results = run_reproduction(
