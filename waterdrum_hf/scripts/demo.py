@@ -8,6 +8,7 @@ DemoConfig field is a flag.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -63,7 +64,7 @@ def main(config: DemoConfig, existing: OverwriteArguments) -> int:
 
         print_comparison(run_comparison(report))
         print(f"\nThe first run (seed {config.seed}) in detail:")
-    print_models(report["models"])
+    print_models(report["models"], config.null_keys)
     audits = report.get("audits")
     if audits is not None:
         print_audits(audits)
@@ -75,8 +76,12 @@ def main(config: DemoConfig, existing: OverwriteArguments) -> int:
     return 0
 
 
-def print_models(models: dict[str, Any]) -> None:
-    """Each model's forget and retain values, its separability AUROC and its forget p-value."""
+def print_models(models: dict[str, Any], null_keys: int) -> None:
+    """Each model's forget and retain values, its separability AUROC and its forget p-value (at
+    its precision; a p-value on the floor an empirical null of ``null_keys`` keys sets is
+    marked, and the mark said once below the table)."""
+    floor = 1 / (1 + null_keys) if null_keys else None
+    marked = False
     print(f"{'model':>12}  {'forget':>7}  {'retain':>7}  {'AUROC':>6}  forget p-value")
     for name, result in models.items():
         cells = [f"{s.value:+7.3f}" if s else f"{'–':>7}" for s in (result.forget, result.retain)]
@@ -85,12 +90,16 @@ def print_models(models: dict[str, Any]) -> None:
             if result.separability_auroc is not None
             else f"{'–':>6}"
         )
-        p = (
-            f"{result.forget.p_value:.3f}"
-            if result.forget and result.forget.p_value is not None
-            else "–"
-        )
+        p_value = result.forget.p_value if result.forget else None
+        p = "–" if p_value is None else f"{p_value:.2g}"
+        if p_value is not None and floor is not None and math.isclose(p_value, floor):
+            p, marked = f"{floor:.2g}*", True
         print(f"{name:>12}  {cells[0]}  {cells[1]}  {auroc}  {p}")
+    if marked:
+        print(
+            f"* the smallest p-value {null_keys} null keys can give, 1 / (1 + {null_keys}): "
+            "those models are not ranked by it"
+        )
 
 
 def print_audits(audits: Any) -> None:
