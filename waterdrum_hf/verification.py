@@ -406,7 +406,7 @@ def verify_texts(
     Args:
         texts: generated (or watermarked) text.
         watermark_ids: the owner's watermark id, one for all texts or one per text
-            (0..2**32-1); the old keyword ``ids=`` still works.
+            (0..2**32-1).
         tokenizer: the watermarking model's tokenizer, or a name/path for ``AutoTokenizer``.
         k_p: the watermarking function used when watermarking (Waterfall's; default 1).
         n_gram: the watermark's n-gram (default 2, the paper's).

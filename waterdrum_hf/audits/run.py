@@ -301,7 +301,7 @@ def _sample(
 
 def default_scoring(config: AuditConfig) -> WaterDrumConfig:
     """How the audits score by default: an empirical null of 100 keys seeded with the audits'
-    seed (what the audits of 0.1 did)."""
+    seed."""
     return WaterDrumConfig(null=NullConfig("empirical", keys=100, seed=config.seed))
 
 

@@ -48,7 +48,7 @@ class PermutationLogitsProcessor(LogitsProcessor):
         vocab_size: the permutation length N, ``tokenizer.vocab_size`` of the watermarking
             tokenizer (added tokens excluded), as verification uses.
         watermark_ids: one watermark id for all rows, or one per input row (each
-            ``0..2**32-1``); the old keyword ``ids=`` still works.
+            ``0..2**32-1``).
         bias: ``(N,)`` float values added at each permuted position; all zero disables it.
         n_gram: context length plus one (Waterfall's default 2: one previous token).
         cache_size: most permutations kept; defaults to what fits in 256 MiB.

@@ -32,6 +32,16 @@ class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without reST markup: ``x`` and :role:`~a.b.X` become x and X."""
+    text = _ROLE.sub(lambda m: m[1].rsplit(".", 1)[-1], text)
+    return _LITERAL.sub(r"\1", text)
+
+
 class ScriptParser(TrlParser):
     """``TrlParser`` for the ``waterdrum`` scripts: every field needs ``help`` metadata; a
     ``tuple[X, ...]`` field reads ``--x a b c`` (``--x`` alone: empty); errors are one line;
@@ -73,6 +83,11 @@ class ScriptParser(TrlParser):
                 "--quick", action="store_true", default=argparse.SUPPRESS,
                 help="smaller defaults: " + ", ".join(f"{k} {v}" for k, v in self.quick_defaults.items()),
             )  # fmt: skip
+
+    def format_help(self) -> str:
+        """``--help`` as plain text for a terminal: the reST markup of the docstrings and field
+        help it is made of (ours, transformers' and TRL's) left out."""
+        return plain_text(super().format_help())
 
     def _read_as_list(self, dest: str, kind: type) -> None:
         for action in self._actions:

@@ -74,8 +74,7 @@ class WatermarkedDataset:
         tokenizer: the model's tokenizer. Its ``vocab_size`` is the watermark's N and
             verification must use the same tokenizer.
         config: a :class:`WatermarkingConfig`; ``None`` for the defaults (the paper's).
-        watermark_id: one watermark id for every row, instead of ``config.id_column`` (the
-            old keyword ``id=`` still works).
+        watermark_id: one watermark id for every row, instead of ``config.id_column``.
         sts_model: a ``sentence_transformers.SentenceTransformer`` (anything with ``encode``)
             to rank candidates by semantic similarity; ``None`` ranks by ``q`` alone.
         **overrides: fields of :class:`WatermarkingConfig` to change (``kappa=3.0``, ...).
