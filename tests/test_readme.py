@@ -72,6 +72,8 @@ OTHER_FENCES = {
     "diff": "the TRL patch: tests/trainers/test_trl_sft_script.py writes and compares it",
     "bibtex": "citations, not code",
     "": "listings (the source tree), not code",
+    "text": "the commands' usage lines (docs/reference/commands.md, generated from the parsers "
+    "and checked by tests/test_docs_site.py)",
 }
 
 

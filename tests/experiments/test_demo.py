@@ -27,6 +27,7 @@ from waterdrum_hf.keys import random_keys
 from waterdrum_hf.report import closest_to_retrained
 from waterdrum_hf.scripts import main
 from waterdrum_hf.scripts.demo import make_parser
+from waterdrum_hf.scripts.files import OverwriteArguments
 
 QUICK_KEYS = random_keys(DemoConfig.quick().owners, seed=0).tolist()
 
@@ -207,7 +208,7 @@ def test_printed_commands_reproduce_the_config():
     assert "--scheme kgw" in score_command(kgw, "original", "m")  # scores as the demo did
     for shown in (config, kgw, DemoConfig(confidence=None, audits=(), seeds=1)):
         argv = shlex.split(demo_command(shown))  # the printed command builds the same config
-        assert make_parser().parse_args_and_config(argv[2:]) == (shown,)
+        assert make_parser().parse_args_and_config(argv[2:]) == (shown, OverwriteArguments())
 
 
 @pytest.mark.parametrize(
