@@ -6,7 +6,7 @@ torch threads, taking turns (median and range of ``--repeats`` runs after a warm
 is run once more at both thread counts from the same start to see whether the thread count
 moves the values: the trained weights (a digest) and the greedy completions.
 
-    python benchmarks/demo_threads.py            # about 2 minutes on 2 cores
+    python benchmarks/demo_threads.py            # about 15 s on 2 cores
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ def train_steps(model: Any, tokenizer: Any, texts: list[str], steps: int) -> Any
     torch.manual_seed(0)
     for step in range(steps):
         batch = texts[(4 * step) % len(texts) :][:4]
-        inputs = tokenizer(batch, return_tensors="pt", padding=True, truncation=True, max_length=128)
+        inputs = tokenizer(
+            batch, return_tensors="pt", padding=True, truncation=True, max_length=128
+        )
         labels = inputs["input_ids"].masked_fill(inputs["attention_mask"] == 0, -100)
         loss = model(**inputs, labels=labels).loss
         loss.backward()
@@ -83,7 +85,9 @@ def main() -> None:
     ]
     results: dict[str, Any] = {}
     for name, run in work.items():
-        runs = {f"{t} thread{'s' * (t > 1)}": functools.partial(at_threads, t, run) for t in THREADS}
+        runs = {
+            f"{t} thread{'s' * (t > 1)}": functools.partial(at_threads, t, run) for t in THREADS
+        }
         seconds = timing.interleaved(runs, args.repeats, args.warmup)
         one, two = (seconds[k] for k in runs)
         results[name] = {k: v.to_dict() for k, v in seconds.items()}

@@ -37,3 +37,23 @@ def test_an_analytic_or_missing_p_value_is_shown_at_its_precision(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[-1] == "3.2e-08" and lines[2].split()[-1] == "–"
     assert len(lines) == 3
+
+
+def test_the_quickstarts_thread_figures_are_the_benchmarks():
+    """The quickstart's reason for one thread (weights differ at 1 and 2 threads) and its cost
+    (2 threads' time over 1 thread's) are benchmarks/results/demo_threads.json's."""
+    import json
+    import re
+    from pathlib import Path
+
+    from waterdrum_hf.experiments.demo import THREADS
+
+    root = Path(__file__).resolve().parents[1]
+    results = json.loads((root / "benchmarks/results/demo_threads.json").read_text())["results"]
+    text = " ".join((root / "docs/quickstart.md").read_text().split())
+    assert THREADS == 1 and "The demo runs torch on one thread" in text
+    assert results["same_weights_at_1_and_2_threads"] is False
+    assert "at 1 and at 2 threads, the built-in model's weights differ" in text
+    found = re.search(r"2 threads took (\S+)x the time of one for fine-tuning and (\S+)x", text)
+    for shown, work in zip(found.groups(), ("fine-tuning", "sampling"), strict=True):
+        assert shown == f"{1 / results[work]['speedup_2_over_1']:.2f}", work

@@ -1387,3 +1387,15 @@ def test_renderers_refuse_missing_results_with_the_command_to_run(monkeypatch, t
     (tmp_path / "results.md").write_text("# Schemes\n")
     with pytest.raises(SystemExit, match=re.escape(f"{tmp_path}/results.md names no command")):
         schemes_block.render_schemes()
+
+
+def test_demo_time_sentence_is_both_run_jsons(demo, report):
+    """The other kernels' one run and this demo's runs, in minutes, as their run.json say."""
+    found = search(
+        r"that one run took (\S+) minutes on this machine, where this demo's (\d+) runs took "
+        r"(\S+) \(torch on one thread in both",
+        demo,
+    )
+    check(found[1], load("demo/other_kernels/run.json")["seconds"] / 60, "other kernels")
+    assert int(found[2]) == len(report["seeds"])
+    check(found[3], load("demo/run.json")["seconds"] / 60, "this demo")

@@ -57,6 +57,10 @@ __all__ = [
 ]
 
 
+THREADS = 1
+"""torch's thread count during the demo (:func:`run_demo`)."""
+
+
 def run_demo(
     config: DemoConfig | None = None, *, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
@@ -64,12 +68,21 @@ def run_demo(
     ``next``: the commands that go on from here (:meth:`_Demo.write_data`), which ``waterdrum
     demo`` prints last.
 
-    torch runs on one thread meanwhile (restored after): the tiny model's matrices are too
-    small to gain from more, and on a busy machine extra threads slow it down many times over.
+    torch runs on :data:`THREADS` thread meanwhile (restored after): the trained weights
+    depend on the thread count, so one thread keeps the demo's values the same whatever the
+    core count (a second thread would save a third of the fine-tuning time on an idle 2-core
+    machine: ``benchmarks/demo_threads.py``); it also keeps a busy machine from slowing down
+    many times over.
     """
+    import os
+
     from waterdrum_hf._torch_plumbing import torch_threads
 
-    with torch_threads(1):
+    log(
+        f"torch: {THREADS} thread of the {os.cpu_count()} cores here (trained weights depend on "
+        "the thread count: one thread keeps the values the same on every machine)"
+    )
+    with torch_threads(THREADS):
         return _Demo(config or DemoConfig(), log).run()
 
 
