@@ -1648,9 +1648,15 @@ def test_ctrl_c_of_a_run_that_resumes_says_so(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert demo.stdout.readline().startswith("[1/")  # running: past the imports
-    demo.send_signal(signal.SIGINT)
-    _, err = demo.communicate(timeout=120)
+    try:
+        assert demo.stdout.readline().startswith("torch: 1 thread of the ")  # why one thread
+        assert demo.stdout.readline().startswith("[1/")  # running: past the imports
+        demo.send_signal(signal.SIGINT)
+        _, err = demo.communicate(timeout=120)
+    finally:  # a failed check leaves no demo running
+        if demo.poll() is None:
+            demo.kill()
+            demo.communicate()
     assert demo.returncode == 130
     assert err.strip().splitlines() == [
         "waterdrum demo: interrupted; run the same command again to resume"
