@@ -738,6 +738,23 @@ def test_a_method_whose_pooled_watermark_is_gone_but_an_owners_is_not_says_both(
     assert "pooled" not in text.split("`npo`'s answers")[1].split("\n")[0]
 
 
+def test_detection_sentences_say_which_run_they_read():
+    """Over several runs, the methods' detection sentences read the first run and say so; over
+    one run they say nothing of runs."""
+    models = _two_run_models(0.0)
+    models["npo"] = _model(_set(0.4, 0.3, 0.5), 0.3)
+    runs = {name: [m, m] for name, m in models.items()}
+    text = "\n".join(verdict.verdict(models, {"null_keys": 99}, compare_seeds(runs)))
+    assert "no longer detected in `npo`'s answers in the first run (p = 0.300)" in text
+    text = "\n".join(verdict.verdict(models, {"null_keys": 99}))
+    assert "no longer detected in `npo`'s answers (p = 0.300)" in text
+    models["npo"] = _model(_set(0.4, 0.01, 2.5), 0.3)
+    models["kl"] = _model(_set(0.02, 0.01, 2.5), 0.3)
+    runs = {name: [m, m] for name, m in models.items()}
+    text = "\n".join(verdict.verdict(models, {"null_keys": 99}, compare_seeds(runs)))
+    assert "it is still detected in every unlearned model in the first run." in text
+
+
 def test_verdict_two_runs_names_a_winner_and_reads_owners_holm_adjusted():
     """Over two runs at 90%: the separated winner with its interval, detection read in the first
     run, owner by owner on Holm-adjusted p-values (with Holm's note), two models on the floor."""

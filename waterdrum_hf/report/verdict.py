@@ -138,16 +138,17 @@ def _benchmark_verdict(
         and detected(m.forget) is not None
     }
     gone = [name for name, forget in methods.items() if not detected(forget)]
+    first = " in the first run" if comparison.num_seeds() > 1 else ""  # what detection reads
     if methods and not gone:
         lines += [
             f"No unlearning method removed the {whose} watermark at these settings: it "
-            "is still detected in every unlearned model.",
+            f"is still detected in every unlearned model{first}.",
             "",
         ]
     for name in gone:
         if name != best:  # the closest one has its line above
             lines += [
-                f"The {whose} watermark is no longer detected in `{name}`'s answers "
+                f"The {whose} watermark is no longer detected in `{name}`'s answers{first} "
                 f"(p = {methods[name].p_value:.3f}){_still_owners_phrase(models[name])}"
                 f"{_kept_phrase(models[name], models)}.",
                 "",
