@@ -108,3 +108,16 @@ def test_the_sites_copies_are_never_rendered_as_pages(hook):
     )  # fmt: skip
     assert not copy.is_documentation_page()
     assert copy.dest_uri == "repository/SECURITY.md"
+
+
+def test_a_linked_repository_markdown_file_reads_as_a_page(hook):
+    """A page's link to a repository .md points at its rendered HTML; the HTML renders its
+    tables; the files it links to itself (its plots) are copied beside it."""
+    report = "benchmarks/results/demo/report.md"
+    assert hook.rewrite(f"[r](../{report})", "concepts.md", DOCS) == (
+        "[r](repository/benchmarks/results/demo/report.html)"
+    )
+    page = hook.rendered_page(report, ROOT)
+    assert page.startswith("<!doctype html>") and "<table>" in page and "|---" not in page
+    assert "benchmarks/results/demo/benchmark.png" in hook.own_links(report, ROOT)
+    assert hook.shown_as("a/b.json") == "a/b.json"

@@ -3,8 +3,11 @@
 A page links a results file, a plot or SECURITY.md by its path in the repository
 (``../benchmarks/results/demo/audits.json`` from ``docs/guides/``), which resolves on GitHub as
 written. On the site the file is copied as it is under ``repository/`` (a plot shows, a results
-file opens, offline) and the link is rewritten to that copy. A link to a file the repository
-does not have is left as written, so the strict build reports it.
+file opens, offline) and the link is rewritten to that copy; a Markdown file is rendered to
+HTML beside its copy (``report.md`` -> ``report.html``, the link pointing there) so that it
+reads as a page, not as raw Markdown, and the files it links to itself (its plots) are copied
+too. A link to a file the repository does not have is left as written, so the strict build
+reports it.
 """
 
 from __future__ import annotations
@@ -61,24 +64,70 @@ def rewrite(markdown: str, page: str, docs: Path) -> str:
         path = targets.get(match.group(2))
         if path is None:
             return match.group(0)
-        copy = posixpath.relpath(f"{PREFIX}/{path}", posixpath.dirname(page) or ".")
+        copy = posixpath.relpath(f"{PREFIX}/{shown_as(path)}", posixpath.dirname(page) or ".")
         return match.group(1) + copy + match.group(3)
 
     return LINK.sub(point, markdown)
 
 
+def shown_as(path: str) -> str:
+    """Where the site shows repository file ``path``: a Markdown file as its rendered HTML."""
+    return path[: -len(".md")] + ".html" if path.endswith(".md") else path
+
+
+def own_links(path: str, root: Path) -> set[str]:
+    """The repository files a repository Markdown file links to itself (relative links that
+    resolve to a file), as paths in the repository."""
+    text = (root / path).read_text(encoding="utf-8")
+    found = set()
+    for match in LINK.finditer(text):
+        target = match.group(2)
+        if "://" in target or target.startswith(("/", "mailto:")):
+            continue
+        resolved = (root / posixpath.dirname(path) / target).resolve()
+        if resolved.is_relative_to(root.resolve()) and resolved.is_file():
+            found.add(resolved.relative_to(root.resolve()).as_posix())
+    return found
+
+
+def rendered_page(path: str, root: Path) -> str:
+    """Repository Markdown file ``path`` as a standalone HTML page (tables, fenced code and
+    heading anchors rendered); its own links stay as written, to the copies beside it."""
+    import html
+
+    import markdown
+
+    text = (root / path).read_text(encoding="utf-8")
+    body = markdown.markdown(text, extensions=["tables", "fenced_code", "toc"])
+    return (
+        f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{html.escape(path)}'
+        f"</title></head>\n<body>\n<p><code>{html.escape(path)}</code></p>\n{body}\n"
+        "</body></html>\n"
+    )
+
+
 def on_files(files: Any, config: Any) -> Any:
-    """Add a copy of every repository file a page links to."""
+    """Add a copy of every repository file a page links to (and of the files a linked Markdown
+    file links to), and each linked Markdown file rendered to HTML."""
     docs = Path(config.docs_dir)
-    wanted: set[str] = set()
+    root = docs.parent
+    linked: set[str] = set()
     for page in files.documentation_pages():
         if page.abs_src_path:
             text = Path(page.abs_src_path).read_text(encoding="utf-8")
-            wanted |= set(outside_links(text, page.src_uri, docs).values())
-    for path in sorted(wanted):
+            linked |= set(outside_links(text, page.src_uri, docs).values())
+    rendered = {path for path in linked if path.endswith(".md")}
+    copies = set(linked)
+    for path in rendered:
+        copies |= {p for p in own_links(path, root) if not p.startswith("docs/")}
+    for path in sorted(copies):
+        files.append(
+            RepositoryFile.generated(config, f"{PREFIX}/{path}", abs_src_path=str(root / path))
+        )
+    for path in sorted(rendered):
         files.append(
             RepositoryFile.generated(
-                config, f"{PREFIX}/{path}", abs_src_path=str(docs.parent / path)
+                config, f"{PREFIX}/{shown_as(path)}", content=rendered_page(path, root)
             )
         )
     return files
