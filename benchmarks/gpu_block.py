@@ -33,12 +33,13 @@ def load() -> dict[str, dict[str, Any]]:
 def versions() -> str:
     """Which device and software measured each step (each step's latest run), said once per
     set of versions."""
+    committed = runs()
     latest: dict[str, str] = {}
-    for run, results in runs().items():
+    for run, results in committed.items():
         latest.update({step: run for step in results["steps"]})
     said: dict[str, list[str]] = {}
     for step, run in latest.items():
-        env = runs()[run]["environment"]
+        env = committed[run]["environment"]
         found = env["versions"]
         own = found.get("waterdrum-hf") or "not recorded"
         own = "a source tree" if own.startswith("0+") else own

@@ -24,6 +24,12 @@ def p_value_text(p_value: float, null_keys: int | None) -> str:
     """A p-value at the precision it has: where an empirical null of ``null_keys`` keys bounds
     it (``1 / (1 + K)``, the smallest such a null gives), ``<= 0.005 (the smallest 200 null
     keys can give)``; else two significant digits (``3e-08``, ``0.21``), never a rounded 0."""
-    if null_keys and p_value * (1 + null_keys) <= 1 + 1e-9:
+    if null_keys and on_null_floor(p_value, null_keys):
         return f"<= {1 / (1 + null_keys):.2g} (the smallest {null_keys} null keys can give)"
     return f"{p_value:.2g}"
+
+
+def on_null_floor(p_value: float, null_keys: int | None) -> bool:
+    """Whether ``p_value`` is the smallest an empirical null of ``null_keys`` keys gives,
+    ``1 / (1 + K)`` (never, for the analytic null: ``null_keys`` 0 or None)."""
+    return bool(null_keys) and p_value * (1 + (null_keys or 0)) <= 1 + 1e-9

@@ -8,7 +8,6 @@ DemoConfig field is a flag.
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any
 
@@ -80,7 +79,8 @@ def print_models(models: dict[str, Any], null_keys: int) -> None:
     """Each model's forget and retain values, its separability AUROC and its forget p-value (at
     its precision; a p-value on the floor an empirical null of ``null_keys`` keys sets is
     marked, and the mark said once below the table)."""
-    floor = 1 / (1 + null_keys) if null_keys else None
+    from waterdrum_hf.report.formatting import on_null_floor
+
     marked = False
     print(f"{'model':>12}  {'forget':>7}  {'retain':>7}  {'AUROC':>6}  forget p-value")
     for name, result in models.items():
@@ -92,8 +92,8 @@ def print_models(models: dict[str, Any], null_keys: int) -> None:
         )
         p_value = result.forget.p_value if result.forget else None
         p = "–" if p_value is None else f"{p_value:.2g}"
-        if p_value is not None and floor is not None and math.isclose(p_value, floor):
-            p, marked = f"{floor:.2g}*", True
+        if p_value is not None and on_null_floor(p_value, null_keys):
+            p, marked = f"{p_value:.2g}*", True
         print(f"{name:>12}  {cells[0]}  {cells[1]}  {auroc}  {p}")
     if marked:
         print(
