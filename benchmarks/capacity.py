@@ -140,7 +140,7 @@ def main() -> None:
     epochs = [int(e) for e in args.epochs.split(",")]
     plan = Plan.of(args.quick, args.seeds, args.sizes.split(","), epochs)
     out = args.out or (Path(tempfile.gettempdir()) / "capacity-quick" if plan.quick else RESULTS)
-    from waterdrum_hf._torch_plumbing import torch_threads
+    from waterdrum_hf.utils.torch_plumbing import torch_threads
 
     # Samples without a countable token are counted in each value's details, not logged at
     # every scoring.

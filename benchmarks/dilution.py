@@ -9,9 +9,9 @@ seed instead of Waterfall on the first seed:
 * ``waterfall``: adapted Waterfall, kappa 2 (the reproduction's ``dilution_kappa``);
 * ``kgw``: KGW, gamma 0.5, delta 2 (the paper's setting);
 * ``its``: ITS, inverse transform sampling (Kuditipudi et al., 2023), key length 256
-  (:mod:`waterdrum_hf.schemes.its`): a distortion-free sampler, the paper's third row;
+  (:mod:`waterdrum_hf.schemes.its.scheme`): a distortion-free sampler, the paper's third row;
 * ``unigram``: the Unigram watermark (Zhao et al., 2023), gamma 0.5, delta 2
-  (:mod:`waterdrum_hf.schemes.unigram`), not in the paper: a logit-bias scheme like KGW with
+  (:mod:`waterdrum_hf.schemes.unigram.scheme`), not in the paper: a logit-bias scheme like KGW with
   one fixed green list.
 
 The model owner's key differs per seed and from every data owner's. The data owners' scheme
@@ -82,7 +82,7 @@ def main() -> None:
     config = reproduction_config(
         args.quick, args.cache_from or (out if args.quick else REPRODUCTION), args.progress
     )
-    from waterdrum_hf._torch_plumbing import torch_threads
+    from waterdrum_hf.utils.torch_plumbing import torch_threads
 
     start = time.perf_counter()
     with torch_threads(1):
@@ -127,8 +127,8 @@ def run(config: Any) -> dict[int, dict[str, dict[str, float]]]:
     from waterdrum_hf.experiments.reproduction.experiment import Reproduction
     from waterdrum_hf.experiments.reproduction.resilience import diluted_values, model_owner_key
     from waterdrum_hf.schemes import KGWScheme
-    from waterdrum_hf.schemes.its import ITSWatermark
-    from waterdrum_hf.schemes.unigram import UnigramWatermark
+    from waterdrum_hf.schemes.its.scheme import ITSWatermark
+    from waterdrum_hf.schemes.unigram.scheme import UnigramWatermark
     from waterdrum_hf.schemes.waterfall.processor import WaterfallLogitsProcessor
 
     reproduction = Reproduction(config)

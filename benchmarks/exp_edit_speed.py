@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import timing
 
-from waterdrum_hf.schemes.exp_edit import EXPEditScheme
+from waterdrum_hf.schemes.exp_edit.scheme import EXPEditScheme
 
 PAPER_SECONDS = 165.5
 """The paper's verification time per text for adapted EXP-edit (Table 5; GPU: no)."""

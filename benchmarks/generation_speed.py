@@ -27,8 +27,8 @@ import torch
 
 import waterdrum_hf.tiny as tiny
 from waterdrum_hf.data.corpus import toy_corpus
-from waterdrum_hf.generation import auto_batch_size, generate
-from waterdrum_hf.prompting import completion_queries
+from waterdrum_hf.generation.engine import auto_batch_size, generate
+from waterdrum_hf.generation.prompting import completion_queries
 
 OLD_DEFAULT = 16
 

@@ -41,9 +41,9 @@ class Judged:
 
 _INPUTS = "waterdrum_hf.scoring.inputs."
 _POOLING = "waterdrum_hf.scoring.pooling."
-_VERIFICATION = "waterdrum_hf.verification."
+_VERIFICATION = "waterdrum_hf.scoring.verification."
 _LOSSES = "waterdrum_hf.trainers.losses."
-_ANALYTIC = "waterdrum_hf.analytic_null."
+_ANALYTIC = "waterdrum_hf.scoring.analytic_null."
 _BOOTSTRAP = "waterdrum_hf.bootstrap."
 _FLAT_INVERSE = (
     "numpy >= 2.0.1 returns this inverse 1-D already, so any reshape to one axis is a no-op; "
@@ -69,7 +69,7 @@ _ON_GPU = (
     "the device: only a GPU tells; the CUDA test ({}) skips without one, so the gate, run on "
     "CPUs, cannot check it"
 )
-_PROCESSOR = "waterdrum_hf.schemes.processor.xǁPermutationLogitsProcessorǁ"
+_PROCESSOR = "waterdrum_hf.schemes.permutation_processor.xǁPermutationLogitsProcessorǁ"
 _SAME_LENGTH = (
     "the two sequences have one entry per row by construction (keys and contexts per batch "
     "row; missing seeds and their computed permutations), so zip never meets unequal lengths"
@@ -116,7 +116,7 @@ JUDGED: tuple[Judged, ...] = (
         for after in ('text = Path(source).read_text(encoding="UTF-8")',)
     ),
     Judged(
-        "waterdrum_hf.verification.x__nan_reduce",
+        "waterdrum_hf.scoring.verification.x__nan_reduce",
         'warnings.simplefilter("ignore", RuntimeWarning)',
         'warnings.simplefilter("ignore", )',
         "numpy's nan-reductions of a float array warn only RuntimeWarning (empty slice, "
@@ -250,13 +250,13 @@ JUDGED: tuple[Judged, ...] = (
         ]
     ),
     Judged(
-        "waterdrum_hf.schemes.kgw.xǁKGWSchemeǁcheck_vocab_size",
+        "waterdrum_hf.schemes.kgw.scheme.xǁKGWSchemeǁcheck_vocab_size",
         "if not 1 <= self.green_size(vocab_size) <= vocab_size - 1:",
         "if not 1 <= self.green_size(vocab_size) <= vocab_size + 1:",
         "gamma < 1 keeps floor(gamma * N) <= N - 1, so the upper bound never binds",
     ),
     Judged(
-        "waterdrum_hf.schemes.kgw.xǁKGWSchemeǁposition_terms",
+        "waterdrum_hf.schemes.kgw.scheme.xǁKGWSchemeǁposition_terms",
         "green = (np.asarray(positions) < self.green_size(vocab_size)).astype(np.float64)",
         "green = (np.asarray(positions) < self.green_size(vocab_size)).astype(None)",
         "astype(None) is astype(float64)",

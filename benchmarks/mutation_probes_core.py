@@ -237,7 +237,7 @@ def bootstrap_replicates(tmp: Path) -> Any:
 
 
 def normal_p_value(tmp: Path) -> Any:
-    from waterdrum_hf.analytic_null import normal_p_value as p
+    from waterdrum_hf.scoring.analytic_null import normal_p_value as p
 
     return each(
         lambda: p(1.0, 0.0, 0.0),
@@ -251,7 +251,7 @@ def _analytic_nulls(n_gram: int) -> list[Any]:
     """The null of real texts' pairs with token ids and sample indices as int64, uint64,
     int32 and Python ints; then a decreasing ``sample_of``, refused."""
     from waterdrum_hf import WaterfallScheme
-    from waterdrum_hf.analytic_null import AnalyticNull
+    from waterdrum_hf.scoring.analytic_null import AnalyticNull
 
     verifier = _verifier(WaterfallScheme(n_gram=n_gram))
     contexts, tokens, sample_of = verifier.countable_pairs(verifier.token_ids(_texts(5)))
@@ -278,7 +278,7 @@ def analytic_null_init(tmp: Path) -> Any:
 
 def distinct_pairs(tmp: Path) -> Any:
     """``pair_weights`` and ``mean_std`` of several sample sets (repeats, one sample, none)."""
-    from waterdrum_hf.analytic_null import AnalyticNull
+    from waterdrum_hf.scoring.analytic_null import AnalyticNull
 
     verifier = _verifier()
     contexts, tokens, sample_of = verifier.countable_pairs(verifier.token_ids(_texts(6)))
@@ -555,7 +555,7 @@ def null_reference(tmp: Path) -> Any:
 
 
 def scores_from_sums(tmp: Path) -> Any:
-    from waterdrum_hf.verification import scores_from_sums as scores
+    from waterdrum_hf.scoring.verification import scores_from_sums as scores
 
     verifier = _verifier()
     ids = verifier.token_ids([*_texts(3), "", "w4"])
@@ -800,7 +800,7 @@ def kgw_position_terms(tmp: Path) -> Any:
 
 
 def checked_row_ids(tmp: Path) -> Any:
-    from waterdrum_hf.schemes.processor import checked_row_ids as checked
+    from waterdrum_hf.schemes.permutation_processor import checked_row_ids as checked
 
     return each(
         lambda: checked([]),
@@ -842,7 +842,7 @@ def processor_call(tmp: Path) -> Any:
 
 
 def processor_init(tmp: Path) -> Any:
-    from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+    from waterdrum_hf.schemes.permutation_processor import PermutationLogitsProcessor
 
     return each(
         lambda: PermutationLogitsProcessor(16, 1, np.zeros(5)),
@@ -930,7 +930,7 @@ def waterfall_post_init(tmp: Path) -> Any:
     )
 
 
-_V = _PKG + "verification."
+_V = _PKG + "scoring.verification."
 _S = _PKG + "schemes."
 PROBES = {
     _PKG + "statistics.x__finite_1d": finite_1d,
@@ -939,16 +939,16 @@ PROBES = {
     _PKG + "statistics.x_holm_min_null_keys": holm_min_null_keys,
     _PKG + "statistics.x_null_p_value": null_p_value,
     _PKG + "statistics.x_separability_auroc": separability_auroc,
-    _PKG + "seed_comparison.x__finite": finite,
-    _PKG + "seed_comparison.x__typed_runs": typed_runs,
-    _PKG + "seed_comparison.x_difference_interval": difference_interval,
+    _PKG + "scoring.seed_comparison.x__finite": finite,
+    _PKG + "scoring.seed_comparison.x__typed_runs": typed_runs,
+    _PKG + "scoring.seed_comparison.x_difference_interval": difference_interval,
     _PKG + "bootstrap.x_check_confidence": check_confidence,
     _PKG + "bootstrap.x_check_resamples": check_resamples,
     _PKG + "bootstrap.x_weighted_auroc": weighted_auroc,
     _PKG + "bootstrap.x_bootstrap_replicates": bootstrap_replicates,
-    _PKG + "analytic_null.x_normal_p_value": normal_p_value,
-    _PKG + "analytic_null.xǁAnalyticNullǁ__init__": analytic_null_init,
-    _PKG + "analytic_null.xǁAnalyticNullǁ_distinct_pairs": distinct_pairs,
+    _PKG + "scoring.analytic_null.x_normal_p_value": normal_p_value,
+    _PKG + "scoring.analytic_null.xǁAnalyticNullǁ__init__": analytic_null_init,
+    _PKG + "scoring.analytic_null.xǁAnalyticNullǁ_distinct_pairs": distinct_pairs,
     _PKG + "config.x__checked_part": checked_part,
     _PKG + "config.x__interval_of_keywords": interval_of_keywords,
     _PKG + "config.x__null_of_keywords": null_of_keywords,
@@ -987,14 +987,14 @@ PROBES = {
     _PKG + "trainers.losses.x_token_log_probs": token_log_probs,
     _S + "base.xǁSequenceSchemeǁtoken_terms": sequence_token_terms,
     _S + "base.xǁWatermarkSchemeǁnull_moments": null_moments,
-    _S + "kgw.xǁKGWSchemeǁ__post_init__": kgw_post_init,
-    _S + "kgw.xǁKGWSchemeǁcheck_vocab_size": kgw_check_vocab_size,
-    _S + "kgw.xǁKGWSchemeǁposition_bias": kgw_position_bias,
-    _S + "kgw.xǁKGWSchemeǁposition_terms": kgw_position_terms,
-    _S + "processor.x_checked_row_ids": checked_row_ids,
-    _S + "processor.xǁPermutationLogitsProcessorǁ__call__": processor_call,
-    _S + "processor.xǁPermutationLogitsProcessorǁ__init__": processor_init,
-    _S + "processor.xǁPermutationLogitsProcessorǁ_permutations": permutations,
+    _S + "kgw.scheme.xǁKGWSchemeǁ__post_init__": kgw_post_init,
+    _S + "kgw.scheme.xǁKGWSchemeǁcheck_vocab_size": kgw_check_vocab_size,
+    _S + "kgw.scheme.xǁKGWSchemeǁposition_bias": kgw_position_bias,
+    _S + "kgw.scheme.xǁKGWSchemeǁposition_terms": kgw_position_terms,
+    _S + "permutation_processor.x_checked_row_ids": checked_row_ids,
+    _S + "permutation_processor.xǁPermutationLogitsProcessorǁ__call__": processor_call,
+    _S + "permutation_processor.xǁPermutationLogitsProcessorǁ__init__": processor_init,
+    _S + "permutation_processor.xǁPermutationLogitsProcessorǁ_permutations": permutations,
     _S + "registry.x_resolve_scheme": resolve_scheme,
     _S + "registry.x_scheme_from_settings": scheme_from_settings,
     _S + "registry.x_setting_help": setting_help,

@@ -41,6 +41,20 @@ COLUMNS = (
 )
 #: The column of mutants a stopped run never reached (tables written before it have none).
 NOT_RUN = "not run"
+#: Modules moved since their current table was measured: old path -> new path (issue 53's
+#: folders). Their rows are read under the new path and say where they were measured.
+MOVED = {
+    f"waterdrum_hf/{old}.py": f"waterdrum_hf/{new}.py"
+    for old, new in (
+        ("seed_comparison", "scoring/seed_comparison"),
+        ("verification", "scoring/verification"),
+        ("analytic_null", "scoring/analytic_null"),
+        ("schemes/kgw", "schemes/kgw/scheme"),
+        ("schemes/processor", "schemes/permutation_processor"),
+        ("hub_results", "report/hub_results"),
+        ("hub_results_config", "report/hub_results_config"),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,8 @@ class ModuleRow:
     module: str
     counts: dict[str, int]
     report: str
+    measured_as: str | None = None
+    """The module's path when it was measured, where it has moved since (:data:`MOVED`)."""
 
     @property
     def countable(self) -> int:
@@ -89,7 +105,8 @@ def current_rows(report: Path) -> list[ModuleRow]:
             cells = [cell.strip() for cell in line.strip("|").split("|")]
             if not cells[0].startswith("**"):  # not the report's own total
                 counts = {NOT_RUN: 0} | dict(zip(columns, map(int, cells[1:-1]), strict=True))
-                row = ModuleRow(cells[0], counts, report.name)
+                moved = cells[0] if cells[0] in MOVED else None
+                row = ModuleRow(MOVED.get(cells[0], cells[0]), counts, report.name, moved)
                 if cells[-1] != _score_cell(row):
                     raise ValueError(
                         f"{report.name}: {row.module}'s score reads {cells[-1]}, its counts give "
@@ -142,8 +159,9 @@ def render(rows: list[ModuleRow], missing: list[str]) -> str:
     ]
     for row in rows:
         c = row.counts
+        name = row.module + (f" (measured as {row.measured_as})" if row.measured_as else "")
         lines.append(
-            f"| {row.module} | {c['mutants']} | {c['killed'] + c['timeout']} | {c['message-only']} "
+            f"| {name} | {c['mutants']} | {c['killed'] + c['timeout']} | {c['message-only']} "
             f"| {c['equivalent']} | {c['not checked']} | {c['survived'] + c['no tests']} "
             f"| {c[NOT_RUN]} | {_score_cell(row)} | [{row.report}]({row.report}) |"
         )

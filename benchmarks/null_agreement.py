@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 from verify_speed import build_tokenizer
 
-from waterdrum_hf.analytic_null import AnalyticNull, effective_pairs
 from waterdrum_hf.schemes import KGWScheme, WaterfallScheme
 from waterdrum_hf.schemes.permutation import permuted_positions
 from waterdrum_hf.scoring import waterdrum_result
-from waterdrum_hf.verification import Verifier
+from waterdrum_hf.scoring.analytic_null import AnalyticNull, effective_pairs
+from waterdrum_hf.scoring.verification import Verifier
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def main() -> None:
         write(results | {"summary": summarise(results["rows"])}, out)
         return
     cache = args.cache or (out / "cache" if plan.quick else DEMO_CACHE)
-    from waterdrum_hf._torch_plumbing import torch_threads
+    from waterdrum_hf.utils.torch_plumbing import torch_threads
 
     # Samples left without a countable token (e.g. all words cut) are counted in the results
     # ("skipped"), not logged at every scoring.

@@ -42,9 +42,9 @@ def main() -> None:
     parser.add_argument("--no-run", action="store_true", help="re-render from the last run only")
     args = parser.parse_args()
     if not args.no_run:
-        from waterdrum_hf._torch_plumbing import cpu_kernels
         from waterdrum_hf.experiments.demo import DemoConfig, run_demo
         from waterdrum_hf.tiny import BUILD_KERNELS
+        from waterdrum_hf.utils.torch_plumbing import cpu_kernels
 
         start = time.perf_counter()
         run_demo(DemoConfig(output_dir=str(RESULTS), show_progress=False))
@@ -74,7 +74,7 @@ def run_under_other_kernels(kernels: dict[str, str]) -> None:
     """The demo's first run (one run, seed 0) under ``kernels``, in a child process (PyTorch
     reads its variable at import); its report.json and run.json go to ``OTHER_KERNELS``."""
     code = "import sys; from waterdrum_hf.scripts import main; sys.exit(main(sys.argv[1:]))"
-    probe = "from waterdrum_hf._torch_plumbing import cpu_kernels; print(cpu_kernels())"
+    probe = "from waterdrum_hf.utils.torch_plumbing import cpu_kernels; print(cpu_kernels())"
     env = {**os.environ, **kernels}
     with tempfile.TemporaryDirectory() as scratch:
         start = time.perf_counter()

@@ -167,8 +167,8 @@ def score(args: argparse.Namespace) -> None:
     from datasets import disable_progress_bars, load_from_disk
     from transformers import AutoTokenizer
 
-    from waterdrum_hf.dataset_verification import verify_dataset
-    from waterdrum_hf.verification import verify_texts
+    from waterdrum_hf.scoring.dataset_verification import verify_dataset
+    from waterdrum_hf.scoring.verification import verify_texts
 
     disable_progress_bars()
     timing.set_threads(args.threads)

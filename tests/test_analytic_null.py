@@ -8,14 +8,14 @@ from scipy.stats import norm
 from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import Verifier
-from waterdrum_hf.analytic_null import (
+from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
+from waterdrum_hf.schemes.base import PermutationScheme
+from waterdrum_hf.scoring.analytic_null import (
     AnalyticNull,
     PositionMoments,
     effective_pairs,
     normal_p_value,
 )
-from waterdrum_hf.schemes import KGWScheme, WaterfallScheme, WatermarkScheme
-from waterdrum_hf.schemes.base import PermutationScheme
 
 
 @pytest.mark.parametrize(

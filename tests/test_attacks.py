@@ -236,7 +236,7 @@ def demo_sample():
 @pytest.mark.parametrize("name", ["deletion", "substitution", "insertion", "copy_paste"])
 def test_watermark_scores_fall_as_the_strength_rises(tiny_model, name):
     from waterdrum_hf.data import toy_corpus
-    from waterdrum_hf.verification import verify_texts
+    from waterdrum_hf.scoring.verification import verify_texts
 
     _, tokenizer = tiny_model
     texts, keys = demo_sample()
@@ -250,7 +250,7 @@ def test_watermark_scores_fall_as_the_strength_rises(tiny_model, name):
 
 
 def test_paraphrase_rewrites_the_share_without_the_watermark(tiny_model):
-    from waterdrum_hf.verification import verify_texts
+    from waterdrum_hf.scoring.verification import verify_texts
 
     model, tokenizer = tiny_model
     texts, keys = demo_sample()

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from waterdrum_hf._backend_logs import drop_torchao_import_lines
+from waterdrum_hf.utils.backend_logs import drop_torchao_import_lines
 
 
 def test_importing_the_trainers_and_audits_prints_nothing(tmp_path):

@@ -265,7 +265,7 @@ def test_stop_when_stops_saves_and_says_why(tiny_model, corpus, train_set, tmp_p
     )
     callback = make_callback(tiny_model, corpus, stop_when=stop_when, save_on_stop=True)
     trainer = make_trainer(tiny_model, train_set, tmp_path, [callback], max_steps=8)
-    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.callbacks"):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.callbacks.callback"):
         trainer.train()
     assert trainer.state.global_step == 2 and callback.stopped_at == 2  # not at step 0
     assert logged(trainer)[2]["waterdrum/stopped"] == 1.0

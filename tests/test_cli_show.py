@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from waterdrum_hf.scoring.verification import Verifier
 from waterdrum_hf.scripts import main
-from waterdrum_hf.verification import Verifier
 
 KEYS = {"owner-1": 3_141_592_653, "owner-2": 2_718_281_828, "owner-3": 1_414_213_562}
 TEXTS = {

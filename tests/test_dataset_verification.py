@@ -16,9 +16,9 @@ from tokenizer_builders import word_texts, word_tokenizer
 import waterdrum_hf._version
 from waterdrum_hf import verify_dataset, verify_texts
 from waterdrum_hf.config import WaterDrumConfig
-from waterdrum_hf.dataset_verification import DatasetScorer
 from waterdrum_hf.schemes import resolve_scheme
-from waterdrum_hf.verification import Verifier
+from waterdrum_hf.scoring.dataset_verification import DatasetScorer
+from waterdrum_hf.scoring.verification import Verifier
 
 N = 4096
 KEYS = [3_000_000_019, 2_147_483_659, 4_294_967_291, 7]
@@ -160,7 +160,7 @@ def test_the_datasets_hasher_hook_hashes_the_fingerprint_only():
     import threading
     import warnings
 
-    from waterdrum_hf._fingerprint import register_with_datasets_hasher
+    from waterdrum_hf.utils.fingerprint import register_with_datasets_hasher
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the fallback warns: here it must not be needed

@@ -62,8 +62,14 @@ REWORDED = {
     "| Waterfall | 0.990": "| Waterfall | ",
     "| Adapted KGW | 0.944": "| Adapted KGW | ",
     "Waterfall separates better here too": "Where it does not: **separability**.",
-    # the layout gained the new schemes' modules (issue 45)
-    "``` waterdrum_hf/ keys.py": "``` waterdrum_hf/ keys.py",
+    # modules moved into folders for every part (issue 53): the layout and the paths quoted
+    "Data flows one way: prompting and generation -> verification -> metric -> report.": (
+        "Data flows one way: prompting and generation -> verification -> metric -> report. The "
+        "source tree shows it: the root holds the public entry"
+    ),
+    "- `null`: `<set>_p_value` answers a data owner's": "- `null`: `<set>_p_value` answers a",
+    # the layout gained the new schemes' modules (issue 45), then folders for every part (53)
+    "``` waterdrum_hf/ keys.py": "``` waterdrum_hf/ the root: the public entry",
     # the dilution study gained ITS, the paper's third row (issue 45)
     "- **A model owner's own watermark does not mask the data owners'.**": (
         "- **A model owner's own watermark does not mask the data owners'.** With Waterfall, KGW, ITS"

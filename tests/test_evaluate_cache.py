@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from waterdrum_hf import evaluate_cache
-from waterdrum_hf.evaluate_cache import (
+from waterdrum_hf.metrics import loading as evaluate_cache
+from waterdrum_hf.metrics.loading import (
     MODULE_NAME,
     evaluate_modules_cache,
     register_metric,
@@ -168,7 +168,7 @@ def test_an_unwritable_cache_is_logged_at_debug_level(tmp_path, monkeypatch, cap
     monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "file" / "modules"))
     with pytest.raises(OSError):
         register_metric()
-    with caplog.at_level(logging.DEBUG, logger="waterdrum_hf.evaluate_cache"):
+    with caplog.at_level(logging.DEBUG, logger="waterdrum_hf.metrics.loading"):
         register_metric_quietly()
     [record] = caplog.records
     assert record.levelno == logging.DEBUG and "could not register" in record.getMessage()

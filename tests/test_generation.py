@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from waterdrum_hf import completion_queries, generate
-from waterdrum_hf.generation import CACHE_KEYWORD
+from waterdrum_hf.generation.engine import CACHE_KEYWORD
 
 
 def test_generate_returns_only_completions_and_reproduces_with_a_seed(tiny_model, texts):
@@ -165,8 +165,8 @@ def _plain_generate(model, tokenizer, queries, num_samples, batch_sizes, seed, m
     """transformers' own ``generate`` on the batches ``generate`` makes (left-padded rows of
     each query repeated ``num_samples`` times, cut into ``batch_sizes``): the samples that
     ``generate`` gave before it shared prefills or sized batches itself."""
-    from waterdrum_hf.prompting import prompt_token_ids
-    from waterdrum_hf.sampling import unfiltered_sampling_config
+    from waterdrum_hf.generation.prompting import prompt_token_ids
+    from waterdrum_hf.generation.sampling import unfiltered_sampling_config
 
     rows = [prompt_token_ids(tokenizer, q) for q in queries for _ in range(num_samples)]
     config = unfiltered_sampling_config(
@@ -241,7 +241,7 @@ def test_auto_batch_size_halves_on_out_of_memory_and_rewinds(
 ):
     """A device that holds 3 sequences: "auto" tries all 12, then 6, then keeps 3; the result is
     complete, in order, and equal to batch_size=3. An int batch size is never changed."""
-    import waterdrum_hf.generation as generation
+    import waterdrum_hf.generation.engine as generation
 
     model, tokenizer = tiny_model
     queries = mixed_queries[:3]
@@ -267,7 +267,7 @@ def test_auto_batch_size_halves_on_out_of_memory_and_rewinds(
 def test_an_out_of_memory_midway_retries_that_batch_only(tiny_model, mixed_queries, monkeypatch):
     """The second batch fails once: it is retried in halves from the random state it started
     with, the first batch's samples stay, and the smaller size is kept to the end."""
-    import waterdrum_hf.generation as generation
+    import waterdrum_hf.generation.engine as generation
 
     model, tokenizer = tiny_model
     calls = []
@@ -290,7 +290,7 @@ def test_an_out_of_memory_midway_retries_that_batch_only(tiny_model, mixed_queri
 def test_auto_batch_size_fits_the_free_memory(tiny_model, monkeypatch):
     """The estimate per sequence covers the KV cache a real prefill builds (twice over); the
     batch is what 80 % (GPU) or 50 % (CPU) of the free memory holds, within the limits."""
-    import waterdrum_hf.generation as generation
+    import waterdrum_hf.generation.engine as generation
 
     model, _ = tiny_model
     per_sequence = generation._bytes_per_sequence(model, 30, 70)

@@ -28,7 +28,7 @@ from waterdrum_hf import (
     generate,
 )
 from waterdrum_hf.data import toy_corpus
-from waterdrum_hf.generation import compiled_graphs
+from waterdrum_hf.generation.engine import compiled_graphs
 
 EAGER = {"cache": "static", "compile_backend": "eager"}  # dynamo traces, no code generated
 
@@ -77,7 +77,7 @@ def test_a_run_compiles_a_handful_of_graphs_and_a_warm_call_none(tiny_model, que
     torch.compiler.reset()  # graphs compiled by earlier tests would serve these shapes
     settings = {"num_samples": 2, "max_new_tokens": 8, "batch_size": 4, "seed": 0, **EAGER}
     start = compiled_graphs()
-    with caplog.at_level(logging.INFO, logger="waterdrum_hf.generation"):
+    with caplog.at_level(logging.INFO, logger="waterdrum_hf.generation.engine"):
         generate(model, tokenizer, queries, **settings)  # 18 rows: batches of 4, ..., 2 -> 4
     first = compiled_graphs() - start
     # One graph: every batch filled to 4 rows (the last has 2) and every prompt padded to the
@@ -170,7 +170,7 @@ def test_the_compilers_notices_are_dropped_on_the_static_path_alone(
     """torch's compile-time hint (TF32) and its own imports' deprecation, raised inside the
     static path's ``generate``, do not reach the caller; any other warning does, and on the
     dynamic path nothing is dropped."""
-    from waterdrum_hf.generation import COMPILER_NOTICES
+    from waterdrum_hf.generation.engine import COMPILER_NOTICES
 
     model, tokenizer = tiny_model
     original = model.generate

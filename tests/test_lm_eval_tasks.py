@@ -17,8 +17,8 @@ pytest.importorskip("lm_eval")
 from lm_eval.tasks import TaskManager  # noqa: E402
 
 from waterdrum_hf import lm_eval_tasks  # noqa: E402
+from waterdrum_hf.generation.prompting import completion_queries, qa_queries  # noqa: E402
 from waterdrum_hf.lm_eval_tasks import QuerySamples, Source, documents, tasks_path  # noqa: E402
-from waterdrum_hf.prompting import completion_queries, qa_queries  # noqa: E402
 from waterdrum_hf.scripts import main  # noqa: E402
 
 KEYS = [3_000_000_017, 3_999_999_929]  # distinctive, so a leak would show in any file

@@ -29,9 +29,9 @@ from waterdrum_hf import (
     verify_texts,
     waterdrum_result,
 )
-from waterdrum_hf.analytic_null import AnalyticNull, PositionMoments
 from waterdrum_hf.config import KEYWORDS, NullConfig, WaterDrumConfig
-from waterdrum_hf.scoring import metric_path
+from waterdrum_hf.metrics.loading import metric_path
+from waterdrum_hf.scoring.analytic_null import AnalyticNull, PositionMoments
 from waterdrum_hf.scoring.inputs import Queries
 from waterdrum_hf.scoring.nulls import AnalyticReading
 from waterdrum_hf.scoring.pooling import pool_queries, sample_weights

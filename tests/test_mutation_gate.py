@@ -343,3 +343,18 @@ def test_mutants_a_stopped_run_never_reached_count_against_the_score(tmp_path):
     )
     (found,), _ = gather(tmp_path, ["m/a.py"])
     assert found.counts["not run"] == 4 and found.score == 60.0
+
+
+def test_a_moved_modules_row_is_read_under_its_new_path(tmp_path, monkeypatch):
+    """A row measured before a move (``MOVED``) counts for the module's new path and says
+    where it was measured; without the entry it would be refused as not in only_mutate."""
+    import mutation_summary
+    from mutation_summary import gather, render
+
+    monkeypatch.setattr(mutation_summary, "MOVED", {"m/old.py": "m/new/old.py"})
+    _area_report(
+        tmp_path / "mutation_one.md", ["| m/old.py | 10 | 10 | 0 | 0 | 0 | 0 | 0 | 0 | 100.0 % |"]
+    )
+    (row,), missing = gather(tmp_path, ["m/new/old.py"])
+    assert (row.module, row.measured_as, missing) == ("m/new/old.py", "m/old.py", [])
+    assert "| m/new/old.py (measured as m/old.py) | 10 | 10 |" in render([row], [])

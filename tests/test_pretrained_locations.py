@@ -9,9 +9,9 @@ import transformers
 
 from waterdrum_hf import compute_waterdrum, load_metric
 from waterdrum_hf.lm_eval_tasks import Source
+from waterdrum_hf.scoring.verification import load_tokenizer
 from waterdrum_hf.scripts import main
 from waterdrum_hf.tiny import pretrained_location
-from waterdrum_hf.verification import load_tokenizer
 
 TEXTS = [["the cat sat on the mat and the dog sat on the log"], ["a b c d e f g h i j k"]]
 
@@ -125,7 +125,7 @@ def test_a_library_loggers_own_lines_are_written_once():
 
     from huggingface_hub.utils import logging as hub_logging
 
-    from waterdrum_hf._backend_logs import configure_command_logging
+    from waterdrum_hf.utils.backend_logs import configure_command_logging
 
     root = logging.getLogger()
     saved = root.handlers[:]
@@ -135,8 +135,8 @@ def test_a_library_loggers_own_lines_are_written_once():
         (handler,) = root.handlers
         handler.stream = io.StringIO()
         hub_logging.get_logger("huggingface_hub.utils._http").warning("Retrying in 1s [Retry 1/5].")
-        logging.getLogger("waterdrum_hf.generation").warning("ours")
-        assert handler.stream.getvalue() == "WARNING waterdrum_hf.generation: ours\n"
+        logging.getLogger("waterdrum_hf.generation.engine").warning("ours")
+        assert handler.stream.getvalue() == "WARNING waterdrum_hf.generation.engine: ours\n"
         assert logging.getLogger("huggingface_hub").handlers  # it wrote the line itself
     finally:
         root.handlers = saved

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from waterdrum_hf import completion_queries, qa_queries
-from waterdrum_hf.prompting import completion_queries_and_continuations
+from waterdrum_hf.generation.prompting import completion_queries_and_continuations
 
 
 def test_completion_queries_are_the_first_tokens(tiny_model, texts):
@@ -86,8 +86,8 @@ def test_row_queries_is_the_one_rule_from_rows_to_queries(tiny_model, texts):
     neither are refused; the callback's and the lm-eval tasks' queries are the same."""
     from datasets import Dataset
 
-    from waterdrum_hf.callback_plan import dataset_queries
-    from waterdrum_hf.prompting import row_queries
+    from waterdrum_hf.callbacks.plan import dataset_queries
+    from waterdrum_hf.generation.prompting import row_queries
 
     _, tok = tiny_model
     rows = Dataset.from_dict({"text": texts, "owner_id": [1] * len(texts)})

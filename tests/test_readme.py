@@ -399,7 +399,7 @@ def test_in_your_trl_script_runs_as_printed(
 )
 def test_audits_run_as_printed(page, heading, tiny_model, texts, tmp_path, monkeypatch):
     pytest.importorskip("torchao")
-    from waterdrum_hf.prompting import completion_queries
+    from waterdrum_hf.generation.prompting import completion_queries
 
     monkeypatch.chdir(tmp_path)  # the snippet reads its models from ./out
     model, tokenizer = tiny_model

@@ -21,7 +21,7 @@ from waterdrum_hf import OwnerValue, WaterDrumResult, compute_waterdrum, report,
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.report import findings, formatting, verdict
 from waterdrum_hf.scoring import SetValue
-from waterdrum_hf.seed_comparison import compare_seeds
+from waterdrum_hf.scoring.seed_comparison import compare_seeds
 
 
 @pytest.fixture(scope="module")
@@ -1534,7 +1534,7 @@ def test_runs_table_places_each_mean_interval_and_distance():
     its distance to the retrained model with its interval, and its runs (the most of its
     sets); without distances, no distance column."""
     from waterdrum_hf.report import text as text_module
-    from waterdrum_hf.seed_comparison import SeedComparison, SeedValue
+    from waterdrum_hf.scoring.seed_comparison import SeedComparison, SeedValue
 
     values = {
         "retrained": {"forget": SeedValue(0.25, 0.125, 0.375, 3), "retain": SeedValue(0.5, None, None, 2)},

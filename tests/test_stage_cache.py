@@ -7,9 +7,9 @@ import time
 import pytest
 
 import waterdrum_hf._version
-from waterdrum_hf._files import building_folder
-from waterdrum_hf._fingerprint import json_digest
-from waterdrum_hf.stage_cache import StageCache
+from waterdrum_hf.experiments.stage_cache import StageCache
+from waterdrum_hf.utils.files import building_folder
+from waterdrum_hf.utils.fingerprint import json_digest
 
 
 def test_a_stage_is_named_by_its_settings_parents_and_version(tmp_path, monkeypatch):

@@ -37,7 +37,7 @@ def test_the_default_loads_from_the_shipped_folder_and_reloads_with_auto_classes
 
 
 def test_models_load_in_eval_mode_on_the_right_device(tiny_model):
-    from waterdrum_hf._torch_plumbing import load_causal_lm
+    from waterdrum_hf.utils.torch_plumbing import load_causal_lm
 
     assert tiny_model[0].device.type == "cpu"  # the tiny model stays a CPU model
     model = load_causal_lm(tiny.cache_path())  # what stages, the CLI and --model load with

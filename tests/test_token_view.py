@@ -546,7 +546,7 @@ def test_exp_edit_has_no_token_view():
 
 def test_a_null_without_spread_gives_no_z_and_no_p_value(monkeypatch):
     """std 0 (no pair can vary): z and p would divide by zero, so both are None."""
-    from waterdrum_hf.analytic_null import AnalyticNull
+    from waterdrum_hf.scoring.analytic_null import AnalyticNull
 
     monkeypatch.setattr(AnalyticNull, "mean_std", lambda self, samples, weights: (0.25, 0.0))
     view = token_view("w1 w2 w3", KEY, Verifier(word_tokenizer(4096)))
@@ -855,7 +855,7 @@ def test_a_tokenizer_that_does_not_say_it_is_fast_is_refused_as_slow():
 def unpowered_synthid():
     """Synth-ID with a g-value table of 1000 entries: not a power of two, so no analytic null
     and no centre; not a permutation scheme, so its scale is the text's own."""
-    from waterdrum_hf.schemes.synthid import SynthIDScheme
+    from waterdrum_hf.schemes.synthid.scheme import SynthIDScheme
 
     return SynthIDScheme(sampling_table_size=1000, n_gram=2)
 
@@ -878,7 +878,7 @@ def test_a_scale_of_nothing_is_one(monkeypatch):
     verifier = Verifier(word_tokenizer(4096), scheme=unpowered_synthid())
     nothing = token_view("w5", KEY, verifier)
     assert nothing.num_counted == 0 and nothing.scale == 1.0
-    from waterdrum_hf.schemes.synthid import SynthIDScheme
+    from waterdrum_hf.schemes.synthid.scheme import SynthIDScheme
 
     monkeypatch.setattr(
         SynthIDScheme, "token_terms", lambda self, keys, contexts, tokens, n: np.zeros(len(tokens))

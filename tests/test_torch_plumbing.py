@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from waterdrum_hf import generate
-from waterdrum_hf._torch_plumbing import _checkpointing_kwargs, torch_threads
+from waterdrum_hf.utils.torch_plumbing import _checkpointing_kwargs, torch_threads
 
 
 def test_generation_leaves_gradient_checkpointing_as_it_was(tiny_model):
@@ -66,7 +66,7 @@ def test_loading_an_adapter_folder_warns_nothing(tiny_model, tmp_path):
     """peft reads transformers' deprecated `is_gradient_checkpointing`: not the user's doing."""
     from peft import LoraConfig, get_peft_model
 
-    from waterdrum_hf._torch_plumbing import load_causal_lm
+    from waterdrum_hf.utils.torch_plumbing import load_causal_lm
 
     tiny_model[0].save_pretrained(tmp_path / "base")
     adapter = get_peft_model(
@@ -86,9 +86,9 @@ def test_cpu_kernels_names_the_capability_and_a_pinned_mkl_path():
     import subprocess
     import sys
 
-    from waterdrum_hf._torch_plumbing import cpu_kernels
+    from waterdrum_hf.utils.torch_plumbing import cpu_kernels
 
-    code = "from waterdrum_hf._torch_plumbing import cpu_kernels; print(cpu_kernels())"
+    code = "from waterdrum_hf.utils.torch_plumbing import cpu_kernels; print(cpu_kernels())"
     pins = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
     for extra, expected in (
         ({}, "default-mklcompatible"),

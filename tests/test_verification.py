@@ -88,7 +88,7 @@ def test_token_outside_vocabulary_is_skipped_not_the_end_of_the_text():
 
 def test_text_with_nothing_to_count_is_nan_and_reported(caplog):
     tok = word_tokenizer(4096)
-    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.verification"):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.scoring.verification"):
         scores = verify_texts(["", "w5", "<eos> <eos>", "w1 w2"], 9, tok)
     assert np.isnan(scores[:3]).all() and np.isfinite(scores[3])
     assert "3 of 4 texts" in caplog.text
@@ -342,7 +342,7 @@ def test_progress_bar_counts_steps(monkeypatch):
         calls.append(kwargs)
         return steps
 
-    monkeypatch.setattr(waterdrum_hf.verification, "progress_bar", recorder)
+    monkeypatch.setattr(waterdrum_hf.scoring.verification, "progress_bar", recorder)
     tok = word_tokenizer(64)
     Verifier(tok, chunk_pairs=3, show_progress=True).verify(["w1 w2 w3", "w4 w5 w6"], [1, 2])
     Verifier(tok, show_progress=False).verify(["w1 w2 w3", "w4 w5 w6"], [1, 2])
@@ -439,7 +439,7 @@ def test_null_keys_progress_bar_is_shown_as_asked(monkeypatch, capsys):
         calls.append(kwargs)
         return steps
 
-    monkeypatch.setattr(waterdrum_hf.verification, "progress_bar", recorder)
+    monkeypatch.setattr(waterdrum_hf.scoring.verification, "progress_bar", recorder)
     for show, keys in ((True, 3), (False, 3), (None, 3), (None, 1)):
         Verifier(tok, show_progress=show).null_reference(["w1 w2 w3"], keys)
     assert calls == [

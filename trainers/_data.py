@@ -10,9 +10,9 @@ import torch
 from datasets import Dataset, IterableDataset
 from transformers import PreTrainedTokenizerBase
 
-from waterdrum_hf._torch_plumbing import causal_lm_batch
 from waterdrum_hf.data import IGNORE_INDEX, ForgetRetainCollator, ForgetRetainDataset
 from waterdrum_hf.data.formats import example_format, has_prompt, unknown_format
+from waterdrum_hf.utils.torch_plumbing import causal_lm_batch
 
 
 def build_pairs(

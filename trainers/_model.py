@@ -20,7 +20,7 @@ from huggingface_hub.errors import HFValidationError
 from peft import PeftConfig, PeftModel, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from waterdrum_hf._torch_plumbing import peft_reading_deprecated_flags
+from waterdrum_hf.utils.torch_plumbing import peft_reading_deprecated_flags
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from transformers import TrainingArguments
 
-from waterdrum_hf._warnings import warn_user
+from waterdrum_hf.utils.user_warnings import warn_user
 
 
 @dataclass

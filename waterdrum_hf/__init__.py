@@ -3,9 +3,9 @@
 Public names are imported lazily so that ``import waterdrum_hf`` stays cheap (scoring text
 does not need torch loaded); ``from waterdrum_hf import X`` works for every name in
 ``__all__``. The import also registers the WaterDrum module in evaluate's module cache, so that
-``evaluate.load("waterdrum")`` finds it (:mod:`waterdrum_hf.evaluate_cache`; a stat when
+``evaluate.load("waterdrum")`` finds it (:mod:`waterdrum_hf.metrics.loading`; a stat when
 current, silent, and never an error), and drops the lines torchao prints when transformers
-imports it (:func:`waterdrum_hf._backend_logs.drop_torchao_import_lines`).
+imports it (:func:`waterdrum_hf.utils.backend_logs.drop_torchao_import_lines`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from waterdrum_hf._backend_logs import drop_torchao_import_lines
 from waterdrum_hf._version import library_version
-from waterdrum_hf.evaluate_cache import register_metric_quietly
+from waterdrum_hf.metrics.loading import register_metric_quietly
+from waterdrum_hf.utils.backend_logs import drop_torchao_import_lines
 
 __version__ = library_version()
 drop_torchao_import_lines()
@@ -25,51 +25,51 @@ _EXPORTS = {
     "WaterDrumConfig": "config",
     "NullConfig": "config",
     "IntervalConfig": "config",
-    "WaterDrumArguments": "arguments",
-    "SamplingConfig": "sampling",
-    "EvaluationPlan": "callback_plan",
+    "WaterDrumArguments": "callbacks.arguments",
+    "SamplingConfig": "generation.sampling",
+    "EvaluationPlan": "callbacks.plan",
     "AuditQueries": "audits",
     "KGWScheme": "schemes",
     "EXPEditScheme": "schemes",
     "SynthIDScheme": "schemes",
-    "Verifier": "verification",
-    "verify_texts": "verification",
-    "null_reference": "verification",
-    "NullReference": "verification",
-    "AnalyticNull": "analytic_null",
+    "Verifier": "scoring.verification",
+    "verify_texts": "scoring.verification",
+    "null_reference": "scoring.verification",
+    "NullReference": "scoring.verification",
+    "AnalyticNull": "scoring.analytic_null",
     "separability_auroc": "statistics",
     "calibration_r2": "statistics",
     "CalibrationFit": "statistics",
     "holm_adjusted": "statistics",
-    "compare_seeds": "seed_comparison",
-    "seed_interval": "seed_comparison",
-    "difference_interval": "seed_comparison",
-    "SeedComparison": "seed_comparison",
-    "SeedValue": "seed_comparison",
-    "ClosestMethods": "seed_comparison",
+    "compare_seeds": "scoring.seed_comparison",
+    "seed_interval": "scoring.seed_comparison",
+    "difference_interval": "scoring.seed_comparison",
+    "SeedComparison": "scoring.seed_comparison",
+    "SeedValue": "scoring.seed_comparison",
+    "ClosestMethods": "scoring.seed_comparison",
     "Interval": "bootstrap",
     "bootstrap_replicates": "bootstrap",
     "percentile_interval": "bootstrap",
-    "load_metric": "scoring",
-    "register_metric": "evaluate_cache",
+    "load_metric": "metrics.loading",
+    "register_metric": "metrics.loading",
     "compute_waterdrum": "scoring",
     "waterdrum_result": "scoring",
     "WaterDrumResult": "scoring",
     "SetValue": "scoring",
     "OwnerValue": "scoring",
-    "completion_queries": "prompting",
-    "qa_queries": "prompting",
-    "generate": "generation",
-    "auto_batch_size": "generation",
+    "completion_queries": "generation.prompting",
+    "qa_queries": "generation.prompting",
+    "generate": "generation.engine",
+    "auto_batch_size": "generation.engine",
     "WatermarkedDataset": "watermarking",
     "WatermarkingConfig": "watermarking",
     "WatermarkScheme": "schemes",
     "WaterfallScheme": "schemes",
-    "WaterDrumCallback": "callbacks",
+    "WaterDrumCallback": "callbacks.callback",
     "BoundCallback": "bound_callback",
     "WaterfallLogitsProcessor": "schemes.waterfall.processor",
     "key_from_secret": "keys",
-    "verify_dataset": "dataset_verification",
+    "verify_dataset": "scoring.dataset_verification",
     "resumable_map": "watermarking",
     "AuditConfig": "audits",
     "AuditResults": "audits",
@@ -77,9 +77,9 @@ _EXPORTS = {
     "TokenView": "report.token_view",
     "token_view": "report.token_view",
     "write_token_views": "report.token_view_render",
-    "HubResultsConfig": "hub_results_config",
-    "write_hub_results": "hub_results",
-    "push_hub_results": "hub_results",
+    "HubResultsConfig": "report.hub_results_config",
+    "write_hub_results": "report.hub_results",
+    "push_hub_results": "report.hub_results",
 }
 _SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
@@ -154,24 +154,22 @@ __all__ = [
 
 if TYPE_CHECKING:
     from waterdrum_hf import attacks, audits, data, lm_eval_tasks, tiny
-    from waterdrum_hf.analytic_null import AnalyticNull
-    from waterdrum_hf.arguments import WaterDrumArguments
     from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
     from waterdrum_hf.bound_callback import BoundCallback
-    from waterdrum_hf.callback_plan import EvaluationPlan
-    from waterdrum_hf.callbacks import WaterDrumCallback
+    from waterdrum_hf.callbacks.arguments import WaterDrumArguments
+    from waterdrum_hf.callbacks.callback import WaterDrumCallback
+    from waterdrum_hf.callbacks.plan import EvaluationPlan
     from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
-    from waterdrum_hf.dataset_verification import verify_dataset
-    from waterdrum_hf.evaluate_cache import register_metric
-    from waterdrum_hf.generation import auto_batch_size, generate
-    from waterdrum_hf.hub_results import push_hub_results, write_hub_results
-    from waterdrum_hf.hub_results_config import HubResultsConfig
+    from waterdrum_hf.generation.engine import auto_batch_size, generate
+    from waterdrum_hf.generation.prompting import completion_queries, qa_queries
+    from waterdrum_hf.generation.sampling import SamplingConfig
     from waterdrum_hf.keys import key_from_secret
-    from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.metrics.loading import load_metric, register_metric
+    from waterdrum_hf.report.hub_results import push_hub_results, write_hub_results
+    from waterdrum_hf.report.hub_results_config import HubResultsConfig
     from waterdrum_hf.report.token_view import TokenView, token_view
     from waterdrum_hf.report.token_view_render import write_token_views
-    from waterdrum_hf.sampling import SamplingConfig
     from waterdrum_hf.schemes import (
         EXPEditScheme,
         KGWScheme,
@@ -185,10 +183,11 @@ if TYPE_CHECKING:
         SetValue,
         WaterDrumResult,
         compute_waterdrum,
-        load_metric,
         waterdrum_result,
     )
-    from waterdrum_hf.seed_comparison import (
+    from waterdrum_hf.scoring.analytic_null import AnalyticNull
+    from waterdrum_hf.scoring.dataset_verification import verify_dataset
+    from waterdrum_hf.scoring.seed_comparison import (
         ClosestMethods,
         SeedComparison,
         SeedValue,
@@ -196,13 +195,18 @@ if TYPE_CHECKING:
         difference_interval,
         seed_interval,
     )
+    from waterdrum_hf.scoring.verification import (
+        NullReference,
+        Verifier,
+        null_reference,
+        verify_texts,
+    )
     from waterdrum_hf.statistics import (
         CalibrationFit,
         calibration_r2,
         holm_adjusted,
         separability_auroc,
     )
-    from waterdrum_hf.verification import NullReference, Verifier, null_reference, verify_texts
     from waterdrum_hf.watermarking import WatermarkedDataset, WatermarkingConfig, resumable_map
 
 

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, Optional, TypeVar, get_args, get_type_hints
 
-from waterdrum_hf._fields import flag
-from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES, check_confidence, check_resamples
 from waterdrum_hf.schemes import (
     SCHEMES,
@@ -29,6 +27,8 @@ from waterdrum_hf.schemes import (
     scheme_from_settings,
 )
 from waterdrum_hf.schemes.registry import READING_SETTINGS, setting_help
+from waterdrum_hf.utils.fields import flag
+from waterdrum_hf.utils.validation import check_positive_int
 
 Pooling = Literal["tokens", "mean"]
 """How a query pools its samples: token-weighted (the paper's) or the mean of sample scores."""
@@ -129,7 +129,7 @@ class NullConfig:
 
     Args:
         method: ``"analytic"``: the exact null mean and spread from the token-pair counts
-            (:mod:`waterdrum_hf.analytic_null`), p from the normal approximation; costs a few
+            (:mod:`waterdrum_hf.scoring.analytic_null`), p from the normal approximation; costs a few
             percent of the scoring. ``"empirical"``: every query scored under ``keys`` random
             keys; p is ``(1 + #{null >= value}) / (1 + keys)``; each key costs about one
             scoring pass.

@@ -50,10 +50,10 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
-from waterdrum_hf._files import building_folder, check_local_location
-from waterdrum_hf._progress import library_progress, progress_bar
-from waterdrum_hf._torch_plumbing import cpu_kernels, load_causal_lm, torch_threads
-from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+from waterdrum_hf.generation.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+from waterdrum_hf.utils.files import building_folder, check_local_location
+from waterdrum_hf.utils.progress import library_progress, progress_bar
+from waterdrum_hf.utils.torch_plumbing import cpu_kernels, load_causal_lm, torch_threads
 
 VERSION = "2"
 """Bumped whenever the build code changes (recipe fields are hashed into the folder name)."""

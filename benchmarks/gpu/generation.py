@@ -34,7 +34,7 @@ from benchmarks.gpu.common import (
 
 
 class _Messages(logging.Handler):
-    """Keeps what ``waterdrum_hf.generation`` logs (it says when it halves the batch)."""
+    """Keeps what ``waterdrum_hf.generation.engine`` logs (it says when it halves the batch)."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
@@ -86,7 +86,7 @@ def time_generation(
         **({} if setup.cuda or path != "static" else {"compile_backend": "eager"}),
     )
     handler = _Messages()
-    logger = logging.getLogger("waterdrum_hf.generation")
+    logger = logging.getLogger("waterdrum_hf.generation.engine")
     logger.addHandler(handler)
     previous = logger.level
     logger.setLevel(logging.INFO)

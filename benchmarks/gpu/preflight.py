@@ -10,7 +10,7 @@ from benchmarks.gpu.run import versions
 
 MODULES = (
     "torch", "transformers", "peft", "accelerate", "datasets", "numba", "pyarrow",
-    "waterdrum_hf", "waterdrum_hf.trainers", "waterdrum_hf.callbacks", "waterdrum_hf.tiny",
+    "waterdrum_hf", "waterdrum_hf.trainers", "waterdrum_hf.callbacks.callback", "waterdrum_hf.tiny",
     "benchmarks.gpu.training", "benchmarks.gpu.generation", "benchmarks.gpu.callback",
     "benchmarks.gpu.verification", "benchmarks.gpu.score", "benchmarks.gpu.fsdp",
 )  # fmt: skip

@@ -37,30 +37,23 @@ mkdocs.yml's mkdocstrings ``paths``. The editable install maps those two folders
 import hook, which griffe (mkdocstrings' reader) does not follow."""
 
 API_SECTIONS: dict[str, tuple[str, ...]] = {
-    "Scoring and the metric": (
-        "config",
-        "scoring",
-        "evaluate_cache",
-        "sampling",
-        "prompting",
-        "generation",
+    "Scoring and the metric": ("config", "scoring", "metrics", "generation"),
+    "Statistics and intervals": (
+        "statistics",
+        "bootstrap",
+        "scoring.seed_comparison",
+        "scoring.analytic_null",
     ),
-    "Statistics and intervals": ("statistics", "bootstrap", "seed_comparison", "analytic_null"),
-    "Verification": ("verification", "dataset_verification", "keys"),
+    "Verification": ("scoring.verification", "scoring.dataset_verification", "keys"),
     "Watermark schemes": ("schemes",),
-    "Callbacks and training arguments": (
-        "callbacks",
-        "bound_callback",
-        "callback_plan",
-        "arguments",
-    ),
+    "Callbacks and training arguments": ("callbacks", "bound_callback"),
     "Watermarking data": ("watermarking",),
-    "Audits": ("audits", "audit_results"),
+    "Audits": ("audits",),
     "Reports": ("report",),
-    "Results on the Hub": ("hub_results", "hub_results_config"),
+    "Results on the Hub": ("report.hub_results", "report.hub_results_config"),
 }
-"""Sections of the API page: each exported name goes to the first section naming the module
-that defines it (or a package above it), relative to ``waterdrum_hf``."""
+"""Sections of the API page: each exported name goes to the section naming the module that
+defines it, or else the nearest package above it, relative to ``waterdrum_hf``."""
 
 
 # --- shared cell formatting -------------------------------------------------------------------
@@ -394,19 +387,18 @@ def api_sections() -> dict[str, list[str]]:
         if name == "__version__":
             continue
         module = value.__module__.removeprefix("waterdrum_hf.")
-        title = next(
-            (
-                title
-                for title, prefixes in API_SECTIONS.items()
-                if any(module == p or module.startswith(p + ".") for p in prefixes)
-            ),
-            None,
-        )
-        if title is None:
+        claims = [
+            (len(prefix), title)
+            for title, prefixes in API_SECTIONS.items()
+            for prefix in prefixes
+            if module == prefix or module.startswith(prefix + ".")
+        ]
+        if not claims:
             raise ValueError(
                 f"waterdrum_hf.{name} is defined in {value.__module__}, which no section of "
                 "API_SECTIONS (docs/hooks/reference.py) claims"
             )
+        title = max(claims)[1]
         sections[title].append(f"{value.__module__}.{name}")
     sections["Subpackages"] = sorted(subpackages)
     return sections

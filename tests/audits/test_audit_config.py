@@ -8,7 +8,7 @@ import pytest
 
 from waterdrum_hf import attacks
 from waterdrum_hf.audits import AUDITS, QUANTIZATION_BITS, AuditConfig
-from waterdrum_hf.sampling import SamplingConfig
+from waterdrum_hf.generation.sampling import SamplingConfig
 
 
 def test_the_defaults_run_both_audits_at_both_widths():

@@ -235,9 +235,9 @@ def test_each_stage_is_what_its_building_blocks_give(tiny_model, texts, tmp_path
     from dataclasses import asdict
 
     from waterdrum_hf import attacks
-    from waterdrum_hf._fingerprint import json_digest
     from waterdrum_hf.audits import quantize, relearn
     from waterdrum_hf.scoring import waterdrum_result
+    from waterdrum_hf.utils.fingerprint import json_digest
 
     model, tokenizer = tiny_model
     model.save_pretrained(tmp_path / "retrained")  # the same weights, from a folder

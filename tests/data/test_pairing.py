@@ -10,12 +10,12 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from waterdrum_hf._torch_plumbing import causal_lm_batch
 from waterdrum_hf.data import (
     IGNORE_INDEX,
     ForgetRetainCollator,
     ForgetRetainDataset,
 )
+from waterdrum_hf.utils.torch_plumbing import causal_lm_batch
 
 
 @pytest.fixture(scope="module")

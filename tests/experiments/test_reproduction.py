@@ -324,7 +324,7 @@ def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):
     from hub_mirrors import write_ax_mirror, write_tofu_mirror
 
     from waterdrum_hf.experiments.reproduction.data import ax_settings, tofu_settings
-    from waterdrum_hf.prompting import completion_queries, qa_queries
+    from waterdrum_hf.generation.prompting import completion_queries, qa_queries
 
     _, tokenizer = tiny_model
     ax = ReproductionConfig(

@@ -34,10 +34,10 @@ from waterdrum_hf import (
     verify_dataset,
     verify_texts,
 )
-from waterdrum_hf.callback_plan import EvaluationPlan
+from waterdrum_hf.callbacks.plan import EvaluationPlan
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.data import toy_corpus
-from waterdrum_hf.generation import SamplingConfig
+from waterdrum_hf.generation.engine import SamplingConfig
 from waterdrum_hf.report import write_report
 
 

@@ -27,8 +27,8 @@ from tokenizer_builders import word_tokenizer
 
 from waterdrum_hf import Verifier
 from waterdrum_hf.schemes.base import SequenceScheme
-from waterdrum_hf.schemes.exp_edit import EXPEditScheme
-from waterdrum_hf.schemes.exp_edit_kernel import DOMAIN
+from waterdrum_hf.schemes.exp_edit.kernel import DOMAIN
+from waterdrum_hf.schemes.exp_edit.scheme import EXPEditScheme
 
 
 def numpy_key(watermark_id: int, key_length: int, vocab_size: int) -> np.ndarray:
@@ -328,7 +328,7 @@ def test_exp_edit_by_name_through_the_entry_points():
     flags, the flat keywords and the config's dict; the reproduction and watermarking configs
     take it (sampling) and refuse its settings under another scheme."""
     from waterdrum_hf import WatermarkingConfig
-    from waterdrum_hf.arguments import WaterDrumArguments
+    from waterdrum_hf.callbacks.arguments import WaterDrumArguments
     from waterdrum_hf.config import WaterDrumConfig
     from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
     from waterdrum_hf.scripts.parser import ScriptParser

@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import LogitsProcessorList
 
-from waterdrum_hf.schemes.its import DOMAIN, ITSWatermark
+from waterdrum_hf.schemes.its.scheme import DOMAIN, ITSWatermark
 
 KEY = 424242
 

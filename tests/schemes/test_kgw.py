@@ -13,7 +13,7 @@ from tokenizer_builders import word_texts, word_tokenizer
 
 from waterdrum_hf import Verifier
 from waterdrum_hf.schemes import KGWScheme, kgw_z_score
-from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+from waterdrum_hf.schemes.permutation_processor import PermutationLogitsProcessor
 
 N = 1000
 

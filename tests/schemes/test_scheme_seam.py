@@ -23,8 +23,8 @@ from waterdrum_hf import (
 )
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.schemes import SCHEMES, PermutationScheme
-from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
-from waterdrum_hf.schemes.waterfall import watermark_function
+from waterdrum_hf.schemes.permutation_processor import PermutationLogitsProcessor
+from waterdrum_hf.schemes.waterfall.function import watermark_function
 
 N = 97
 

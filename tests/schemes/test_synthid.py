@@ -11,10 +11,10 @@ from tokenizer_builders import word_texts, word_tokenizer
 from transformers import SynthIDTextWatermarkLogitsProcessor
 
 from waterdrum_hf import Verifier, WatermarkingConfig, verify_texts
-from waterdrum_hf.analytic_null import AnalyticNull
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.schemes import SynthIDScheme, resolve_scheme, synthid_keys
-from waterdrum_hf.schemes.synthid import HASH_MULTIPLIER, ngram_hashes
+from waterdrum_hf.schemes.synthid.scheme import HASH_MULTIPLIER, ngram_hashes
+from waterdrum_hf.scoring.analytic_null import AnalyticNull
 
 N = 1000
 
@@ -252,7 +252,7 @@ def test_synthid_by_name_through_every_entry_point():
     entry point that drops a scheme setting (depth would read 30) or keeps a hand-written
     list of scheme names, and a metric whose null level is not Synth-ID's."""
     import waterdrum_hf
-    from waterdrum_hf.arguments import WaterDrumArguments
+    from waterdrum_hf.callbacks.arguments import WaterDrumArguments
     from waterdrum_hf.experiments.demo_config import DemoConfig
     from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
     from waterdrum_hf.scripts import show

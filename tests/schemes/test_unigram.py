@@ -68,7 +68,7 @@ def test_settings_are_checked_and_keys_never_shown():
 def test_text_written_with_it_leans_green(tiny_model):
     from waterdrum_hf import generate
     from waterdrum_hf.data import toy_corpus
-    from waterdrum_hf.prompting import completion_queries
+    from waterdrum_hf.generation.prompting import completion_queries
 
     model, tokenizer = tiny_model
     vocab_size = tokenizer.vocab_size

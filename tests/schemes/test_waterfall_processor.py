@@ -56,7 +56,7 @@ def test_processor_defaults_are_the_papers_and_bad_settings_are_refused():
     vocabulary holds at least two tokens, the refusal naming `vocab_size`."""
     import numpy as np
 
-    from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+    from waterdrum_hf.schemes.permutation_processor import PermutationLogitsProcessor
 
     default = WaterfallLogitsProcessor(1000, 7)
     assert (default.kappa, default.k_p) == (2.0, 1)
@@ -83,7 +83,7 @@ def test_a_bias_given_in_float32_keys_the_same_settings_as_in_float64():
     settings (the digest that keys cached watermarked data) and the same perturbation."""
     import numpy as np
 
-    from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+    from waterdrum_hf.schemes.permutation_processor import PermutationLogitsProcessor
 
     values = np.array([0.5, -0.25, 1.5, 0.0])
     wide = PermutationLogitsProcessor(4, 7, values)

@@ -48,7 +48,6 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf._validation import check_positive_int, check_string_list
 from waterdrum_hf.attacks import edits
 from waterdrum_hf.attacks.sources import (
     EmbeddingNeighbours,
@@ -57,6 +56,7 @@ from waterdrum_hf.attacks.sources import (
     WordSource,
 )
 from waterdrum_hf.attacks.words import Words, affected, text_rngs
+from waterdrum_hf.utils.validation import check_positive_int, check_string_list
 
 __all__ = ["affected", "apply", "chain", "names", "parse", "spec", "word_source"]
 

@@ -34,8 +34,8 @@ def paraphrase_spans(
 ) -> list[str]:
     """Each text with a run of ``counts[i]`` words paraphrased (the text itself for 0): one
     unwatermarked, sampled paraphrase of each run, spliced back in its place."""
-    from waterdrum_hf._progress import progress_bar
-    from waterdrum_hf._torch_plumbing import inference_mode
+    from waterdrum_hf.utils.progress import progress_bar
+    from waterdrum_hf.utils.torch_plumbing import inference_mode
     from waterdrum_hf.watermarking.config import WatermarkingConfig
     from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
 

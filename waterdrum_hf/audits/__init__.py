@@ -12,10 +12,10 @@ model's after the same steps means the unlearned model still held the data. Run 
 :func:`run_audits` or ``waterdrum audit``; the demo runs both on every method.
 """
 
-from waterdrum_hf.audit_results import AUDIT_TITLES, BEFORE, AuditResults, audit_title
 from waterdrum_hf.audits.config import AUDITS, QUANTIZATION_BITS, AuditConfig
 from waterdrum_hf.audits.quantization import QuantizationCheck, check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
+from waterdrum_hf.audits.results import AUDIT_TITLES, BEFORE, AuditResults, audit_title
 from waterdrum_hf.audits.run import AuditQueries, check_audits, default_scoring, run_audits
 
 __all__ = [

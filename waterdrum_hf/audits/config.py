@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from waterdrum_hf import attacks as text_attacks
-from waterdrum_hf._fields import flag
-from waterdrum_hf._validation import check_positive_fields, check_positive_int
-from waterdrum_hf.sampling import SamplingConfig
+from waterdrum_hf.generation.sampling import SamplingConfig
+from waterdrum_hf.utils.fields import flag
+from waterdrum_hf.utils.validation import check_positive_fields, check_positive_int
 
 AUDITS = ("relearning", "quantization")
 """The audits :class:`AuditConfig` can run, by name."""

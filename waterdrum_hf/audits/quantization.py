@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._backend_logs import quiet_backend_logs
 from waterdrum_hf.audits.config import QUANTIZATION_BITS
+from waterdrum_hf.utils.backend_logs import quiet_backend_logs
 
 GROUP_SIZE = 32
 """Weights sharing one scale in 4-bit quantization."""
@@ -81,7 +81,7 @@ def quantize(
     import torch
     from transformers import AutoModelForCausalLM, TorchAoConfig
 
-    from waterdrum_hf._progress import library_progress
+    from waterdrum_hf.utils.progress import library_progress
 
     check_backend(bits)
     with (

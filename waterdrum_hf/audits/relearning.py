@@ -16,9 +16,9 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-from waterdrum_hf._progress import progress_enabled
-from waterdrum_hf._validation import check_string_list
 from waterdrum_hf.audits.config import AuditConfig
+from waterdrum_hf.utils.progress import progress_enabled
+from waterdrum_hf.utils.validation import check_string_list
 
 
 def relearning_slice(forget_texts: Sequence[str], share: float) -> list[str]:
@@ -51,8 +51,8 @@ def relearn(
     """
     from datasets import Dataset
 
-    from waterdrum_hf._torch_plumbing import has_gpu, quiet_trainer_logs
     from waterdrum_hf.trainers import GradDiffConfig, GradDiffTrainer
+    from waterdrum_hf.utils.torch_plumbing import has_gpu, quiet_trainer_logs
 
     config = config or AuditConfig()
     texts = check_string_list(texts, "texts")

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from waterdrum_hf import attacks as text_attacks
-from waterdrum_hf._progress import progress_bar
-from waterdrum_hf._validation import check_string_list
-from waterdrum_hf.audit_results import BEFORE, AuditResults
 from waterdrum_hf.audits.config import AuditConfig
 from waterdrum_hf.audits.quantization import check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
+from waterdrum_hf.audits.results import BEFORE, AuditResults
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.scoring import WaterDrumResult
+from waterdrum_hf.utils.progress import progress_bar
+from waterdrum_hf.utils.validation import check_string_list
 
 Cache = Callable[[str, str, Mapping[str, Any], Callable[[], dict[str, Any]]], dict[str, Any]]
 """``cache(model, audit, settings, compute)``: ``compute()``'s JSON-able value, kept wherever
@@ -217,7 +217,7 @@ def _attack_stage(
 ) -> Stage:
     """The text attack ``spec`` as an audit: the model's unedited completions edited (words of
     the watermark tokenizer's vocabulary; paraphrased by the model itself)."""
-    from waterdrum_hf._fingerprint import json_digest
+    from waterdrum_hf.utils.fingerprint import json_digest
 
     name = text_attacks.parse(spec)[0]
     seed = config.text_attack_seed()
@@ -244,7 +244,7 @@ def _perturbations(
 ) -> dict[str, tuple[dict[str, Any], Callable[[Any], tuple[Any, dict[str, Any]]]]]:
     """Each perturbation by name: its settings (for the cache) and ``apply(model)`` (a model
     or its folder), which returns the perturbed model and what to keep beside its completions."""
-    from waterdrum_hf._fingerprint import json_digest
+    from waterdrum_hf.utils.fingerprint import json_digest
 
     found: dict[str, Any] = {}
     if "relearning" in config.audits:
@@ -276,8 +276,8 @@ def _perturbations(
 def _loaded(model: Any) -> Any:
     """A saved folder loaded (on the GPU when there is one, without a loading bar: it happens
     inside a step of the "Audits" bar); a model as it is."""
-    from waterdrum_hf._progress import library_progress
-    from waterdrum_hf._torch_plumbing import load_causal_lm
+    from waterdrum_hf.utils.progress import library_progress
+    from waterdrum_hf.utils.torch_plumbing import load_causal_lm
 
     if not isinstance(model, (str, Path)):
         return model
@@ -292,7 +292,7 @@ def _sample(
     config: AuditConfig,
     show_progress: bool | None,
 ) -> list[list[str]]:
-    from waterdrum_hf.generation import generate
+    from waterdrum_hf.generation.engine import generate
 
     return generate(
         model, tokenizer, queries, config.sampling_config(), show_progress=show_progress

@@ -1,6 +1,5 @@
 """Data for WaterDrum: the published benchmarks, forget/retain views, pairs and a toy corpus."""
 
-from waterdrum_hf._torch_plumbing import IGNORE_INDEX
 from waterdrum_hf.data.corpus import toy_corpus
 from waterdrum_hf.data.hub import load_waterdrum_ax, load_waterdrum_tofu
 from waterdrum_hf.data.pairing import ForgetRetainCollator, ForgetRetainDataset
@@ -11,6 +10,7 @@ from waterdrum_hf.data.splits import (
     partition_by_owner,
     split_by_owner,
 )
+from waterdrum_hf.utils.torch_plumbing import IGNORE_INDEX
 
 __all__ = [
     "IGNORE_INDEX",

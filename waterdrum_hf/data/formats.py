@@ -25,9 +25,9 @@ from typing import Any, Literal, cast
 
 from transformers import PreTrainedTokenizerBase
 
-from waterdrum_hf._torch_plumbing import IGNORE_INDEX
-from waterdrum_hf._validation import check_encodable
-from waterdrum_hf.prompting import has_chat_template, prompt_token_ids, qa_queries
+from waterdrum_hf.generation.prompting import has_chat_template, prompt_token_ids, qa_queries
+from waterdrum_hf.utils.torch_plumbing import IGNORE_INDEX
+from waterdrum_hf.utils.validation import check_encodable
 
 Format = Literal["qa", "prompt_completion", "messages", "text"]
 

@@ -16,8 +16,8 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
-from waterdrum_hf._torch_plumbing import IGNORE_INDEX, causal_lm_batch, pad_token_id  # noqa: F401
 from waterdrum_hf.data.formats import ExampleEncoder
+from waterdrum_hf.utils.torch_plumbing import IGNORE_INDEX, causal_lm_batch, pad_token_id  # noqa: F401
 
 
 class ForgetRetainDataset(torch.utils.data.Dataset[dict[str, Any]]):

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from datasets import Dataset, concatenate_datasets
 
-from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.utils.validation import check_positive_int
 
 T = TypeVar("T")
 

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from waterdrum_hf._torch_plumbing import inference_mode, model_device, pad_batch, pad_token_id
-from waterdrum_hf._validation import check_string_list
 from waterdrum_hf.statistics import separability_auroc
+from waterdrum_hf.utils.torch_plumbing import inference_mode, model_device, pad_batch, pad_token_id
+from waterdrum_hf.utils.validation import check_string_list
 
 
 def rouge_l_recall(predictions: Sequence[str], references: Sequence[str]) -> np.ndarray:

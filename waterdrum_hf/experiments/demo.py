@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._progress import logged_stage
 from waterdrum_hf.experiments.demo_config import (
     DATA_FILE,
     DEFAULT_METHODS,
@@ -43,6 +42,7 @@ from waterdrum_hf.experiments.demo_data import (
     train_models,
     watermark_corpus,
 )
+from waterdrum_hf.utils.progress import logged_stage
 
 __all__ = [
     "DEFAULT_METHODS",
@@ -76,7 +76,7 @@ def run_demo(
     """
     import os
 
-    from waterdrum_hf._torch_plumbing import torch_threads
+    from waterdrum_hf.utils.torch_plumbing import torch_threads
 
     log(
         f"torch: {THREADS} thread of the {os.cpu_count()} cores here (trained weights depend on "
@@ -275,7 +275,7 @@ class _Demo:
         queries before unlearning (the original model) and after (the method closest to
         retraining): what the report shows as ``watermark_view``."""
         from waterdrum_hf.report import closest_to_retrained, unlearning_token_views
-        from waterdrum_hf.verification import Verifier
+        from waterdrum_hf.scoring.verification import Verifier
 
         closest = closest_to_retrained(results)
         if closest is None:
@@ -416,9 +416,9 @@ class _Demo:
 
     def callback(self, setting: _Setting) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
-        from waterdrum_hf.callback_plan import EvaluationPlan
-        from waterdrum_hf.callbacks import WaterDrumCallback
-        from waterdrum_hf.sampling import SamplingConfig
+        from waterdrum_hf.callbacks.callback import WaterDrumCallback
+        from waterdrum_hf.callbacks.plan import EvaluationPlan
+        from waterdrum_hf.generation.sampling import SamplingConfig
 
         config = self.config
         callback = WaterDrumCallback.from_queries(

@@ -9,14 +9,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from waterdrum_hf._fields import flag, shortest_command
-from waterdrum_hf._validation import check_positive_fields, check_positive_int
 from waterdrum_hf.audits.config import AUDITS
 from waterdrum_hf.bootstrap import check_confidence
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
 from waterdrum_hf.experiments.training import TrainingSettings
 from waterdrum_hf.schemes import SCHEMES
+from waterdrum_hf.utils.fields import flag, shortest_command
+from waterdrum_hf.utils.validation import check_positive_fields, check_positive_int
 
 DEFAULT_METHODS = ("kl", "scrub", "graddiff", "npo", "taskvector")
 NO_CURVE: Mapping[str, str] = MappingProxyType(

@@ -62,7 +62,7 @@ class DemoData:
     def queries(self, config: DemoConfig, tokenizer: Any) -> list[str]:
         """The demo's query of every passage: its first ``config.prefix_tokens`` tokens, at
         most half of it."""
-        from waterdrum_hf.prompting import completion_queries
+        from waterdrum_hf.generation.prompting import completion_queries
 
         return completion_queries(
             self.texts, tokenizer, prefix_tokens=config.prefix_tokens, max_fraction=0.5

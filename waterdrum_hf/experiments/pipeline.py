@@ -3,9 +3,9 @@ training runs themselves are :mod:`~waterdrum_hf.experiments.training`'s).
 
 The demo and the paper reproduction are sequences of these stages. Each stage's artefact (a
 watermarked text list, a saved model, a set of generations) lives in a folder of a
-:class:`~waterdrum_hf.stage_cache.StageCache` named by everything that produced it, so re-runs and
+:class:`~waterdrum_hf.experiments.stage_cache.StageCache` named by everything that produced it, so re-runs and
 interrupted runs resume, and changed settings never reuse a stale artefact. Keys enter the
-digests only through their slow one-way hash (:func:`waterdrum_hf._fingerprint.key_digest`).
+digests only through their slow one-way hash (:func:`waterdrum_hf.utils.fingerprint.key_digest`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._fingerprint import key_digest, module_identity
-from waterdrum_hf._progress import library_progress
+from waterdrum_hf.experiments.stage_cache import Stage, StageCache
 from waterdrum_hf.experiments.training import TrainingSettings, finetune, unlearn
-from waterdrum_hf.stage_cache import Stage, StageCache
+from waterdrum_hf.utils.fingerprint import key_digest, module_identity
+from waterdrum_hf.utils.progress import library_progress
 
 COMPLETION_BATCH_SIZE = 64
 """Queries per batch of :meth:`CachedPipeline.completions` (sampled text depends on it)."""
@@ -58,7 +58,7 @@ class CachedPipeline:
         """``texts`` paraphrased under ``keys`` (one per text); returns texts and self-check q."""
         from datasets import Dataset
 
-        from waterdrum_hf.verification import SCORE_COLUMN
+        from waterdrum_hf.scoring.verification import SCORE_COLUMN
         from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
         watermarker = WatermarkedDataset(
@@ -192,7 +192,7 @@ class CachedPipeline:
         processor_settings: Mapping[str, Any] | None = None,
     ) -> list[list[str]]:
         """Completions of ``queries`` by the model of ``model_stage`` (cached as JSON)."""
-        from waterdrum_hf.generation import generate
+        from waterdrum_hf.generation.engine import generate
 
         stage = self.cache.stage(
             f"generations-{name}",
@@ -240,7 +240,7 @@ class CachedPipeline:
 
     def load(self, stage: Stage) -> Any:
         """The model saved by a model stage, in eval mode (on the GPU when there is one)."""
-        from waterdrum_hf._torch_plumbing import load_causal_lm
+        from waterdrum_hf.utils.torch_plumbing import load_causal_lm
 
         with library_progress(self.show_progress):
             return load_causal_lm(stage.path)

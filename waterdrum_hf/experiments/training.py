@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._progress import progress_enabled
-from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.utils.progress import progress_enabled
+from waterdrum_hf.utils.validation import check_positive_int
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class TrainingSettings:
     def arguments(self, output_dir: str | Path, show_progress: bool | None) -> dict[str, Any]:
         """The ``TrainingArguments`` every run here shares: these settings, a constant learning
         rate, no checkpoints or reports, the GPU when there is one."""
-        from waterdrum_hf._torch_plumbing import has_gpu
+        from waterdrum_hf.utils.torch_plumbing import has_gpu
 
         return {
             "output_dir": str(Path(output_dir) / "run"),
@@ -66,13 +66,13 @@ def finetune(
     from datasets import Dataset
     from transformers import Trainer, TrainingArguments
 
-    from waterdrum_hf._torch_plumbing import (
+    from waterdrum_hf.generation.prompting import prompt_token_ids
+    from waterdrum_hf.utils.torch_plumbing import (
         causal_lm_batch,
         has_gpu,
         pad_token_id,
         quiet_trainer_logs,
     )
-    from waterdrum_hf.prompting import prompt_token_ids
 
     if tokenizer.eos_token_id is None:
         raise ValueError(
@@ -117,7 +117,7 @@ def unlearn(
     from datasets import Dataset
 
     import waterdrum_hf.trainers as trainers
-    from waterdrum_hf._torch_plumbing import quiet_trainer_logs
+    from waterdrum_hf.utils.torch_plumbing import quiet_trainer_logs
 
     trainer_class, config_class = trainers.get(method)
     args = config_class(

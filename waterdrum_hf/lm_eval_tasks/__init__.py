@@ -34,8 +34,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._files import check_local_location
-from waterdrum_hf.prompting import DEFAULT_MAX_FRACTION
+from waterdrum_hf.generation.prompting import DEFAULT_MAX_FRACTION
+from waterdrum_hf.utils.files import check_local_location
 
 BENCHMARKS = ("waterdrum-ax", "waterdrum-tofu")
 """The published benchmarks a task can name in its ``benchmark`` metadata."""
@@ -154,7 +154,7 @@ class Source:
         if self.benchmark is not None:
             rows = self._benchmark(self.split)
         else:
-            from waterdrum_hf._files import read_json_lines
+            from waterdrum_hf.utils.files import read_json_lines
 
             assert self.data_file is not None  # check() refuses a local source without it
             records = read_json_lines(self.data_file)
@@ -225,17 +225,17 @@ def documents(**metadata: Any) -> Any:
     with one split, ``test``.
 
     A row with a text column gets a completion query (its first ``prefix_tokens`` tokens,
-    :func:`waterdrum_hf.prompting.completion_queries`); otherwise its question in the model's
-    chat format (:func:`waterdrum_hf.prompting.qa_queries`), both with the evaluated model's
+    :func:`waterdrum_hf.generation.prompting.completion_queries`); otherwise its question in the model's
+    chat format (:func:`waterdrum_hf.generation.prompting.qa_queries`), both with the evaluated model's
     tokenizer (``tokenizer`` or ``pretrained`` in the metadata; lm-eval adds ``--model_args``).
     """
     from datasets import Dataset, DatasetDict
     from transformers import AutoTokenizer
 
+    from waterdrum_hf.generation.prompting import row_queries
     from waterdrum_hf.keys import check_watermark_id
-    from waterdrum_hf.prompting import row_queries
+    from waterdrum_hf.scoring.verification import load_tokenizer
     from waterdrum_hf.tiny import pretrained_location
-    from waterdrum_hf.verification import load_tokenizer
 
     source = Source.from_metadata(metadata)
     name = metadata.get("tokenizer") or metadata.get("pretrained")
@@ -353,7 +353,7 @@ def read_samples(path: str | os.PathLike[str]) -> tuple[list[int], list[int], li
     """An lm-eval samples file (``samples_<task>_<date>.jsonl``) of a WaterDrum task, as
     written: each document's row in the data (its ``row``), owner index and samples, in row
     order."""
-    from waterdrum_hf._files import read_json_lines
+    from waterdrum_hf.utils.files import read_json_lines
 
     records = read_json_lines(path)
     try:

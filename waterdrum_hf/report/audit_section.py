@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.audit_results import BEFORE, AuditResults, audit_title
+from waterdrum_hf.audits.results import BEFORE, AuditResults, audit_title
 from waterdrum_hf.report.formatting import count_phrase, format_interval
 from waterdrum_hf.report.plots import error_bars, model_color, new_figure, save_figure
 from waterdrum_hf.scoring import WaterDrumResult

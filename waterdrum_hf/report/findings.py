@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from waterdrum_hf.audit_results import AuditResults
+from waterdrum_hf.audits.results import AuditResults
 from waterdrum_hf.scoring import OwnerValue, SetValue, WaterDrumResult
-from waterdrum_hf.seed_comparison import SeedComparison, compare_seeds
+from waterdrum_hf.scoring.seed_comparison import SeedComparison, compare_seeds
 from waterdrum_hf.statistics import holm_min_null_keys
 
 Results = Mapping[str, WaterDrumResult | Mapping[str, Any]]

@@ -19,7 +19,7 @@ from waterdrum_hf.report.findings import (
 from waterdrum_hf.report.formatting import count_phrase, format_interval, join_names
 from waterdrum_hf.report.verdict import verdict
 from waterdrum_hf.scoring import WaterDrumResult
-from waterdrum_hf.seed_comparison import SeedComparison
+from waterdrum_hf.scoring.seed_comparison import SeedComparison
 
 Q_DEFINITION = (
     "q(g, key) is Waterfall's verification score of a generated text g under an owner's key: "

@@ -6,7 +6,7 @@ colouring each token by its term shows where the score comes from: a watermarked
 one hue, a text without the watermark a mix of both. The terms come from the verifier's own
 pieces (:meth:`~waterdrum_hf.Verifier.countable_pairs` and the scheme's ``token_terms``), the
 null level and p-value from the analytic null of the text's token pairs
-(:mod:`waterdrum_hf.analytic_null`). A view holds the owner's display name, never the key.
+(:mod:`waterdrum_hf.scoring.analytic_null`). A view holds the owner's display name, never the key.
 :mod:`~waterdrum_hf.report.token_view_render` draws views as HTML and PNG and writes them
 (:func:`~waterdrum_hf.report.token_view_render.write_token_views`).
 
@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf._validation import check_encodable
-from waterdrum_hf.analytic_null import AnalyticNull, effective_pairs, normal_p_value
 from waterdrum_hf.keys import check_watermark_id
 from waterdrum_hf.schemes.base import PermutationScheme, SequenceScheme
-from waterdrum_hf.verification import Verifier
+from waterdrum_hf.scoring.analytic_null import AnalyticNull, effective_pairs, normal_p_value
+from waterdrum_hf.scoring.verification import Verifier
+from waterdrum_hf.utils.validation import check_encodable
 
 POSITIVE_RGB = (67, 147, 195)
 """Colour of a token whose term is above 0 (it reads for the owner's watermark)."""

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.report.token_view import (
     LEVEL_COLOURS,
     LEVEL_THRESHOLD,
@@ -23,6 +22,7 @@ from waterdrum_hf.report.token_view import (
     token_colour,
     token_level,
 )
+from waterdrum_hf.utils.validation import check_positive_int
 
 EXPLANATION = (
     "Each token is coloured by its term of the watermark function under the owner's key: "

@@ -16,7 +16,7 @@ from waterdrum_hf.report.findings import (
 )
 from waterdrum_hf.report.formatting import count_phrase, join_names
 from waterdrum_hf.scoring import OwnerValue, SetValue, WaterDrumResult
-from waterdrum_hf.seed_comparison import SeedComparison, compare_seeds
+from waterdrum_hf.scoring.seed_comparison import SeedComparison, compare_seeds
 
 _P_VALUE_NOTES = {
     False: "z: how many standard deviations of the null level (what random keys that own "

@@ -8,13 +8,13 @@ model owner's own watermarks in the dilution study.
 """
 
 from waterdrum_hf.schemes.base import PermutationScheme, SequenceScheme, WatermarkScheme
-from waterdrum_hf.schemes.exp_edit import EXPEditScheme
-from waterdrum_hf.schemes.its import ITSWatermark
-from waterdrum_hf.schemes.kgw import KGWScheme, kgw_z_score
+from waterdrum_hf.schemes.exp_edit.scheme import EXPEditScheme
+from waterdrum_hf.schemes.its.scheme import ITSWatermark
+from waterdrum_hf.schemes.kgw.scheme import KGWScheme, kgw_z_score
 from waterdrum_hf.schemes.registry import SCHEMES, resolve_scheme, scheme_from_settings
-from waterdrum_hf.schemes.synthid import SynthIDScheme, synthid_keys
-from waterdrum_hf.schemes.unigram import UnigramWatermark
-from waterdrum_hf.schemes.waterfall import WaterfallScheme
+from waterdrum_hf.schemes.synthid.scheme import SynthIDScheme, synthid_keys
+from waterdrum_hf.schemes.unigram.scheme import UnigramWatermark
+from waterdrum_hf.schemes.waterfall.scheme import WaterfallScheme
 
 __all__ = [
     "SCHEMES",

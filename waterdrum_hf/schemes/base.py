@@ -8,7 +8,7 @@ two directions, with its settings validated in one place:
   logits while a paraphraser (or any model) generates;
 * reader: :meth:`WatermarkScheme.token_terms` gives each (key, previous tokens, token) its
   score term; a text's score is the mean of its countable tokens' terms, and a query's value
-  pools its samples' terms (:mod:`waterdrum_hf.verification`, :mod:`waterdrum_hf.scoring`).
+  pools its samples' terms (:mod:`waterdrum_hf.scoring.verification`, :mod:`waterdrum_hf.scoring`).
 
 Schemes built on the exact permutation kernel (:class:`PermutationScheme`) need only say what
 a permuted position is worth: to the reader (:meth:`PermutationScheme.position_terms`) and to
@@ -31,9 +31,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.schemes.null_moments import PairNull, PositionMoments
 from waterdrum_hf.schemes.permutation import permuted_positions
+from waterdrum_hf.utils.validation import check_positive_int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,9 +136,9 @@ class PermutationScheme(WatermarkScheme):
         watermark_ids: int | Sequence[int],
         **kwargs: Any,
     ) -> Any:
-        """A :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor` adding
+        """A :class:`~waterdrum_hf.schemes.permutation_processor.PermutationLogitsProcessor` adding
         :meth:`position_bias` (``kwargs`` other than ``cache_size`` are writer settings)."""
-        from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+        from waterdrum_hf.schemes.permutation_processor import PermutationLogitsProcessor
 
         cache_size = kwargs.pop("cache_size", None)
         bias = self.position_bias(vocab_size, **kwargs)

@@ -1,5 +1,5 @@
 """What a key that owns nothing reads, as each scheme states it: the seam behind the analytic
-null (:mod:`waterdrum_hf.analytic_null`).
+null (:mod:`waterdrum_hf.scoring.analytic_null`).
 
 Every value the metric reports is a weighted sum ``V = sum_p W_p term(p)`` over distinct
 (context, token) pairs ``p``. A scheme that knows the exact law of its terms under a random key
@@ -7,7 +7,7 @@ gives :meth:`~waterdrum_hf.schemes.WatermarkScheme.null_moments`: a :class:`Pair
 term's mean (so ``E V = mean * sum_p W_p``) and ``Var V`` for any weights
 (:meth:`PairNull.sum_variance`). How pairs covary is the scheme's business: permutation schemes
 (:class:`PositionMoments`) draw the tokens after one context without replacement; Synth-ID
-(:class:`~waterdrum_hf.schemes.synthid.SynthIDNull`) shares one key residue per layer among
+(:class:`~waterdrum_hf.schemes.synthid.scheme.SynthIDNull`) shares one key residue per layer among
 all pairs.
 """
 

@@ -7,10 +7,10 @@ from dataclasses import fields
 from typing import Any
 
 from waterdrum_hf.schemes.base import WatermarkScheme
-from waterdrum_hf.schemes.exp_edit import EXPEditScheme
-from waterdrum_hf.schemes.kgw import KGWScheme
-from waterdrum_hf.schemes.synthid import SynthIDScheme
-from waterdrum_hf.schemes.waterfall import WaterfallScheme
+from waterdrum_hf.schemes.exp_edit.scheme import EXPEditScheme
+from waterdrum_hf.schemes.kgw.scheme import KGWScheme
+from waterdrum_hf.schemes.synthid.scheme import SynthIDScheme
+from waterdrum_hf.schemes.waterfall.scheme import WaterfallScheme
 
 SCHEMES: dict[str, type[WatermarkScheme]] = {
     "waterfall": WaterfallScheme,

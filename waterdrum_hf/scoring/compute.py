@@ -23,8 +23,8 @@ from waterdrum_hf.scoring.intervals import with_intervals
 from waterdrum_hf.scoring.nulls import NullReading, read_null
 from waterdrum_hf.scoring.pooling import pool_queries
 from waterdrum_hf.scoring.results import OwnerValue, SetValue, WaterDrumResult, present_fields
+from waterdrum_hf.scoring.verification import Verifier, scores_from_sums
 from waterdrum_hf.statistics import holm_adjusted, separability_auroc
-from waterdrum_hf.verification import Verifier, scores_from_sums
 
 
 def compute_waterdrum(
@@ -90,7 +90,7 @@ def waterdrum_result(
             ``z`` and one-sided p-value: empirical (random non-owner keys, pooled like the
             owners' scores; p is ``(1 + #{null >= value}) / (1 + keys)``, each key costs about
             one scoring pass) or analytic (the exact null mean and spread from the pair counts,
-            :mod:`waterdrum_hf.analytic_null`; p from the normal approximation; a few percent
+            :mod:`waterdrum_hf.scoring.analytic_null`; p from the normal approximation; a few percent
             of the scoring). Its ``interval`` adds a confidence interval to each set's value,
             the AUROC and (with ``return_details``) each owner's value: a percentile bootstrap
             over queries, resampled with replacement within each owner so that every owner

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf._validation import check_texts
-from waterdrum_hf._warnings import warn_user
 from waterdrum_hf.keys import check_watermark_id, check_watermark_ids
+from waterdrum_hf.utils.user_warnings import warn_user
+from waterdrum_hf.utils.validation import check_texts
 
 logger = logging.getLogger(__name__)
 

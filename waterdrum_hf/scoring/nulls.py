@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from waterdrum_hf.analytic_null import AnalyticNull, normal_p_value
 from waterdrum_hf.config import NullConfig, Pooling
+from waterdrum_hf.scoring.analytic_null import AnalyticNull, normal_p_value
 from waterdrum_hf.scoring.inputs import Queries
 from waterdrum_hf.scoring.pooling import pool_queries, sample_weights
+from waterdrum_hf.scoring.verification import Verifier
 from waterdrum_hf.statistics import null_p_value
-from waterdrum_hf.verification import Verifier
 
 
 class NullReading(ABC):
@@ -47,7 +47,7 @@ class EmpiricalReading(NullReading):
 
 @dataclass(frozen=True, eq=False)
 class AnalyticReading(NullReading):
-    """The exact null moments of the queries' pooled values (:mod:`~waterdrum_hf.analytic_null`):
+    """The exact null moments of the queries' pooled values (:mod:`~waterdrum_hf.scoring.analytic_null`):
     each sample's token sum enters its query's value with ``sample_weights``."""
 
     null: AnalyticNull

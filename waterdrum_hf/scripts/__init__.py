@@ -16,9 +16,9 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from waterdrum_hf._backend_logs import configure_command_logging, quiet_backend_logs
 from waterdrum_hf._version import library_version
 from waterdrum_hf.scripts.parser import CliError, first_line
+from waterdrum_hf.utils.backend_logs import configure_command_logging, quiet_backend_logs
 
 COMMANDS = {
     "demo": "run the WaterDrum loop on the built-in model",

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import waterdrum_hf.attacks as text_attacks
-from waterdrum_hf._fields import flag
 from waterdrum_hf.scripts.parser import CliError, first_line, positive
+from waterdrum_hf.utils.fields import flag
 
 ATTACKS_HELP = (
     "Edit every completion before verification: STRENGTH (in [0, 1]) is the share of each "

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.audits import AuditConfig
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.attack_options import (
@@ -36,6 +35,7 @@ from waterdrum_hf.scripts.parser import CliError, ScriptParser
 from waterdrum_hf.scripts.score import report_settings
 from waterdrum_hf.scripts.scoring_arguments import ScoringArguments
 from waterdrum_hf.tiny import pretrained_location
+from waterdrum_hf.utils.fields import flag
 
 RESUMES = True
 """Each perturbed model's completions are cached in OUT/cache: a re-run resumes."""
@@ -192,7 +192,7 @@ def named_models(specs: list[str], retrained: str | None) -> dict[str, str]:
 def stage_cache(folder: Path, models: dict[str, str]) -> Any:
     """``run_audits``' cache: each perturbed model's completions a stage under ``folder``,
     named by the model's files (name, size, modification time) and the audit's settings."""
-    from waterdrum_hf.stage_cache import StageCache
+    from waterdrum_hf.experiments.stage_cache import StageCache
 
     stages = StageCache(folder)
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._fields import flag
+from waterdrum_hf.scoring.seed_comparison import SeedComparison
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_file
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
-from waterdrum_hf.seed_comparison import SeedComparison
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
@@ -52,7 +52,7 @@ def make_parser(prog: str | None = None) -> ScriptParser:
 
 def main(args: CompareArguments) -> int:
     from waterdrum_hf.report import json_text
-    from waterdrum_hf.seed_comparison import compare_seeds
+    from waterdrum_hf.scoring.seed_comparison import compare_seeds
 
     if args.output:
         check_output_file(args.output, "--output", overwrite=args.overwrite)

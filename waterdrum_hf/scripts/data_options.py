@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from waterdrum_hf._fields import flag
+from waterdrum_hf.generation.prompting import DEFAULT_MAX_FRACTION
 from waterdrum_hf.keys import watermark_id_from_text
-from waterdrum_hf.prompting import DEFAULT_MAX_FRACTION
 from waterdrum_hf.scripts.files import read_table, require_columns
 from waterdrum_hf.scripts.parser import CliError, positive
+from waterdrum_hf.utils.fields import flag
 
 BENCHMARKS = {"waterdrum-ax": "load_waterdrum_ax", "waterdrum-tofu": "load_waterdrum_tofu"}
 """The published benchmarks ``--dataset`` names, and their loaders in :mod:`waterdrum_hf.data`."""
@@ -59,8 +59,8 @@ class DataArguments:
         fraction_or_none(self.max_fraction)
 
     def queries(self, rows: Any, tokenizer: Any) -> list[str]:
-        """One query per row (:func:`waterdrum_hf.prompting.row_queries`) under these options."""
-        from waterdrum_hf.prompting import row_queries
+        """One query per row (:func:`waterdrum_hf.generation.prompting.row_queries`) under these options."""
+        from waterdrum_hf.generation.prompting import row_queries
 
         return row_queries(
             rows, tokenizer, text_column=self.text_column, question_column=self.question_column,

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from waterdrum_hf._fields import flag
-from waterdrum_hf._files import read_json_lines
 from waterdrum_hf.scripts.parser import CliError, first_line
+from waterdrum_hf.utils.fields import flag
+from waterdrum_hf.utils.files import read_json_lines
 
 
 def read_table(path: str, *, what: str = "data file") -> Any:

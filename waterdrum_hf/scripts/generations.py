@@ -34,8 +34,8 @@ class Generations(NamedTuple):
 def read_generations(path: str) -> Generations:
     """A ``generations.jsonl`` of ``waterdrum score``, or an lm-eval samples file
     (``samples_<task>_<date>.jsonl``) of a WaterDrum task, as it was written."""
-    from waterdrum_hf._files import read_json_lines
     from waterdrum_hf.lm_eval_tasks import read_samples
+    from waterdrum_hf.utils.files import read_json_lines
 
     file = Path(path)
     if file.is_dir():

@@ -30,8 +30,8 @@ def load_model(name: str, tokenizer: str | None = None) -> tuple[Any, Any]:
     model), on the GPU when there is one; a PEFT adapter folder (``adapter_config.json``) is
     loaded on its base model. ``tokenizer`` names the tokenizer where the model's folder has
     none (default: the model's own, or an adapter's base model's)."""
-    from waterdrum_hf._progress import library_progress
-    from waterdrum_hf._torch_plumbing import load_causal_lm
+    from waterdrum_hf.utils.progress import library_progress
+    from waterdrum_hf.utils.torch_plumbing import load_causal_lm
 
     name = pretrained_location(name, "model")
     folder = Path(name)

@@ -20,7 +20,7 @@ def make_parser(prog: str | None = None) -> ScriptParser:
 
 
 def main() -> int:
-    from waterdrum_hf.evaluate_cache import register_metric
+    from waterdrum_hf.metrics.loading import register_metric
 
     print(register_metric())
     return 0

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from waterdrum_hf._fields import shortest_command
 from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import (
@@ -23,6 +22,7 @@ from waterdrum_hf.scripts.files import (
 )
 from waterdrum_hf.scripts.parser import ScriptParser
 from waterdrum_hf.scripts.scoring_arguments import check_null_keys
+from waterdrum_hf.utils.fields import shortest_command
 
 RESUMES = True
 """Every model is cached in the output folder: an interrupted run resumes."""

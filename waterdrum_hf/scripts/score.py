@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.attack_options import AttackArguments, check_attack_inputs
 from waterdrum_hf.scripts.data_options import DataArguments, load_rows, row_owners
@@ -28,6 +27,7 @@ from waterdrum_hf.scripts.generations import (
 from waterdrum_hf.scripts.models import load_model, load_tokenizer_option, watermark_ids
 from waterdrum_hf.scripts.parser import CliError, ScriptParser, positive
 from waterdrum_hf.scripts.scoring_arguments import ScoringArguments, empirical_null_keys
+from waterdrum_hf.utils.fields import flag
 
 if TYPE_CHECKING:
     from waterdrum_hf.config import WaterDrumConfig
@@ -80,7 +80,7 @@ class ScoreArguments:
 
 @dataclass
 class HubArguments:
-    """Where the values also go in the Hub's formats (:mod:`waterdrum_hf.hub_results`)."""
+    """Where the values also go in the Hub's formats (:mod:`waterdrum_hf.report.hub_results`)."""
 
     _argument_group_name: ClassVar[str] = (
         "the Hub's formats (model-index in README.md, .eval_results/)"
@@ -228,8 +228,8 @@ def sample(
     model: Any, tokenizer: Any, rows: Any, args: ScoreArguments, data: DataArguments
 ) -> list[list[str]]:
     """``--num-samples`` completions of each row's query."""
-    from waterdrum_hf.generation import generate
-    from waterdrum_hf.sampling import SamplingConfig
+    from waterdrum_hf.generation.engine import generate
+    from waterdrum_hf.generation.sampling import SamplingConfig
 
     return generate(
         model,
@@ -252,12 +252,12 @@ def publish(
     hub: HubArguments,
 ) -> None:
     """``--model-card``/``--push-to-hub``: the values in the Hub's formats
-    (:mod:`waterdrum_hf.hub_results`)."""
+    (:mod:`waterdrum_hf.report.hub_results`)."""
     if not hub.model_card and not hub.push_to_hub:
         return
     from waterdrum_hf.data.hub import WATERDRUM_AX, WATERDRUM_TOFU
-    from waterdrum_hf.hub_results import push_hub_results, write_hub_results
-    from waterdrum_hf.hub_results_config import HubResultsConfig
+    from waterdrum_hf.report.hub_results import push_hub_results, write_hub_results
+    from waterdrum_hf.report.hub_results_config import HubResultsConfig
 
     published = {"waterdrum-ax": WATERDRUM_AX, "waterdrum-tofu": WATERDRUM_TOFU}
     config = HubResultsConfig(

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.config import SCHEME_KEYWORDS
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_folder, read_table, require_columns
@@ -30,6 +29,7 @@ from waterdrum_hf.scripts.models import load_tokenizer_option
 from waterdrum_hf.scripts.parser import CliError, ScriptParser, positive
 from waterdrum_hf.scripts.scoring_arguments import ScoringArguments, check_n_gram
 from waterdrum_hf.scripts.texts import TextArguments, texts_and_owner_ids
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
@@ -67,7 +67,7 @@ def make_parser(prog: str | None = None) -> ScriptParser:
 def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArguments) -> int:
     from waterdrum_hf.report.token_view import token_view
     from waterdrum_hf.report.token_view_render import write_token_views
-    from waterdrum_hf.verification import Verifier
+    from waterdrum_hf.scoring.verification import Verifier
 
     settings = ("scheme", *SCHEME_KEYWORDS, "n_gram", "vocab_size")
     if scoring != ScoringArguments(**{name: getattr(scoring, name) for name in settings}):

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.keys import watermark_id_from_text
 from waterdrum_hf.scripts.files import require_columns
 from waterdrum_hf.scripts.models import watermark_ids
 from waterdrum_hf.scripts.parser import CliError
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass

@@ -26,13 +26,13 @@ from typing import Any
 from trl.scripts.utils import ScriptArguments
 from trl.trainer.model_config import ModelConfig
 
-from waterdrum_hf._fields import flag
-from waterdrum_hf._files import check_local_location
-from waterdrum_hf.arguments import WaterDrumArguments
+from waterdrum_hf.callbacks.arguments import WaterDrumArguments
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_folder, read_table
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
 from waterdrum_hf.tiny import pretrained_location
+from waterdrum_hf.utils.fields import flag
+from waterdrum_hf.utils.files import check_local_location
 
 SAVED_MODEL_FILES = ("config.json", "adapter_config.json")
 """A folder holding one of these holds a saved model (or PEFT adapter)."""

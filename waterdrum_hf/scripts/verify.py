@@ -11,7 +11,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_file, read_table
 from waterdrum_hf.scripts.models import load_tokenizer_option, watermark_ids
@@ -22,6 +21,7 @@ from waterdrum_hf.scripts.scoring_arguments import (
     empirical_null_keys,
 )
 from waterdrum_hf.scripts.texts import TextArguments, texts_and_owner_ids
+from waterdrum_hf.utils.fields import flag
 
 if TYPE_CHECKING:
     from waterdrum_hf.scoring import WaterDrumResult

@@ -12,7 +12,6 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.keys import watermark_id_from_text
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import (
@@ -25,6 +24,7 @@ from waterdrum_hf.scripts.files import (
 from waterdrum_hf.scripts.models import load_model, watermark_ids
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
 from waterdrum_hf.scripts.scoring_arguments import check_n_gram
+from waterdrum_hf.utils.fields import flag
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 
 

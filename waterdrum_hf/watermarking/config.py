@@ -14,9 +14,9 @@ import numbers
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from waterdrum_hf._fields import flag
-from waterdrum_hf._validation import check_positive_fields, check_positive_int
-from waterdrum_hf.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+from waterdrum_hf.generation.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+from waterdrum_hf.utils.fields import flag
+from waterdrum_hf.utils.validation import check_positive_fields, check_positive_int
 
 if TYPE_CHECKING:
     from waterdrum_hf.schemes import WatermarkScheme

@@ -21,18 +21,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from waterdrum_hf._fingerprint import (
+from waterdrum_hf._version import library_version
+from waterdrum_hf.keys import check_watermark_id
+from waterdrum_hf.scoring.verification import SCORE_COLUMN, Verifier
+from waterdrum_hf.utils.fingerprint import (
     json_digest,
     key_digest,
     module_identity,
     register_with_datasets_hasher,
     tokenizer_identity,
 )
-from waterdrum_hf._progress import progress_bar
-from waterdrum_hf._torch_plumbing import inference_mode
-from waterdrum_hf._version import library_version
-from waterdrum_hf.keys import check_watermark_id
-from waterdrum_hf.verification import SCORE_COLUMN, Verifier
+from waterdrum_hf.utils.progress import progress_bar
+from waterdrum_hf.utils.torch_plumbing import inference_mode
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
 

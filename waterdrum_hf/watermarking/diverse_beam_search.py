@@ -15,7 +15,7 @@ import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 
 if TYPE_CHECKING:
-    from waterdrum_hf._torch_plumbing import GenerativeModel
+    from waterdrum_hf.utils.torch_plumbing import GenerativeModel
 
 
 class HammingDiversityLogitsProcessor(LogitsProcessor):

@@ -22,9 +22,9 @@ from transformers import (
     TopPLogitsWarper,
 )
 
-from waterdrum_hf._torch_plumbing import model_device, pad_batch, pad_token_id, seeded
-from waterdrum_hf.prompting import BLANK_LINES, paraphrase_prompt_ids
-from waterdrum_hf.sampling import unfiltered_sampling_config
+from waterdrum_hf.generation.prompting import BLANK_LINES, paraphrase_prompt_ids
+from waterdrum_hf.generation.sampling import unfiltered_sampling_config
+from waterdrum_hf.utils.torch_plumbing import model_device, pad_batch, pad_token_id, seeded
 from waterdrum_hf.watermarking.config import WatermarkingConfig
 from waterdrum_hf.watermarking.diverse_beam_search import diverse_beam_search
 
@@ -33,7 +33,7 @@ class WatermarkedParaphraser:
     """Generates watermarked paraphrase candidates with ``model`` as ``config`` says.
 
     The model is called as it is (device, mode); wrap calls in
-    :func:`waterdrum_hf.generation.inference_mode`. The perturbation's permutation cache
+    :func:`waterdrum_hf.generation.engine.inference_mode`. The perturbation's permutation cache
     persists across calls.
 
     Args:

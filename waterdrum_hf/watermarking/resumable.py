@@ -15,7 +15,7 @@ from typing import Any
 
 from datasets import Dataset, concatenate_datasets
 
-from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.utils.validation import check_positive_int
 
 _REFUSED = {
     "cache_file_name": "each shard gets its own cache file next to the dataset's files",

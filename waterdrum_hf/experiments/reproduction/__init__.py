@@ -29,7 +29,7 @@ def run_reproduction(
     instead), write ``results.json``, ``results.md`` and the plots into ``config.output_dir``;
     return the results. torch runs on one thread meanwhile (the small model gains nothing from
     more; restored after)."""
-    from waterdrum_hf._torch_plumbing import torch_threads
+    from waterdrum_hf.utils.torch_plumbing import torch_threads
 
     if config.schemes:
         from waterdrum_hf.experiments.reproduction.comparison import compare_schemes

@@ -78,7 +78,7 @@ def verification_seconds(
     """Seconds to verify one sampled text under its owner's key (tokenising included), the
     fastest of :data:`TIMING_REPEATS` passes over the samples of ``completions`` that have a
     token to score."""
-    from waterdrum_hf.verification import Verifier
+    from waterdrum_hf.scoring.verification import Verifier
 
     verifier = Verifier(reproduction.watermark_tokenizer, scheme=reproduction.config.scheme)
     keys = data.forget_keys + data.retain_keys
@@ -118,7 +118,7 @@ def separation(measured: dict[int, dict[float, dict[str, Any]]]) -> dict[str, fl
 def watermark_strength(reproduction: Reproduction, data: SettingData) -> dict[str, float]:
     """Mean and standard deviation of the watermarked training texts' scores under their
     owners' keys: how strongly the paraphrase carries each scheme's watermark."""
-    from waterdrum_hf.verification import verify_texts
+    from waterdrum_hf.scoring.verification import verify_texts
 
     texts = data.forget + data.retain
     scores = verify_texts(

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, get_args
 
-from waterdrum_hf._fields import flag
-from waterdrum_hf._validation import check_positive_fields, check_positive_int
 from waterdrum_hf.schemes import SCHEMES
+from waterdrum_hf.utils.fields import flag
+from waterdrum_hf.utils.validation import check_positive_fields, check_positive_int
 
 SETTINGS = ("no_duplicate", "exact_duplicate", "semantic_duplicate")
 """The paper's similarity settings (desideratum D4)."""

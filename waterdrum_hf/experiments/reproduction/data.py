@@ -148,7 +148,7 @@ def tofu_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingDat
     """WaterDrum-TOFU (``config.dataset_config``; duplicates exist in ``forget_10`` only) in
     every configured setting. It has no held-out set: MIA is left out."""
     from waterdrum_hf.data import first_rows_per_owner, load_waterdrum_tofu
-    from waterdrum_hf.prompting import qa_queries
+    from waterdrum_hf.generation.prompting import qa_queries
 
     dataset_config = config.dataset_config
     assert dataset_config is not None  # ReproductionConfig sets it for a benchmark
@@ -199,7 +199,7 @@ def text_setting(
     """A setting of plain texts: each queried with its first ``prefix_tokens`` tokens (at most
     half of it, as the demo queries), ROUGE-L referenced by its next ``rouge_new_tokens``
     tokens. The last ``duplicates`` retain texts duplicate the forget set."""
-    from waterdrum_hf.prompting import completion_queries_and_continuations
+    from waterdrum_hf.generation.prompting import completion_queries_and_continuations
 
     queries, references = completion_queries_and_continuations(
         [t for t, _ in forget + retain],
@@ -252,8 +252,8 @@ def _watermark(
     config: ReproductionConfig, pipeline: Any, name: str, texts: list[str], keys: list[int]
 ) -> list[str]:
     """Toy texts watermarked as ``config.watermarking`` says, with ``config.scheme`` (cached)."""
-    from waterdrum_hf._fingerprint import key_digest
     from waterdrum_hf.experiments.reproduction.substitution import substitution_watermark
+    from waterdrum_hf.utils.fingerprint import key_digest
 
     if config.watermarking == "paraphrase":
         watermarked, _ = pipeline.watermark(

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf._progress import logged_stage
 from waterdrum_hf.experiments.reproduction.analysis import (
     METRICS,
     calibration_curves,
@@ -46,6 +45,7 @@ from waterdrum_hf.experiments.reproduction.resilience import (
     resilience,
 )
 from waterdrum_hf.experiments.training import TrainingSettings
+from waterdrum_hf.utils.progress import logged_stage
 
 __all__ = [  # the statistics and the resilience study live in their own modules
     "METRICS",
@@ -175,8 +175,8 @@ class Reproduction:
         else:
             from transformers import AutoTokenizer
 
-            from waterdrum_hf._progress import library_progress
-            from waterdrum_hf._torch_plumbing import load_causal_lm
+            from waterdrum_hf.utils.progress import library_progress
+            from waterdrum_hf.utils.torch_plumbing import load_causal_lm
 
             with library_progress(config.show_progress):
                 model = load_causal_lm(config.model)

@@ -213,7 +213,7 @@ def _benchmark_over_seeds(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     over the runs and the method closest to retraining, or the methods that tie (nothing with
     a single seed, whose first-seed table above says all there is)."""
     from waterdrum_hf.report.verdict import closest_line
-    from waterdrum_hf.seed_comparison import compare_seeds
+    from waterdrum_hf.scoring.seed_comparison import compare_seeds
 
     if not runs or max(len(r) for models in runs.values() for r in models.values()) < 2:
         return []

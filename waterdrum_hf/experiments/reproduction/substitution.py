@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from waterdrum_hf._torch_plumbing import inference_mode, model_device
 from waterdrum_hf.schemes.permutation import permuted_positions
 from waterdrum_hf.schemes.waterfall.function import watermark_function
+from waterdrum_hf.utils.torch_plumbing import inference_mode, model_device
 
 
 def substitution_watermark(

@@ -13,15 +13,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from waterdrum_hf._validation import check_positive_int
-from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+from waterdrum_hf.schemes.permutation_processor import PermutationLogitsProcessor
 from waterdrum_hf.schemes.waterfall.function import watermark_bias
+from waterdrum_hf.utils.validation import check_positive_int
 
 
 class WaterfallLogitsProcessor(PermutationLogitsProcessor):
     """Adds Waterfall's watermark perturbation, with one key per batch row.
 
-    :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor` (whose docstring
+    :class:`~waterdrum_hf.schemes.permutation_processor.PermutationLogitsProcessor` (whose docstring
     describes ``vocab_size``, ``watermark_ids``, ``n_gram`` and ``cache_size``) with Waterfall's bias:
 
     Args:

@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.schemes.base import PermutationScheme
 from waterdrum_hf.schemes.waterfall.function import (
     watermark_bias,
     watermark_function,
     watermark_function_terms,
 )
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,16 @@ import numpy as np
 import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 
-from waterdrum_hf._fingerprint import json_digest, register_with_datasets_hasher, tokenizer_identity
-from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf._version import library_version
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.keys import check_watermark_id
-from waterdrum_hf.verification import SCORE_COLUMN, Verifier, scores_from_sums
+from waterdrum_hf.scoring.verification import SCORE_COLUMN, Verifier, scores_from_sums
+from waterdrum_hf.utils.fingerprint import (
+    json_digest,
+    register_with_datasets_hasher,
+    tokenizer_identity,
+)
+from waterdrum_hf.utils.validation import check_positive_int
 
 logger = logging.getLogger(__name__)
 

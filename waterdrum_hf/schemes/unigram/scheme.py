@@ -5,7 +5,7 @@ Construction. KGW with a context of length zero: one green list per key, the sam
 step and for every previous token. For watermark id ``id`` the green list holds the tokens
 whose position in ``RandomState((id,)).permutation(N)`` is below ``G = floor(gamma * N)``: a
 uniformly random set of ``G`` tokens, drawn with the same exact permutation kernel as
-Waterfall and adapted KGW (:mod:`waterdrum_hf.schemes.kgw`), so keys have the same range and
+Waterfall and adapted KGW (:mod:`waterdrum_hf.schemes.kgw.scheme`), so keys have the same range and
 derivation. While generating, every token of the green list gets ``delta`` added to its logit,
 from the first generated token on (no context is needed). A fixed list is what makes the
 scheme provably robust to edits: an edit changes only the tokens it touches, never which
@@ -30,12 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from transformers import LogitsProcessor
 
-from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.schemes.permutation import full_permutations
+from waterdrum_hf.schemes.unigram.processor import UnigramLogitsProcessor
+from waterdrum_hf.utils.validation import check_positive_int
 
 
 @dataclass(frozen=True)
@@ -95,49 +94,3 @@ class UnigramWatermark:
     def settings(self) -> dict[str, object]:
         """What decides the watermark (never a key)."""
         return {"scheme": self.name, "gamma": self.gamma, "delta": self.delta}
-
-
-class UnigramLogitsProcessor(LogitsProcessor):
-    """Adds ``delta`` to the logits of each row's green tokens.
-
-    The rows of ``input_ids`` are split into ``len(watermark_ids)`` equal, contiguous blocks,
-    block ``i`` using ``watermark_ids[i]`` (how ``generate`` lays out the samples of each input
-    row). Only the first ``vocab_size`` logits are touched (model vocabularies may be padded).
-    """
-
-    def __init__(
-        self, watermark: UnigramWatermark, vocab_size: int, watermark_ids: int | Sequence[int]
-    ) -> None:
-        self.watermark = watermark
-        self.vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
-        green = watermark.green_lists(watermark_ids, self.vocab_size)
-        self._bias = torch.from_numpy(green * watermark.delta)
-        self._ids = check_watermark_ids(watermark_ids, len(green), "watermark_ids")
-
-    def __repr__(self) -> str:  # never the ids: they are secret keys
-        return (
-            f"UnigramLogitsProcessor(vocab_size={self.vocab_size}, num_ids={len(self._ids)}, "
-            f"gamma={self.watermark.gamma}, delta={self.watermark.delta})"
-        )
-
-    def settings(self) -> dict[str, object]:
-        """What decides the perturbation, ids as their slow one-way hashes (cache digests)."""
-        from waterdrum_hf._fingerprint import key_digest
-
-        return {
-            **self.watermark.settings(),
-            "vocab_size": self.vocab_size,
-            "keys": [key_digest(int(i)) for i in self._ids],
-        }
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
-        rows, keys = input_ids.shape[0], len(self._bias)
-        if rows % keys:
-            raise ValueError(
-                f"{rows} sequences cannot be split among {keys} ids: pass one id per input "
-                "row of `generate` (or a single id)."
-            )
-        bias = self._bias.to(device=scores.device, dtype=scores.dtype)
-        perturbed = scores.clone()
-        perturbed[:, : self.vocab_size] += bias.repeat_interleave(rows // keys, dim=0)
-        return perturbed

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.schemes.base import PermutationScheme
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass(frozen=True)

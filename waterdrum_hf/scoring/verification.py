@@ -25,11 +25,11 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from waterdrum_hf._progress import progress_bar
-from waterdrum_hf._validation import check_positive_int, check_texts
 from waterdrum_hf.keys import check_watermark_ids, random_keys
 from waterdrum_hf.schemes import WatermarkScheme, resolve_scheme
 from waterdrum_hf.schemes.base import SequenceScheme
+from waterdrum_hf.utils.progress import progress_bar
+from waterdrum_hf.utils.validation import check_positive_int, check_texts
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def load_tokenizer(tokenizer: Any) -> Any:
     if isinstance(tokenizer, str):
         from transformers import AutoTokenizer
 
-        from waterdrum_hf._files import check_local_location
+        from waterdrum_hf.utils.files import check_local_location
 
         if tokenizer == "tiny":
             raise ValueError(

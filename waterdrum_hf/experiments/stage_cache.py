@@ -8,7 +8,7 @@ trained under AVX2), so a cache written with other settings, by another version 
 kernels is never reused. A stage is built in a temporary folder and renamed into place when complete: a run
 killed mid-way leaves no half-written artefact, and the next run resumes after the last
 completed stage. Digests never include watermark keys in the clear: settings hold seeds or the
-keys' slow one-way hashes (:func:`waterdrum_hf._fingerprint.key_digest`).
+keys' slow one-way hashes (:func:`waterdrum_hf.utils.fingerprint.key_digest`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from waterdrum_hf._files import building_folder
-from waterdrum_hf._fingerprint import json_digest
-from waterdrum_hf._torch_plumbing import cpu_kernels
 from waterdrum_hf._version import library_version
+from waterdrum_hf.utils.files import building_folder
+from waterdrum_hf.utils.fingerprint import json_digest
+from waterdrum_hf.utils.torch_plumbing import cpu_kernels
 
 T = TypeVar("T")
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from transformers import GenerationConfig
 
-from waterdrum_hf._validation import check_positive_int
+from waterdrum_hf.utils.validation import check_positive_int
 
 CACHES = ("auto", "dynamic", "static")
 """The KV caches :class:`SamplingConfig` can choose."""

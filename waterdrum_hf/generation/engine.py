@@ -4,9 +4,9 @@ Each query is answered ``num_samples`` times by pure ancestral sampling: tempera
 and *no* top-k by default. transformers would otherwise apply its global ``top_k=50`` (or a
 checkpoint's own warpers) behind the caller's back, which changes the watermark signal.
 
-How to sample is a :class:`~waterdrum_hf.sampling.SamplingConfig`; the torch plumbing
+How to sample is a :class:`~waterdrum_hf.generation.sampling.SamplingConfig`; the torch plumbing
 (padding, pad id, device, modes, seeding, unwrapping) lives in
-:mod:`waterdrum_hf._torch_plumbing`.
+:mod:`waterdrum_hf.utils.torch_plumbing`.
 
 transformers' continuous batching (``model.generate_batch``, 5.23) is not offered: it takes no
 user logits processors (a model owner's watermark) and draws from its own seed, and on the
@@ -36,8 +36,10 @@ from transformers import (
 from transformers.cache_utils import DynamicCache, DynamicLayer
 from transformers.modeling_outputs import CausalLMOutputWithPast
 
-from waterdrum_hf._progress import progress_bar
-from waterdrum_hf._torch_plumbing import (
+from waterdrum_hf.generation.prompting import prompt_token_ids
+from waterdrum_hf.generation.sampling import PROMPT_BUCKET, SamplingConfig
+from waterdrum_hf.utils.progress import progress_bar
+from waterdrum_hf.utils.torch_plumbing import (
     GenerativeModel,
     free_memory,
     inference_mode,
@@ -51,9 +53,7 @@ from waterdrum_hf._torch_plumbing import (
     set_rng_state,
     unwrapped_for_generation,
 )
-from waterdrum_hf._validation import check_string_list
-from waterdrum_hf.prompting import prompt_token_ids
-from waterdrum_hf.sampling import PROMPT_BUCKET, SamplingConfig
+from waterdrum_hf.utils.validation import check_string_list
 
 logger = logging.getLogger(__name__)
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, scoring_field, with_scheme_settings
+from waterdrum_hf.utils.fields import flag
 
 if TYPE_CHECKING:
-    from waterdrum_hf.callback_plan import EvaluationPlan
-    from waterdrum_hf.callbacks import WaterDrumCallback
-    from waterdrum_hf.sampling import SamplingConfig
+    from waterdrum_hf.callbacks.callback import WaterDrumCallback
+    from waterdrum_hf.callbacks.plan import EvaluationPlan
+    from waterdrum_hf.generation.sampling import SamplingConfig
 
 
 @dataclass
@@ -87,7 +87,7 @@ class WaterDrumArguments:
 
     def sampling_config(self) -> SamplingConfig:
         """The callback's sampling: samples, length and seed."""
-        from waterdrum_hf.sampling import SamplingConfig
+        from waterdrum_hf.generation.sampling import SamplingConfig
 
         return SamplingConfig(
             num_samples=self.waterdrum_num_samples,
@@ -97,7 +97,7 @@ class WaterDrumArguments:
 
     def evaluation_plan(self) -> EvaluationPlan:
         """When the callback evaluates, and on how many queries per owner."""
-        from waterdrum_hf.callback_plan import EvaluationPlan
+        from waterdrum_hf.callbacks.plan import EvaluationPlan
 
         return EvaluationPlan(
             eval_steps=self.waterdrum_eval_steps,
@@ -108,7 +108,7 @@ class WaterDrumArguments:
         """A :class:`~waterdrum_hf.WaterDrumCallback` on ``dataset``'s rows (queries made with
         the trained model's ``tokenizer``); ``kwargs`` (``trainer``, which binds it,
         ``owner_names``, ``plan``...) go to the callback."""
-        from waterdrum_hf.callbacks import WaterDrumCallback
+        from waterdrum_hf.callbacks.callback import WaterDrumCallback
 
         if self.waterdrum_watermark_tokenizer is None:
             raise ValueError(

@@ -1,7 +1,7 @@
-"""The compiled kernels behind :mod:`waterdrum_hf.schemes.exp_edit`: the key's uniforms
+"""The compiled kernels behind :mod:`waterdrum_hf.schemes.exp_edit.scheme`: the key's uniforms
 (Philox4x64-10, numpy's ``Philox`` bit generator re-implemented exactly) and the edit-distance
 alignment cost of Kuditipudi et al., minimised over the key's cyclic shifts, compiled with
-numba (cached on disk, GIL released) and run over Python threads like :mod:`.mt19937`.
+numba (cached on disk, GIL released) and run over Python threads like :mod:`waterdrum_hf.schemes.mt19937`.
 
 The key's uniform ``xi[j, v]`` (``j < key_length``, ``v < N``) is draw ``e = j * N + v`` of
 ``numpy.random.Generator(numpy.random.Philox(key=id + 2**64 * DOMAIN)).random(...)``: Philox

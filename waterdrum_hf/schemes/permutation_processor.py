@@ -18,9 +18,9 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor
 
-from waterdrum_hf._validation import check_positive_int
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.schemes.permutation import full_permutations
+from waterdrum_hf.utils.validation import check_positive_int
 
 #: Default memory budget of the permutation cache (entries are int32 rows of length N).
 DEFAULT_CACHE_BYTES = 256 * 2**20
@@ -91,7 +91,7 @@ class PermutationLogitsProcessor(LogitsProcessor):
 
     def settings(self) -> dict[str, object]:
         """What decides the perturbation, ids as their slow one-way hashes (for cache digests)."""
-        from waterdrum_hf._fingerprint import key_digest
+        from waterdrum_hf.utils.fingerprint import key_digest
 
         return {
             "vocab_size": self.vocab_size, "keys": [key_digest(int(i)) for i in self._watermark_ids],

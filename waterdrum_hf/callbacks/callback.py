@@ -30,9 +30,8 @@ from typing import Any
 import numpy as np
 from transformers import Trainer, TrainerControl, TrainerState, TrainingArguments
 
-from waterdrum_hf._validation import check_instance_or_none
 from waterdrum_hf.bound_callback import BoundCallback
-from waterdrum_hf.callback_plan import (
+from waterdrum_hf.callbacks.plan import (
     CALLBACK_SAMPLING,
     OWNER_PREFIX,
     RATIO_SETS,
@@ -43,12 +42,13 @@ from waterdrum_hf.callback_plan import (
     subsample,
 )
 from waterdrum_hf.config import WaterDrumConfig
-from waterdrum_hf.generation import generate
+from waterdrum_hf.generation.engine import generate
+from waterdrum_hf.generation.sampling import SamplingConfig
 from waterdrum_hf.keys import check_watermark_ids
-from waterdrum_hf.sampling import SamplingConfig
 from waterdrum_hf.scoring import WaterDrumResult, owner_display_names, waterdrum_result
+from waterdrum_hf.scoring.verification import Verifier, load_tokenizer
 from waterdrum_hf.tiny import pretrained_location
-from waterdrum_hf.verification import Verifier, load_tokenizer
+from waterdrum_hf.utils.validation import check_instance_or_none
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class WaterDrumCallback(BoundCallback):
     def settings(self) -> dict[str, Any]:
         """What decides the logged values, keys excluded (their slow hashes stand in): for cache
         digests of runs that log through this callback."""
-        from waterdrum_hf._fingerprint import key_digest
+        from waterdrum_hf.utils.fingerprint import key_digest
 
         return {
             "queries": self.queries,
@@ -266,7 +266,7 @@ class WaterDrumCallback(BoundCallback):
         )
         logger.info(message)
         if self.plan.model_card is not None and self.last_result is not None:
-            from waterdrum_hf.hub_results import write_hub_results
+            from waterdrum_hf.report.hub_results import write_hub_results
 
             assert args.output_dir is not None  # TrainingArguments sets a default folder
             written = write_hub_results(self.last_result, args.output_dir, self.plan.model_card)

@@ -1,5 +1,6 @@
-"""The WaterDrum `evaluate` module in evaluate's own module cache, so that
-``evaluate.load("waterdrum")`` finds it, offline too.
+"""How ``evaluate`` finds the shipped WaterDrum module: by absolute path (:func:`load_metric`,
+offline, never a bare name resolved against the current directory) or by the bare name, from
+evaluate's own module cache (:func:`register_metric`).
 
 With a bare name, ``evaluate.load`` first asks the Hub for ``evaluate-metric/waterdrum``; when
 that fails (offline, or no such module) it loads the newest copy (by the script's modification
@@ -20,8 +21,8 @@ import os
 import shutil
 import sys
 import tempfile
-from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from waterdrum_hf._version import library_version
 
@@ -52,9 +53,24 @@ def evaluate_modules_cache() -> Path:
     return modules / "evaluate_modules"
 
 
+def metric_path() -> Path:
+    """Folder of the shipped `evaluate` module (``metrics/waterdrum`` in the source tree)."""
+    return Path(__file__).resolve().parent / "waterdrum"
+
+
+def load_metric(**load_kwargs: Any) -> Any:
+    """Load the WaterDrum `evaluate` module shipped with this package (offline, by path).
+
+    Keyword arguments go to ``evaluate.load`` (e.g. ``experiment_id``, ``keep_in_memory``).
+    """
+    import evaluate
+
+    return evaluate.load(str(metric_path()), **load_kwargs)
+
+
 def metric_script() -> Path:
     """The shipped module's script (``metrics/waterdrum/waterdrum.py`` in the source tree)."""
-    return Path(str(resources.files("waterdrum_hf.metrics") / "waterdrum" / SCRIPT)).resolve()
+    return metric_path() / SCRIPT
 
 
 def register_metric() -> Path:

@@ -1,7 +1,7 @@
 """Synth-ID's writer for many owners: transformers' tournament-sampling processor, one per owner.
 
 transformers' ``SynthIDTextWatermarkLogitsProcessor`` holds one key list for a whole batch;
-here every row of a batch carries its owner's keys (:func:`~waterdrum_hf.schemes.synthid.
+here every row of a batch carries its owner's keys (:func:`~waterdrum_hf.schemes.synthid.scheme.
 synthid_keys`). The rows of each owner go through that owner's own transformers processor,
 which is exact: the processor treats rows independently (its state, hashes and reweighting
 are per row), so a row's output is what a processor of its owner alone would give it.
@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor, SynthIDTextWatermarkLogitsProcessor
 
-from waterdrum_hf._validation import check_positive_int
-from waterdrum_hf.schemes.processor import checked_row_ids
+from waterdrum_hf.schemes.permutation_processor import checked_row_ids
+from waterdrum_hf.utils.validation import check_positive_int
 
 
 class SynthIDKeys(Protocol):
@@ -47,7 +47,7 @@ class SynthIDLogitsProcessor(LogitsProcessor):
 
     The rows of ``input_ids`` are split into ``len(watermark_ids)`` equal, contiguous blocks,
     block ``i`` using ``watermark_ids[i]`` (how ``generate`` lays out the returned sequences of
-    each input row), as for :class:`~waterdrum_hf.schemes.processor.PermutationLogitsProcessor`.
+    each input row), as for :class:`~waterdrum_hf.schemes.permutation_processor.PermutationLogitsProcessor`.
     As in transformers, the context of the first generated tokens is padded with token 0 (the
     prompt is not read), a context already seen in the row is not watermarked again, and every
     logit of the model's vocabulary is reweighted.
@@ -83,7 +83,7 @@ class SynthIDLogitsProcessor(LogitsProcessor):
 
     def settings(self) -> dict[str, object]:
         """What decides the perturbation, ids as their slow one-way hashes (for cache digests)."""
-        from waterdrum_hf._fingerprint import key_digest
+        from waterdrum_hf.utils.fingerprint import key_digest
 
         return {
             **self.scheme.settings(),

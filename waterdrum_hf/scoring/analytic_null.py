@@ -3,7 +3,7 @@
 Every scheme that states its exact null moments (:meth:`~waterdrum_hf.schemes.WatermarkScheme.
 null_moments`: a term's mean and the variance of any weighted sum of distinct pairs' terms,
 :mod:`waterdrum_hf.schemes.null_moments`) has one: the permutation schemes as derived below,
-Synth-ID through its hash residues (:mod:`waterdrum_hf.schemes.synthid`). A scheme that
+Synth-ID through its hash residues (:mod:`waterdrum_hf.schemes.synthid.scheme`). A scheme that
 does not (EXP-edit) is refused with the advice to use the empirical null (``null_keys=K``).
 
 Setting (permutation schemes). A scheme built on the permutation kernel (:class:`~waterdrum_hf.schemes.base.

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
-from waterdrum_hf._validation import check_positive_int, check_string_list
+from waterdrum_hf.utils.validation import check_positive_int, check_string_list
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from waterdrum_hf._fingerprint import key_digest
-from waterdrum_hf.schemes import processor as processor_module
+from waterdrum_hf.schemes import permutation_processor as processor_module
 from waterdrum_hf.schemes.permutation import full_permutations
-from waterdrum_hf.schemes.processor import PermutationLogitsProcessor
+from waterdrum_hf.schemes.permutation_processor import PermutationLogitsProcessor
+from waterdrum_hf.utils.fingerprint import key_digest
 
 VOCAB = 64
 

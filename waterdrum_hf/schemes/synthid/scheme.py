@@ -44,7 +44,7 @@ analytic null counts both exactly (:class:`SynthIDNull`).
 Where this differs from Synth-ID's own detector: repeated n-grams are counted every time (as
 for every scheme here), where Synth-ID masks repeated contexts; no weighted or Bayesian score.
 
-The writer (:class:`~waterdrum_hf.schemes.synthid_processor.SynthIDLogitsProcessor`) is transformers' processor, one per owner:
+The writer (:class:`~waterdrum_hf.schemes.synthid.processor.SynthIDLogitsProcessor`) is transformers' processor, one per owner:
 tournament sampling needs ``do_sample=True`` (beam search would keep the reweighted
 distribution's top beams, not tournament samples), so watermarking refuses Synth-ID with beam
 search (:class:`waterdrum_hf.WatermarkingConfig`).
@@ -60,9 +60,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from waterdrum_hf._fields import flag
 from waterdrum_hf.keys import check_watermark_ids
 from waterdrum_hf.schemes.base import WatermarkScheme
+from waterdrum_hf.utils.fields import flag
 
 HASH_MULTIPLIER = 6364136223846793005
 """The multiplier of transformers' ``accumulate_hash`` (Knuth's MMIX LCG, increment 1)."""
@@ -218,7 +218,7 @@ class SynthIDScheme(WatermarkScheme):
     ) -> Any:
         """A :class:`SynthIDLogitsProcessor`: transformers' Synth-ID processor under each row's
         owner's keys (sample with it: ``do_sample=True``)."""
-        from waterdrum_hf.schemes.synthid_processor import SynthIDLogitsProcessor
+        from waterdrum_hf.schemes.synthid.processor import SynthIDLogitsProcessor
 
         return SynthIDLogitsProcessor(
             self, vocab_size, watermark_ids, context_history_size=context_history_size, **kwargs

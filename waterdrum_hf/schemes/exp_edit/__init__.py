@@ -1,0 +1,1 @@
+"""EXP-edit: its scheme (the edit-distance reader), logits processor and compiled kernel."""

@@ -1,0 +1,2 @@
+"""Adapted KGW: green lists per (owner key, previous token); written through the shared
+permutation processor."""
