@@ -318,8 +318,9 @@ def render_scoring_settings() -> str:
     from waterdrum_hf.config import DEFAULT_NULL_KEYS, SCORING_SETTINGS
 
     rows = [
-        f"| `{name}` | {'`' + repr(default) + '`' if default is not None else 'unset'} | {help} |"
-        for name, (default, help) in SCORING_SETTINGS.items()
+        f"| `{name}` | {'`' + repr(s.default) + '`' if s.default is not None else 'unset'} "
+        f"| {s.help} |"
+        for name, s in SCORING_SETTINGS.items()
     ]
     return "\n".join(
         [

@@ -1650,6 +1650,7 @@ def test_ctrl_c_of_a_run_that_resumes_says_so(tmp_path):
     )
     try:
         assert demo.stdout.readline().startswith("torch: 1 thread of the ")  # why one thread
+        assert demo.stdout.readline().startswith("scoring: null=empirical")  # its own settings
         assert demo.stdout.readline().startswith("[1/")  # running: past the imports
         demo.send_signal(signal.SIGINT)
         _, err = demo.communicate(timeout=120)

@@ -26,12 +26,12 @@ from waterdrum_hf import (
     compute_waterdrum,
     waterdrum_result,
 )
+from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES
 from waterdrum_hf.config import (
     KEYWORDS,
     SCHEME_KEYWORDS,
     SCORING_SETTINGS,
-    scoring_field,
-    with_scheme_settings,
+    with_scoring_settings,
 )
 from waterdrum_hf.schemes import SCHEMES
 
@@ -164,7 +164,7 @@ def test_settings_reach_the_scores(texts):
 
     base = run()
     assert run(scheme=WaterfallScheme(k_p=3)).forget.value != base.forget.value
-    assert run(null=NullConfig("analytic")).forget.null_std > 0 and base.forget.null_std is None
+    assert base.forget.null_std > 0 and run(null=None).forget.null_std is None  # analytic default
     mean = run(pooling="mean")
     assert not np.isclose(mean.retain.value, base.retain.value) or mean.retain == base.retain
 
@@ -366,77 +366,84 @@ def _scheme_field_help(name):
     return help_
 
 
-def test_scheme_settings_are_added_right_after_the_scheme_with_their_types_and_help():
-    """``with_scheme_settings`` applied here (not at import, where no mutant is switched on):
-    one field per scheme setting after the prefixed scheme, in SCHEME_KEYWORDS' order, each
-    ``Optional`` of its scheme's type, default None (the scheme's own), with the scheme's
-    help; the fields around keep their place, types and defaults; the class itself comes back."""
+#: Every setting's flag type in KEYWORDS' order, written out by hand.
+SETTING_TYPES = {
+    "scheme": str,
+    **SCHEME_SETTING_TYPES,
+    "n_gram": int | None,
+    "vocab_size": int | None,
+    "pooling": typing.Literal["tokens", "mean"],
+    "null": typing.Literal["analytic", "empirical", "none"] | None,
+    "null_keys": int,
+    "null_seed": int,
+    "confidence": float | None,
+    "bootstrap_resamples": int,
+    "bootstrap_seed": int,
+}
+
+
+def test_scoring_settings_are_added_after_the_own_fields_with_their_types_defaults_and_help():
+    """``with_scoring_settings`` applied here (not at import, where no mutant is switched on):
+    the class's own fields keep their place, types and defaults; then one field per setting
+    of the table, prefixed, in its order, with its type, its default and its help (a scheme
+    setting's help is its scheme's field's); the class itself comes back."""
     assert tuple(SCHEME_SETTING_TYPES) == SCHEME_KEYWORDS
+    assert tuple(SETTING_TYPES) == KEYWORDS
 
     class Flags:
         before: int = 1
-        p_scheme: str = scoring_field("scheme", "p_")
-        p_null: str | None = scoring_field("null", "p_")
         after: int = 0
 
-    decorated = with_scheme_settings("p_")(Flags)
+    decorated = with_scoring_settings("p_")(Flags)
     assert decorated is Flags
     Flags = dataclasses.dataclass(Flags)
-    added = [f"p_{name}" for name in SCHEME_SETTING_TYPES]
-    names = ["before", "p_scheme", *added, "p_null", "after"]
-    assert [f.name for f in dataclasses.fields(Flags)] == names
+    added = [f"p_{name}" for name in SETTING_TYPES]
+    assert [f.name for f in dataclasses.fields(Flags)] == ["before", "after", *added]
     hints = typing.get_type_hints(Flags)
-    assert hints == {
-        "before": int,
-        "p_scheme": str,
-        **{f"p_{n}": hint for n, hint in SCHEME_SETTING_TYPES.items()},
-        "p_null": str | None,
-        "after": int,
-    }
+    assert hints == {"before": int, "after": int, **{f"p_{n}": h for n, h in SETTING_TYPES.items()}}
     spec = {f.name: f for f in dataclasses.fields(Flags)}
     for name in SCHEME_SETTING_TYPES:
         assert spec[f"p_{name}"].default is None
         assert dict(spec[f"p_{name}"].metadata) == {"help": _scheme_field_help(name)}
     flags = Flags()
-    assert (flags.before, flags.p_scheme, flags.p_null, flags.after) == (1, "waterfall", None, 0)
-    assert all(getattr(flags, name) is None for name in added)
+    assert (flags.before, flags.after, flags.p_scheme, flags.p_null) == (1, 0, "waterfall", None)
+    assert (flags.p_pooling, flags.p_null_keys, flags.p_confidence) == ("tokens", 0, None)
+    assert flags.p_bootstrap_resamples == DEFAULT_RESAMPLES
     assert spec["p_scheme"].metadata["choices"] == ["waterfall", "kgw", "synthid", "exp_edit"]
     assert spec["p_scheme"].metadata["choices"] == list(SCHEMES)  # the registry's names
-    assert spec["p_scheme"].metadata["help"] == SCORING_SETTINGS["scheme"][1]
+    assert spec["p_scheme"].metadata["help"] == SCORING_SETTINGS["scheme"].help
     assert "choices" not in spec["p_null"].metadata
     null_help = spec["p_null"].metadata["help"]
     assert "p_null_keys > 0" in null_help and null_help.count("null_keys") == 1
-    assert null_help == SCORING_SETTINGS["null"][1].replace("null_keys", "p_null_keys")
+    assert null_help == SCORING_SETTINGS["null"].help.replace("null_keys", "p_null_keys")
+    assert spec["p_null_keys"].metadata["help"] == SCORING_SETTINGS["null_keys"].help
 
 
-def test_unprefixed_scheme_settings_and_flags_are_named_as_the_settings():
-    """Without a prefix the fields are the settings' own names, the null's help names
-    ``null_keys`` itself, and each field's default is its setting's."""
+def test_unprefixed_scoring_settings_are_named_as_the_settings():
+    """Without a prefix the fields are the settings' own names and the null's help names
+    ``null_keys`` itself."""
 
     @dataclasses.dataclass
-    @with_scheme_settings()
+    @with_scoring_settings()
     class Flags:
-        scheme: str = scoring_field("scheme")
-        null_keys: int = scoring_field("null_keys")
+        pass
 
-    assert [f.name for f in dataclasses.fields(Flags)] == ["scheme", *SCHEME_KEYWORDS, "null_keys"]
+    assert [f.name for f in dataclasses.fields(Flags)] == list(KEYWORDS)
     assert Flags().scheme == "waterfall" and Flags().null_keys == 0
-    null = scoring_field("null")
-    assert null.default is None and null.metadata == {"help": SCORING_SETTINGS["null"][1]}
+    (null,) = [f for f in dataclasses.fields(Flags) if f.name == "null"]
+    assert null.default is None and null.metadata == {"help": SCORING_SETTINGS["null"].help}
     assert "empirical" in null.metadata["help"] and "0) or none" in null.metadata["help"]
-    keys = scoring_field("null_keys", "p_")  # its help names the null, not itself
-    assert keys.default == 0 and keys.metadata["help"] == SCORING_SETTINGS["null_keys"][1]
 
 
-def test_a_scheme_settings_help_names_the_prefixed_flags(monkeypatch):
-    """A scheme setting whose help refers to ``null_keys`` names the prefixed flag (the help of
-    every added field goes through ``scoring_field`` with the prefix)."""
-    monkeypatch.setitem(config_module.SCORING_SETTINGS, "gamma", (None, "Unlike null_keys."))
+def test_a_settings_help_names_the_prefixed_flags(monkeypatch):
+    """A setting whose help refers to ``null_keys`` names the prefixed flag."""
+    gamma = config_module.ScoringSetting(float | None, None, "Unlike null_keys.")
+    monkeypatch.setitem(config_module.SCORING_SETTINGS, "gamma", gamma)
 
     @dataclasses.dataclass
-    @with_scheme_settings("p_")
+    @with_scoring_settings("p_")
     class Flags:
-        p_scheme: str = scoring_field("scheme", "p_")
+        pass
 
-    (gamma,) = [f for f in dataclasses.fields(Flags) if f.name == "p_gamma"]
-    assert gamma.metadata["help"] == "Unlike p_null_keys."
+    (field,) = [f for f in dataclasses.fields(Flags) if f.name == "p_gamma"]
+    assert field.metadata["help"] == "Unlike p_null_keys."

@@ -202,14 +202,19 @@ def test_bad_arguments(on_disk, tok, change, error, match):
         verify_dataset(on_disk, **{**kwargs, **change})
 
 
-def test_a_config_with_a_null_or_an_interval_is_refused(on_disk, tok):
-    """Row scores are not pooled: a null or an interval would be silently unused."""
+def test_a_config_with_an_empirical_null_or_an_interval_is_refused(on_disk, tok):
+    """Row scores are not pooled: an empirical null or an interval, work asked for, would be
+    silently unused; the analytic null, every entry point's default, is taken and unused."""
     from waterdrum_hf import IntervalConfig, NullConfig
 
     kwargs = {"text_column": "text", "id_column": "owner_id", "watermark_tokenizer": tok}
-    for config in (WaterDrumConfig(null=NullConfig()), WaterDrumConfig(interval=IntervalConfig())):
+    refused = (NullConfig("empirical", keys=5), None), (NullConfig(), IntervalConfig())
+    for null, interval in refused:
         with pytest.raises(ValueError, match="scores rows one by one"):
-            verify_dataset(on_disk, **kwargs, config=config)
+            verify_dataset(on_disk, **kwargs, config=WaterDrumConfig(null=null, interval=interval))
+    taken = verify_dataset(on_disk, **kwargs, config=WaterDrumConfig(null=NullConfig()))
+    bare = verify_dataset(on_disk, **kwargs, config=WaterDrumConfig(null=None))
+    np.testing.assert_array_equal(taken["watermark_score"], bare["watermark_score"])
 
 
 @pytest.mark.parametrize("num_proc", [None, 2])

@@ -68,6 +68,10 @@ REWORDED = {
         "source tree shows it: the root holds the public entry"
     ),
     "- `null`: `<set>_p_value` answers a data owner's": "- `null`: `<set>_p_value` answers a",
+    # the lm-eval task's scoring takes the flat settings (issue 53)
+    "- `--metadata` also takes `config`, `split`, `dataset_path`": (
+        "- `--metadata` also takes `config`, `split`, `dataset_path`"
+    ),
     # the layout gained the new schemes' modules (issue 45), then folders for every part (53)
     "``` waterdrum_hf/ keys.py": "``` waterdrum_hf/ the root: the public entry",
     # the dilution study gained ITS, the paper's third row (issue 45)

@@ -152,9 +152,9 @@ def test_documents_need_the_evaluated_models_tokenizer(local_data, monkeypatch):
 
 
 SCHEMES_BY_NAME = [
-    ({"scheme": "waterfall", "k_p": 3}, {"method": "analytic"}),
-    ({"scheme": "synthid", "depth": 4}, {"method": "analytic"}),
-    ({"scheme": "exp_edit", "key_length": 32}, {"method": "empirical", "keys": 5}),
+    ({"scheme": "waterfall", "k_p": 3}, {"null": "analytic"}),
+    ({"scheme": "synthid", "depth": 4}, {}),  # no null given: the analytic null, the default
+    ({"scheme": "exp_edit", "key_length": 32}, {"null_keys": 5}),
 ]
 
 
@@ -162,9 +162,10 @@ SCHEMES_BY_NAME = [
 def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(
     local_data, tiny_folder, scheme, null
 ):
-    """The ``scoring`` metadata (a WaterDrumConfig's dict, any scheme by its name and
-    settings) is checked when the task is built, travels in the documents as JSON, and is what
-    the aggregations score with (a scheme's settings dropped on the way fail here)."""
+    """The ``scoring`` metadata (the flat settings the evaluate module takes, any scheme by its
+    name and settings) is checked when the task is built, travels in the documents as JSON,
+    and is what the aggregations score with (a scheme's settings dropped on the way fail
+    here)."""
     from waterdrum_hf import NullConfig, WaterDrumConfig, compute_waterdrum
     from waterdrum_hf.schemes import resolve_scheme
 
@@ -173,13 +174,14 @@ def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(
         "data_file": str(folder / "rows.jsonl"),
         "forget_ids_file": str(folder / "forget.txt"),
         "watermark_tokenizer": str(tiny_folder),
-        "scoring": {"scheme": scheme, "null": null},
+        "scoring": {**scheme, **null},
     }
     source = Source.from_metadata(metadata)
     settings = {k: v for k, v in scheme.items() if k != "scheme"}
+    keys = null.get("null_keys", 0)
     config = WaterDrumConfig(
         scheme=resolve_scheme(scheme["scheme"], **settings),
-        null=NullConfig(null["method"], **({"keys": null["keys"]} if "keys" in null else {})),
+        null=NullConfig("empirical" if keys else "analytic", keys=keys),
     )
     assert WaterDrumConfig.from_json(source.scoring) == config
     samples = [[row["text"][:60], row["text"][60:140]] for row in rows]
@@ -195,6 +197,8 @@ def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(
     assert lm_eval_tasks.aggregate_retain(items) == expected["retain"]
     with pytest.raises(ValueError, match="`pooling` must be"):
         Source.from_metadata({**metadata, "scoring": {"pooling": "max"}})
+    with pytest.raises(ValueError, match="`scheme` must be one of"):  # the nested form: refused
+        Source.from_metadata({**metadata, "scoring": {"scheme": {"scheme": "waterfall"}}})
 
 
 def test_items_log_as_a_summary_and_one_result_serves_every_metric():

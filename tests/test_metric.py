@@ -209,8 +209,9 @@ def test_without_forget_ids_only_overall(tok, batch):
     assert {"forget", "retain", "separability_auroc"}.isdisjoint(result)
     assert result["overall"] == pytest.approx(np.nanmean(verify_texts(texts, owners, tok)))
     assert "scores" not in result
-    # Nor null statistics (no null keys by default), nor a count of missing forget ids.
-    assert set(result) == {"overall", "num_queries", "num_scored", "num_skipped"}
+    # The analytic null's statistics (the default), no count of missing forget ids.
+    null = {f"overall_{part}" for part in ("null_mean", "null_std", "z", "p_value")}
+    assert set(result) == {"overall", "num_queries", "num_scored", "num_skipped", *null}
 
 
 def test_add_batch_and_add_accumulate_like_one_compute(tok, batch, per_query):
@@ -964,11 +965,14 @@ def test_queries_without_any_sample(tok):
     assert "overall" not in result and all(math.isnan(v) for v in result["query_values"])
 
 
-def test_typed_result_defaults_have_no_nulls_and_no_details(tok, batch):
+def test_typed_result_defaults_have_the_analytic_null_and_no_details(tok, batch):
     texts, owners = batch
     typed = waterdrum_result(texts, owners, tok)
-    assert typed.overall.null_mean is None and typed.overall.p_value is None
+    assert typed == waterdrum_result(texts, owners, tok, config=ANALYTIC)
+    assert typed.overall.null_std > 0 and 0 < typed.overall.p_value < 1
     assert typed.per_owner is None and typed.scores is None and typed.query_values is None
+    bare = waterdrum_result(texts, owners, tok, config=WaterDrumConfig(null=None))
+    assert bare.overall.null_mean is None and bare.overall.p_value is None
 
 
 def test_null_values_pool_samples_like_the_owners_values(tok, per_query):

@@ -83,3 +83,56 @@ def test_three_spellings_refuse_the_same_settings(settings, monkeypatch):
         script_flags(settings)
     with pytest.raises((ValueError, TypeError)):
         trl_group(settings)
+
+
+def test_every_entry_point_without_settings_reads_with_the_same_configuration(
+    tiny_model, tiny_folder, texts, monkeypatch
+):
+    """One default: the dataclass, the flat door (the evaluate module, the commands, the
+    training scripts' group), the callback, the lm-eval task, compute_waterdrum and the audits
+    all read with ``WaterDrumConfig()`` (the analytic null, no intervals) when given nothing;
+    verify_dataset takes it too."""
+    from datasets import Dataset
+
+    from waterdrum_hf import (
+        AuditConfig,
+        AuditQueries,
+        WaterDrumCallback,
+        compute_waterdrum,
+        run_audits,
+        verify_dataset,
+    )
+    from waterdrum_hf.lm_eval_tasks import Source
+
+    default = WaterDrumConfig()
+    assert default == WaterDrumConfig.from_keywords({})
+    assert default.null == NullConfig("analytic") and default.interval is None
+    assert evaluate_keywords({}, monkeypatch) == default
+    assert script_flags({}) == default
+    assert trl_group({}) == default
+    callback = WaterDrumCallback(["a query"], [1], ["another"], [2], str(tiny_folder))
+    assert callback.config == default
+    assert Source().scoring is None  # the aggregation reads None as WaterDrumConfig()
+
+    samples, owners = [[texts[0]], [texts[1]]], [1, 2]
+    given = compute_waterdrum(samples, owners, str(tiny_folder), forget_ids=[1])
+    explicit = compute_waterdrum(samples, owners, str(tiny_folder), forget_ids=[1], config=default)
+    assert given == explicit and "forget_p_value" in given
+
+    model, tokenizer = tiny_model
+    audited = run_audits(
+        {"m": model}, tokenizer, AuditQueries(["a query", "another"], [1, 2], [1]),
+        config=AuditConfig(audits=(), attacks=("deletion:0.5",), num_samples=1, max_new_tokens=4),
+        show_progress=False,
+    )  # fmt: skip
+    assert audited.settings["scoring"] == default.to_dict()
+
+    rows = Dataset.from_dict({"text": texts[:2], "owner_id": owners})
+    scored = verify_dataset(rows, text_column="text", id_column="owner_id",
+                            watermark_tokenizer=str(tiny_folder), config=default)  # fmt: skip
+    assert (
+        scored["watermark_score"]
+        == verify_dataset(
+            rows, text_column="text", id_column="owner_id", watermark_tokenizer=str(tiny_folder)
+        )["watermark_score"]
+    )

@@ -46,76 +46,96 @@ SCHEME_KEYWORDS: tuple[str, ...] = tuple(
 ``depth``...), from the registry (:data:`waterdrum_hf.schemes.SCHEMES`): flat settings that
 default to the scheme's own default, refused for another scheme."""
 
-SCORING_SETTINGS: Mapping[str, tuple[Any, str]] = {
-    "scheme": (
+
+def _scheme_setting_type(name: str) -> Any:
+    """The flag type of a scheme's own setting: the type the scheme declares, or ``None``."""
+    owner = next(SCHEMES[s] for s, names in READING_SETTINGS.items() if name in names)
+    return Optional[get_type_hints(owner)[name]]  # noqa: UP045
+
+
+@dataclass(frozen=True)
+class ScoringSetting:
+    """One flat scoring setting: its type as a flag, its default and its help."""
+
+    type: Any
+    default: Any
+    help: str
+
+
+SCORING_SETTINGS: Mapping[str, ScoringSetting] = {
+    "scheme": ScoringSetting(
+        str,
         "waterfall",
         f"Watermark scheme of the data: {', '.join(SCHEMES)} (waterfall is the paper's).",
     ),
-    **{name: (None, setting_help(name)) for name in SCHEME_KEYWORDS},
-    "n_gram": (
+    **{
+        name: ScoringSetting(_scheme_setting_type(name), None, setting_help(name))
+        for name in SCHEME_KEYWORDS
+    },
+    "n_gram": ScoringSetting(
+        Optional[int],  # noqa: UP045
         None,
         "Watermark n-gram: context length plus one (default: the scheme's, 2; Synth-ID's 5).",
     ),
-    "vocab_size": (None, "Expected watermark vocabulary size (checked against the tokenizer)."),
-    "pooling": (
+    "vocab_size": ScoringSetting(
+        Optional[int],  # noqa: UP045
+        None,
+        "Expected watermark vocabulary size (checked against the tokenizer).",
+    ),
+    "pooling": ScoringSetting(
+        Pooling,
         "tokens",
         "How a query pools its samples: token-weighted (tokens, the paper's) or the mean.",
     ),
-    "null": (
+    "null": ScoringSetting(
+        Optional[Literal["analytic", "empirical", "none"]],  # noqa: UP045
         None,
         "What 'no watermark' reads at: analytic (from the pair counts, a few percent of the "
         "scoring; the default), empirical (random keys, exact p; the default when null_keys > "
         "0) or none.",
     ),
-    "null_keys": (
+    "null_keys": ScoringSetting(
+        int,
         0,
-        f"Random keys of the empirical null ({DEFAULT_NULL_KEYS} when null is "
-        "empirical and this is 0).",
+        f"Random keys of the empirical null ({DEFAULT_NULL_KEYS} when null is empirical and "
+        "this is 0).",
     ),
-    "null_seed": (0, "Seed of the empirical null's keys."),
-    "confidence": (None, "Level of bootstrap intervals over queries (e.g. 0.95); none by default."),
-    "bootstrap_resamples": (DEFAULT_RESAMPLES, "Resamples of the bootstrap."),
-    "bootstrap_seed": (0, "Seed of the bootstrap."),
+    "null_seed": ScoringSetting(int, 0, "Seed of the empirical null's keys."),
+    "confidence": ScoringSetting(
+        Optional[float],  # noqa: UP045
+        None,
+        "Level of bootstrap intervals over queries (e.g. 0.95); none by default.",
+    ),
+    "bootstrap_resamples": ScoringSetting(int, DEFAULT_RESAMPLES, "Resamples of the bootstrap."),
+    "bootstrap_seed": ScoringSetting(int, 0, "Seed of the bootstrap."),
 }
-"""The flat scoring settings, each with its default and help: the ``evaluate`` module's
-keywords, the command-line scripts' flags and :class:`~waterdrum_hf.WaterDrumArguments`'
-``waterdrum_*`` fields are these names, read by one function
-(:meth:`WaterDrumConfig.from_keywords`)."""
+"""The one table of scoring settings, each with its type, default and help: the ``evaluate``
+module's keywords, the commands' flags (:class:`~waterdrum_hf.scripts.scoring_arguments.
+ScoringArguments`) and :class:`~waterdrum_hf.WaterDrumArguments`' ``waterdrum_*`` fields are
+these names (:func:`with_scoring_settings`), read by one function
+(:meth:`WaterDrumConfig.from_keywords`); :class:`WaterDrumConfig`'s own defaults are this
+table's."""
 
 KEYWORDS = tuple(SCORING_SETTINGS)
 """The names of :data:`SCORING_SETTINGS`."""
 
-
-def scoring_field(name: str, prefix: str = "") -> Any:
-    """A dataclass field for the flat setting ``name`` (its default and help from
-    :data:`SCORING_SETTINGS`; ``scheme`` takes the registry's names as its choices); ``prefix``
-    is the field's prefix, named in the help."""
-    default, help = SCORING_SETTINGS[name]
-    choices = tuple(SCHEMES) if name == "scheme" else None
-    return flag(default, help.replace("null_keys", f"{prefix}null_keys"), choices=choices)
-
-
 FlagsClass = TypeVar("FlagsClass", bound=type)
 
 
-def with_scheme_settings(prefix: str = "") -> Callable[[FlagsClass], FlagsClass]:
+def with_scoring_settings(prefix: str = "") -> Callable[[FlagsClass], FlagsClass]:
     """A decorator (put it under ``@dataclass``) that gives a flags class one field
-    ``prefix + name`` per scheme setting of :data:`SCHEME_KEYWORDS` (the scheme's type or
-    ``None``, default ``None``: the scheme's own; help from the scheme's field), so that a
-    scheme added to the registry has its flags in every parser at once. Read them with
-    ``getattr`` (:meth:`WaterDrumConfig.from_keywords` takes them by name)."""
+    ``prefix + name`` per setting of :data:`SCORING_SETTINGS`, after its own fields, with the
+    table's type, default and help (``scheme`` takes the registry's names as its choices), so
+    that every parser has the same settings and a scheme added to the registry has its flags
+    everywhere at once. :meth:`WaterDrumConfig.from_keywords` reads them by name."""
 
     def add_fields(cls: FlagsClass) -> FlagsClass:
-        added = {}
-        for name in SCHEME_KEYWORDS:
-            owner = next(SCHEMES[s] for s, names in READING_SETTINGS.items() if name in names)
-            added[prefix + name] = Optional[get_type_hints(owner)[name]]  # noqa: UP045
-            setattr(cls, prefix + name, scoring_field(name, prefix))
-        annotations = {}
-        for name, hint in cls.__annotations__.items():  # the settings right after the scheme
-            annotations[name] = hint
-            if name == prefix + "scheme":
-                annotations.update(added)
+        annotations = dict(cls.__dict__.get("__annotations__", {}))
+        for name, setting in SCORING_SETTINGS.items():
+            annotations[prefix + name] = setting.type
+            choices = tuple(SCHEMES) if name == "scheme" else None
+            help = setting.help.replace("null_keys", f"{prefix}null_keys")
+            setattr(cls, prefix + name, flag(setting.default, help, choices=choices))
         cls.__annotations__ = annotations
         return cls
 
@@ -193,17 +213,20 @@ class WaterDrumConfig:
         pooling: how a query pools its samples: ``"tokens"`` (token-weighted, the authors'
             choice: the mean term over all counted tokens of its samples) or ``"mean"`` (the
             mean of the sample scores).
-        null: a :class:`NullConfig` for null levels, z-scores and p-values; ``None``: none.
+        null: a :class:`NullConfig` for null levels, z-scores and p-values (the analytic
+            null by default); ``None``: none.
         interval: an :class:`IntervalConfig` for bootstrap confidence intervals; ``None``:
             none (they cost ``resamples`` passes over the query values).
 
-    ``WaterDrumConfig.from_dict(config.to_dict()) == config``; ``to_json``/``from_json`` do the
-    same through a JSON file or string.
+    The defaults are the flat settings' (``WaterDrumConfig() ==
+    WaterDrumConfig.from_keywords({})``), so every entry point reads values alike unless told
+    otherwise. ``WaterDrumConfig.from_dict(config.to_dict()) == config``; ``to_json``/
+    ``from_json`` do the same through a JSON file or string.
     """
 
     scheme: WatermarkScheme = field(default_factory=WaterfallScheme)
     pooling: Pooling = "tokens"
-    null: NullConfig | None = None
+    null: NullConfig | None = field(default_factory=NullConfig)
     interval: IntervalConfig | None = None
 
     def __post_init__(self) -> None:
@@ -244,8 +267,9 @@ class WaterDrumConfig:
         if settings.get("scheme") is not None:
             parts["scheme"] = scheme_from_settings(settings["scheme"])
         for name, kind in (("null", NullConfig), ("interval", IntervalConfig)):
-            value = settings.get(name)
-            parts[name] = None if value is None else kind(**_checked_part(value, kind, name))
+            if name in settings:
+                value = settings[name]
+                parts[name] = None if value is None else kind(**_checked_part(value, kind, name))
         return cls(**parts)
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -276,9 +300,7 @@ class WaterDrumConfig:
         unknown = sorted(set(keywords) - set(KEYWORDS))
         if unknown:
             raise TypeError(f"{unknown} are not WaterDrum settings (known: {list(KEYWORDS)}).")
-        given = {
-            name: keywords.get(name, default) for name, (default, _) in SCORING_SETTINGS.items()
-        }
+        given = {name: keywords.get(name, s.default) for name, s in SCORING_SETTINGS.items()}
         settings = (*SCHEME_KEYWORDS, "n_gram", "vocab_size")  # None: the scheme's default
         scheme = resolve_scheme(given["scheme"], **{k: given[k] for k in settings})
         return cls(

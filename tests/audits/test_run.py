@@ -14,7 +14,6 @@ from waterdrum_hf.audits import (
     AuditConfig,
     AuditQueries,
     AuditResults,
-    default_scoring,
     run_audits,
 )
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
@@ -220,11 +219,6 @@ def test_text_attacks_are_checked_when_configured():
             AuditQueries(["a query"], [FORGET], [FORGET]),
             config=AuditConfig(audits=(), attacks=("copy_paste:0.2",)),
         )  # fmt: skip
-
-
-def test_the_default_scoring_is_an_empirical_null_of_100_keys_on_the_audits_seed():
-    scoring = default_scoring(AuditConfig(seed=9))
-    assert scoring == WaterDrumConfig(null=NullConfig("empirical", keys=100, seed=9))
 
 
 def test_each_stage_is_what_its_building_blocks_give(tiny_model, texts, tmp_path, capsys):

@@ -16,7 +16,7 @@ from waterdrum_hf.audits.config import AUDITS, QUANTIZATION_BITS, AuditConfig
 from waterdrum_hf.audits.quantization import QuantizationCheck, check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
 from waterdrum_hf.audits.results import AUDIT_TITLES, BEFORE, AuditResults, audit_title
-from waterdrum_hf.audits.run import AuditQueries, check_audits, default_scoring, run_audits
+from waterdrum_hf.audits.run import AuditQueries, check_audits, run_audits
 
 __all__ = [
     "AUDITS",
@@ -30,7 +30,6 @@ __all__ = [
     "QuantizationCheck",
     "check_audits",
     "check_backend",
-    "default_scoring",
     "quantize",
     "relearn",
     "relearning_slice",

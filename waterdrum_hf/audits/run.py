@@ -19,7 +19,7 @@ from waterdrum_hf.audits.config import AuditConfig
 from waterdrum_hf.audits.quantization import check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
 from waterdrum_hf.audits.results import BEFORE, AuditResults
-from waterdrum_hf.config import NullConfig, WaterDrumConfig
+from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.scoring import WaterDrumResult
 from waterdrum_hf.utils.progress import progress_bar
 from waterdrum_hf.utils.validation import check_string_list
@@ -83,8 +83,8 @@ def run_audits(
         tokenizer: the models' tokenizer.
         queries: the queries, their owners, the forget owners and texts (:class:`AuditQueries`).
         config: what the audits do (:class:`AuditConfig`; its defaults when ``None``).
-        scoring: how every model is scored (:class:`~waterdrum_hf.WaterDrumConfig`); default:
-            Waterfall with an empirical null of 100 keys seeded with ``config.seed``.
+        scoring: how every model is scored (:class:`~waterdrum_hf.WaterDrumConfig`; its
+            defaults, as every entry point's, when ``None``).
         watermark_tokenizer: the tokenizer that watermarked the data (default: ``tokenizer``);
             substitution and insertion attacks draw whole words of its vocabulary.
         retrained: the name in ``models`` of the model retrained without the forget set, the
@@ -96,7 +96,7 @@ def run_audits(
         show_progress: progress bars (``None``: on a terminal).
     """
     config = config or AuditConfig()
-    scoring = scoring or default_scoring(config)
+    scoring = scoring or WaterDrumConfig()
     if not models:
         raise ValueError("no model to audit: pass models={name: model or folder}")
     texts = check_audits(config, queries.forget_texts, queries.attack_source)
@@ -297,12 +297,6 @@ def _sample(
     return generate(
         model, tokenizer, queries, config.sampling_config(), show_progress=show_progress
     )
-
-
-def default_scoring(config: AuditConfig) -> WaterDrumConfig:
-    """How the audits score by default: an empirical null of 100 keys seeded with the audits'
-    seed."""
-    return WaterDrumConfig(null=NullConfig("empirical", keys=100, seed=config.seed))
 
 
 def _scorer(

@@ -21,9 +21,9 @@ validated when the arguments are parsed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, scoring_field, with_scheme_settings
+from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, with_scoring_settings
 from waterdrum_hf.utils.fields import flag
 
 if TYPE_CHECKING:
@@ -33,10 +33,11 @@ if TYPE_CHECKING:
 
 
 @dataclass
-@with_scheme_settings("waterdrum_")
+@with_scoring_settings("waterdrum_")
 class WaterDrumArguments:
-    """WaterDrum's settings as parser flags: the data, the scoring and the callback's sampling
-    and schedule (see the module docstring)."""
+    """WaterDrum's settings as parser flags: the data, the callback's schedule and sampling,
+    then the scoring (one field per setting of :data:`~waterdrum_hf.config.SCORING_SETTINGS`;
+    see the module docstring)."""
 
     waterdrum_watermark_tokenizer: str | None = flag(
         None, "Tokenizer that watermarked the data (name or path); needed for the callback."
@@ -52,18 +53,6 @@ class WaterDrumArguments:
         "question", "Column of questions (QA queries), used without a text column."
     )
     waterdrum_prefix_tokens: int = flag(50, "Query length: the first tokens of each text.")
-    waterdrum_scheme: str = scoring_field("scheme")
-    waterdrum_n_gram: int | None = scoring_field("n_gram")
-    waterdrum_vocab_size: int | None = scoring_field("vocab_size")
-    waterdrum_pooling: Literal["tokens", "mean"] = scoring_field("pooling")
-    waterdrum_null: Literal["analytic", "empirical", "none"] | None = scoring_field(
-        "null", "waterdrum_"
-    )
-    waterdrum_null_keys: int = scoring_field("null_keys", "waterdrum_")
-    waterdrum_null_seed: int = scoring_field("null_seed")
-    waterdrum_confidence: float | None = scoring_field("confidence")
-    waterdrum_bootstrap_resamples: int = scoring_field("bootstrap_resamples")
-    waterdrum_bootstrap_seed: int = scoring_field("bootstrap_seed")
     waterdrum_eval_steps: int = flag(50, "Evaluate every this many optimizer steps.")
     waterdrum_max_queries_per_owner: int | None = flag(
         None, "Evaluate at most this many queries per owner."

@@ -72,7 +72,7 @@ class WaterDrumCallback(BoundCallback):
         retain_ids: the watermark id behind each retain query.
         watermark_tokenizer: tokenizer that watermarked the data (or its name/path).
         config: how values are read (:class:`~waterdrum_hf.WaterDrumConfig`: scheme, pooling,
-            null, interval); default: Waterfall, no null, no interval. An analytic null costs a
+            null, interval); default: Waterfall, the analytic null, no interval. The analytic null costs a
             few percent of the scoring; intervals a fraction of a second beside the sampling.
         sampling: how completions are sampled (:class:`~waterdrum_hf.SamplingConfig`);
             default :data:`CALLBACK_SAMPLING` (2 samples of 64 tokens, seed 0). Its seed must be

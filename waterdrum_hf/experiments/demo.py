@@ -82,8 +82,11 @@ def run_demo(
         f"torch: {THREADS} thread of the {os.cpu_count()} cores here (trained weights depend on "
         "the thread count: one thread keeps the values the same on every machine)"
     )
+    config = config or DemoConfig()
+    settings = " ".join(f"{name}={value}" for name, value in config.scoring_settings().items())
+    log(f"scoring: {settings} (the demo's own; the library's default is the analytic null)")
     with torch_threads(THREADS):
-        return _Demo(config or DemoConfig(), log).run()
+        return _Demo(config, log).run()
 
 
 @dataclass(frozen=True)

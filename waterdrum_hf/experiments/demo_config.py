@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from waterdrum_hf.audits.config import AUDITS
 from waterdrum_hf.bootstrap import check_confidence
-from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
+from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.experiments.pipeline import COMPLETION_BATCH_SIZE
 from waterdrum_hf.experiments.training import TrainingSettings
 from waterdrum_hf.schemes import SCHEMES
@@ -185,20 +185,24 @@ class DemoConfig:
             seed=self.seed,
         )
 
-    def scoring_config(self) -> WaterDrumConfig:
-        """How the demo scores every model (and its audits): its scheme, an empirical null of
-        ``null_keys`` keys and intervals at ``confidence``, both seeded with ``seed``."""
-        from waterdrum_hf.schemes import resolve_scheme
+    def scoring_settings(self) -> dict[str, Any]:
+        """How the demo scores every model (and its audits), as the flat settings of every
+        entry point (:data:`~waterdrum_hf.config.SCORING_SETTINGS`), where it differs from
+        their defaults: its scheme, an empirical null of ``null_keys`` keys and intervals at
+        ``confidence``, both seeded with ``seed``."""
+        settings: dict[str, Any] = {"scheme": self.scheme} if self.scheme != "waterfall" else {}
+        if self.null_keys:
+            settings |= {"null": "empirical", "null_keys": self.null_keys, "null_seed": self.seed}
+        else:
+            settings["null"] = "none"
+        if self.confidence is not None:
+            settings |= {"confidence": self.confidence, "bootstrap_seed": self.seed}
+        return settings
 
-        return WaterDrumConfig(
-            scheme=resolve_scheme(self.scheme),
-            null=NullConfig("empirical", self.null_keys, seed=self.seed)
-            if self.null_keys
-            else None,
-            interval=None
-            if self.confidence is None
-            else IntervalConfig(self.confidence, seed=self.seed),
-        )
+    def scoring_config(self) -> WaterDrumConfig:
+        """:meth:`scoring_settings` as a configuration, through the one door of every entry
+        point (:meth:`WaterDrumConfig.from_keywords`)."""
+        return WaterDrumConfig.from_keywords(self.scoring_settings())
 
     @property
     def run_seeds(self) -> tuple[int, ...]:
@@ -244,12 +248,11 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
         "--num-samples": config.num_samples,
         "--max-new-tokens": config.max_new_tokens,
         "--batch-size": COMPLETION_BATCH_SIZE,  # sampling depends on the batches
-        **({"--null-keys": config.null_keys} if config.null_keys else {"--null": "none"}),
-        **({"--confidence": config.confidence} if config.confidence is not None else {}),
         "--seed": config.seed,  # sampling's; the demo seeds its null and bootstrap alike
-        "--null-seed": config.seed,
-        "--bootstrap-seed": config.seed,
-        **({"--scheme": config.scheme} if config.scheme != "waterfall" else {}),
+        **{
+            "--" + name.replace("_", "-"): value
+            for name, value in config.scoring_settings().items()
+        },
         "--name": name,
         "--out": out / f"score-{name}",
     }

@@ -76,8 +76,9 @@ class Source:
     max_rows_per_owner: int | None = None
     watermark_tokenizer: str | None = None
     scoring: str | None = None
-    """How the values are read: :meth:`WaterDrumConfig.to_json` text (from the metadata's
-    ``scoring`` mapping, e.g. ``{"null": {"method": "analytic"}}``); ``None``: the defaults."""
+    """How the values are read: :meth:`WaterDrumConfig.to_json` text of the metadata's
+    ``scoring``, the flat settings the ``evaluate`` module takes (e.g. ``{"null":
+    "empirical", "null_keys": 100}``); ``None``: the defaults."""
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any]) -> Source:
@@ -298,6 +299,7 @@ def process_results(doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str,
 def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
     """:func:`waterdrum_result`'s flat scalars over all queries (computed once for the four
     aggregations of a task)."""
+    from waterdrum_hf.config import WaterDrumConfig
     from waterdrum_hf.scoring import waterdrum_result
 
     sources = {item.source for item in items}
@@ -314,24 +316,24 @@ def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
         [list(item.samples) for item in items],
         [ids[item.owner] for item in items],
         source.watermark_tokenizer_location(),
-        config=_scoring_config(source.scoring),
+        config=WaterDrumConfig.from_json(source.scoring) if source.scoring else None,
         forget_ids=source.forget_ids(),
     )
     return result.scalars()
 
 
 def _scoring_config(scoring: Any) -> Any:
-    """The :class:`~waterdrum_hf.WaterDrumConfig` of a task's ``scoring`` (a mapping, or its
-    JSON text); the defaults without one."""
+    """The :class:`~waterdrum_hf.WaterDrumConfig` of a task's ``scoring``: the flat settings
+    (:meth:`~waterdrum_hf.WaterDrumConfig.from_keywords`), as a mapping or its JSON text."""
     from waterdrum_hf.config import WaterDrumConfig
 
-    if scoring is None:
-        return WaterDrumConfig()
-    return (
-        WaterDrumConfig.from_json(scoring)
-        if isinstance(scoring, str)
-        else WaterDrumConfig.from_dict(scoring)
-    )
+    settings = json.loads(scoring) if isinstance(scoring, str) else scoring
+    if not isinstance(settings, Mapping):
+        raise TypeError(
+            'The task\'s `scoring` must be a mapping of scoring settings, e.g. {"null": '
+            f'"empirical", "null_keys": 100}}, got {type(settings).__name__}.'
+        )
+    return WaterDrumConfig.from_keywords(settings)
 
 
 def _aggregation(name: str) -> Any:

@@ -85,7 +85,7 @@ def waterdrum_result(
         query_ids: with flat ``predictions``, the query each sample answers (samples of one
             query must share its owner).
         config: how values are read (:class:`~waterdrum_hf.WaterDrumConfig`; its defaults:
-            Waterfall with ``k_p=1``, ``n_gram=2``, token pooling, no null, no interval). Its
+            Waterfall with ``k_p=1``, ``n_gram=2``, token pooling, the analytic null, no interval). Its
             ``null`` gives each set's (and, in the details, each owner's) null mean and spread,
             ``z`` and one-sided p-value: empirical (random non-owner keys, pooled like the
             owners' scores; p is ``(1 + #{null >= value}) / (1 + keys)``, each key costs about

@@ -161,8 +161,9 @@ def verify_dataset(
         id_column: the column of watermark ids (0..2**32-1), one per row.
         watermark_tokenizer: tokenizer of the model that watermarked the data, or a name/path.
         config: the scoring configuration; its ``scheme`` (with ``k_p``, ``n_gram``...) decides
-            the scores. Row scores are not pooled and have no null or interval: a config with a
-            null or an interval is refused (those belong to :func:`waterdrum_hf.compute_waterdrum`).
+            the scores. Rows are not pooled and have no null: the pooling and the analytic null
+            (the defaults) are not used, and an empirical null or an interval, work asked for
+            that rows cannot use, is refused (they belong to :func:`waterdrum_hf.compute_waterdrum`).
         num_proc: processes for ``Dataset.map`` (``None``: this process only).
         batch_size: rows per call of the scorer; larger batches share more permutations.
         score_column: name of the new column; it must not exist yet.
@@ -171,14 +172,14 @@ def verify_dataset(
         TypeError: not a single ``Dataset``/``IterableDataset``; a text that is not a string
             or an id that is not an integer (the message names the row, never the id).
         ValueError: a missing column, an existing ``score_column``, an id outside
-            0..2**32-1, bad ``batch_size``/``num_proc``, or a config with a null or an
-            interval.
+            0..2**32-1, bad ``batch_size``/``num_proc``, or a config with an empirical null or
+            an interval.
     """
     config = config or WaterDrumConfig()
-    if config.null is not None or config.interval is not None:
+    if (config.null is not None and config.null.method == "empirical") or config.interval:
         raise ValueError(
-            "verify_dataset scores rows one by one: a null or an interval applies to a set's "
-            "value (compute_waterdrum). Pass a config without them, e.g. "
+            "verify_dataset scores rows one by one: an empirical null or an interval applies "
+            "to a set's value (compute_waterdrum). Pass a config without them, e.g. "
             "WaterDrumConfig(scheme=config.scheme)."
         )
     if isinstance(dataset, (DatasetDict, IterableDatasetDict)):

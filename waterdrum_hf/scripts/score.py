@@ -168,7 +168,7 @@ def main(
     for line in owner_table(result, config.null):
         print(line)
     print(f"Report: {out / 'report.md'}")
-    publish(result, args, data, scoring, hub)
+    publish(result, args, data, config.scheme.name, hub)
     return 0
 
 
@@ -248,7 +248,7 @@ def publish(
     result: WaterDrumResult,
     args: ScoreArguments,
     data: DataArguments,
-    scoring: ScoringArguments,
+    scheme: str,
     hub: HubArguments,
 ) -> None:
     """``--model-card``/``--push-to-hub``: the values in the Hub's formats
@@ -264,7 +264,7 @@ def publish(
         dataset_id=published.get(data.dataset.lower(), Path(data.dataset).name),
         dataset_config=data.dataset_config,
         dataset_split=data.split if data.dataset.lower() in published else None,
-        scheme=scoring.scheme,
+        scheme=scheme,
         notes=f"{args.num_samples} samples of up to {args.max_new_tokens} tokens per query",
     )
     if hub.model_card:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, scoring_field, with_scheme_settings
+from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, with_scoring_settings
 from waterdrum_hf.scripts.parser import CliError, first_line
 
 NULL_REFERENCE_MEMORY_LIMIT = 2 * 1024**3
@@ -18,25 +18,14 @@ MANY_NULL_KEYS = 10_000
 
 
 @dataclass
-@with_scheme_settings()
+@with_scoring_settings()
 class ScoringArguments:
-    """The flat scoring settings as flags (``--scheme kgw --null-keys 100``), read by
-    :meth:`WaterDrumConfig.from_keywords` like the ``evaluate`` module's keywords; every
-    scheme's own settings (``--k-p``, ``--gamma``, ``--depth``...) come from the registry
-    (:func:`~waterdrum_hf.config.with_scheme_settings`)."""
+    """The flat scoring settings as flags (``--scheme kgw --null-keys 100``), one per setting of
+    :data:`~waterdrum_hf.config.SCORING_SETTINGS` (:func:`~waterdrum_hf.config.
+    with_scoring_settings`), read by :meth:`WaterDrumConfig.from_keywords` like the
+    ``evaluate`` module's keywords."""
 
     _argument_group_name: ClassVar[str] = "scoring (WaterDrumConfig.from_keywords)"
-
-    scheme: str = scoring_field("scheme")
-    n_gram: int | None = scoring_field("n_gram")
-    vocab_size: int | None = scoring_field("vocab_size")
-    pooling: Literal["tokens", "mean"] = scoring_field("pooling")
-    null: Literal["analytic", "empirical", "none"] | None = scoring_field("null")
-    null_keys: int = scoring_field("null_keys")
-    null_seed: int = scoring_field("null_seed")
-    confidence: float | None = scoring_field("confidence")
-    bootstrap_resamples: int = scoring_field("bootstrap_resamples")
-    bootstrap_seed: int = scoring_field("bootstrap_seed")
 
     def scoring_config(self, num_texts: int | None = None) -> WaterDrumConfig:
         """The :class:`~waterdrum_hf.WaterDrumConfig` of these flags (an empirical null's memory

@@ -233,8 +233,7 @@ class Reproduction:
     def _waterdrum(self, stage: Any, data: SettingData, seed: int, dilution: Any) -> dict[str, Any]:
         """Sampled completions of every query, scored: WaterDrum per query, raw and minus each
         query's mean under random keys, and the metric's summary."""
-        from waterdrum_hf.config import NullConfig, WaterDrumConfig
-        from waterdrum_hf.schemes import resolve_scheme
+        from waterdrum_hf.config import WaterDrumConfig
         from waterdrum_hf.scoring import waterdrum_result
 
         config = self.config
@@ -249,12 +248,16 @@ class Reproduction:
             logits_processor=[dilution] if dilution else None,
             processor_settings=dilution.settings() if dilution is not None else None,
         )
-        null = NullConfig("empirical", config.null_keys, seed=seed) if config.null_keys else None
+        null = (
+            {"null": "empirical", "null_keys": config.null_keys, "null_seed": seed}
+            if config.null_keys
+            else {"null": "none"}
+        )
         result = waterdrum_result(
             completions,
             keys,
             self.watermark_tokenizer,
-            config=WaterDrumConfig(scheme=resolve_scheme(config.scheme), null=null),
+            config=WaterDrumConfig.from_keywords({"scheme": config.scheme, **null}),
             forget_ids=sorted(set(data.forget_keys)),
             return_details=True,
         )
