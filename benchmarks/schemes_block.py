@@ -1,6 +1,6 @@
 """The watermarking guide's "Choosing a scheme" table: every data owner's scheme at our scale
 beside the paper's Table 5, rendered from the committed scheme comparison (``waterdrum
-reproduce --schemes waterfall kgw synthid exp_edit --out benchmarks/results/schemes``);
+reproduce --schemes waterfall kgw synthid exp_edit --output-dir benchmarks/results/schemes``);
 ``benchmarks/update_docs.py`` writes it."""
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def run_under_other_kernels(kernels: dict[str, str]) -> None:
     env = {**os.environ, **kernels}
     with tempfile.TemporaryDirectory() as scratch:
         start = time.perf_counter()
-        argv = ["demo", "--seeds", "1", "--seed", "0", "--output_dir", scratch]
+        argv = ["demo", "--num-seeds", "1", "--seed", "0", "--output_dir", scratch]
         subprocess.run([sys.executable, "-c", code, *argv, "--show_progress", "false"],
                        env=env, check=True)  # fmt: skip
         seconds = time.perf_counter() - start

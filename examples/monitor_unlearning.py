@@ -6,7 +6,7 @@ then the KL trainer unlearns one owner while ``WaterDrumCallback`` samples compl
 few steps, verifies them with the owners' keys and logs ``waterdrum/forget``,
 ``waterdrum/retain``, ... through the trainer, next to the loss.
 
-    python examples/monitor_unlearning.py --out monitor_run
+    python examples/monitor_unlearning.py --output-dir monitor_run
     tensorboard --logdir monitor_run/runs        # train/waterdrum/forget, train/loss, ...
 
 The rule ``--stop-forget-ratio`` stops unlearning once the forget value has fallen to that
@@ -38,7 +38,9 @@ from waterdrum_hf.trainers import KLConfig, KLTrainer
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--out", default="monitor_run", help="folder of TensorBoard logs, the plot and the model"
+        "--output-dir",
+        default="monitor_run",
+        help="folder of TensorBoard logs, the plot and the model",
     )
     parser.add_argument(
         "--owners", type=int, default=4, help="data owners; the last one is forgotten"

@@ -4,7 +4,7 @@ By default, in a few minutes on a CPU and offline: the built-in tiny model and t
 (4 owners x 3 passages) are watermarked, one key per owner; the tiny model is fitted to every
 passage (the *original* model, which must memorise the passages for their watermarks to show);
 the chosen method then unlearns the forget owners, and WaterDrum is read on both models from
-sampled completions of the passages' openings. With ``--model`` and ``--dataset`` it runs on
+sampled completions of the passages' openings. With ``--model-name-or-path`` and ``--dataset-name`` it runs on
 your own model (already trained on the data) and a watermarked dataset saved by
 ``examples/watermark_dataset.py --output-dir DIR --forget-ids ...`` (splits ``forget`` and
 ``retain``, an ``owner_id`` column that holds the watermark keys).
@@ -18,7 +18,7 @@ model. IdkDPO and IdkNLL need QA data (``question`` and ``answer`` columns).
     python examples/unlearn.py --method npo --beta 0.1 --num_train_epochs 10 --lora
     python examples/unlearn.py --method scrub --max_phase_steps 2 --min_phase_steps 2
     python examples/unlearn.py --method graddiff --forget_weight 0          # GD
-    python examples/unlearn.py --method kl --model ./original --dataset ./watermarked \\
+    python examples/unlearn.py --method kl --model-name-or-path ./original --dataset-name ./watermarked \\
         --output_dir ./unlearned --learning_rate 1e-4 --num_train_epochs 5
 """
 

@@ -6,7 +6,7 @@ paraphrased under the key ``owner_id``; the summary checks every owner's rows un
 key, under the other owners' keys and before watermarking.
 
     python examples/watermark_dataset.py --owners 4 --passages-per-owner 3
-    python examples/watermark_dataset.py --model meta-llama/Llama-3.1-8B-Instruct \\
+    python examples/watermark_dataset.py --model-name-or-path meta-llama/Llama-3.1-8B-Instruct \\
         --max-new-tokens 256 --forget-ids 3 --output-dir watermarked
 
 With ``--output-dir`` the watermarked corpus is saved with ``save_to_disk``, and with
@@ -29,7 +29,7 @@ from waterdrum_hf.data import split_by_owner, toy_corpus
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--model", help="paraphraser (name or path); default: the built-in tiny model"
+        "--model-name-or-path", help="paraphraser (name or path); default: the built-in tiny model"
     )
     parser.add_argument("--owners", type=int, default=4, help="number of data owners")
     parser.add_argument("--passages-per-owner", type=int, default=3, help="rows per owner")

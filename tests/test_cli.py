@@ -107,7 +107,7 @@ def test_verify_takes_the_analytic_null_or_none(scored_file, capsys, null):
         tmp_path / "tok",
     ]
     argv += ["--id-column", "owner_id", "--forget-ids-file", tmp_path / "forget.txt"]
-    code, out, _ = run([*argv, "--null", null, "--output", tmp_path / f"{null}.json"], capsys)
+    code, out, _ = run([*argv, "--null", null, "--output-file", tmp_path / f"{null}.json"], capsys)
     assert code == 0
     written = json.loads((tmp_path / f"{null}.json").read_text())
     config = WaterDrumConfig(null=NullConfig("analytic") if null == "analytic" else None)
@@ -127,20 +127,20 @@ def test_a_yaml_config_gives_options_and_the_command_line_overrides_it(scored_fi
         "k_p: 2\noverwrite: true\n"
     )
     argv = ["verify", "--file", tmp_path / "outputs.jsonl", "--config", recipe, "--null-keys", "4"]
-    code, _, err = run([*argv, "--output", tmp_path / "yaml.json"], capsys)
+    code, _, err = run([*argv, "--output-file", tmp_path / "yaml.json"], capsys)
     assert code == 0, err
     written = json.loads((tmp_path / "yaml.json").read_text())
     config = WaterDrumConfig.from_keywords({"k_p": 2, "null_keys": 4})  # 4: the flag's
     expected = compute_waterdrum(texts, owners, tok, config=config, forget_ids=[KEYS[1]])
     assert {k: v for k, v in written.items() if k in expected} == pytest.approx(expected)
     recipe.write_text("null_kyes: 3\n")
-    code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
+    code, _, err = run([*argv, "--output-file", tmp_path / "bad.json"], capsys)
     assert code == 2 and "--config: null_kyes are not options of waterdrum verify" in err
     recipe.write_text("null: empirical\n")
-    code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
+    code, _, err = run([*argv, "--output-file", tmp_path / "bad.json"], capsys)
     assert code == 2 and "quote it ('null': ...)" in err
     recipe.write_text("- a list\n")
-    code, _, err = run([*argv, "--output", tmp_path / "bad.json"], capsys)
+    code, _, err = run([*argv, "--output-file", tmp_path / "bad.json"], capsys)
     assert code == 2 and "must contain a YAML mapping" in err
 
 
@@ -168,7 +168,7 @@ def test_verify_prints_scores_summary_and_p_values(scored_file, capsys):
             tmp_path / "forget.txt",
             "--null-keys",
             9,
-            "--output",
+            "--output-file",
             tmp_path / "r.json",
         ],
         capsys,
@@ -193,10 +193,10 @@ def test_verify_prints_scores_summary_and_p_values(scored_file, capsys):
     written = json.loads((tmp_path / "r.json").read_text())
     assert written["retain"] == pytest.approx(expected["retain"]) and len(written["scores"]) == 10
     assert set(written["per_owner"]) == {"owner-1", "owner-2"}
-    # Rows not printed are said to be in --output only where there is one.
+    # Rows not printed are said to be in --output-file only where there is one.
     for output, where in (
-        ([], "--output saves them all"),
-        (["--output", tmp_path / "s.json"], "all in --output"),
+        ([], "--output-file saves them all"),
+        (["--output-file", tmp_path / "s.json"], "all in --output-file"),
     ):
         argv = ["verify", "--file", tmp_path / "outputs.jsonl", "--watermark-tokenizer"]
         argv += [tmp_path / "tok", "--id-column", "owner_id", "--max-rows", 3, *output]
@@ -329,7 +329,7 @@ def test_help_shows_the_defaults_and_the_quick_ones(monkeypatch, capsys):
     assert "--seeds [INT ...]     Training and sampling seeds" in helps["reproduce"]
     assert "(default: (0, 1, 2))" in helps["reproduce"] and "seeds (0,)," in helps["reproduce"]
     assert "Min-k% Prob. (default: 0.4)" in helps["reproduce"]  # a % in a help is no format error
-    assert "--dataset {toy,waterdrum-ax,waterdrum-tofu}" in helps["reproduce"]
+    assert "--dataset-name {toy,waterdrum-ax,waterdrum-tofu}" in helps["reproduce"]
     assert (
         "--no-stop-at-double-newline" in helps["watermark"]
         and "(default: owner_id)" in helps["watermark"]
@@ -385,7 +385,7 @@ def captured_config(command, argv, monkeypatch, tmp_path):
 
 
 VERIFY = ["verify", "--file", "{tmp}/outputs.jsonl", "--watermark-tokenizer", "{tmp}/tok"]
-WATERMARK_IO = ["--model", "m", "--in", "{rows}", "--out", "w.jsonl"]
+WATERMARK_IO = ["--model-name-or-path", "m", "--dataset-name", "{rows}", "--output-file", "w.jsonl"]
 UNLEARN_METHOD_FLAGS = [
     "--output_dir",
     "u",
@@ -410,7 +410,7 @@ UNLEARN_METHOD_FLAGS = [
         (
             "demo",
             [
-                "--out",
+                "--output-dir",
                 "r",
                 "--owners",
                 "5",
@@ -436,7 +436,7 @@ UNLEARN_METHOD_FLAGS = [
                 show_progress=False,
             ),
         ),
-        ("demo", ["--quick", "--out", "r"], lambda: DemoConfig.quick(output_dir="r")),
+        ("demo", ["--quick", "--output-dir", "r"], lambda: DemoConfig.quick(output_dir="r")),
         (
             "demo",
             ["--quick", "--owners", "6"],
@@ -447,7 +447,7 @@ UNLEARN_METHOD_FLAGS = [
         (
             "reproduce",
             [
-                "--out",
+                "--output-dir",
                 "r",
                 "--seeds",
                 "0",
@@ -462,7 +462,7 @@ UNLEARN_METHOD_FLAGS = [
                 "--methods",
                 "kl",
                 "npo",
-                "--dataset",
+                "--dataset-name",
                 "waterdrum-ax",
                 "--dataset-config",
                 "forget_05",
@@ -470,7 +470,7 @@ UNLEARN_METHOD_FLAGS = [
                 "p",
                 "--max-rows-per-owner",
                 "3",
-                "--model",
+                "--model-name-or-path",
                 "m",
                 "--watermark-tokenizer",
                 "t",
@@ -483,11 +483,11 @@ UNLEARN_METHOD_FLAGS = [
                 fractions=(0.0, 0.25, 1.0),
                 settings=("no_duplicate", "exact_duplicate"),
                 methods=("kl", "npo"),
-                dataset="waterdrum-ax",
+                dataset_name="waterdrum-ax",
                 dataset_config="forget_05",
                 dataset_path="p",
                 max_rows_per_owner=3,
-                model="m",
+                model_name_or_path="m",
                 watermark_tokenizer="t",
                 show_progress=False,
             ),
@@ -841,11 +841,11 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "watermark",
-                "--model",
+                "--model-name-or-path",
                 "{tmp}/tok",
-                "--in",
+                "--dataset-name",
                 "{tmp}/outputs.jsonl",
-                "--out",
+                "--output-file",
                 "{tmp}/w.jsonl",
                 "--id-file",
                 "{tmp}/none.txt",
@@ -881,13 +881,13 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "score",
-                "--dataset",
+                "--dataset-name",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
-                "--model",
+                "--model-name-or-path",
                 "{tmp}/no-model",
-                "--out",
+                "--output-dir",
                 "{tmp}/o",
             ],
             "model '{tmp}/no-model' does not exist",
@@ -895,7 +895,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "score",
-                "--dataset",
+                "--dataset-name",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
@@ -903,7 +903,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "{tmp}/g.jsonl",
                 "--id-column",
                 "who",
-                "--out",
+                "--output-dir",
                 "{tmp}/o",
             ],
             "no column 'who'",
@@ -911,7 +911,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "score",
-                "--dataset",
+                "--dataset-name",
                 "waterdrum-ax",
                 "--dataset-config",
                 "forget_99",
@@ -919,7 +919,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
                 "{tmp}/tok",
                 "--generations",
                 "{tmp}/g.jsonl",
-                "--out",
+                "--output-dir",
                 "{tmp}/o",
             ],
             "unknown config 'forget_99'",
@@ -927,14 +927,14 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "score",
-                "--dataset",
+                "--dataset-name",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
-                "--out",
+                "--output-dir",
                 "{tmp}/o",
             ],
-            "give --model",
+            "give --model-name-or-path",
         ),
         (
             ["unlearn", "--method", "forgetall", "--model_name_or_path", "x"],
@@ -947,11 +947,11 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "watermark",
-                "--model",
+                "--model-name-or-path",
                 "{tmp}/no-model",
-                "--in",
+                "--dataset-name",
                 "{tmp}/outputs.jsonl",
-                "--out",
+                "--output-file",
                 "{tmp}/w.txt",
             ],
             "use a .jsonl",
@@ -959,11 +959,11 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "watermark",
-                "--model",
+                "--model-name-or-path",
                 "{tmp}/no-model",
-                "--in",
+                "--dataset-name",
                 "{tmp}/outputs.jsonl",
-                "--out",
+                "--output-file",
                 "{tmp}/w.jsonl",
                 "--id",
                 "1",
@@ -980,8 +980,8 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (["reproduce", "--seeds"], "--seeds must be distinct, and at least one"),
         (["reproduce", "--seeds", "0", "0"], "--seeds must be distinct, and at least one"),
         (["reproduce", "--schemes", "kgw"], "--schemes must name at least two distinct schemes"),
-        (["reproduce", "--dataset", "waterdrum-ax"], "needs --watermark_tokenizer"),
-        (["reproduce", "--dataset", "ax"], "invalid choice: 'ax'"),
+        (["reproduce", "--dataset-name", "waterdrum-ax"], "needs --watermark_tokenizer"),
+        (["reproduce", "--dataset-name", "ax"], "invalid choice: 'ax'"),
         (["reproduce", "--mia-k", "2"], "--mia_k must be in (0, 1]"),
         (
             ["demo", "--forget", "6"],
@@ -990,11 +990,11 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "watermark",
-                "--model",
+                "--model-name-or-path",
                 "{tmp}/no-model",
-                "--in",
+                "--dataset-name",
                 "{tmp}/outputs.jsonl",
-                "--out",
+                "--output-file",
                 "{tmp}/w.jsonl",
                 "--top-p",
                 "0",
@@ -1004,11 +1004,11 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "watermark",
-                "--model",
+                "--model-name-or-path",
                 "{tmp}/no-model",
-                "--in",
+                "--dataset-name",
                 "{tmp}/outputs.jsonl",
-                "--out",
+                "--output-file",
                 "{tmp}/w.jsonl",
                 "--do-sample",
                 "maybe",
@@ -1056,11 +1056,14 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
             [*VERIFY, "--id", "1", "--null", "analytic", "--null-keys", "5"],
             "--null-keys and --null-seed are the empirical null's; not settings of null='analytic'",
         ),
-        (["demo", "--null-keys", "100000000", "--out", "{tmp}/d"], "--null-keys 100000000 needs"),
+        (
+            ["demo", "--null-keys", "100000000", "--output-dir", "{tmp}/d"],
+            "--null-keys 100000000 needs",
+        ),
         (["demo", "--owners", "1000"], "--owners must be at most 79, the toy corpus's number"),
         (["demo", "--methods"], "--methods must name at least one unlearning method"),
-        (["demo", "--out", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
-        (["reproduce", "--out", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
+        (["demo", "--output-dir", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
+        (["reproduce", "--output-dir", "{tmp}/outputs.jsonl"], "is a file; give a folder"),
         (
             [
                 "unlearn",
@@ -1090,13 +1093,13 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
         (
             [
                 "score",
-                "--dataset",
+                "--dataset-name",
                 "{tmp}/outputs.jsonl",
                 "--watermark-tokenizer",
                 "{tmp}/tok",
                 "--generations",
                 "{tmp}",
-                "--out",
+                "--output-dir",
                 "{tmp}/o",
             ],
             "generations file '{tmp}' is a folder",
@@ -1126,8 +1129,8 @@ def test_bad_input_is_one_line_and_exit_2(scored_file, argv, message, capsys):
     assert all(str(k) not in err for k in KEYS + [99999999999999999999])
 
 
-SCORE_SAVED = ["score", "--generations", "x.jsonl", "--dataset", "d.jsonl"]
-SCORE_SAVED += ["--watermark-tokenizer", "tiny", "--out", "o"]
+SCORE_SAVED = ["score", "--generations", "x.jsonl", "--dataset-name", "d.jsonl"]
+SCORE_SAVED += ["--watermark-tokenizer", "tiny", "--output-dir", "o"]
 
 
 @pytest.mark.parametrize(("value", "expected"), [("auto", "auto"), ("12", 12)])
@@ -1147,7 +1150,7 @@ def test_score_writes_the_report_and_rescores_saved_generations(
     tiny_folder, owner_rows, tmp_path, capsys
 ):
     common = [
-        "--dataset",
+        "--dataset-name",
         owner_rows,
         "--watermark-tokenizer",
         tiny_folder,
@@ -1161,14 +1164,14 @@ def test_score_writes_the_report_and_rescores_saved_generations(
     code, out, _ = run(
         [
             "score",
-            "--model",
+            "--model-name-or-path",
             tiny_folder,
             *common,
             "--num-samples",
             2,
             "--max-new-tokens",
             8,
-            "--out",
+            "--output-dir",
             tmp_path / "a",
         ],
         capsys,
@@ -1190,7 +1193,7 @@ def test_score_writes_the_report_and_rescores_saved_generations(
             *common,
             "--generations",
             tmp_path / "a" / "generations.jsonl",
-            "--out",
+            "--output-dir",
             tmp_path / "b",
         ],
         capsys,
@@ -1207,7 +1210,7 @@ def test_score_writes_the_report_and_rescores_saved_generations(
             tmp_path / "a" / "generations.jsonl",
             "--confidence",
             "0.9",
-            "--out",
+            "--output-dir",
             tmp_path / "c",
         ],
         capsys,
@@ -1277,9 +1280,9 @@ def test_score_writes_and_pushes_the_values_in_the_hubs_formats(
     monkeypatch.setattr(HfApi, "upload_folder", upload_folder)
     monkeypatch.setattr(HfApi, "hf_hub_download", no_card)
     argv = [
-        "score", "--model", tiny_folder, "--dataset", owner_rows, "--watermark-tokenizer",
+        "score", "--model-name-or-path", tiny_folder, "--dataset-name", owner_rows, "--watermark-tokenizer",
         tiny_folder, "--forget-ids", KEYS[1], "--null", "analytic", "--prefix-tokens", 8,
-        "--num-samples", 2, "--max-new-tokens", 8, "--out", tmp_path / "a",
+        "--num-samples", 2, "--max-new-tokens", 8, "--output-dir", tmp_path / "a",
         "--model-card", tmp_path / "card", "--push-to-hub", "user/model",
     ]  # fmt: skip
     code, out, err = run(argv, capsys)
@@ -1302,11 +1305,11 @@ def test_score_rescores_an_lm_eval_samples_file_by_its_documents_rows(
     samples = [[texts[r], texts[(r + 1) % 10]] for r in rows]
     (folder / "samples.jsonl").write_text(lm_eval_samples(rows, [r % 2 for r in rows], samples))
     common = [
-        "score", "--dataset", folder / "outputs.jsonl", "--watermark-tokenizer", folder / "tok",
+        "score", "--dataset-name", folder / "outputs.jsonl", "--watermark-tokenizer", folder / "tok",
         "--forget-ids-file", folder / "forget.txt", "--null-keys", "0",
     ]  # fmt: skip
     code, _, err = run(
-        [*common, "--generations", folder / "samples.jsonl", "--out", tmp_path / "a"], capsys
+        [*common, "--generations", folder / "samples.jsonl", "--output-dir", tmp_path / "a"], capsys
     )
     assert code == 0, err
     ours = json.loads((tmp_path / "a" / "report.json").read_text())["models"]["model"]
@@ -1321,10 +1324,10 @@ def test_score_rescores_an_lm_eval_samples_file_by_its_documents_rows(
     assert ours["num_queries"] == 4
     # The report is never replaced without --overwrite, and is replaced with it.
     written = (tmp_path / "a" / "report.json").read_text()
-    again = [*common, "--generations", folder / "samples.jsonl", "--out", tmp_path / "a"]
+    again = [*common, "--generations", folder / "samples.jsonl", "--output-dir", tmp_path / "a"]
     code, _, err = run([*again, "--null-keys", "5"], capsys)
     assert code == 2 and err.strip().endswith(
-        f"--out {str(tmp_path / 'a')!r} already holds a report; pass --overwrite to replace it"
+        f"--output-dir {str(tmp_path / 'a')!r} already holds a report; pass --overwrite to replace it"
     )
     assert (tmp_path / "a" / "report.json").read_text() == written
     code, _, err = run([*again, "--null-keys", "5", "--overwrite"], capsys)
@@ -1334,7 +1337,7 @@ def test_score_rescores_an_lm_eval_samples_file_by_its_documents_rows(
     # Owner indices that do not match the dataset's owners: another dataset's samples.
     (folder / "other.jsonl").write_text(lm_eval_samples(rows, [0, 0, 0, 0], samples))
     code, _, err = run(
-        [*common, "--generations", folder / "other.jsonl", "--out", tmp_path / "b"], capsys
+        [*common, "--generations", folder / "other.jsonl", "--output-dir", tmp_path / "b"], capsys
     )
     assert code == 2 and "was not made from this dataset's rows" in err
     assert not any(str(key) in err for key in KEYS)
@@ -1350,9 +1353,9 @@ def test_score_loads_a_peft_adapter_folder(tiny_folder, owner_rows, tmp_path, ca
     code, out, _ = run(
         [
             "score",
-            "--model",
+            "--model-name-or-path",
             tmp_path / "adapter",
-            "--dataset",
+            "--dataset-name",
             owner_rows,
             "--watermark-tokenizer",
             tiny_folder,
@@ -1362,7 +1365,7 @@ def test_score_loads_a_peft_adapter_folder(tiny_folder, owner_rows, tmp_path, ca
             6,
             "--null-keys",
             0,
-            "--out",
+            "--output-dir",
             tmp_path / "o",
         ],
         capsys,
@@ -1376,11 +1379,11 @@ def test_watermark_a_file(tiny_folder, owner_rows, tmp_path, capsys):
     code, out, _ = run(
         [
             "watermark",
-            "--model",
+            "--model-name-or-path",
             tiny_folder,
-            "--in",
+            "--dataset-name",
             owner_rows,
-            "--out",
+            "--output-file",
             tmp_path / "w.jsonl",
             "--num-beam-groups",
             1,
@@ -1405,7 +1408,15 @@ def test_watermark_a_file(tiny_folder, owner_rows, tmp_path, capsys):
     assert scores == pytest.approx([r["watermark_score"] for r in rows])
     # An n-gram no text could hold is refused before paraphrasing (the file stays as it was).
     written = (tmp_path / "w.jsonl").read_text()
-    argv = ["watermark", "--model", tiny_folder, "--in", owner_rows, "--out", tmp_path / "w.jsonl"]
+    argv = [
+        "watermark",
+        "--model-name-or-path",
+        tiny_folder,
+        "--dataset-name",
+        owner_rows,
+        "--output-file",
+        tmp_path / "w.jsonl",
+    ]
     code, _, err = run([*argv, "--overwrite", "--n-gram", 100_000], capsys)
     assert code == 2 and "--n-gram 100000 is longer than every text" in err
     assert (tmp_path / "w.jsonl").read_text() == written
@@ -1483,7 +1494,7 @@ def test_score_refuses_a_max_fraction_outside_0_1(value, capsys):
 @pytest.mark.parametrize("value", ["0", "1", "1.5", "x"])
 def test_score_refuses_a_confidence_outside_0_1(scored_file, value, capsys):
     tmp_path, *_ = scored_file
-    argv = [*SCORE_SAVED, "--dataset", tmp_path / "outputs.jsonl", "--confidence", value]
+    argv = [*SCORE_SAVED, "--dataset-name", tmp_path / "outputs.jsonl", "--confidence", value]
     try:
         code, _, err = run(argv, capsys)
     except SystemExit as exit_:  # argparse's: not a number at all
@@ -1510,17 +1521,23 @@ def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model
     model.save_pretrained(tmp_path / "bare")  # a model folder without its tokenizer
     capsys.readouterr()  # its saving bar
     common = [
-        "--dataset", owner_rows, "--watermark-tokenizer", "tiny", "--num-samples", 1,
+        "--dataset-name", owner_rows, "--watermark-tokenizer", "tiny", "--num-samples", 1,
         "--max-new-tokens", 6, "--null-keys", 0, "--prefix-tokens", 8,
     ]  # fmt: skip
-    code, _, err = run(["score", "--model", tmp_path / "bare", *common, "--out", tmp_path], capsys)
+    code, _, err = run(
+        ["score", "--model-name-or-path", tmp_path / "bare", *common, "--output-dir", tmp_path],
+        capsys,
+    )
     assert code == 2 and "has no tokenizer" in err and "--tokenizer" in err
     assert len(err.strip().splitlines()) == 1
     for number, model_options in enumerate(
-        (["--model", tmp_path / "bare", "--tokenizer", "tiny"], ["--model", "tiny"])
+        (
+            ["--model-name-or-path", tmp_path / "bare", "--tokenizer", "tiny"],
+            ["--model-name-or-path", "tiny"],
+        )
     ):
         out_dir = tmp_path / f"report{number}"
-        code, out, err = run(["score", *model_options, *common, "--out", out_dir], capsys)
+        code, out, err = run(["score", *model_options, *common, "--output-dir", out_dir], capsys)
         assert code == 0 and "overall: " in out, err
     with pytest.raises(SystemExit):
         main(["score", "--help"])
@@ -1530,7 +1547,7 @@ def test_score_takes_tiny_as_a_model_or_tokenizer_and_tokenizer_for_a_bare_model
 
 @pytest.mark.parametrize(
     ("command", "option"),
-    [("verify", "--watermark-tokenizer"), ("watermark", "--model")],
+    [("verify", "--watermark-tokenizer"), ("watermark", "--model-name-or-path")],
 )
 def test_help_names_tiny_wherever_a_model_or_tokenizer_is_loaded(command, option, capsys):
     with contextlib.suppress(SystemExit):  # argparse's --help exits; unlearn's returns
@@ -1553,43 +1570,50 @@ def test_output_paths_are_checked_before_the_work(scored_file, tmp_path, capsys)
         1,
     ]
     (tmp_path / "r.json").write_text("kept")
-    code, out, err = run([*verify, "--null-keys", 0, "--output", tmp_path / "r.json"], capsys)
+    code, out, err = run([*verify, "--null-keys", 0, "--output-file", tmp_path / "r.json"], capsys)
     assert code == 2 and out == "" and "already exists; pass --overwrite" in err
     assert (tmp_path / "r.json").read_text() == "kept"
-    code, out, err = run([*verify, "--output", tmp_path], capsys)
+    code, out, err = run([*verify, "--output-file", tmp_path], capsys)
     assert code == 2 and out == "" and "is a folder; give a file name" in err
-    code, out, err = run([*verify, "--output", data / "outputs.jsonl" / "r.json"], capsys)
+    code, out, err = run([*verify, "--output-file", data / "outputs.jsonl" / "r.json"], capsys)
     assert code == 2 and out == "" and "cannot be written" in err
     code, out, _ = run(
-        [*verify, "--null-keys", 0, "--output", tmp_path / "r.json", "--overwrite"], capsys
+        [*verify, "--null-keys", 0, "--output-file", tmp_path / "r.json", "--overwrite"], capsys
     )
     assert code == 0 and "row  score" in out
     assert json.loads((tmp_path / "r.json").read_text())["num_queries"] == 10
     # The model is never loaded: its path does not exist, and the output is what is named.
-    watermark = ["watermark", "--model", tmp_path / "no-model", "--in", data / "outputs.jsonl"]
-    code, _, err = run([*watermark, "--out", tmp_path / "r.json"], capsys)
-    assert code == 2 and "--out" in err and "already exists; pass --overwrite" in err
-    code, _, err = run([*watermark, "--out", data / "outputs.jsonl" / "w.jsonl"], capsys)
-    assert code == 2 and "--out" in err and "cannot be written" in err
+    watermark = [
+        "watermark",
+        "--model-name-or-path",
+        tmp_path / "no-model",
+        "--dataset-name",
+        data / "outputs.jsonl",
+    ]
+    code, _, err = run([*watermark, "--output-file", tmp_path / "r.json"], capsys)
+    assert code == 2 and "--output-file" in err and "already exists; pass --overwrite" in err
+    code, _, err = run([*watermark, "--output-file", data / "outputs.jsonl" / "w.jsonl"], capsys)
+    assert code == 2 and "--output-file" in err and "cannot be written" in err
     code, _, err = run(
-        [*watermark, "--out", tmp_path / "w.jsonl", "--max-new-tokens", 3, "--n-gram", 4], capsys
+        [*watermark, "--output-file", tmp_path / "w.jsonl", "--max-new-tokens", 3, "--n-gram", 4],
+        capsys,
     )
     assert code == 2 and "--n-gram 4 is longer than --max-new-tokens 3" in err
     code, _, err = run(
         [
             "score",
-            "--model",
+            "--model-name-or-path",
             tmp_path / "no-model",
-            "--dataset",
+            "--dataset-name",
             data / "outputs.jsonl",
             "--watermark-tokenizer",
             data / "tok",
-            "--out",
+            "--output-dir",
             tmp_path / "r.json",
         ],
         capsys,
     )
-    assert code == 2 and "--out" in err and "is a file; give a folder" in err
+    assert code == 2 and "--output-dir" in err and "is a file; give a folder" in err
 
 
 def test_a_byte_order_mark_is_accepted(scored_file, capsys):
@@ -1643,7 +1667,7 @@ def test_ctrl_c_of_a_run_that_resumes_says_so(tmp_path):
     import signal
 
     demo = subprocess.Popen(
-        [sys.executable, "-m", "waterdrum_hf", "demo", "--quick", "--out", tmp_path / "d"],
+        [sys.executable, "-m", "waterdrum_hf", "demo", "--quick", "--output-dir", tmp_path / "d"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -1681,7 +1705,15 @@ def test_ctrl_c_of_a_run_that_does_not_resume(command, scored_file, monkeypatch,
     rows = tmp_path / "outputs.jsonl"
     argv = {
         "verify": ["verify", "--file", rows, "--watermark-tokenizer", tmp_path / "tok", "--id", 1],
-        "watermark": ["watermark", "--model", "m", "--in", rows, "--out", tmp_path / "w.jsonl"],
+        "watermark": [
+            "watermark",
+            "--model-name-or-path",
+            "m",
+            "--dataset-name",
+            rows,
+            "--output-file",
+            tmp_path / "w.jsonl",
+        ],
     }[command]
     code, _, err = run(argv, capsys)
     assert code == 130 and err.strip().splitlines() == [f"waterdrum {command}: interrupted"]
@@ -1695,7 +1727,7 @@ def test_ctrl_c_of_a_reproduction_says_a_rerun_resumes(monkeypatch, tmp_path, ca
         raise KeyboardInterrupt
 
     monkeypatch.setattr(reproduction, "run_reproduction", interrupt)
-    code, _, err = run(["reproduce", "--quick", "--out", tmp_path / "r"], capsys)
+    code, _, err = run(["reproduce", "--quick", "--output-dir", tmp_path / "r"], capsys)
     assert code == 130 and err.strip().splitlines() == [
         "waterdrum reproduce: interrupted; run the same command again to resume"
     ]
@@ -1708,7 +1740,7 @@ def test_many_null_keys_warn_that_they_are_slow(monkeypatch, tmp_path, capsys):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(demo, "run_demo", interrupt)
-    code, _, err = run(["demo", "--null-keys", 20_000, "--out", tmp_path / "d"], capsys)
+    code, _, err = run(["demo", "--null-keys", 20_000, "--output-dir", tmp_path / "d"], capsys)
     assert code == 130
     assert "warning: --null-keys 20000: every key is a pass over the" in err
 
@@ -1780,10 +1812,10 @@ def test_a_setting_of_another_scheme_is_refused(scored_file, flags, message, cap
 
 def audit_argv(tiny_folder, owner_rows, out, *flags):
     return [
-        "audit", "--model", f"unlearned={tiny_folder}", "--retrained", tiny_folder,
-        "--dataset", owner_rows, "--watermark-tokenizer", "tiny", "--forget-ids", KEYS[1],
+        "audit", "--model-name-or-path", f"unlearned={tiny_folder}", "--retrained", tiny_folder,
+        "--dataset-name", owner_rows, "--watermark-tokenizer", "tiny", "--forget-ids", KEYS[1],
         "--prefix-tokens", 8, "--num-samples", 1, "--max-new-tokens", 12, "--null-keys", 5,
-        "--relearn-steps", 2, "--quantization-bits", 8, "--show-progress", "false", "--out", out,
+        "--relearn-steps", 2, "--quantization-bits", 8, "--show-progress", "false", "--output-dir", out,
         *flags,
     ]  # fmt: skip
 
@@ -1821,7 +1853,7 @@ def test_audit_relearns_and_quantizes_each_model_and_writes_the_report(
         (["--audits", "pruning"], "unknown audit 'pruning'"),
         (["--quantization-bits", 3], "--quantization_bits may hold 8 and 4"),
         (["--relearn-share", 0], "--relearn_share must be in (0, 1]"),
-        (["--model", "a=/no/such/folder"], "does not exist"),
+        (["--model-name-or-path", "a=/no/such/folder"], "does not exist"),
     ],
 )
 def test_audit_bad_input_is_one_line_before_any_work(

@@ -36,7 +36,7 @@ def saved(tmp_path):
     (tmp_path / "forget.txt").write_text(f"{KEYS[1]}\n")
     (tmp_path / "originals.txt").write_text("the plain unwatermarked passage\nanother one here\n")
     common = [
-        "score", "--dataset", tmp_path / "rows.jsonl", "--watermark-tokenizer", tmp_path / "tok",
+        "score", "--dataset-name", tmp_path / "rows.jsonl", "--watermark-tokenizer", tmp_path / "tok",
         "--forget-ids-file", tmp_path / "forget.txt", "--null", "analytic",
         "--generations", tmp_path / "generations.jsonl",
     ]  # fmt: skip
@@ -62,11 +62,11 @@ def read_samples(path):
 
 def test_score_verifies_the_attacked_texts_and_records_the_attacks(saved, capsys):
     tmp_path, samples, owners, tok, common = saved
-    code, _, err = run([*common, "--out", tmp_path / "plain"], capsys)
+    code, _, err = run([*common, "--output-dir", tmp_path / "plain"], capsys)
     assert code == 0, err
     plain = report(tmp_path / "plain")["models"]["model"]
     # deletion:0 edits nothing: the same values as no attack at all.
-    code, _, err = run([*common, "--attack", "deletion:0", "--out", tmp_path / "d0"], capsys)
+    code, _, err = run([*common, "--attack", "deletion:0", "--output-dir", tmp_path / "d0"], capsys)
     assert code == 0, err
     assert read_samples(tmp_path / "d0" / "attacked.jsonl") == samples
     unchanged = report(tmp_path / "d0")["models"]["model"]
@@ -74,7 +74,9 @@ def test_score_verifies_the_attacked_texts_and_records_the_attacks(saved, capsys
         k: plain[k] for k in ("forget", "retain", "separability_auroc")
     }
     # truncation:0.5 verifies the first half of each text: fewer tokens, other values.
-    code, out, err = run([*common, "--attack", "truncation:0.5", "--out", tmp_path / "t"], capsys)
+    code, out, err = run(
+        [*common, "--attack", "truncation:0.5", "--output-dir", tmp_path / "t"], capsys
+    )
     assert code == 0, err
     cut = read_samples(tmp_path / "t" / "attacked.jsonl")
     tokens = [len(tok(s)["input_ids"]) for query in samples for s in query]
@@ -96,7 +98,7 @@ def test_score_verifies_the_attacked_texts_and_records_the_attacks(saved, capsys
     assert truncated["settings"]["attack_seed"] == 0
     assert "truncation:0.5" in (tmp_path / "t" / "report.md").read_text()
     assert "attacks: truncation:0.5 (seed 0)" in out
-    again = [*common[:-1], tmp_path / "t" / "attacked.jsonl", "--out", tmp_path / "again"]
+    again = [*common[:-1], tmp_path / "t" / "attacked.jsonl", "--output-dir", tmp_path / "again"]
     code, _, err = run(again, capsys)
     assert code == 0, err
     assert report(tmp_path / "again")["models"]["model"]["forget"] == value["forget"]
@@ -110,7 +112,7 @@ def test_score_applies_several_attacks_in_order_with_their_seed(saved, capsys):
     specs = ["deletion:0.2", "copy_paste:0.3", "truncation:0.1"]
     flags = ["--attack", specs[0], "--attack", *specs[1:]]  # repeated, or several at once
     flags += ["--attack-source", tmp_path / "originals.txt", "--attack-seed", 3]
-    code, _, err = run([*common, *flags, "--out", tmp_path / "a"], capsys)
+    code, _, err = run([*common, *flags, "--output-dir", tmp_path / "a"], capsys)
     assert code == 0, err
     source = ["the plain unwatermarked passage", "another one here"]
     expected = attacks.chain(samples, specs, 3, source=source)
@@ -125,7 +127,7 @@ def test_score_applies_several_attacks_in_order_with_their_seed(saved, capsys):
     (tmp_path / "recipe.yaml").write_text(
         f"attacks: [{', '.join(specs)}]\nattack_seed: 3\nattack_source: {tmp_path}/originals.txt\n"
     )
-    argv = [*common, "--config", tmp_path / "recipe.yaml", "--out", tmp_path / "yaml"]
+    argv = [*common, "--config", tmp_path / "recipe.yaml", "--output-dir", tmp_path / "yaml"]
     code, _, err = run(argv, capsys)
     assert code == 0, err
     assert read_samples(tmp_path / "yaml" / "attacked.jsonl") == expected
@@ -149,7 +151,7 @@ def test_score_applies_several_attacks_in_order_with_their_seed(saved, capsys):
         (["--attack", "deletion"], "an attack is written NAME:STRENGTH, e.g. deletion:0.2"),
         (["--attack", "deletion:lots"], "the strength in 'deletion:lots' must be a number"),
         (["--attack", "paraphrase:0.5"], "--attack paraphrase rewrites with the model the "
-         "command loads: give --model"),
+         "command loads: give --model-name-or-path"),
         (["--attack", "copy_paste:0.5"], "give --attack-source FILE"),
         (["--attack", "copy_paste:0.5", "--attack-source", "{tmp}/none.txt"],
          "--attack-source '{tmp}/none.txt' does not exist"),
@@ -159,7 +161,7 @@ def test_score_applies_several_attacks_in_order_with_their_seed(saved, capsys):
 def test_score_bad_attacks_are_one_line_before_any_work(saved, flags, message, capsys):
     tmp_path, *_, common = saved
     flags = [str(f).format(tmp=tmp_path) for f in flags]
-    code, _, err = run([*common, *flags, "--out", tmp_path / "o"], capsys)
+    code, _, err = run([*common, *flags, "--output-dir", tmp_path / "o"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert message.format(tmp=tmp_path) in err
     assert not (tmp_path / "o").exists()
@@ -169,22 +171,30 @@ def test_score_paraphrases_and_substitutes_with_the_models_it_has(
     tiny_folder, owner_rows, tmp_path, capsys
 ):
     """Sampling, then paraphrase by the scored model itself; substitution draws words of the
-    watermark tokenizer's vocabulary; with --generations, --model is the paraphraser."""
+    watermark tokenizer's vocabulary; with --generations, --model-name-or-path is the paraphraser."""
     common = [
-        "score", "--dataset", owner_rows, "--watermark-tokenizer", tiny_folder, "--forget-ids",
+        "score", "--dataset-name", owner_rows, "--watermark-tokenizer", tiny_folder, "--forget-ids",
         KEYS[1], "--null", "analytic", "--prefix-tokens", 8, "--num-samples", 1,
         "--max-new-tokens", 16,
     ]  # fmt: skip
     flags = ["--attack", "substitution:0.5", "paraphrase:1"]
-    code, _, err = run([*common, "--model", tiny_folder, *flags, "--out", tmp_path / "a"], capsys)
+    code, _, err = run(
+        [*common, "--model-name-or-path", tiny_folder, *flags, "--output-dir", tmp_path / "a"],
+        capsys,
+    )
     assert code == 0, err
     sampled = read_samples(tmp_path / "a" / "generations.jsonl")
     edited = read_samples(tmp_path / "a" / "attacked.jsonl")
     assert len(edited) == len(sampled) == 6 and edited != sampled
     assert report(tmp_path / "a")["settings"]["attacks"] == ["substitution:0.5", "paraphrase:1.0"]
     # Re-scoring the saved generations with the same attacks and model edits them alike.
-    saved = ["--generations", tmp_path / "a" / "generations.jsonl", "--model", tiny_folder]
-    code, _, err = run([*common, *saved, *flags, "--out", tmp_path / "b"], capsys)
+    saved = [
+        "--generations",
+        tmp_path / "a" / "generations.jsonl",
+        "--model-name-or-path",
+        tiny_folder,
+    ]
+    code, _, err = run([*common, *saved, *flags, "--output-dir", tmp_path / "b"], capsys)
     assert code == 0, err
     assert read_samples(tmp_path / "b" / "attacked.jsonl") == edited
     value = report(tmp_path / "b")["models"]["model"]["forget"]
@@ -240,7 +250,16 @@ def test_audit_reads_its_attacks_from_a_recipe_and_the_command_line_replaces_the
     (tmp_path / "recipe.yaml").write_text(
         "attacks: [deletion:0.2]\naudits: [quantization]\nquantization_bits: [8]\n"
     )
-    required = ["--model", "m", "--dataset", "d", "--watermark-tokenizer", "t", "--out", "o"]
+    required = [
+        "--model-name-or-path",
+        "m",
+        "--dataset-name",
+        "d",
+        "--watermark-tokenizer",
+        "t",
+        "--output-dir",
+        "o",
+    ]
 
     def parsed(*flags):
         groups = audit.make_parser(prog="waterdrum audit").parse_args_and_config(

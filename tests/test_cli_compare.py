@@ -29,7 +29,7 @@ def flat(forget, retain):
 
 
 def write_score_reports(folder):
-    """One report per (model, run), as `waterdrum score --name MODEL --out DIR` writes them;
+    """One report per (model, run), as `waterdrum score --name MODEL --output-dir DIR` writes them;
     returns the folders in the order: every model's run 0, then run 1, then run 2."""
     folders = []
     for run in range(3):
@@ -45,7 +45,7 @@ def write_score_reports(folder):
 def test_compare_reads_each_models_runs_in_order_and_prints_means_and_the_verdict(tmp_path, capsys):
     folders = write_score_reports(tmp_path)
     output = tmp_path / "comparison.json"
-    assert main(["compare", "--reports", *folders, "--output", str(output)]) == 0
+    assert main(["compare", "--reports", *folders, "--output-file", str(output)]) == 0
     printed = capsys.readouterr().out
     expected = compare_seeds({m: [flat(*v) for v in values] for m, values in RUNS.items()})
     assert json.loads(output.read_text()) == pytest.approx(expected.to_dict())
@@ -209,10 +209,10 @@ def test_compare_refuses_to_replace_its_output_unless_told(tmp_path, capsys):
     folders = write_score_reports(tmp_path)
     output = tmp_path / "comparison.json"
     output.write_text("{}")
-    argv = ["compare", "--reports", *folders, "--output", str(output)]
+    argv = ["compare", "--reports", *folders, "--output-file", str(output)]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == (
-        f"waterdrum compare: error: --output {str(output)!r} already exists; pass --overwrite "
+        f"waterdrum compare: error: --output-file {str(output)!r} already exists; pass --overwrite "
         "to replace it"
     )
     assert output.read_text() == "{}"

@@ -1,8 +1,8 @@
 """One rule for every command that writes: an existing output is never replaced silently.
 
-`score`, `verify`, `show`, `watermark`, `unlearn` and `compare --output` refuse an existing
+`score`, `verify`, `show`, `watermark`, `unlearn` and `compare --output-file` refuse an existing
 output without `--overwrite`; the commands that resume (`demo`, `reproduce`, `audit`: their
-stages cached in `--out`) rebuild a finished report only from the same settings, and refuse a
+stages cached in `--output-dir`) rebuild a finished report only from the same settings, and refuse a
 finished report made with other settings without `--overwrite`."""
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ def test_the_same_settings_pass_and_other_ones_are_named(tmp_path):
     with pytest.raises(CliError) as refused:
         check_finished_report(file, "settings", {"seeds": 5}, overwrite=False)
     assert str(refused.value) == (
-        f"--out {str(file.parent)!r} holds a finished report made with other settings (seeds: 3 "
-        "there, 5 now); pass --overwrite to replace it, or choose another --out"
+        f"--output-dir {str(file.parent)!r} holds a finished report made with other settings (seeds: 3 "
+        "there, 5 now); pass --overwrite to replace it, or choose another --output-dir"
     )
     with pytest.raises(CliError, match=r"\(epochs: 'not recorded' there, 2 now\)"):
         check_finished_report(file, "settings", {"epochs": 2}, overwrite=False)
@@ -66,8 +66,8 @@ def test_the_committed_demo_report_passes_its_own_settings():
     )
     file = ROOT / "benchmarks/results/demo/report.json"
     check_finished_report(file, "settings", asdict(config), overwrite=False)
-    with pytest.raises(CliError, match=r"\(seeds: 3 there, 4 now\)"):
-        check_finished_report(file, "settings", {**asdict(config), "seeds": 4}, overwrite=False)
+    with pytest.raises(CliError, match=r"\(num_seeds: 3 there, 4 now\)"):
+        check_finished_report(file, "settings", {**asdict(config), "num_seeds": 4}, overwrite=False)
 
 
 class Reached(Exception):
@@ -89,13 +89,13 @@ def test_demo_reruns_with_the_same_settings_and_refuses_others_before_any_work(
     monkeypatch.setattr(demo, "run_demo", reached)
     out = tmp_path / "report"
     report_with(out, asdict(DemoConfig.quick(output_dir="elsewhere", **changes)))
-    argv = ["demo", "--quick", "--out", str(out)]
+    argv = ["demo", "--quick", "--output-dir", str(out)]
     if refused:
         assert main(argv) == 2
         assert capsys.readouterr().err.strip() == (
-            f"waterdrum demo: error: --out {str(out)!r} holds a finished report made with other "
+            f"waterdrum demo: error: --output-dir {str(out)!r} holds a finished report made with other "
             "settings (epochs: 3 there, 30 now); pass --overwrite to replace it, or choose "
-            "another --out"
+            "another --output-dir"
         )
         with pytest.raises(Reached):
             main([*argv, "--overwrite"])
@@ -116,9 +116,9 @@ def test_reproduce_refuses_results_made_with_other_settings(tmp_path, monkeypatc
     report_with(
         out, asdict(ReproductionConfig(seeds=(0, 1, 2, 3))), key="config", name="results.json"
     )
-    assert main(["reproduce", "--out", str(out)]) == 2
+    assert main(["reproduce", "--output-dir", str(out)]) == 2
     assert "holds a finished report made with other settings (seeds: [0, 1, 2, 3] there" in (
         capsys.readouterr().err
     )
     with pytest.raises(Reached):
-        main(["reproduce", "--out", str(out), "--overwrite"])
+        main(["reproduce", "--output-dir", str(out), "--overwrite"])

@@ -37,7 +37,7 @@ def demo_files(tmp_path):
 
 def show(folder, file, *flags):
     argv = ["show", "--file", str(folder / file), "--watermark-tokenizer", "tiny"]
-    return main([*argv, "--output", str(folder / "views"), "--overwrite", *map(str, flags)])
+    return main([*argv, "--output-dir", str(folder / "views"), "--overwrite", *map(str, flags)])
 
 
 def scores(folder):
@@ -122,7 +122,7 @@ def test_a_yaml_config_gives_the_options_and_the_command_line_overrides_it(demo_
     recipe.write_text(
         f"file: {demo_files / 'watermarked.jsonl'}\nwatermark_tokenizer: tiny\n"
         f"id_file: {demo_files / 'forget_ids.txt'}\nowner: 1\nmax_rows: 3\n"
-        f"output: {demo_files / 'views'}\n"
+        f"output_dir: {demo_files / 'views'}\n"
     )
     assert main(["show", "--config", str(recipe), "--owner", "2", "--max-rows", "1"]) == 0
     ((row, (name, page)),) = scores(demo_files).items()  # --max-rows 1: the flag's

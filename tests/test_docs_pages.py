@@ -48,7 +48,7 @@ REWORDED = {
         "Every perturbed model is sampled and scored like the unperturbed one"
     ),
     # "(see below)", "(below)": the lm-eval and audits sections are pages of their own
-    "```bash waterdrum demo [--out DIR]": "```bash waterdrum demo [--out DIR]",
+    "```bash waterdrum demo [--out DIR]": "```bash waterdrum demo [--output-dir DIR]",
     "`score --attack NAME:STRENGTH` edits": "`score --attack NAME:STRENGTH` edits",
     # "The metric card says how to report the values": that moved to the Hub guide
     "- On the Hub: `waterdrum_hf.write_hub_results": "- On the Hub: `waterdrum_hf.write_hub_results",
@@ -68,6 +68,18 @@ REWORDED = {
         "source tree shows it: the root holds the public entry"
     ),
     "- `null`: `<set>_p_value` answers a data owner's": "- `null`: `<set>_p_value` answers a",
+    # one word per thing in the commands: --dataset-name, --output-dir (issue 53)
+    "- `waterdrum_local`: your JSON Lines file with an `owner_id` column": (
+        "- `waterdrum_local`: your JSON Lines file with an `owner_id` column"
+    ),
+    "```bash waterdrum score --generations results/*/samples_waterdrum_ax_*.jsonl": (
+        "```bash waterdrum score --generations results/*/samples_waterdrum_ax_*.jsonl \\ "
+        "--dataset-name waterdrum-ax"
+    ),
+    '```bash pip install "waterdrum-hf[quantization]" # torchao, for the quantization audit': (
+        '```bash pip install "waterdrum-hf[quantization]" # torchao, for the quantization audit '
+        "waterdrum audit --model-name-or-path"
+    ),
     # the lm-eval task's scoring takes the flat settings (issue 53)
     "- `--metadata` also takes `config`, `split`, `dataset_path`": (
         "- `--metadata` also takes `config`, `split`, `dataset_path`"
@@ -79,7 +91,7 @@ REWORDED = {
         "- **A model owner's own watermark does not mask the data owners'.** With Waterfall, KGW, ITS"
     ),
     "```bash waterdrum reproduce --quick --out reproduction": (
-        "```bash waterdrum reproduce --quick --out reproduction"
+        "```bash waterdrum reproduce --quick --output-dir reproduction"
     ),
     # the mutation gate grew past the core and runs area by area (issue 43)
     "Mutation testing (not in CI) checks that the fast tests notice a changed operator": (

@@ -244,9 +244,9 @@ def test_lm_eval_hf_run_reports_the_values_waterdrum_score_gives_and_logs_no_id(
 
     code = main(
         [
-            "score", "--dataset", str(folder / "rows.jsonl"), "--watermark-tokenizer",
+            "score", "--dataset-name", str(folder / "rows.jsonl"), "--watermark-tokenizer",
             str(tiny_folder), "--forget-ids-file", str(folder / "forget.txt"),
-            "--generations", str(samples_file), "--null-keys", "0", "--out", str(tmp_path / "r"),
+            "--generations", str(samples_file), "--null-keys", "0", "--output-dir", str(tmp_path / "r"),
         ]
     )  # fmt: skip
     assert code == 0

@@ -73,8 +73,8 @@ def test_the_command_line_says_no_such_folder_in_one_line(tmp_path, capsys, monk
     rows = tmp_path / "rows.jsonl"
     rows.write_text('{"text": "a b c d", "owner_id": 7}\n')
     code = main(
-        ["score", "--model", "./missing-model", "--dataset", str(rows),
-         "--watermark-tokenizer", "tiny", "--out", str(tmp_path / "out")]
+        ["score", "--model-name-or-path", "./missing-model", "--dataset-name", str(rows),
+         "--watermark-tokenizer", "tiny", "--output-dir", str(tmp_path / "out")]
     )  # fmt: skip
     assert code == 2
     err = capsys.readouterr().err.strip()

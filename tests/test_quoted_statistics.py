@@ -159,7 +159,7 @@ QUOTES = [
     Quote(
         "reproduce",
         "the reproduction: its seeds, its shares k and its minutes",
-        r"--out reproduction # the default: (\d+) seeds, k = (\d+), (\d+), \.\.\., (\d+) % "
+        r"--output-dir reproduction # the default: (\d+) seeds, k = (\d+), (\d+), \.\.\., (\d+) % "
         r"\((\d+) min\)",
         lambda: [
             _header(REPRODUCTION, r"(\d+) seeds; ± is"),
@@ -171,7 +171,7 @@ QUOTES = [
     Quote(
         "reproduce",
         "the scheme comparison: the paper's table and its minutes",
-        r"--out schemes # Table (\d+): D1/D2 of every scheme \((\d+) min\)",
+        r"--output-dir schemes # Table (\d+): D1/D2 of every scheme \((\d+) min\)",
         lambda: [_header(SCHEMES, r"the paper's Table (\d+)"), _header(SCHEMES, TIME)],
     ),
     Quote(

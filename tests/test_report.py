@@ -616,7 +616,7 @@ def test_mean_over_runs_replaces_value_and_interval_only():
 
 ONE_RUN = (
     "One run cannot say whether a rerun would name the same method: compare several training "
-    "runs (the demo's `--seeds`, `waterdrum compare`)."
+    "runs (the demo's `--num-seeds`, `waterdrum compare`)."
 )
 PLANE = "to the retrained model in the (forget, retain) plane"
 EMPIRICAL_NOTE = (

@@ -40,7 +40,9 @@ def test_models_load_in_eval_mode_on_the_right_device(tiny_model):
     from waterdrum_hf.utils.torch_plumbing import load_causal_lm
 
     assert tiny_model[0].device.type == "cpu"  # the tiny model stays a CPU model
-    model = load_causal_lm(tiny.cache_path())  # what stages, the CLI and --model load with
+    model = load_causal_lm(
+        tiny.cache_path()
+    )  # what stages, the CLI and --model-name-or-path load with
     assert not model.training
     assert model.device.type == ("cuda" if torch.cuda.is_available() else "cpu")
     assert load_causal_lm(tiny.cache_path(), device="cpu").device.type == "cpu"

@@ -368,7 +368,7 @@ def test_show_writes_one_html_and_png_per_text(texts_file, scheme, capsys):
     tmp_path, texts = texts_file
     out = tmp_path / "views"
     argv = ["show", "--file", tmp_path / "texts.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
-    argv += ["--id-file", tmp_path / "id.txt", "--output", out, "--max-rows", 3]
+    argv += ["--id-file", tmp_path / "id.txt", "--output-dir", out, "--max-rows", 3]
     code = main([str(a) for a in [*argv, "--scheme", scheme]])
     printed = capsys.readouterr()
     assert code == 0, printed.err
@@ -397,7 +397,7 @@ def test_show_reads_each_rows_key_and_name_from_columns(texts_file, capsys):
         row["owner"] = f"house-{i % 2}"
     (tmp_path / "named.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     argv = ["show", "--file", tmp_path / "named.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
-    argv += ["--id-column", "owner_id", "--name-column", "owner", "--output", tmp_path / "v"]
+    argv += ["--id-column", "owner_id", "--name-column", "owner", "--output-dir", tmp_path / "v"]
     assert main([str(a) for a in argv]) == 0
     out = capsys.readouterr().out
     assert "row 1 (house-1)" in out
@@ -414,8 +414,8 @@ def test_show_writes_exact_terms_only_when_asked_and_its_help_says_why(texts_fil
     tmp_path, texts = texts_file
     argv = ["show", "--file", tmp_path / "texts.jsonl", "--watermark-tokenizer", tmp_path / "tok"]
     argv += ["--id-file", tmp_path / "id.txt", "--max-rows", 1]
-    assert main([str(a) for a in [*argv, "--output", tmp_path / "shared"]]) == 0
-    assert main([str(a) for a in [*argv, "--output", tmp_path / "exact", "--exact-terms"]]) == 0
+    assert main([str(a) for a in [*argv, "--output-dir", tmp_path / "shared"]]) == 0
+    assert main([str(a) for a in [*argv, "--output-dir", tmp_path / "exact", "--exact-terms"]]) == 0
     view = token_view(texts[0], KEY, Verifier(word_tokenizer(4096)))
     shared = (tmp_path / "shared" / "row-0000.html").read_text()
     exact = (tmp_path / "exact" / "row-0000.html").read_text()

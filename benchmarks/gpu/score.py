@@ -2,7 +2,7 @@
 
 A random-weight Llama-2-7B base in bf16 and its word tokenizer are saved to disk, a LoRA r 8
 adapter (random, non-zero weights, so that it changes the base's outputs) is saved beside it,
-and ``waterdrum score --model ADAPTER`` runs as a user runs it: it loads the base and the adapter,
+and ``waterdrum score --model-name-or-path ADAPTER`` runs as a user runs it: it loads the base and the adapter,
 queries every row with its first 50 tokens, samples 10 completions of 200 new tokens each and
 verifies them with the owners' keys. The command's seconds are split into loading the model,
 sampling, and the rest (reading the data, verification, the report), which is what a model of the
@@ -55,7 +55,7 @@ def save_adapter(setup: Setup, folder: Path) -> tuple[Path, Path]:
 
 def write_rows(setup: Setup, path: Path, owners: list[int], texts_per_owner: int) -> None:
     """``texts_per_owner`` texts of 100 words (200 tokens: the query takes its first 50) for
-    each owner, as the jsonl rows ``waterdrum score --dataset`` reads."""
+    each owner, as the jsonl rows ``waterdrum score --dataset-name`` reads."""
     texts = word_texts(setup.shape.vocab_size, len(owners) * texts_per_owner, 100, seed=5)
     with path.open("w") as file:
         for i, text in enumerate(texts):
@@ -101,10 +101,10 @@ def run(setup: Setup, budget: Budget) -> dict[str, Any]:
         write_rows(setup, folder / "rows.jsonl", owners, sizes.score_texts_per_owner)
         (folder / "forget.txt").write_text("".join(f"{o}\n" for o in owners[: len(owners) // 2]))
         argv = [
-            "score", "--model", str(adapter), "--dataset", str(folder / "rows.jsonl"),
+            "score", "--model-name-or-path", str(adapter), "--dataset-name", str(folder / "rows.jsonl"),
             "--watermark_tokenizer", str(base), "--forget_ids_file", str(folder / "forget.txt"),
             "--num_samples", str(sizes.num_samples), "--max_new_tokens", str(sizes.new_tokens),
-            "--prefix_tokens", str(sizes.prompt_tokens), "--out", str(folder / "report"),
+            "--prefix_tokens", str(sizes.prompt_tokens), "--output-dir", str(folder / "report"),
         ]  # fmt: skip
         with stage_seconds(score, ("load_model", "sample")) as stages, timed(setup.device) as t:
             code = waterdrum(argv)
@@ -129,7 +129,7 @@ def run(setup: Setup, budget: Budget) -> dict[str, Any]:
     return {
         "rows": [row],
         "notes": [
-            f"`waterdrum score --model ADAPTER` (LoRA r 8 on random {setup.shape.name} weights "
+            f"`waterdrum score --model-name-or-path ADAPTER` (LoRA r 8 on random {setup.shape.name} weights "
             f"in {setup.dtype}, loaded from disk), {len(owners)} owners x "
             f"{sizes.score_texts_per_owner} texts, {sizes.prompt_tokens}-token queries, "
             f"{sizes.num_samples} samples of {sizes.new_tokens} new tokens, batch auto",

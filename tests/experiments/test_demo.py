@@ -55,7 +55,7 @@ def quick_demo(tiny_model, tmp_path_factory):
     seconds and, taken at once, everything its files and console show."""
     out = tmp_path_factory.mktemp("demo") / "report"
     start = time.perf_counter()
-    printed = run_printed(["demo", "--quick", "--out", str(out), "--show-progress", "false"])
+    printed = run_printed(["demo", "--quick", "--output-dir", str(out), "--show-progress", "false"])
     return out, printed, time.perf_counter() - start, everything_shown(out, printed)
 
 
@@ -117,7 +117,7 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_dem
     assert not (out / "keys.json").exists() and not (out / "forget_ids.txt").exists()
     # A second run resumes from the cache: nothing is recomputed, the report is the same.
     start = time.perf_counter()
-    assert main(["demo", "--quick", "--out", str(out), "--show-progress", "false"]) == 0
+    assert main(["demo", "--quick", "--output-dir", str(out), "--show-progress", "false"]) == 0
     assert time.perf_counter() - start < first_run / 3
     assert json.loads((out / "report.json").read_text())["models"] == models
 
@@ -133,7 +133,7 @@ def test_the_quick_demo_from_empty_caches_gives_identical_values_again(
     out, *_ = quick_demo
     again = tmp_path / "again"
     with caplog.at_level(logging.WARNING):
-        run_printed(["demo", "--quick", "--out", str(again), "--show-progress", "false"])
+        run_printed(["demo", "--quick", "--output-dir", str(again), "--show-progress", "false"])
     assert not [r for r in caplog.records if r.name == "waterdrum_hf.scoring.inputs"]
     first, second = (json.loads((d / "report.json").read_text()) for d in (out, again))
     assert second["runs"] == first["runs"] and second["models"] == first["models"]
@@ -176,7 +176,7 @@ def test_the_printed_next_commands_write_the_keys_and_score_the_models_as_the_de
         assert scored["forget_ci_low"] == pytest.approx(report[name]["forget_ci_low"], abs=1e-9)
         assert f"forget: {report[name]['forget']:.4f}" in console
     # Re-run without --write-keys: the keys files go.
-    run_printed(["demo", "--quick", "--out", str(out), "--show-progress", "false"])
+    run_printed(["demo", "--quick", "--output-dir", str(out), "--show-progress", "false"])
     assert not (out / "keys.json").exists() and not (out / "forget_ids.txt").exists()
 
 
@@ -184,13 +184,21 @@ def test_printed_commands_reproduce_the_config():
     config = DemoConfig.quick(output_dir="my report", methods=("kl", "npo"), write_keys=True)
     argv = shlex.split(demo_command(config))
     assert argv[:3] == ["waterdrum", "demo", "--quick"]
-    assert argv[3:] == ["--out", "my report", "--methods", "kl", "npo", "--write-keys", "true"]
+    assert argv[3:] == [
+        "--output-dir",
+        "my report",
+        "--methods",
+        "kl",
+        "npo",
+        "--write-keys",
+        "true",
+    ]
     assert shlex.split(demo_command(DemoConfig(audits=()))) == ["waterdrum", "demo", "--audits"]
     assert shlex.split(demo_command(DemoConfig())) == ["waterdrum", "demo"]
     score = shlex.split(score_command(config, "original", "my report/cache/model-original-x"))
     settings = dict(zip(score[2::2], score[3::2], strict=True))
-    assert settings["--model"] == "my report/cache/model-original-x"
-    assert settings["--dataset"] == "my report/watermarked.jsonl"
+    assert settings["--model-name-or-path"] == "my report/cache/model-original-x"
+    assert settings["--dataset-name"] == "my report/watermarked.jsonl"
     assert settings["--forget-ids-file"] == "my report/forget_ids.txt"
     assert settings["--watermark-tokenizer"] == "tiny"
     assert settings["--num-samples"] == str(config.num_samples)
@@ -203,10 +211,10 @@ def test_printed_commands_reproduce_the_config():
     assert "--confidence" not in without
     assert "--scheme" not in settings  # Waterfall: the default everywhere
     kgw = replace(config, scheme="kgw")
-    assert shlex.split(demo_command(kgw))[3:5] == ["--out", "my report"]
+    assert shlex.split(demo_command(kgw))[3:5] == ["--output-dir", "my report"]
     assert "--scheme kgw" in demo_command(kgw)
     assert "--scheme kgw" in score_command(kgw, "original", "m")  # scores as the demo did
-    for shown in (config, kgw, DemoConfig(confidence=None, audits=(), seeds=1)):
+    for shown in (config, kgw, DemoConfig(confidence=None, audits=(), num_seeds=1)):
         argv = shlex.split(demo_command(shown))  # the printed command builds the same config
         assert make_parser().parse_args_and_config(argv[2:]) == (shown, OverwriteArguments())
 
@@ -219,7 +227,7 @@ def test_printed_commands_reproduce_the_config():
         ({"methods": ("kl", "nope")}, "unknown unlearning method 'nope'"),
         ({"learning_rate": 0.0}, "learning_rate"),
         ({"confidence": 1.5}, "confidence"),
-        ({"seeds": 0}, "seeds"),
+        ({"num_seeds": 0}, "num_seeds"),
         ({"scheme": "kirchenbauer"}, "`scheme` must be one of waterfall, kgw, synthid"),
     ],
 )

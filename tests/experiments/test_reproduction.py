@@ -226,12 +226,16 @@ def test_bag_of_words_cosine():
         ({"fractions": (0.0, 1.0)}, "`fractions`"),
         ({"fractions": (0.5, 0.0, 1.0)}, "`fractions`"),
         ({"seeds": (1, 1)}, "`seeds`"),
-        ({"dataset": "waterdrum-ax"}, "watermark_tokenizer"),
+        ({"dataset_name": "waterdrum-ax"}, "watermark_tokenizer"),
         ({"methods": ("kl", "forgetall")}, "unknown unlearning method"),
         ({"forget": 5}, "`forget`"),
         ({"watermarking": "magic"}, "`watermarking`"),
         (
-            {"dataset": "waterdrum-ax", "watermark_tokenizer": "t", "watermarking": "substitution"},
+            {
+                "dataset_name": "waterdrum-ax",
+                "watermark_tokenizer": "t",
+                "watermarking": "substitution",
+            },
             "come watermarked",
         ),
         ({"max_rows_per_owner": 0}, "`max_rows_per_owner`"),
@@ -242,7 +246,7 @@ def test_bag_of_words_cosine():
         ({"schemes": ("kgw", "kgw")}, "at least two distinct schemes"),
         ({"scheme": "kgw", "watermarking": "substitution"}, "Waterfall's watermark only"),
         (
-            {"dataset": "waterdrum-ax", "watermark_tokenizer": "t", "scheme": "kgw"},
+            {"dataset_name": "waterdrum-ax", "watermark_tokenizer": "t", "scheme": "kgw"},
             "watermarked with Waterfall",
         ),
         ({"delta": 0.0}, "`delta` must be > 0"),
@@ -274,7 +278,7 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
 
     out = tmp_path / "reproduction"
     start = time.perf_counter()
-    assert main(["reproduce", "--quick", "--out", str(out), "--show-progress", "false"]) == 0
+    assert main(["reproduce", "--quick", "--output-dir", str(out), "--show-progress", "false"]) == 0
     first = time.perf_counter() - start
     results = json.loads((out / "results.json").read_text())
     quick = ReproductionConfig.quick()
@@ -310,7 +314,7 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
         assert (out / f"{plot}.png").stat().st_size > 10_000
     # Every model and generation is cached: a second run recomputes nothing.
     start = time.perf_counter()
-    assert main(["reproduce", "--quick", "--out", str(out), "--show-progress", "false"]) == 0
+    assert main(["reproduce", "--quick", "--output-dir", str(out), "--show-progress", "false"]) == 0
     assert time.perf_counter() - start < first / 3
     again = json.loads((out / "results.json").read_text())
     assert again["settings"] == results["settings"]
@@ -328,7 +332,7 @@ def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):
 
     _, tokenizer = tiny_model
     ax = ReproductionConfig(
-        dataset="waterdrum-ax",
+        dataset_name="waterdrum-ax",
         dataset_path=write_ax_mirror(tmp_path / "ax"),
         watermark_tokenizer="x",
         prefix_tokens=3,
@@ -349,7 +353,7 @@ def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):
     )
 
     tofu = ReproductionConfig(
-        dataset="waterdrum-tofu",
+        dataset_name="waterdrum-tofu",
         dataset_path=write_tofu_mirror(tmp_path / "tofu"),
         watermark_tokenizer="x",
         max_rows_per_owner=3,
@@ -373,7 +377,7 @@ def test_a_published_qa_dataset_runs_end_to_end(tiny_model, tmp_path):
     from waterdrum_hf.experiments.reproduction import run_reproduction
 
     config = ReproductionConfig.quick(
-        dataset="waterdrum-tofu",
+        dataset_name="waterdrum-tofu",
         dataset_path=write_tofu_mirror(tmp_path / "tofu"),
         watermark_tokenizer=str(tiny.cache_path()),
         max_rows_per_owner=4,
@@ -439,7 +443,7 @@ def test_reproduce_command_builds_the_config(monkeypatch, tmp_path, argv, expect
     monkeypatch.setattr(reproduction, "run_reproduction", fake_run)
     (tmp_path / "schemes.yaml").write_text("schemes: [waterfall, kgw]\nowners: 3\n")
     argv = [a.format(tmp=tmp_path) for a in argv]
-    assert main(["reproduce", "--out", str(tmp_path), *argv]) == 0
+    assert main(["reproduce", "--output-dir", str(tmp_path), *argv]) == 0
     config = seen["config"]
     for name, value in expected.items():
         assert getattr(config, name) == value

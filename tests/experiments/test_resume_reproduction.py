@@ -26,10 +26,10 @@ def test_a_killed_reproduction_resumes_to_the_uninterrupted_result(tiny_model, t
     ]
     interrupted = tmp_path / "interrupted"
     kill_after_stage(
-        [*argv, "--out", str(interrupted)], interrupted / "cache", "generations-no_duplicate"
+        [*argv, "--output-dir", str(interrupted)], interrupted / "cache", "generations-no_duplicate"
     )
-    assert main([*argv, "--out", str(interrupted)]) == 0
-    assert main([*argv, "--out", str(tmp_path / "straight")]) == 0
+    assert main([*argv, "--output-dir", str(interrupted)]) == 0
+    assert main([*argv, "--output-dir", str(tmp_path / "straight")]) == 0
     resumed = json.loads((interrupted / "results.json").read_text())
     straight = json.loads((tmp_path / "straight" / "results.json").read_text())
     for part in ("settings", "benchmark", "resilience", "mia", "curves"):

@@ -114,7 +114,7 @@ def test_scheme_comparison_runs_both_schemes_on_the_same_owners(tiny_model, tmp_
     out = tmp_path / "schemes"
     argv = ["reproduce", "--schemes", "waterfall", "kgw", "--quick", "--owners", "2"]
     argv += ["--passages-per-owner", "4", "--holdout-per-owner", "1", "--null-keys", "20"]
-    assert main([*argv, "--out", str(out), "--show-progress", "false"]) == 0
+    assert main([*argv, "--output-dir", str(out), "--show-progress", "false"]) == 0
     results = json.loads((out / "results.json").read_text())
     assert list(results["schemes"]) == ["waterfall", "kgw"]
     keys = {}

@@ -265,7 +265,7 @@ def test_synthid_by_name_through_every_entry_point():
     )
     assert scoring.scoring_config().scheme == want
     parsed = show.make_parser().parse_args_into_dataclasses(
-        ["--file", "x.jsonl", "--watermark-tokenizer", "tiny", "--id", "5", "--output", "o"]
+        ["--file", "x.jsonl", "--watermark-tokenizer", "tiny", "--id", "5", "--output-dir", "o"]
         + ["--scheme", "synthid", "--depth", "4"]
     )
     assert parsed[-1].scoring_config().scheme == want

@@ -109,7 +109,7 @@ class _Demo:
         self.log = log
         self.out = Path(config.output_dir)
         self.timings: dict[str, float] = {}
-        self.stage_count = 3 + len(config.methods) + config.seeds + bool(config.audits)
+        self.stage_count = 3 + len(config.methods) + config.num_seeds + bool(config.audits)
         self.stage_index = 0
         self.scoring = config.scoring_config()
 

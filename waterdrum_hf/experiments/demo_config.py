@@ -34,9 +34,7 @@ class DemoConfig:
     audits); ``quick`` (no audits) in 1.
     Every field is a flag of ``waterdrum demo`` (its ``help`` is the flag's)."""
 
-    output_dir: str = flag(
-        "waterdrum_report", "Where the report and the cache go.", aliases=["--out"]
-    )
+    output_dir: str = flag("waterdrum_report", "Where the report and the cache go.")
     owners: int = flag(
         6,
         (
@@ -91,7 +89,7 @@ class DemoConfig:
             "of the first training run (run i trains and samples with seed + i)."
         ),
     )
-    seeds: int = flag(
+    num_seeds: int = flag(
         3,
         (
             "Training runs, each with its own seed: fine-tuning, retraining, every unlearning "
@@ -122,7 +120,7 @@ class DemoConfig:
             "num_samples": 2,
             "max_new_tokens": 64,
             "null_keys": 50,
-            "seeds": 2,
+            "num_seeds": 2,
             "audits": (),
         }
     )
@@ -147,7 +145,7 @@ class DemoConfig:
             "prefix_tokens",
             "num_samples",
             "max_new_tokens",
-            "seeds",
+            "num_seeds",
         )
         check_positive_int(self.null_keys, "null_keys", minimum=0)
         if self.confidence is not None:
@@ -206,8 +204,8 @@ class DemoConfig:
 
     @property
     def run_seeds(self) -> tuple[int, ...]:
-        """The training runs' seeds: ``seed``, ``seed + 1``, ... (``seeds`` of them)."""
-        return tuple(range(self.seed, self.seed + self.seeds))
+        """The training runs' seeds: ``seed``, ``seed + 1``, ... (``num_seeds`` of them)."""
+        return tuple(range(self.seed, self.seed + self.num_seeds))
 
     def finetuning(self, seed: int | None = None) -> TrainingSettings:
         """How the original and the retrained model are fine-tuned (for ``epochs``) in the run
@@ -240,8 +238,8 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
     demo's values (it needs the files of ``write_keys``)."""
     out = Path(config.output_dir)
     arguments = {
-        "--model": model,
-        "--dataset": out / DATA_FILE,
+        "--model-name-or-path": model,
+        "--dataset-name": out / DATA_FILE,
         "--watermark-tokenizer": "tiny",
         "--forget-ids-file": out / FORGET_IDS_FILE,
         "--prefix-tokens": config.prefix_tokens,
@@ -254,7 +252,7 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
             for name, value in config.scoring_settings().items()
         },
         "--name": name,
-        "--out": out / f"score-{name}",
+        "--output-dir": out / f"score-{name}",
     }
     return _command([*waterdrum_program(), "score"], arguments)
 

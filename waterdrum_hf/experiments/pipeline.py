@@ -28,7 +28,7 @@ class CachedPipeline:
     """Stages on ``model`` (the base every fine-tune starts from), cached under ``cache_dir``.
 
     Every saved model is saved with ``tokenizer``, so that its folder loads on its own (e.g.
-    ``waterdrum score --model <folder>``).
+    ``waterdrum score --model-name-or-path <folder>``).
 
     Args:
         model: the base causal LM; it also paraphrases when watermarking.

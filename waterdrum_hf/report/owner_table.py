@@ -11,7 +11,7 @@ from waterdrum_hf.report.formatting import count_phrase
 from waterdrum_hf.scoring import OwnerValue, WaterDrumResult
 
 MAX_OWNERS = 20
-"""Owners listed at most; every owner is in the full result (report.json, ``--output``)."""
+"""Owners listed at most; every owner is in the full result (report.json, ``--output-file``)."""
 
 _SETS = {True: "forget", False: "retain", None: "overall"}
 """An owner's set (its family for Holm) by its ``forget`` flag."""

@@ -174,7 +174,7 @@ def closest_line(comparison: SeedComparison) -> str:
         return (
             f"**Closest to retraining (1 run):** `{name}` (distance "
             f"{distances[name].value:.3f} {plane}). One run cannot say whether a rerun would "
-            "name the same method: compare several training runs (the demo's `--seeds`, "
+            "name the same method: compare several training runs (the demo's `--num-seeds`, "
             "`waterdrum compare`)."
         )
     level = f"{100 * comparison.confidence:g}%"

@@ -71,12 +71,12 @@ def check_attack_inputs(
     specs: Sequence[str], source: str | None, *, has_model: bool
 ) -> list[str] | None:
     """Refuse, before any work, an attack without what it needs: paraphrase a model (the
-    command's ``--model``: ``has_model``), copy_paste ``--attack-source`` (``source``). Returns
+    command's ``--model-name-or-path``: ``has_model``), copy_paste ``--attack-source`` (``source``). Returns
     the texts of ``--attack-source`` (``None`` without it)."""
     names = {text_attacks.parse(spec)[0] for spec in specs}
     if "paraphrase" in names and not has_model:
         raise CliError(
-            "--attack paraphrase rewrites with the model the command loads: give --model "
+            "--attack paraphrase rewrites with the model the command loads: give --model-name-or-path "
             "(with --generations it only paraphrases)"
         )
     if "copy_paste" in names and not source:

@@ -47,14 +47,14 @@ class AuditArguments:
 
     _argument_group_name: ClassVar[str] = "models and report"
 
-    model: list[str] = field(
+    model_name_or_path: list[str] = field(
         metadata={
             "help": "The models to audit: local folders, Hub ids or tiny (the built-in model), "
             "each optionally named (NAME=MODEL; default: the folder's name).",
             "metavar": "[NAME=]MODEL",
         },
     )
-    out: str = flag(help="Folder of the report.")
+    output_dir: str = flag(help="Folder of the report.")
     retrained: str | None = flag(
         None, "The model retrained without the forget set, audited the same way as the yardstick."
     )
@@ -88,7 +88,7 @@ def main(
     from waterdrum_hf.audits import AuditQueries, check_audits, run_audits
     from waterdrum_hf.report import write_report
 
-    models = named_models(args.model, args.retrained)
+    models = named_models(args.model_name_or_path, args.retrained)
     # Everything that can be wrong with the input is checked before any model is touched.
     rows = load_rows(data)
     owners = row_owners(rows, data)
@@ -101,14 +101,14 @@ def main(
     scoring = scoring_args.scoring_config(len(rows) * config.num_samples)
     watermark_tokenizer = load_tokenizer_option(data.watermark_tokenizer, "watermark tokenizer")
     tokenizer = load_tokenizer_option(args.tokenizer or next(iter(models.values())), "tokenizer")
-    check_output_folder(args.out, "--out")
+    check_output_folder(args.output_dir, "--output-dir")
     settings = report_settings(scoring, args, data, config, attack)
     check_finished_report(
-        Path(args.out) / "report.json",
+        Path(args.output_dir) / "report.json",
         "settings",
         settings,
         overwrite=existing.overwrite,
-        ignored=("out", "show_progress"),
+        ignored=("output_dir", "show_progress"),
     )
     queries = AuditQueries(
         data.queries(rows, tokenizer),
@@ -125,7 +125,7 @@ def main(
         scoring=scoring,
         watermark_tokenizer=watermark_tokenizer,
         retrained="retrained" if args.retrained else None,
-        cache=stage_cache(Path(args.out) / "cache", models),
+        cache=stage_cache(Path(args.output_dir) / "cache", models),
         show_progress=args.show_progress,
     )
     before = {name: entries["before"] for name, entries in results.models.items()}
@@ -135,11 +135,11 @@ def main(
             "audits": results,
             "settings": settings,
         },
-        args.out,
+        args.output_dir,
         title="WaterDrum audit report",
     )
     print_table(results)
-    print(f"Report: {Path(args.out) / 'report.md'}")
+    print(f"Report: {Path(args.output_dir) / 'report.md'}")
     return 0
 
 
@@ -172,13 +172,13 @@ def print_table(results: Any) -> None:
 
 
 def named_models(specs: list[str], retrained: str | None) -> dict[str, str]:
-    """``--model`` (``NAME=MODEL`` or ``MODEL``) and ``--retrained`` as names -> folders or
+    """``--model-name-or-path`` (``NAME=MODEL`` or ``MODEL``) and ``--retrained`` as names -> folders or
     Hub ids (``tiny``: the built-in model's folder); names must differ."""
     models: dict[str, str] = {}
     for spec in [*specs, *([f"retrained={retrained}"] if retrained else [])]:
         name, _, model = spec.rpartition("=")
         if not model:
-            raise CliError(f"--model {spec!r} names no model")
+            raise CliError(f"--model-name-or-path {spec!r} names no model")
         name = name or Path(model.rstrip("/")).name or model
         if name in models:
             raise CliError(

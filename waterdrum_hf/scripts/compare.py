@@ -2,7 +2,7 @@
 ``waterdrum score`` (or ``waterdrum demo``) wrote.
 
 Give the report of every run with --reports (report.json, or the folder holding it, as
-`waterdrum score --out` writes it); a model's runs are its entries in the reports in the order
+`waterdrum score --output-dir` writes it); a model's runs are its entries in the reports in the order
 given, so give each seed's reports in the same order for every model (run i of every model
 shares seed i: differences are then paired). A demo report with several runs counts as all of
 them. Prints each model's mean over its runs with Student's t interval over runs (it covers a
@@ -42,8 +42,8 @@ class CompareArguments:
     )
     reference: str = flag("retrained", "The model unlearning should match.")
     baseline: str = flag("original", "The model unlearning starts from (not ranked).")
-    output: str | None = flag(None, "Also write the comparison's flat values to this JSON.")
-    overwrite: bool = flag(False, "Replace an existing --output.")
+    output_file: str | None = flag(None, "Also write the comparison's flat values to this JSON.")
+    overwrite: bool = flag(False, "Replace an existing --output-file.")
 
 
 def make_parser(prog: str | None = None) -> ScriptParser:
@@ -54,8 +54,8 @@ def main(args: CompareArguments) -> int:
     from waterdrum_hf.report import json_text
     from waterdrum_hf.scoring.seed_comparison import compare_seeds
 
-    if args.output:
-        check_output_file(args.output, "--output", overwrite=args.overwrite)
+    if args.output_file:
+        check_output_file(args.output_file, "--output-file", overwrite=args.overwrite)
     runs = read_runs(args.reports)
     comparison = compare_seeds(
         runs,
@@ -67,9 +67,9 @@ def main(args: CompareArguments) -> int:
     print_comparison(comparison)
     for line in single_run_detection(comparison, runs):
         print(line)
-    if args.output:
-        Path(args.output).write_text(json_text(comparison.to_dict()))
-        print(f"Comparison: {args.output}")
+    if args.output_file:
+        Path(args.output_file).write_text(json_text(comparison.to_dict()))
+        print(f"Comparison: {args.output_file}")
     return 0
 
 

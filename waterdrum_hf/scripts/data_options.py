@@ -14,7 +14,7 @@ from waterdrum_hf.scripts.parser import CliError, positive
 from waterdrum_hf.utils.fields import flag
 
 BENCHMARKS = {"waterdrum-ax": "load_waterdrum_ax", "waterdrum-tofu": "load_waterdrum_tofu"}
-"""The published benchmarks ``--dataset`` names, and their loaders in :mod:`waterdrum_hf.data`."""
+"""The published benchmarks ``--dataset-name`` names, and their loaders in :mod:`waterdrum_hf.data`."""
 
 
 @dataclass
@@ -23,7 +23,7 @@ class DataArguments:
 
     _argument_group_name: ClassVar[str] = "data (owners, queries, forget set)"
 
-    dataset: str = flag(
+    dataset_name: str = flag(
         help="waterdrum-ax, waterdrum-tofu, or a local file/folder with an owner id column."
     )
     watermark_tokenizer: str = flag(
@@ -86,7 +86,7 @@ def load_rows(data: DataArguments) -> Any:
     """The dataset's rows (each owner's first ``--max-rows-per-owner``), with an owner id column."""
     import waterdrum_hf.data as loaders
 
-    name = data.dataset.lower()
+    name = data.dataset_name.lower()
     if name in BENCHMARKS:
         loader = getattr(loaders, BENCHMARKS[name])
         kwargs = {"path": data.dataset_path} if data.dataset_path else {}
@@ -97,13 +97,13 @@ def load_rows(data: DataArguments) -> Any:
             raise CliError(
                 "--dataset-config and --dataset-path apply to the published benchmarks only"
             )
-        rows = read_table(data.dataset, what="dataset")
-    require_columns(rows, [data.id_column], f"dataset {data.dataset!r} (pass --id-column)")
+        rows = read_table(data.dataset_name, what="dataset")
+    require_columns(rows, [data.id_column], f"dataset {data.dataset_name!r} (pass --id-column)")
     if data.text_column not in rows.column_names:
         require_columns(
             rows,
             [data.question_column],
-            f"dataset {data.dataset!r} (no {data.text_column!r} either)",
+            f"dataset {data.dataset_name!r} (no {data.text_column!r} either)",
         )
     return loaders.first_rows_per_owner(rows, data.max_rows_per_owner, id_column=data.id_column)
 

@@ -44,7 +44,7 @@ def main(config: DemoConfig, existing: OverwriteArguments) -> int:
 
     from waterdrum_hf.experiments.demo import run_demo
 
-    check_output_folder(config.output_dir, "--out")
+    check_output_folder(config.output_dir, "--output-dir")
     check_finished_report(
         Path(config.output_dir) / "report.json",
         "settings",
@@ -57,7 +57,7 @@ def main(config: DemoConfig, existing: OverwriteArguments) -> int:
     )
     report = run_demo(config, log=lambda line: print(line, flush=True))
     print()
-    if config.seeds > 1:
+    if config.num_seeds > 1:
         from waterdrum_hf.report import run_comparison
         from waterdrum_hf.scripts.compare import print_comparison
 

@@ -170,7 +170,7 @@ class OverwriteArguments:
 
     overwrite: bool = flag(
         False,
-        "Replace a finished report in --out made with other settings (a rerun with the same "
+        "Replace a finished report in --output-dir made with other settings (a rerun with the same "
         "settings reuses its cached stages, and an interrupted run resumes, without it).",
     )
 
@@ -196,8 +196,8 @@ def check_finished_report(
         recorded = None
     if not isinstance(recorded, dict):
         raise CliError(
-            f"--out {folder!r} holds a {file.name} this command did not write; pass --overwrite "
-            "to replace it, or choose another --out"
+            f"--output-dir {folder!r} holds a {file.name} this command did not write; pass --overwrite "
+            "to replace it, or choose another --output-dir"
         )
     now = json.loads(json.dumps(dict(settings), default=str))  # as the report records them
     missing = object()
@@ -205,7 +205,7 @@ def check_finished_report(
         if name not in ignored and recorded.get(name, missing) != value:
             before = recorded.get(name, "not recorded")
             raise CliError(
-                f"--out {folder!r} holds a finished report made with other settings ({name}: "
+                f"--output-dir {folder!r} holds a finished report made with other settings ({name}: "
                 f"{before!r} there, {value!r} now); pass --overwrite to replace it, or choose "
-                "another --out"
+                "another --output-dir"
             )

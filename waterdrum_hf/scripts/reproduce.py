@@ -2,8 +2,8 @@
 
 Reproduce the paper's separability (D1), calibration (D2), benchmark and resilience experiments
 under the three similarity settings, on the built-in corpus and small model (a CPU suffices) or
-on WaterDrum-Ax / WaterDrum-TOFU with --model and --watermark-tokenizer. Writes results.json,
-results.md and plots into --out; every model is cached there, so runs resume. Every
+on WaterDrum-Ax / WaterDrum-TOFU with --model-name-or-path and --watermark-tokenizer. Writes results.json,
+results.md and plots into --output-dir; every model is cached there, so runs resume. Every
 ReproductionConfig field is a flag; with --schemes the defaults are a scheme comparison's.
 """
 
@@ -60,7 +60,7 @@ def main(config: ReproductionConfig, existing: OverwriteArguments) -> int:
 
     from waterdrum_hf.experiments.reproduction import run_reproduction
 
-    check_output_folder(config.output_dir, "--out")
+    check_output_folder(config.output_dir, "--output-dir")
     check_finished_report(
         Path(config.output_dir) / "results.json",
         "config",

@@ -40,8 +40,8 @@ class ScoreArguments:
 
     _argument_group_name: ClassVar[str] = "model, sampling and report"
 
-    out: str = flag(help="Folder of the report.")
-    model: str | None = flag(
+    output_dir: str = flag(help="Folder of the report.")
+    model_name_or_path: str | None = flag(
         None,
         "Causal LM: local folder (a PEFT adapter folder too), Hub id, or tiny (the built-in "
         "model).",
@@ -54,7 +54,7 @@ class ScoreArguments:
     generations: str | None = flag(
         None,
         "Re-score this generations.jsonl, or the samples_*.jsonl that lm-eval --log_samples "
-        "wrote for a WaterDrum task, instead of sampling (no --model needed).",
+        "wrote for a WaterDrum task, instead of sampling (no --model-name-or-path needed).",
     )
     num_samples: int = flag(10, "Completions per query.")
     max_new_tokens: int = flag(200, "Tokens per completion.")
@@ -65,12 +65,12 @@ class ScoreArguments:
     )
     seed: int = flag(0, "Sampling seed.")
     name: str = flag("model", "The model's name in the report.")
-    overwrite: bool = flag(False, "Replace a report already in --out.")
+    overwrite: bool = flag(False, "Replace a report already in --output-dir.")
 
     def __post_init__(self) -> None:
-        if not self.model and not self.generations:
+        if not self.model_name_or_path and not self.generations:
             raise CliError(
-                "give --model to sample completions, or --generations to re-score saved ones"
+                "give --model-name-or-path to sample completions, or --generations to re-score saved ones"
             )
         positive(self.num_samples, "--num-samples")
         positive(self.max_new_tokens, "--max-new-tokens")
@@ -140,12 +140,16 @@ def main(
         generations = read_generations(args.generations)
         owners = generations_owners(generations, owners, args.generations)
     forget_ids = watermark_ids(data.forget_ids, data.forget_ids_file, "forget ids", owners)
-    source = check_attack_inputs(attack.attacks, attack.attack_source, has_model=bool(args.model))
+    source = check_attack_inputs(
+        attack.attacks, attack.attack_source, has_model=bool(args.model_name_or_path)
+    )
     watermark_tokenizer = load_tokenizer_option(data.watermark_tokenizer, "watermark tokenizer")
-    check_output_folder(args.out, "--out")
-    out = Path(args.out)
+    check_output_folder(args.output_dir, "--output-dir")
+    out = Path(args.output_dir)
     if (out / "report.json").exists() and not args.overwrite:
-        raise CliError(f"--out {args.out!r} already holds a report; pass --overwrite to replace it")
+        raise CliError(
+            f"--output-dir {args.output_dir!r} already holds a report; pass --overwrite to replace it"
+        )
     completions = verified_completions(
         args, data, attack, rows, owners, generations, watermark_tokenizer, source
     )
@@ -207,19 +211,21 @@ def verified_completions(
     if generations is not None:
         completions = generations.completions
     else:
-        model, tokenizer = load_model(args.model or "", args.tokenizer)
+        model, tokenizer = load_model(args.model_name_or_path or "", args.tokenizer)
         completions = sample(model, tokenizer, rows, args, data)
-        write_generations(Path(args.out) / "generations.jsonl", owners, completions)
+        write_generations(Path(args.output_dir) / "generations.jsonl", owners, completions)
     if not attack.attacks:
         return completions
     if model is None and any(attacks.parse(s)[0] == "paraphrase" for s in attack.attacks):
-        model, tokenizer = load_model(args.model or "", args.tokenizer)  # the paraphraser
+        model, tokenizer = load_model(
+            args.model_name_or_path or "", args.tokenizer
+        )  # the paraphraser
     seed = attack.seed(args.seed)
     completions = attacks.chain(
         completions, list(attack.attacks), seed, tokenizer=watermark_tokenizer,
         paraphraser=(model, tokenizer) if model else None, source=source,
     )  # fmt: skip
-    write_generations(Path(args.out) / "attacked.jsonl", owners, completions)
+    write_generations(Path(args.output_dir) / "attacked.jsonl", owners, completions)
     print(f"attacks: {', '.join(attack.attacks)} (seed {seed}), before verification")
     return completions
 
@@ -261,9 +267,9 @@ def publish(
 
     published = {"waterdrum-ax": WATERDRUM_AX, "waterdrum-tofu": WATERDRUM_TOFU}
     config = HubResultsConfig(
-        dataset_id=published.get(data.dataset.lower(), Path(data.dataset).name),
+        dataset_id=published.get(data.dataset_name.lower(), Path(data.dataset_name).name),
         dataset_config=data.dataset_config,
-        dataset_split=data.split if data.dataset.lower() in published else None,
+        dataset_split=data.split if data.dataset_name.lower() in published else None,
         scheme=scheme,
         notes=f"{args.num_samples} samples of up to {args.max_new_tokens} tokens per query",
     )

@@ -2,7 +2,7 @@
 
 Show how the watermark reads in each text: every token coloured by its term of the scheme's
 watermark function under the owner's key, with the text's score, null level and p-value. Writes
-one self-contained .html and one .png per text (the first --max-rows) into --output; keys
+one self-contained .html and one .png per text (the first --max-rows) into --output-dir; keys
 appear in neither. A ``waterdrum score`` generations.jsonl (owner and samples columns) shows
 each query's first sample.
 
@@ -36,7 +36,7 @@ from waterdrum_hf.utils.fields import flag
 class ShowArguments:
     """Where the views go, how many, and whether they carry the exact terms."""
 
-    output: str = flag(help="Folder to write the views into.")
+    output_dir: str = flag(help="Folder to write the views into.")
     owner: int | None = flag(
         None,
         "With an --id-file of several ids (e.g. the demo's forget_ids.txt): the place (1, 2, "
@@ -76,8 +76,8 @@ def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArgumen
             f"waterdrum show reads the scheme's settings only ({flags}); the view has no "
             "pooling, null or interval"
         )
-    out = Path(args.output)
-    check_output_folder(args.output, "--output")
+    out = Path(args.output_dir)
+    check_output_folder(args.output_dir, "--output-dir")
     data = with_text_column(read_table(texts_args.file), texts_args)
     texts_args = dataclasses.replace(  # the demo's and `waterdrum score`'s files name owners
         texts_args,
@@ -90,7 +90,7 @@ def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArgumen
     existing = [s for s in stems for ext in (".html", ".png") if (out / (s + ext)).exists()]
     if existing and not args.overwrite:
         raise CliError(
-            f"--output {args.output!r} already holds {existing[0]}.html/.png; pass --overwrite "
+            f"--output-dir {args.output_dir!r} already holds {existing[0]}.html/.png; pass --overwrite "
             "to replace the views"
         )
     names = display_names(data, texts_args, ids)

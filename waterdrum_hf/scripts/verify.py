@@ -38,8 +38,8 @@ class VerifyArguments:
         None, "File with one forget id per line (keeps ids off the command line)."
     )
     max_rows: int = flag(20, "Per-text scores printed at most.")
-    output: str | None = flag(None, "Write the full result (JSON, with per-text scores) here.")
-    overwrite: bool = flag(False, "Replace an existing --output.")
+    output_file: str | None = flag(None, "Write the full result (JSON, with per-text scores) here.")
+    overwrite: bool = flag(False, "Replace an existing --output-file.")
 
     def __post_init__(self) -> None:
         positive(self.max_rows, "--max-rows")
@@ -55,8 +55,8 @@ def main(texts_args: TextArguments, args: VerifyArguments, scoring: ScoringArgum
     from waterdrum_hf.report.owner_table import owner_table
     from waterdrum_hf.scoring import waterdrum_result
 
-    if args.output:
-        check_output_file(args.output, "--output", overwrite=args.overwrite)
+    if args.output_file:
+        check_output_file(args.output_file, "--output-file", overwrite=args.overwrite)
     texts, ids = texts_and_owner_ids(read_table(texts_args.file), texts_args)
     config = scoring.scoring_config(len(texts))
     tokenizer = load_tokenizer_option(texts_args.watermark_tokenizer, "watermark tokenizer")
@@ -69,27 +69,27 @@ def main(texts_args: TextArguments, args: VerifyArguments, scoring: ScoringArgum
         forget_ids=watermark_ids(args.forget_ids, args.forget_ids_file, "forget ids", ids),
         return_details=True,
     )
-    print_scores(list(result.scores or ()), args.max_rows, saved=bool(args.output))
+    print_scores(list(result.scores or ()), args.max_rows, saved=bool(args.output_file))
     print_summary(result, empirical_null_keys(config))
     for line in owner_table(result, config.null):
         print(line)
-    if args.output:
+    if args.output_file:
         from waterdrum_hf.report import json_text
 
-        with open(args.output, "w") as handle:
+        with open(args.output_file, "w") as handle:
             handle.write(json_text(result.to_dict()))  # unscored texts: null, not NaN
-        print(f"Full result: {args.output}")
+        print(f"Full result: {args.output_file}")
     return 0
 
 
 def print_scores(scores: list[float], limit: int, *, saved: bool) -> None:
     """The first ``limit`` texts' scores; the count of the others, and where they are when
-    ``saved`` (``--output``)."""
+    ``saved`` (``--output-file``)."""
     print(f"{'row':>6}  score")
     for row, score in enumerate(scores[:limit]):
         print(f"{row:>6}  {'   n/a (nothing to count)' if score != score else f'{score:+.4f}'}")
     if len(scores) > limit:
-        where = "all in --output" if saved else "--output saves them all"
+        where = "all in --output-file" if saved else "--output-file saves them all"
         print(f"   ... {len(scores) - limit} more rows ({where})")
 
 

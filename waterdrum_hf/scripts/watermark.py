@@ -1,6 +1,6 @@
 """``waterdrum watermark``: paraphrase a file's texts under their owners' Waterfall keys.
 
-Watermark every row's text with its owner's key by paraphrasing it with --model
+Watermark every row's text with its owner's key by paraphrasing it with --model-name-or-path
 (waterdrum_hf.WatermarkedDataset). The output keeps every column, the original text (<text-
 column>_original) and the watermark self-check score (watermark_score). Every
 WatermarkingConfig field is a flag.
@@ -33,14 +33,14 @@ class WatermarkArguments:
     """The paraphrasing model, the file in and out, and the key when one reads every row (else
     each row's --id-column)."""
 
-    model: str = flag(
+    model_name_or_path: str = flag(
         help="The paraphrasing causal LM (local folder, Hub id, or tiny: the built-in model)."
     )
-    input: str = flag(
-        help="Texts to watermark (.jsonl, .json, .csv, .parquet, .txt).", aliases=["--in"]
+    dataset_name: str = flag(
+        help="The local file of texts to watermark (.jsonl, .json, .csv, .parquet, .txt)."
     )
-    output: str = flag(help="Output file (.jsonl, .json, .csv or .parquet).", aliases=["--out"])
-    overwrite: bool = flag(False, "Replace an existing --out.")
+    output_file: str = flag(help="Output file (.jsonl, .json, .csv or .parquet).")
+    overwrite: bool = flag(False, "Replace an existing --output-file.")
     id: str | None = flag(
         None,
         "One watermark id for every row, instead of --id-column (visible in shell history: "
@@ -53,9 +53,9 @@ class WatermarkArguments:
     def __post_init__(self) -> None:
         if self.id is not None and self.id_file is not None:
             raise CliError("give --id or --id-file, not both")
-        if not self.output.lower().endswith(TABLE_OUTPUT_SUFFIXES):
+        if not self.output_file.lower().endswith(TABLE_OUTPUT_SUFFIXES):
             raise CliError(
-                f"output {self.output!r}: use a .jsonl, .json, .csv or .parquet file name"
+                f"--output-file {self.output_file!r}: use a .jsonl, .json, .csv or .parquet file name"
             )
 
 
@@ -66,24 +66,24 @@ def make_parser(prog: str | None = None) -> ScriptParser:
 def main(args: WatermarkArguments, config: WatermarkingConfig) -> int:
     from waterdrum_hf.watermarking.dataset import WatermarkedDataset
 
-    check_output_file(args.output, "--out", overwrite=args.overwrite)
+    check_output_file(args.output_file, "--output-file", overwrite=args.overwrite)
     n_gram = config.watermark_scheme().n_gram
     if config.max_new_tokens is not None and n_gram > config.max_new_tokens:
         raise CliError(
             f"--n-gram {n_gram} is longer than --max-new-tokens {config.max_new_tokens}: "
             "no paraphrase could hold a watermarked n-gram; keep --n-gram small (default 2)"
         )
-    data = read_table(args.input, what="input")
-    require_columns(data, [config.text_column], args.input)
+    data = read_table(args.dataset_name, what="dataset")
+    require_columns(data, [config.text_column], args.dataset_name)
     key = fixed_key(args, data, config)
-    model, tokenizer = load_model(args.model)
+    model, tokenizer = load_model(args.model_name_or_path)
     check_n_gram(n_gram, data[config.text_column], tokenizer)  # paraphrases: as long
     watermarker = WatermarkedDataset(model, tokenizer, config, watermark_id=key)
     watermarked = data.map(watermarker, batched=True, batch_size=4 * config.batch_size)
-    write_table(watermarked, args.output)
+    write_table(watermarked, args.output_file)
     print(
         f"Watermarked {watermarker.num_watermarked} rows ({watermarker.num_skipped} without text "
-        f"kept as they were) into {args.output}"
+        f"kept as they were) into {args.output_file}"
     )
     return 0
 
@@ -98,7 +98,7 @@ def fixed_key(args: WatermarkArguments, data: Any, config: WatermarkingConfig) -
         if len(keys) != 1:
             raise CliError("--id-file must hold exactly one watermark id")
         return keys[0]
-    require_columns(data, [config.id_column], f"{args.input} (pass --id-column or --id)")
+    require_columns(data, [config.id_column], f"{args.dataset_name} (pass --id-column or --id)")
     return None
 
 

@@ -35,7 +35,7 @@ def run_reproduction(
         from waterdrum_hf.experiments.reproduction.comparison import compare_schemes
         from waterdrum_hf.experiments.reproduction.comparison_results import write_comparison
 
-        with torch_threads(1 if config.model is None else None):
+        with torch_threads(1 if config.model_name_or_path is None else None):
             results = compare_schemes(config, log)
         write_comparison(results, config.output_dir, command=command)
         return results
@@ -43,7 +43,7 @@ def run_reproduction(
     from waterdrum_hf.experiments.reproduction.experiment import Reproduction
     from waterdrum_hf.experiments.reproduction.results import write_results
 
-    with torch_threads(1 if config.model is None else None):
+    with torch_threads(1 if config.model_name_or_path is None else None):
         results = Reproduction(config, log).run()
     write_results(results, config.output_dir, command=command)
     return results

@@ -29,15 +29,17 @@ class ReproductionConfig:
     on 2 CPU cores; :meth:`quick` runs in about 3 minutes. Every field is a flag of
     ``waterdrum reproduce`` (its ``help`` is the flag's)."""
 
-    output_dir: str = flag("reproduction", "Where results and the cache go.", aliases=["--out"])
-    dataset: Dataset = flag(
+    output_dir: str = flag("reproduction", "Where results and the cache go.")
+    dataset_name: Dataset = flag(
         "toy", "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."
     )
     dataset_config: str | None = flag(
         None, "Configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)."
     )
     dataset_path: str | None = flag(None, "Local copy of the dataset's Hub repository.")
-    model: str | None = flag(None, "Base model to fine-tune (default: the built-in small model).")
+    model_name_or_path: str | None = flag(
+        None, "Base model to fine-tune (default: the built-in small model)."
+    )
     watermark_tokenizer: str | None = flag(None, "Tokenizer that watermarked a published dataset.")
     owners: int = flag(5, "Data owners of the toy corpus.")
     forget: int = flag(1, "Owners (the last ones) to forget, toy corpus.")
@@ -131,15 +133,15 @@ class ReproductionConfig:
 
     def _check_dataset(self) -> None:
         """The dataset is known, and only the built-in corpus is watermarked here."""
-        if self.dataset not in DATASETS:
+        if self.dataset_name not in DATASETS:
             raise ValueError(
-                f"`dataset` must be one of {', '.join(DATASETS)}, got {self.dataset!r}."
+                f"`dataset_name` must be one of {', '.join(DATASETS)}, got {self.dataset_name!r}."
             )
         if self.watermarking not in ("substitution", "paraphrase"):
             raise ValueError(
                 f"`watermarking` must be 'substitution' or 'paraphrase', got {self.watermarking!r}."
             )
-        if self.dataset != "toy" and self.watermarking != "paraphrase":
+        if self.dataset_name != "toy" and self.watermarking != "paraphrase":
             raise ValueError(
                 "`watermarking` applies to the built-in corpus: published datasets come watermarked."
             )
@@ -160,7 +162,7 @@ class ReproductionConfig:
                 "Substitution watermarking embeds Waterfall's watermark only: use "
                 f"watermarking='paraphrase' with the {others[0]} scheme."
             )
-        if self.dataset != "toy" and (self.scheme != "waterfall" or self.schemes):
+        if self.dataset_name != "toy" and (self.scheme != "waterfall" or self.schemes):
             raise ValueError(
                 "Published datasets are watermarked with Waterfall: other schemes (and scheme "
                 "comparisons) run on the built-in corpus."
@@ -169,12 +171,12 @@ class ReproductionConfig:
     def _check_published(self) -> None:
         """A published dataset comes with the tokenizer that watermarked it, and gets its
         default configuration."""
-        if self.dataset != "toy" and not self.watermark_tokenizer:
+        if self.dataset_name != "toy" and not self.watermark_tokenizer:
             raise ValueError(
                 "A published dataset needs `watermark_tokenizer` (Llama-3.1-8B-Instruct's)."
             )
-        if self.dataset_config is None and self.dataset != "toy":
-            default = "forget_01" if self.dataset == "waterdrum-ax" else "forget_10"
+        if self.dataset_config is None and self.dataset_name != "toy":
+            default = "forget_01" if self.dataset_name == "waterdrum-ax" else "forget_10"
             object.__setattr__(self, "dataset_config", default)
 
     def _check_sizes(self) -> None:

@@ -238,7 +238,7 @@ def _check_duplicate_owners(
     where "the forget set" would mean two things at once."""
     if set(forget_keys) & set(duplicate_keys):
         raise ValueError(
-            f"In {config.dataset} {config.dataset_config} some duplicates are owned by forget "
+            f"In {config.dataset_name} {config.dataset_config} some duplicates are owned by forget "
             "owners; run the duplicate settings on forget_01 (Ax) or forget_10 (TOFU), or pass "
             "settings=('no_duplicate',)."
         )

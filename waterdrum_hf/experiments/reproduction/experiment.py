@@ -129,16 +129,16 @@ class Reproduction:
         config = self.config
         self.open_pipeline()
         with self._timed("data", "Watermarking the owners' data and its duplicates"):
-            if config.dataset == "toy":
+            if config.dataset_name == "toy":
                 keys = random_keys(config.owners, seed=0).tolist()  # secret, never shown
                 return toy_settings(config, self.pipeline, keys)
-            if config.dataset == "waterdrum-ax":
+            if config.dataset_name == "waterdrum-ax":
                 return ax_settings(config, self.tokenizer)
             return tofu_settings(config, self.tokenizer)
 
     def open_pipeline(self) -> None:
         """Load the models and open the cached pipeline, without preparing any data: for
-        calibrating another base model (``config.model``) on data :meth:`prepare` made."""
+        calibrating another base model (``config.model_name_or_path``) on data :meth:`prepare` made."""
         from waterdrum_hf.experiments.pipeline import CachedPipeline
 
         self.model, self.tokenizer, self.watermark_tokenizer = self._models()
@@ -170,7 +170,7 @@ class Reproduction:
         import waterdrum_hf.tiny as tiny
 
         config = self.config
-        if config.model is None:
+        if config.model_name_or_path is None:
             model, tokenizer = tiny.load(show_progress=config.show_progress)
         else:
             from transformers import AutoTokenizer
@@ -179,8 +179,8 @@ class Reproduction:
             from waterdrum_hf.utils.torch_plumbing import load_causal_lm
 
             with library_progress(config.show_progress):
-                model = load_causal_lm(config.model)
-            tokenizer = AutoTokenizer.from_pretrained(config.model)
+                model = load_causal_lm(config.model_name_or_path)
+            tokenizer = AutoTokenizer.from_pretrained(config.model_name_or_path)
         if config.watermark_tokenizer is None:
             return model, tokenizer, tokenizer
         from transformers import AutoTokenizer

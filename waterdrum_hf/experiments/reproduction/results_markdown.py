@@ -75,7 +75,7 @@ def _introduction(results: Mapping[str, Any], command: str) -> list[str]:
     seeds = len(config["seeds"])
     return [
         *heading("Reproducing WaterDrum's claims at small scale", results, command=command),
-        f"Data: {_data(config)}. Model: {config['model'] or 'the built-in small model'}, fine-tuned "
+        f"Data: {_data(config)}. Model: {config['model_name_or_path'] or 'the built-in small model'}, fine-tuned "
         f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
         f"{config['max_new_tokens']} tokens each, pooled per query; ROUGE-L: the greedy continuation "
         f"({config['rouge_new_tokens']} tokens) against {_reference(config)}; MIA: Min-k% Prob "
@@ -302,7 +302,7 @@ def _carry_over(results: Mapping[str, Any]) -> list[str]:
 
 
 def _data(config: Mapping[str, Any]) -> str:
-    if config["dataset"] == "toy":
+    if config["dataset_name"] == "toy":
         how = (
             "paraphrasing with"
             if config["watermarking"] == "paraphrase"
@@ -320,14 +320,14 @@ def _data(config: Mapping[str, Any]) -> str:
             f"passages per forget owner, watermarked ({strength}) by {how} the "
             "built-in small model"
         )
-    return f"{config['dataset']} ({config['dataset_config']})"
+    return f"{config['dataset_name']} ({config['dataset_config']})"
 
 
 def _queries(config: Mapping[str, Any]) -> str:
-    if config["dataset"] == "waterdrum-tofu":
+    if config["dataset_name"] == "waterdrum-tofu":
         return "each question in the model's chat format"
     return f"the first {config['prefix_tokens']} tokens of each text (at most half)"
 
 
 def _reference(config: Mapping[str, Any]) -> str:
-    return "the answer" if config["dataset"] == "waterdrum-tofu" else "the text's next tokens"
+    return "the answer" if config["dataset_name"] == "waterdrum-tofu" else "the text's next tokens"
