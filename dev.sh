@@ -36,9 +36,9 @@ FLOORS_VENV=.venv-floors
 # datasets' num_proc; and the quantization audit (torchao through transformers) and evaluate's
 # module loading.
 FLOOR_TESTS=(
-    tests/trainers tests/test_callbacks.py tests/test_generation.py tests/test_tiny.py
-    tests/test_prompting.py tests/test_torch_plumbing.py tests/test_dataset_verification.py
-    tests/watermarking tests/audits/test_quantization.py tests/test_evaluate_cache.py
+    tests/trainers tests/callbacks/test_callback.py tests/generation/test_engine.py tests/test_tiny.py
+    tests/generation/test_prompting.py tests/utils/test_torch_plumbing.py tests/scoring/test_dataset_verification.py
+    tests/watermarking tests/audits/test_quantization.py tests/metrics/test_loading.py
 )
 # Tests against TRL 1.x's own scripts and collators (trl/scripts/sft.py, its recipes, its
 # prompt-completion labels): the drop-in promise is made for TRL >= 1.16 and tested in the main

@@ -6,8 +6,8 @@ or ``(function, before, after, reason, category)``, as ``mutation_judged.Judged`
 Not checked: the functions that run a study (train, sample and verify models for minutes to
 hours: the committed results are their output, re-run by hand). Every function that turns
 those results into a published table, sentence, figure or estimate is tested instead
-(tests/experiments/test_capacity_*.py, tests/test_published_studies.py,
-tests/test_rendered_blocks.py)."""
+(tests/experiments/test_capacity_*.py, tests/published/test_published_studies.py,
+tests/published/test_rendered_blocks.py)."""
 
 from __future__ import annotations
 

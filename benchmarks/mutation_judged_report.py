@@ -279,7 +279,7 @@ JUDGED_ENTRIES: tuple[tuple[str, str | None, str | None, str], ...] = (
         "matplotlib >= 3.10 returns a FillBetweenPolyCollection, whose class zorder is 0, so "
         "set_zorder(None) gives 0 there; under matplotlib 3.8-3.9 (the floor is 3.8) fill_between "
         "returns a PolyCollection, class zorder 1, and the band would be drawn over the bars. "
-        "tests/test_report.py asserts the bands' zorder 0 below the bars, which kills it there; "
+        "tests/report/test_report.py asserts the bands' zorder 0 below the bars, which kills it there; "
         "the gate runs the newest matplotlib",
         "not checked",
     ),

@@ -21,7 +21,7 @@ _SOURCE = ["alpha beta gamma", "", "delta epsilon"]
 
 
 def _stand_ins() -> Any:
-    """The tests' tokenizer and embedding-model stand-ins (``tests/test_attacks.py``)."""
+    """The tests' tokenizer and embedding-model stand-ins (``tests/attacks/test_attacks.py``)."""
     use_test_helpers()
     import test_attacks
 

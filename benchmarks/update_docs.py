@@ -7,7 +7,7 @@ card and benchmarks/results/README.md from the committed results files they cite
 
 The results files are written by the scripts beside this one (``update_readme_demo.py``, the
 timing benchmarks through ``timing.py``, ``mutation_score.py``, ``waterdrum reproduce``); this
-script only reads them. ``tests/test_published_numbers.py`` runs the check.
+script only reads them. ``tests/published/test_published_numbers.py`` runs the check.
 """
 
 from __future__ import annotations

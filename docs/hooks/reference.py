@@ -10,7 +10,7 @@
 - ``changelog.md``: ``CHANGELOG.md`` as it is.
 
 A hook rather than the mkdocs-gen-files plugin: nothing more to install, and the pages are plain
-functions of the package (:data:`PAGES`), which ``tests/test_docs_site.py`` calls without MkDocs
+functions of the package (:data:`PAGES`), which ``tests/docs/test_docs_site.py`` calls without MkDocs
 installed (MkDocs is imported only inside the hook's events).
 """
 

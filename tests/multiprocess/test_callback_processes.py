@@ -11,7 +11,7 @@ import pytest
 @pytest.mark.slow
 def test_two_processes_log_once_with_the_same_values(tiny_model, tmp_path, run_two_processes):
     run_two_processes(
-        Path(__file__).resolve().parents[1] / "scripts" / "distributed_callback.py", tmp_path
+        Path(__file__).resolve().parents[1] / "programs" / "distributed_callback.py", tmp_path
     )
     reports = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
     for report in reports:

@@ -15,7 +15,7 @@ def test_two_processes_split_the_queries_and_all_get_every_answer(
     import json
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "scripts" / "distributed_generate.py"
+    script = Path(__file__).resolve().parents[1] / "programs" / "distributed_generate.py"
     out = tmp_path / "seen.json"
     run_two_processes(script, out)
     report = json.loads(out.read_text())

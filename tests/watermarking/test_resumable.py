@@ -20,7 +20,7 @@ import waterdrum_hf._version
 from waterdrum_hf import WatermarkedDataset, resumable_map
 from waterdrum_hf.data import toy_corpus
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "watermark_resumable.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "programs" / "watermark_resumable.py"
 SETTINGS = {
     "num_beam_groups": 2,
     "beams_per_group": 1,

@@ -80,7 +80,7 @@ def register_with_datasets_hasher(cls: type) -> None:
     (``__reduce__``, ``copyreg``, ``dill.register``) would also change what the worker
     processes receive. Should ``datasets.utils._dill.pklregister`` go, this warns and
     ``datasets`` falls back to hashing the whole object (slow, and cache reuse may be lost);
-    ``tests/test_dataset_verification.py`` fails loudly then.
+    ``tests/scoring/test_dataset_verification.py`` fails loudly then.
     """
     try:
         from datasets.utils._dill import pklregister

@@ -153,7 +153,7 @@ def _checkpointing_kwargs(model: Any) -> dict[str, Any] | None:
     ``functools.partial`` it stores as each checkpointed module's ``_gradient_checkpointing_func``
     and exposes no public accessor (``is_activation_checkpointing`` says only whether it is on);
     the caller here holds an accelerator, not the ``TrainingArguments`` they came from.
-    ``tests/test_torch_plumbing.py`` fails if transformers stops storing them there.
+    ``tests/utils/test_torch_plumbing.py`` fails if transformers stops storing them there.
     """
     for module in model.modules():
         function = getattr(module, "_gradient_checkpointing_func", None)

@@ -279,7 +279,7 @@ def test_a_result_with_nothing_to_publish_is_refused(tmp_path):
 
 
 def test_the_hub_guides_snippet_runs_as_printed(result, tmp_path, monkeypatch):
-    guide = Path(__file__).resolve().parents[1] / "docs" / "guides" / "hub-results.md"
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guides" / "hub-results.md"
     section = guide.read_text().split("## How to report the values")[1].split("\n## ")[0]
     snippet = section.split("```python\n")[1].split("```")[0]
     api = mock.create_autospec(HfApi, instance=True)

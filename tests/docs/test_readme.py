@@ -28,7 +28,7 @@ from hub_mirrors import write_ax_mirror
 
 import waterdrum_hf
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [
     "README.md",
     "metrics/waterdrum/README.md",
@@ -64,7 +64,7 @@ BLOCKS = code_blocks("python")
 #: Python blocks another test file runs as printed, with that test.
 RUN_ELSEWHERE = {
     ("docs/guides/hub-results.md", "How to report the values"): (
-        "tests/test_hub_results.py::test_the_hub_guides_snippet_runs_as_printed"
+        "tests/report/test_hub_results.py::test_the_hub_guides_snippet_runs_as_printed"
     ),
 }
 #: Fence languages and how blocks of each are checked (python and bash: in this file).
@@ -73,7 +73,7 @@ OTHER_FENCES = {
     "bibtex": "citations, not code",
     "": "listings (the source tree), not code",
     "text": "the commands' usage lines (docs/reference/commands.md, generated from the parsers "
-    "and checked by tests/test_docs_site.py)",
+    "and checked by tests/docs/test_docs_site.py)",
 }
 
 

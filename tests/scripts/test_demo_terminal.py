@@ -48,7 +48,7 @@ def test_the_quickstarts_thread_figures_are_the_benchmarks():
 
     from waterdrum_hf.experiments.demo import THREADS
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     results = json.loads((root / "benchmarks/results/demo_threads.json").read_text())["results"]
     text = " ".join((root / "docs/quickstart.md").read_text().split())
     assert THREADS == 1 and "The demo runs torch on one thread" in text

@@ -741,7 +741,7 @@ def test_some_owner_of_20_without_a_watermark_reads_detected_at_most_5_percent(m
     that holds no owner's watermark, some of 20 owners reads detected in at most 5 % of draws
     (within the binomial band) by the library's verdict, and in most draws (1 - 0.95^20 = 64 %
     expected) by unadjusted p-values, so dropping the adjustment fails here."""
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import owner_detection_error as study
 
     counts = study.simulate(study.Setting(owners=20), NullConfig("analytic"), draws=300)

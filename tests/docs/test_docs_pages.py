@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MOVED_FROM = "b819cbd"
 """The last commit whose README held everything, before the documentation site (issue 44)."""
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import pearsonr
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 NUMBER = re.compile(r"(?<![\w.])[+-]?\d[\d,]*(?:\.\d+)?")
 
@@ -43,7 +43,7 @@ SECTIONS = {
     "capacity": (TRUST, "- **Calibration goes with memorisation", None),
 }
 #: Generated sentences whose statistics are also read here by label (the renderer's output is
-#: checked against the renderer by tests/test_published_numbers.py, not against the data).
+#: checked against the renderer by tests/published/test_published_numbers.py, not against the data).
 GENERATED = {
     "trust correlations": (TRUST, "Over these ", "<!-- trust:end -->"),
     "generation speed": (

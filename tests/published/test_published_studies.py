@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from saved_figures import drawn
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def script(name: str) -> ModuleType:

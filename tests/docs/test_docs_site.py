@@ -22,7 +22,7 @@ import waterdrum_hf
 import waterdrum_hf.trainers as trainers
 from waterdrum_hf.scripts import COMMANDS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

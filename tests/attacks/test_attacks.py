@@ -14,7 +14,7 @@ from waterdrum_hf import attacks
 from waterdrum_hf.attacks.sources import vocabulary_words
 
 DEMO_DATA = (
-    Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "demo" / "watermarked.jsonl"
+    Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "demo" / "watermarked.jsonl"
 )
 
 # Distinct words, so that which words an attack touched can be read off the output.

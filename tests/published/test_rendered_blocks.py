@@ -1,6 +1,6 @@
 """Every figure of the generated documentation blocks, recomputed here from the results files.
 
-``tests/test_published_numbers.py`` checks that each block reads what its renderer gives
+``tests/published/test_published_numbers.py`` checks that each block reads what its renderer gives
 today; a renderer that computes a figure wrongly (a ratio over the wrong baseline, an interval
 over the wrong runs) would pass that check once ``update_docs.py`` is re-run. Here each block is
 rendered as ``update_docs.py`` would write it, its numbers are read back out of the text next to
@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", ROOT / "metrics/waterdrum/README.md", *sorted(DOCS.rglob("*.md"))]
 LINK = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]*))?\)")

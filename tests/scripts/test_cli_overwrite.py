@@ -18,7 +18,7 @@ from waterdrum_hf.scripts import main
 from waterdrum_hf.scripts.files import check_finished_report
 from waterdrum_hf.scripts.parser import CliError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def report_with(folder: Path, settings: dict, key: str = "settings", name: str = "report.json"):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import doc_blocks  # noqa: E402
@@ -108,7 +108,7 @@ NOT_MEASURED = {"3.1", "8", "4096", "33", "99", "21", "72"}
 REPRODUCTION, SCHEMES = "reproduction/results.md", "schemes/results.md"
 SUBSTITUTION, NULLS = "substitution/results.md", "null_agreement.md"
 #: The guides' quoted prose (the README's before) is checked number by number with its label
-#: (which study, row and column) in tests/test_quoted_statistics.py; these sections only by
+#: (which study, row and column) in tests/published/test_quoted_statistics.py; these sections only by
 #: membership.
 QUOTED = [
     (update_docs.METRIC, "Measured against 2,000 random keys", "the measurements are in", [NULLS]),
