@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -26,6 +27,15 @@ def key_digest(key: int) -> str:
     return hashlib.pbkdf2_hmac(
         "sha256", str(key).encode(), b"waterdrum-hf watermark key", 200_000
     ).hex()
+
+
+def writer_settings(
+    scheme_settings: dict[str, object], vocab_size: int, watermark_ids: Iterable[int]
+) -> dict[str, object]:
+    """What decides a writer's perturbation, for cache digests: its scheme's settings, the
+    vocabulary size and the ids as their slow one-way hashes (:func:`key_digest`)."""
+    keys = [key_digest(int(i)) for i in watermark_ids]
+    return {**scheme_settings, "vocab_size": vocab_size, "keys": keys}
 
 
 def module_identity(module: Any) -> dict[str, Any]:

@@ -53,13 +53,9 @@ class EXPEditLogitsProcessor(LogitsProcessor):
 
     def settings(self) -> dict[str, object]:
         """What decides the sampling, ids as their slow one-way hashes (cache digests)."""
-        from waterdrum_hf.utils.fingerprint import key_digest
+        from waterdrum_hf.utils.fingerprint import writer_settings
 
-        return {
-            **self.scheme.settings(),
-            "vocab_size": self.vocab_size,
-            "keys": [key_digest(int(i)) for i in self._ids],
-        }
+        return writer_settings(self.scheme.settings(), self.vocab_size, self._ids)
 
     def reset(
         self,

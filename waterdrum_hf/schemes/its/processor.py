@@ -53,13 +53,9 @@ class ITSLogitsProcessor(LogitsProcessor):
 
     def settings(self) -> dict[str, object]:
         """What decides the sampling, the id as its slow one-way hash (cache digests)."""
-        from waterdrum_hf.utils.fingerprint import key_digest
+        from waterdrum_hf.utils.fingerprint import writer_settings
 
-        return {
-            **self.watermark.settings(),
-            "vocab_size": self.vocab_size,
-            "keys": [key_digest(self._id)],
-        }
+        return writer_settings(self.watermark.settings(), self.vocab_size, [self._id])
 
     def reset(self, *, prompt_length: int | None = None) -> None:
         """Prepare for a new ``generate`` call: new shifts, and the (padded) prompt length,

@@ -83,14 +83,10 @@ class SynthIDLogitsProcessor(LogitsProcessor):
 
     def settings(self) -> dict[str, object]:
         """What decides the perturbation, ids as their slow one-way hashes (for cache digests)."""
-        from waterdrum_hf.utils.fingerprint import key_digest
+        from waterdrum_hf.utils.fingerprint import writer_settings
 
-        return {
-            **self.scheme.settings(),
-            "vocab_size": self.vocab_size,
-            "keys": [key_digest(int(i)) for i in self._watermark_ids],
-            "context_history_size": self.context_history_size,
-        }
+        settings = writer_settings(self.scheme.settings(), self.vocab_size, self._watermark_ids)
+        return {**settings, "context_history_size": self.context_history_size}
 
     def reset(
         self,

@@ -52,13 +52,9 @@ class UnigramLogitsProcessor(LogitsProcessor):
 
     def settings(self) -> dict[str, object]:
         """What decides the perturbation, ids as their slow one-way hashes (cache digests)."""
-        from waterdrum_hf.utils.fingerprint import key_digest
+        from waterdrum_hf.utils.fingerprint import writer_settings
 
-        return {
-            **self.watermark.settings(),
-            "vocab_size": self.vocab_size,
-            "keys": [key_digest(int(i)) for i in self._ids],
-        }
+        return writer_settings(self.watermark.settings(), self.vocab_size, self._ids)
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
         rows, keys = input_ids.shape[0], len(self._bias)
