@@ -107,6 +107,9 @@ class UnlearningTrainer(ModelCardTrainer):
         processing_class, peft_config, quantization_config) plus the two sets: 10 parameters,
         the house limit that ruff's PLR0913 checks (``**kwargs`` go on to ``Trainer``)."""
         args = self._checked_args(args)
+        train_dataset = self._pairs(train_dataset, forget_dataset, retain_dataset, args)
+        self.data_rows = row_counts(train_dataset)  # the data is checked before the model loads
+        """``(forget rows, retain rows)`` of the training data (``None`` where not known)."""
         set_seed(args.seed)  # before a PEFT adapter is initialised, as TRL does
         loaded = load_model(model, args, quantization_config)
         self.base_model_name = model_name(loaded) or None
@@ -116,9 +119,6 @@ class UnlearningTrainer(ModelCardTrainer):
         model = self.trained_model(prepare_model(loaded, peft_config, args))
         if args.disable_dropout:
             disable_dropout(model)
-        train_dataset = self._pairs(train_dataset, forget_dataset, retain_dataset, args)
-        self.data_rows = row_counts(train_dataset)
-        """``(forget rows, retain rows)`` of the training data (``None`` where not known)."""
         if kwargs.get("eval_dataset") is not None:
             kwargs["eval_dataset"] = pair_eval_dataset(
                 kwargs["eval_dataset"],

@@ -366,7 +366,8 @@ def captured_config(command, argv, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # output folders are checked (made) before the work
     monkeypatch.setattr(demo, "run_demo", capture)
     monkeypatch.setattr(reproduction, "run_reproduction", capture)
-    monkeypatch.setattr(watermark, "load_model", lambda name: (None, None))
+    monkeypatch.setattr(watermark, "model_tokenizer", lambda name: None)
+    monkeypatch.setattr(watermark, "load_model", lambda name: None)
     monkeypatch.setattr(watermark, "check_n_gram", lambda *args: None)  # no tokenizer here
     monkeypatch.setattr(
         watermarking, "WatermarkedDataset", lambda model, tokenizer, config, **key: capture(config)
@@ -1699,7 +1700,8 @@ def test_ctrl_c_of_a_run_that_does_not_resume(command, scored_file, monkeypatch,
 
     tmp_path, *_ = scored_file
     monkeypatch.setattr(metric, "waterdrum_result", interrupt)
-    monkeypatch.setattr(watermark, "load_model", lambda name: (None, None))
+    monkeypatch.setattr(watermark, "model_tokenizer", lambda name: None)
+    monkeypatch.setattr(watermark, "load_model", lambda name: None)
     monkeypatch.setattr(watermark, "check_n_gram", lambda *args: None)
     monkeypatch.setattr(watermarking, "WatermarkedDataset", interrupt)
     rows = tmp_path / "outputs.jsonl"

@@ -3,6 +3,7 @@ built-in model), with one-line errors for what does not exist."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,49 +14,56 @@ from waterdrum_hf.tiny import NAME as BUILT_IN
 from waterdrum_hf.tiny import pretrained_location
 
 
-def load_tokenizer_option(name: str, what: str = "tokenizer") -> Any:
-    """``AutoTokenizer.from_pretrained`` (``tiny``: the built-in model's) with a one-line error
-    for a missing path or repo."""
+def load_tokenizer_option(name: str, what: str = "tokenizer", revision: str | None = None) -> Any:
+    """``AutoTokenizer.from_pretrained`` (``tiny``: the built-in model's; ``revision``: a Hub
+    id's branch, tag or commit) with a one-line error for a missing path or repo."""
     from transformers import AutoTokenizer
 
     name = pretrained_location(name, what)
     try:
-        return AutoTokenizer.from_pretrained(name)
+        return AutoTokenizer.from_pretrained(name, revision=revision)
     except (OSError, ValueError) as error:
         raise CliError(f"could not load the {what} {name!r}: {first_line(error)}") from None
 
 
-def load_model(name: str, tokenizer: str | None = None) -> tuple[Any, Any]:
-    """A causal LM and its tokenizer from a local folder, a Hub id or ``tiny`` (the built-in
-    model), on the GPU when there is one; a PEFT adapter folder (``adapter_config.json``) is
-    loaded on its base model. ``tokenizer`` names the tokenizer where the model's folder has
-    none (default: the model's own, or an adapter's base model's)."""
-    from waterdrum_hf.utils.progress import library_progress
-    from waterdrum_hf.utils.torch_plumbing import load_causal_lm
-
+def model_tokenizer(name: str, tokenizer: str | None = None, revision: str | None = None) -> Any:
+    """The tokenizer of the model ``name`` (a local folder, a Hub id or ``tiny``), loaded
+    without its weights, so that what depends on it is checked before the (slow) weights load:
+    ``tokenizer`` where given, else the model folder's own, else a PEFT adapter folder's base
+    model's (``adapter_config.json``); ``revision`` for the model's own."""
+    if tokenizer is not None:
+        return load_tokenizer_option(tokenizer, "tokenizer")
     name = pretrained_location(name, "model")
     folder = Path(name)
     bare = folder.is_dir() and not any(
         (folder / file).is_file() for file in ("tokenizer_config.json", "tokenizer.json")
     )
-    adapter = (folder / "adapter_config.json").is_file()
-    if tokenizer is None and bare and not adapter:  # said before the (slow) loading
+    if not bare:
+        return load_tokenizer_option(name, "model's tokenizer", revision)
+    adapter = folder / "adapter_config.json"
+    base = json.loads(adapter.read_text(encoding="utf-8")) if adapter.is_file() else {}
+    if not isinstance(base, dict) or not base.get("base_model_name_or_path"):
         raise CliError(
             f"the model folder {name!r} has no tokenizer (no tokenizer_config.json): save "
             "the one it was trained with into it (tokenizer.save_pretrained), or give it "
             f"with `waterdrum score --tokenizer` ({BUILT_IN!r} for the built-in model's)"
         )
+    return load_tokenizer_option(str(base["base_model_name_or_path"]), "model's tokenizer")
+
+
+def load_model(name: str) -> Any:
+    """A causal LM from a local folder, a Hub id or ``tiny`` (the built-in model), on the GPU
+    when there is one; a PEFT adapter folder (``adapter_config.json``) is loaded on its base
+    model. Load its tokenizer first (:func:`model_tokenizer`)."""
+    from waterdrum_hf.utils.progress import library_progress
+    from waterdrum_hf.utils.torch_plumbing import load_causal_lm
+
+    name = pretrained_location(name, "model")
     try:
         with library_progress(None):  # the loading bar on a terminal only
-            model = load_causal_lm(name)
+            return load_causal_lm(name)
     except (OSError, ValueError) as error:
         raise CliError(f"could not load the model {name!r}: {first_line(error)}") from None
-    if tokenizer is not None:
-        return model, load_tokenizer_option(tokenizer, "tokenizer")
-    tokenizer_source = name
-    if bare:  # a PEFT adapter folder: its base model's tokenizer
-        tokenizer_source = model.peft_config[model.active_adapter].base_model_name_or_path
-    return model, load_tokenizer_option(tokenizer_source, "model's tokenizer")
 
 
 def watermark_ids(

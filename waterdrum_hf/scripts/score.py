@@ -24,7 +24,12 @@ from waterdrum_hf.scripts.generations import (
     read_generations,
     write_generations,
 )
-from waterdrum_hf.scripts.models import load_model, load_tokenizer_option, watermark_ids
+from waterdrum_hf.scripts.models import (
+    load_model,
+    load_tokenizer_option,
+    model_tokenizer,
+    watermark_ids,
+)
 from waterdrum_hf.scripts.parser import CliError, ScriptParser, positive
 from waterdrum_hf.scripts.scoring_arguments import ScoringArguments, empirical_null_keys
 from waterdrum_hf.utils.fields import flag
@@ -208,18 +213,20 @@ def verified_completions(
     import waterdrum_hf.attacks as attacks
 
     model = tokenizer = None
+    paraphrases = any(attacks.parse(s)[0] == "paraphrase" for s in attack.attacks)
+    if generations is None or paraphrases:  # the model (or the paraphraser)
+        tokenizer = model_tokenizer(args.model_name_or_path or "", args.tokenizer)
     if generations is not None:
         completions = generations.completions
     else:
-        model, tokenizer = load_model(args.model_name_or_path or "", args.tokenizer)
-        completions = sample(model, tokenizer, rows, args, data)
+        queries = data.queries(rows, tokenizer)  # checked before the weights load
+        model = load_model(args.model_name_or_path or "")
+        completions = sample(model, tokenizer, queries, args)
         write_generations(Path(args.output_dir) / "generations.jsonl", owners, completions)
     if not attack.attacks:
         return completions
-    if model is None and any(attacks.parse(s)[0] == "paraphrase" for s in attack.attacks):
-        model, tokenizer = load_model(
-            args.model_name_or_path or "", args.tokenizer
-        )  # the paraphraser
+    if model is None and paraphrases:
+        model = load_model(args.model_name_or_path or "")  # the paraphraser
     seed = attack.seed(args.seed)
     completions = attacks.chain(
         completions, list(attack.attacks), seed, tokenizer=watermark_tokenizer,
@@ -230,17 +237,15 @@ def verified_completions(
     return completions
 
 
-def sample(
-    model: Any, tokenizer: Any, rows: Any, args: ScoreArguments, data: DataArguments
-) -> list[list[str]]:
-    """``--num-samples`` completions of each row's query."""
+def sample(model: Any, tokenizer: Any, queries: list[str], args: ScoreArguments) -> list[list[str]]:
+    """``--num-samples`` completions of each query."""
     from waterdrum_hf.generation.engine import generate
     from waterdrum_hf.generation.sampling import SamplingConfig
 
     return generate(
         model,
         tokenizer,
-        data.queries(rows, tokenizer),
+        queries,
         SamplingConfig(
             num_samples=args.num_samples,
             max_new_tokens=args.max_new_tokens,

@@ -29,6 +29,7 @@ from trl.trainer.model_config import ModelConfig
 from waterdrum_hf.callbacks.arguments import WaterDrumArguments
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_folder, read_table
+from waterdrum_hf.scripts.models import model_tokenizer
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
 from waterdrum_hf.tiny import pretrained_location
 from waterdrum_hf.utils.fields import flag
@@ -144,17 +145,19 @@ def main(
             f"(columns: {', '.join(rows.column_names)}): mark each row True (forget) or False "
             "(retain), e.g. with waterdrum_hf.data.mark_forget, or pass --forget_column"
         )
+    tokenizer = callbacks = None
+    if waterdrum_args.waterdrum_watermark_tokenizer:  # checked before the weights load
+        tokenizer = model_tokenizer(model, revision=model_args.model_revision)
+        callbacks = [waterdrum_args.callback(rows, tokenizer)]  # the trainer binds it
     trainer = trainer_class(
         model=model,
         args=training_args,
         train_dataset=rows,
+        processing_class=tokenizer,
+        callbacks=callbacks,
         peft_config=get_peft_config(model_args),
         quantization_config=get_quantization_config(model_args),
     )
-    if waterdrum_args.waterdrum_watermark_tokenizer:
-        trainer.add_callback(
-            waterdrum_args.callback(rows, trainer.processing_class, trainer=trainer)
-        )
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model(training_args.output_dir)
     print(f"Unlearned with {args.method}; saved to {training_args.output_dir}")

@@ -21,7 +21,7 @@ from waterdrum_hf.scripts.files import (
     require_columns,
     write_table,
 )
-from waterdrum_hf.scripts.models import load_model, watermark_ids
+from waterdrum_hf.scripts.models import load_model, model_tokenizer, watermark_ids
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
 from waterdrum_hf.scripts.scoring_arguments import check_n_gram
 from waterdrum_hf.utils.fields import flag
@@ -76,8 +76,9 @@ def main(args: WatermarkArguments, config: WatermarkingConfig) -> int:
     data = read_table(args.dataset_name, what="dataset")
     require_columns(data, [config.text_column], args.dataset_name)
     key = fixed_key(args, data, config)
-    model, tokenizer = load_model(args.model_name_or_path)
+    tokenizer = model_tokenizer(args.model_name_or_path)
     check_n_gram(n_gram, data[config.text_column], tokenizer)  # paraphrases: as long
+    model = load_model(args.model_name_or_path)
     watermarker = WatermarkedDataset(model, tokenizer, config, watermark_id=key)
     watermarked = data.map(watermarker, batched=True, batch_size=4 * config.batch_size)
     write_table(watermarked, args.output_file)
