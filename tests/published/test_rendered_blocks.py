@@ -492,31 +492,57 @@ def report() -> dict:
     return load("demo/report.json")
 
 
-def distances(report: dict) -> dict[str, list[float]]:
-    """Each unlearning method's distance to the retrained model in the (forget, retain) plane,
-    run by run (the same seed's runs paired)."""
+def offsets(report: dict) -> dict[str, np.ndarray]:
+    """Each unlearning method's offset from the retrained model in the (forget, retain) plane,
+    run by run (runs x 2; the same seed's runs paired)."""
     runs = report["runs"]
     target = runs["retrained"]
     return {
-        method: [
-            math.hypot(r["forget"] - t["forget"], r["retain"] - t["retain"])
-            for r, t in zip(runs[method], target, strict=True)
-        ]
+        method: np.array(
+            [
+                (r["forget"] - t["forget"], r["retain"] - t["retain"])
+                for r, t in zip(runs[method], target, strict=True)
+            ]
+        )
         for method in report["settings"]["methods"]
     }
 
 
+def squared_distance(offsets: np.ndarray) -> float:
+    """The squared distance of the mean points, unbiased: the mean over pairs of distinct runs
+    of their offsets' dot product."""
+    n = len(offsets)
+    return float(np.mean([offsets[i] @ offsets[j] for i in range(n) for j in range(n) if i != j]))
+
+
+def jackknife(statistic: Any, arrays: Sequence[np.ndarray], level: float) -> tuple[float, float]:
+    """Student's t interval (n - 1 degrees of freedom) around ``statistic(*arrays)`` with the
+    jackknife's standard error, run k left out of every array."""
+    n = len(arrays[0])
+    left = [statistic(*(np.delete(a, k, axis=0) for a in arrays)) for k in range(n)]
+    se = math.sqrt((n - 1) / n * float(np.sum((np.array(left) - np.mean(left)) ** 2)))
+    value, half = statistic(*arrays), float(stats.t.ppf((1 + level) / 2, n - 1)) * se
+    return value - half, value + half
+
+
+def distance(offsets: np.ndarray, level: float) -> tuple[float, float, float]:
+    """The distance of the mean points with the roots of its squared interval (0 below 0)."""
+    low, high = jackknife(squared_distance, [offsets], level)
+    root = [math.sqrt(max(x, 0.0)) for x in (squared_distance(offsets), low, high)]
+    return root[0], root[1], root[2]
+
+
 def closest(report: dict, level: float) -> list[str]:
-    """The method of least mean distance, then (by mean distance) every method whose paired
-    distance difference to it has a t-interval that includes 0."""
-    per_run = distances(report)
-    order = sorted(per_run, key=lambda m: float(np.mean(per_run[m])))
+    """The method of least squared distance, then (by it) every method whose squared distance
+    minus the closest one's has a jackknife interval that does not lie above 0."""
+    per_run = offsets(report)
+    order = sorted(per_run, key=lambda m: squared_distance(per_run[m]))
     best = order[0]
-    tied = []
-    for method in order[1:]:
-        _, low, high = t_interval(np.subtract(per_run[method], per_run[best]), level)
-        if low <= 0 <= high:
-            tied.append(method)
+
+    def excess(method: np.ndarray, closest: np.ndarray) -> float:
+        return squared_distance(method) - squared_distance(closest)
+
+    tied = [m for m in order[1:] if jackknife(excess, [per_run[m], per_run[best]], level)[0] <= 0]
     return [best, *tied]
 
 
@@ -529,14 +555,13 @@ def test_demo_table_is_the_mean_and_t_interval_over_runs(demo, report):
     assert level == report["settings"]["confidence"]
     runs = report["runs"]
     assert [row[0] for row in rows] == list(runs)
-    per_run = distances(report)
+    per_run = offsets(report)
     for row in rows:
         name = row[0]
         for cell, key in ((row[1], "forget"), (row[2], "retain")):
             check_interval(cell, t_interval([r[key] for r in runs[name]], level), (name, key))
         if name in per_run:
-            mean, low, high = t_interval(per_run[name], level)
-            check_interval(row[3], (mean, max(low, 0.0), high), (name, "distance"))
+            check_interval(row[3], distance(per_run[name], level), (name, "distance"))
         else:
             assert row[3] == "–"
         assert int(row[4]) == len(runs[name])
@@ -549,29 +574,32 @@ def test_demo_verdict_names_the_methods_the_runs_cannot_separate(demo, report):
     line = next(line for line in demo.splitlines() if line.startswith("**Closest to retraining"))
     level = report["settings"]["confidence"]
     expected = closest(report, level)
-    per_run = distances(report)
+    per_run = offsets(report)
     if len(expected) > 1:
         found = search(
-            r"a tie\*\* between (.+?) \(mean distance .+? over (?P<runs>\d+) runs: (.+?)\)\.", line
+            r"a tie\*\* between (.+?) \(distance of the mean points over (?P<runs>\d+) runs .+?: "
+            r"(.+?)\)\.",
+            line,
         )
         assert re.findall(r"`(\w+)`", found[1]) == expected
         shown = dict(re.findall(r"`(\w+)` (\S+)", found[3]))
         assert list(shown) == expected
         for name in expected:
-            check(shown[name], float(np.mean(per_run[name])), (name, "distance"))
+            check(shown[name], distance(per_run[name], level)[0], (name, "distance"))
     else:
         found = search(
             r"\*\*Closest to retraining:\*\* `(\w+)` \(distance (\S+), .+? over (?P<runs>\d+) runs",
             line,
         )
         assert found[1] == expected[0]
-        check(found[2], float(np.mean(per_run[expected[0]])), "distance")
+        check(found[2], distance(per_run[expected[0]], level)[0], "distance")
     assert int(found["runs"]) == len(report["seeds"])
     best = report["runs"][expected[0]][0]
     detected = best["forget_p_value"] <= DETECTION_LEVEL
-    assert ("is **still detected** in its answers in the first run" in line) == detected
+    first = f"in the first of the {len(report['seeds'])} runs"
+    assert (f"is **still detected** in its answers {first}" in line) == detected
     found = search(
-        r"in the first run \(forget (\S+) against a null level of (\S+) ± (\S+), z = (\S+)\)", line
+        rf"{first} \(forget (\S+) against a null level of (\S+) ± (\S+), z = (\S+)\)", line
     )
     check(found[1], best["forget"], "closest forget")
     check(found[2], best["forget_null_mean"], "closest null mean")

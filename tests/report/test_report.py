@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -491,8 +492,9 @@ def runs_of(models, shifts):
 def test_several_runs_give_means_with_intervals_over_runs_and_a_verdict_that_says_tie(
     models, tmp_path, tie
 ):
-    """graddiff is closest in every run; npo comes within the runs' spread only when its
-    distance jumps between runs (then the verdict names both)."""
+    """graddiff is closest in every run; when npo's point jumps between runs, its mean point
+    lies close to the retrained model's but the runs cannot place it (then the verdict names
+    a tie, both among it)."""
     farther = {"kl": (0.1, -0.1), "npo": (0.1, -0.1)}  # both well behind graddiff
     shifts = [farther, {**farther, "graddiff": (0.02, 0.0)}, {**farther, "graddiff": (-0.01, 0.01)}]
     if tie:
@@ -502,7 +504,9 @@ def test_several_runs_give_means_with_intervals_over_runs_and_a_verdict_that_say
     text = (tmp_path / "report.md").read_text()
     (closest,) = [line for line in text.splitlines() if line.startswith("**Closest to retraining")]
     if tie:
-        assert closest.startswith("**Closest to retraining: a tie** between `graddiff` and `npo`")
+        assert closest.startswith("**Closest to retraining: a tie** between ")
+        named = re.findall(r"`(\w+)`", closest.split(" (distance")[0])
+        assert {"graddiff", "npo"} <= set(named)
     else:
         assert closest.startswith("**Closest to retraining:** `graddiff` (distance ")
     assert "over 3 runs" in closest and "## The first run in detail (seed 0)" in text
@@ -745,34 +749,37 @@ def test_detection_sentences_say_which_run_they_read():
     models["npo"] = _model(_set(0.4, 0.3, 0.5), 0.3)
     runs = {name: [m, m] for name, m in models.items()}
     text = "\n".join(verdict.verdict(models, {"null_keys": 99}, compare_seeds(runs)))
-    assert "no longer detected in `npo`'s answers in the first run (p = 0.300)" in text
+    assert "no longer detected in `npo`'s answers in the first of the 2 runs (p = 0.300)" in text
     text = "\n".join(verdict.verdict(models, {"null_keys": 99}))
     assert "no longer detected in `npo`'s answers (p = 0.300)" in text
     models["npo"] = _model(_set(0.4, 0.01, 2.5), 0.3)
     models["kl"] = _model(_set(0.02, 0.01, 2.5), 0.3)
     runs = {name: [m, m] for name, m in models.items()}
     text = "\n".join(verdict.verdict(models, {"null_keys": 99}, compare_seeds(runs)))
-    assert "it is still detected in every unlearned model in the first run." in text
+    assert "it is still detected in every unlearned model in the first of the 2 runs." in text
 
 
-def test_verdict_two_runs_names_a_winner_and_reads_owners_holm_adjusted():
-    """Over two runs at 90%: the separated winner with its interval, detection read in the first
-    run, owner by owner on Holm-adjusted p-values (with Holm's note), two models on the floor."""
+def test_verdict_over_runs_names_a_winner_and_reads_owners_holm_adjusted():
+    """Over three runs at 90%: the separated winner with its interval, detection read in the
+    first run, owner by owner on Holm-adjusted p-values (with Holm's note), two models on the
+    floor."""
     runs = {
-        name: [_two_run_models(0.0)[name], _two_run_models(0.01)[name]]
+        name: [_two_run_models(shift)[name] for shift in (0.0, 0.01, 0.02)]
         for name in _two_run_models(0.0)
     }
     comparison = compare_seeds(runs, confidence=0.9)
     whose = "forgotten owners'"
+    plane = f"of the mean points over 3 runs {PLANE}, the runs' noise taken out"
     assert verdict.verdict(_two_run_models(0.0), {"null_keys": 99}, comparison) == [
-        "**Closest to retraining:** `kl` (distance 0.020, 90% interval [0.020, 0.020] over 2 "
-        f"runs, {PLANE}); every other method's distance exceeds it by more than the runs' 90% "
-        f"interval. Like the retrained model's, its answers in the first run no longer show the "
+        "**Closest to retraining:** `kl` (distance 0.020, 90% interval [0.020, 0.020], "
+        f"{plane}); every other method's squared distance exceeds its own by more than the "
+        "runs' 90% interval. Like the retrained model's, its answers in the first of the 3 runs "
+        "no longer show the "
         f"{whose} watermark (p = 0.300), pooled over the set; a's alone still is (Holm-adjusted "
         "over the 3 forgotten owners); it kept 75% of the original's retain value (retrained: "
         "75%).",
         "",
-        "Still detected? In the first of the 2 training runs:",
+        "Still detected? In the first of the 3 training runs:",
         "",
         f"- `original`: the {whose} watermark is **still detected** (z = +3.0, p = 0.010*).",
         f"- `retrained`: the {whose} watermark is not detected (z = +0.2, p = 0.600).",
@@ -789,8 +796,9 @@ def test_verdict_two_runs_names_a_winner_and_reads_owners_holm_adjusted():
     ]
 
 
-def test_closest_line_names_a_tie_with_every_mean_distance():
-    """Two methods the runs cannot separate: both named, closest first, with mean distances."""
+def test_closest_line_names_a_tie_with_every_distance():
+    """Methods the runs cannot separate: all named, closest first, with their distances (of
+    the mean points, less the runs' noise); with two runs, that they cannot tell."""
 
     def models(d):
         return {
@@ -800,11 +808,26 @@ def test_closest_line_names_a_tie_with_every_mean_distance():
             "npo": _model(_set(0.1 - d, 0.6, 0.2), 0.3),
         }
 
+    def distance(points):  # offsets from the retrained model's (0.0, 0.6), noise taken out
+        mean = np.mean(points)
+        return math.sqrt(mean**2 - np.var(points, ddof=1) / len(points))
+
     comparison = compare_seeds({n: [models(0.0)[n], models(0.05)[n]] for n in models(0.0)})
+    kl, npo = distance([0.1, 0.15]), distance([0.1, 0.05])
     assert verdict.closest_line(comparison) == (
-        f"**Closest to retraining: a tie** between `npo` and `kl` (mean distance {PLANE} over 2 "
-        "runs: `npo` 0.075, `kl` 0.125). The runs cannot tell them apart: the 95% interval of "
-        "each one's distance minus `npo`'s includes 0."
+        "**Closest to retraining: 2 runs cannot tell** between `npo` and `kl` (distance of the "
+        f"mean points over 2 runs {PLANE}, the runs' noise taken out: `npo` {npo:.3f}, `kl` "
+        f"{kl:.3f}). A distance's interval needs 3 runs or more (the demo's `--num-seeds`)."
+    )
+    three = [models(d) for d in (0.0, 0.05, 0.02)]
+    comparison = compare_seeds({n: [m[n] for m in three] for n in three[0]})
+    assert verdict.closest_line(comparison).startswith(
+        "**Closest to retraining: a tie** between `npo` and `kl` (distance of the mean points "
+        f"over 3 runs {PLANE}, the runs' noise taken out: `npo` "
+    )
+    assert verdict.closest_line(comparison).endswith(
+        "The runs cannot tell them apart: the 95% interval of each one's squared distance "
+        "minus `npo`'s includes 0."
     )
 
 
@@ -1531,8 +1554,8 @@ def test_curve_note_says_what_the_curves_are_computed_on():
 
 def test_runs_table_places_each_mean_interval_and_distance():
     """One row per model: each set's mean with its interval over runs, "–" for a set it lacks,
-    its distance to the retrained model with its interval, and its runs (the most of its
-    sets); without distances, no distance column."""
+    its distance to the retrained model with its interval, and its runs (each set's where
+    they differ); without distances, no distance column."""
     from waterdrum_hf.report import text as text_module
     from waterdrum_hf.scoring.seed_comparison import SeedComparison, SeedValue
 
@@ -1546,7 +1569,7 @@ def test_runs_table_places_each_mean_interval_and_distance():
     assert text_module._runs_table(comparison) == [
         f"| model | forget ({level}) | retain ({level}) | distance to retrained ({level}) | runs |",
         "| --- | --- | --- | --- | --- |",
-        "| retrained | +0.250 [+0.125, +0.375] | +0.500 – | – | 3 |",
+        "| retrained | +0.250 [+0.125, +0.375] | +0.500 – | – | forget 3, retain 2 |",
         "| kl | -0.500 [-0.750, -0.250] | – | 0.750 [0.500, 1.000] | 2 |",
     ]
     no_distances = SeedComparison(0.95, {"kl": values["kl"]}, {}, {}, None, True)
@@ -2156,6 +2179,7 @@ def test_write_report_writes_each_file_and_draws_what_applies(tmp_path, drawn):
     (shown, path), _ = drawn["benchmark"]
     assert path == out / "benchmark.png"
     low, high = stats.t.interval(0.95, 1, loc=0.375, scale=0.125)  # two runs: 0.25 and 0.5
+    low, high = max(low, -1.0), min(high, 1.0)  # cut to the range a value can take
     assert (shown["kl"].forget.value, shown["kl"].forget.ci_low) == (0.375, pytest.approx(low))
     assert shown["kl"].forget.ci_high == pytest.approx(high)
     assert drawn["curves"] == (
@@ -2181,7 +2205,8 @@ def test_write_report_writes_each_file_and_draws_what_applies(tmp_path, drawn):
     for key in ("benchmark", "curves", "per_owner", "roc", "audits", "watermark_view"):
         assert f"\n![{key}]({key}.png)\n" in text
     section = "\n".join(report.audit_section(audits))
-    assert f"\n\n## Audits: does the unlearning hold?\n\n{section}\n\n## How the numbers" in text
+    first = "The audits ran on the first of the 2 training runs."  # the report holds 2 runs
+    assert f"\n\n## Audits: does the unlearning hold?\n\n{first}\n\n{section}\n\n## How the" in text
 
     report.write_report({"models": {"kl": kl}}, out, title="Again")  # the folder exists
     assert (out / "report.md").read_text().startswith("# Again\n\n")

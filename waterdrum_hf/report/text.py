@@ -19,7 +19,7 @@ from waterdrum_hf.report.findings import (
 from waterdrum_hf.report.formatting import count_phrase, format_interval, join_names
 from waterdrum_hf.report.verdict import verdict
 from waterdrum_hf.scoring import WaterDrumResult
-from waterdrum_hf.scoring.seed_comparison import SeedComparison
+from waterdrum_hf.scoring.seed_comparison import SeedComparison, SeedValue
 
 Q_DEFINITION = (
     "q(g, key) is Waterfall's verification score of a generated text g under an owner's key: "
@@ -87,7 +87,10 @@ def markdown(report: Mapping[str, Any], plots: Mapping[str, Path], *, title: str
         lines += ["## Results", "", *_table(models), ""]
     audits = typed_audits(report)
     if audits is not None and audits.audits():
-        lines += ["## Audits: does the unlearning hold?", "", *audit_section(audits), ""]
+        lines += ["## Audits: does the unlearning hold?", ""]
+        if runs > 1:
+            lines += [f"The audits ran on the first of the {runs} training runs.", ""]
+        lines += [*audit_section(audits), ""]
     lines += _how_the_numbers_are_made(level)
     if runs > 1:
         lines += [RUNS_EXPLANATION, ""]
@@ -105,9 +108,13 @@ RUNS_EXPLANATION = (
     "with its own seed; the owners' data and keys stay) move the values more than the queries "
     "do. A value in Results is the mean over the runs; its interval is Student's t over the "
     "runs' values, which holds both the run-to-run and the query-to-query spread, so a rerun "
-    "lands inside it at about its level. A method is named closest to retraining alone only "
-    "when every other method's distance exceeds its own by more than that interval; otherwise "
-    "the methods that tie are named."
+    "lands inside it at about its level; it is cut to the range a value can take ([-1, 1]). A "
+    "method's distance to retraining is that of its mean (forget, retain) point from the "
+    "retrained model's, with the runs' noise taken out (run-to-run spread alone would make a "
+    "noisy method look far), and its interval is the jackknife's over runs. A method is named "
+    "closest to retraining alone only when every other method's squared distance exceeds its "
+    "own by more than the runs' interval, which takes 3 runs or more; otherwise the methods "
+    "that tie are named."
 )
 
 
@@ -271,6 +278,14 @@ def _table(models: Mapping[str, WaterDrumResult]) -> list[str]:
     return rows
 
 
+def runs_cell(sets: Mapping[str, SeedValue]) -> str:
+    """How many runs a model's values rest on: one count, or each set's where they differ."""
+    counts = {name: value.num_seeds for name, value in sets.items()}
+    if len(set(counts.values())) == 1:
+        return str(next(iter(counts.values())))
+    return ", ".join(f"{name} {count}" for name, count in counts.items())
+
+
 def _runs_table(comparison: SeedComparison) -> list[str]:
     """One row per model: each set's mean over the training runs with its interval over runs,
     the distance to the retrained model, and how many runs each row rests on."""
@@ -296,7 +311,7 @@ def _runs_table(comparison: SeedComparison) -> list[str]:
             row.append(
                 "–" if d is None else f"{d.value:.3f} {format_interval(d.ci_low, d.ci_high, '.3f')}"
             )
-        row.append(str(max(v.num_seeds for v in sets_of_model.values())))
+        row.append(runs_cell(sets_of_model))
         rows.append("| " + " | ".join(row) + " |")
     return rows
 

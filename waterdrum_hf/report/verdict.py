@@ -16,7 +16,11 @@ from waterdrum_hf.report.findings import (
 )
 from waterdrum_hf.report.formatting import count_phrase, join_names
 from waterdrum_hf.scoring import OwnerValue, SetValue, WaterDrumResult
-from waterdrum_hf.scoring.seed_comparison import SeedComparison, compare_seeds
+from waterdrum_hf.scoring.seed_comparison import (
+    MIN_SEPARATING_RUNS,
+    SeedComparison,
+    compare_seeds,
+)
 
 _P_VALUE_NOTES = {
     False: "z: how many standard deviations of the null level (what random keys that own "
@@ -109,7 +113,7 @@ def _benchmark_verdict(
         name = best
         forget = models[name].forget
         line = closest_line(comparison)
-        in_run = " in the first run" if closest.num_seeds > 1 else ""
+        in_run = f" in the first of the {closest.num_seeds} runs" if closest.num_seeds > 1 else ""
         if forget is not None and detected(forget):
             line += (
                 f" Closest is not close enough: the {whose} watermark is **still "
@@ -138,7 +142,8 @@ def _benchmark_verdict(
         and detected(m.forget) is not None
     }
     gone = [name for name, forget in methods.items() if not detected(forget)]
-    first = " in the first run" if comparison.num_seeds() > 1 else ""  # what detection reads
+    runs = comparison.num_seeds()
+    first = f" in the first of the {runs} runs" if runs > 1 else ""  # what detection reads
     if methods and not gone:
         lines += [
             f"No unlearning method removed the {whose} watermark at these settings: it "
@@ -156,7 +161,7 @@ def _benchmark_verdict(
     if best is not None and detected(models[best].forget):
         lines += [
             "In short, no method matched retraining here: even the closest one still shows the "
-            f"{whose} watermark.",
+            f"{whose} watermark{first}.",
             "",
         ]
     return lines
@@ -178,18 +183,26 @@ def closest_line(comparison: SeedComparison) -> str:
             "`waterdrum compare`)."
         )
     level = f"{100 * comparison.confidence:g}%"
+    plane = f"of the mean points over {runs} runs {plane}, the runs' noise taken out"
     if closest.winner is not None:
         d = distances[name]
         return (
             f"**Closest to retraining:** `{name}` (distance {d.value:.3f}, {level} interval "
-            f"[{d.ci_low:.3f}, {d.ci_high:.3f}] over {runs} runs, {plane}); every other "
-            f"method's distance exceeds it by more than the runs' {level} interval."
+            f"[{d.ci_low:.3f}, {d.ci_high:.3f}], {plane}); every other method's squared "
+            f"distance exceeds its own by more than the runs' {level} interval."
         )
     tied = ", ".join(f"`{m}` {distances[m].value:.3f}" for m in closest.names)
+    names = join_names([f"`{m}`" for m in closest.names])
+    if runs < MIN_SEPARATING_RUNS:
+        return (
+            f"**Closest to retraining: {runs} runs cannot tell** between {names} (distance "
+            f"{plane}: {tied}). A distance's interval needs {MIN_SEPARATING_RUNS} runs or "
+            "more (the demo's `--num-seeds`)."
+        )
     return (
-        f"**Closest to retraining: a tie** between {join_names([f'`{m}`' for m in closest.names])}"
-        f" (mean distance {plane} over {runs} runs: {tied}). The runs cannot tell them apart: "
-        f"the {level} interval of each one's distance minus `{name}`'s includes 0."
+        f"**Closest to retraining: a tie** between {names} (distance {plane}: {tied}). The "
+        f"runs cannot tell them apart: the {level} interval of each one's squared distance "
+        f"minus `{name}`'s includes 0."
     )
 
 

@@ -20,7 +20,18 @@ Differences are paired by run where every model has the same runs (the ``i``-th 
 each model comes from the same seed: the unlearning methods start from that seed's original
 model and answer the same queries), which cancels what the models' runs share; otherwise Welch's
 unpaired interval. With one run nothing covers a rerun: the value keeps its query interval,
-marked as such, and no difference is called.
+marked as such, and no difference is called. Intervals are cut to the range the quantity can
+take (a set value lies in [-1, 1], Waterfall's score being a cosine): with 2 runs t's interval
+is 12.7 standard errors wide, and the true mean cannot lie outside the range.
+
+A method's distance to retraining is the distance between its mean (forget, retain) point and
+the retrained model's, estimated without the runs' noise: the mean of per-run distances, or the
+distance of the mean points, grows with the run-to-run spread (a method whose mean point is the
+retrained model's reads 0.088 at a spread of 0.07 per coordinate), so ranking by it rewards low
+variance rather than location. The squared distance ``|mean offset|**2 - tr(cov)/S`` (per-run
+offsets from the retrained run, ``tr(cov)/S`` their noise) is unbiased for the squared distance
+of the means; its interval, and that of one method's minus another's (which decides a tie), is
+the jackknife's over runs with Student's t (3 runs or more: with 2 the runs cannot tell).
 """
 
 from __future__ import annotations
@@ -37,6 +48,11 @@ from waterdrum_hf.bootstrap import check_confidence
 from waterdrum_hf.scoring import WaterDrumResult
 
 SETS = ("forget", "retain", "overall")
+VALUE_RANGE = (-1.0, 1.0)
+"""The range of a set value (a mean of Waterfall scores, each a cosine)."""
+MIN_SEPARATING_RUNS = 3
+"""The fewest runs that give a distance an interval (the jackknife leaves one run out of at
+least 2)."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +88,9 @@ class ClosestMethods:
     """Which unlearning methods are closest to retraining in the (forget, retain) plane.
 
     Attributes:
-        names: the closest method by mean distance first, then every method whose distance the
-            runs cannot tell apart from it (closest first).
+        names: the closest method by estimated distance first, then every method whose
+            squared distance the runs cannot tell apart from its (closest first); with 2 runs,
+            which give no interval, every method.
         num_seeds: the runs it rests on.
     """
 
@@ -83,7 +100,11 @@ class ClosestMethods:
     @property
     def winner(self) -> str | None:
         """The one closest method, when the runs separate it from every other; else ``None``."""
-        return self.names[0] if len(self.names) == 1 and self.num_seeds > 1 else None
+        return (
+            self.names[0]
+            if len(self.names) == 1 and self.num_seeds >= MIN_SEPARATING_RUNS
+            else None
+        )
 
 
 @dataclass(frozen=True)
@@ -160,10 +181,16 @@ def seed_interval(
 
 
 def difference_interval(
-    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, *, paired: bool = True
+    a: Sequence[float],
+    b: Sequence[float],
+    confidence: float = 0.95,
+    *,
+    paired: bool = True,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
 ) -> SeedValue:
     """``mean(a) - mean(b)`` with its interval over runs: paired t on ``a[i] - b[i]`` (the
-    ``i``-th runs share a seed), or Welch's t for unpaired runs. No interval with one run."""
+    ``i``-th runs share a seed), or Welch's t for unpaired runs; cut to ``bounds``. No interval
+    with one run."""
     x, y = _finite(a, "a"), _finite(b, "b")
     if paired:
         if len(x) != len(y):
@@ -171,7 +198,7 @@ def difference_interval(
                 f"Paired differences need the same runs of both models, got {len(x)} and "
                 f"{len(y)}: pass paired=False for runs that share no seed."
             )
-        return seed_interval(x - y, confidence)
+        return seed_interval(x - y, confidence, bounds=bounds)
     confidence = check_confidence(confidence)
     value = float(x.mean() - y.mean())
     if len(x) < 2 or len(y) < 2:
@@ -182,7 +209,8 @@ def difference_interval(
         return SeedValue(value, value, value, min(len(x), len(y)), 0.0, "seeds")
     df = (vx + vy) ** 2 / (vx**2 / (len(x) - 1) + vy**2 / (len(y) - 1))
     half = _t(confidence, df) * se
-    return SeedValue(value, value - half, value + half, min(len(x), len(y)), None, "seeds")
+    low, high = max(value - half, bounds[0]), min(value + half, bounds[1])
+    return SeedValue(value, low, high, min(len(x), len(y)), None, "seeds")
 
 
 def compare_seeds(
@@ -207,8 +235,10 @@ def compare_seeds(
             unlearning method, ranked by its distance to ``reference`` in the (forget, retain)
             plane.
 
-    A method is named closest alone only when the interval of every other method's distance
-    minus its own lies above 0; otherwise the methods that tie are named with it.
+    A method's distance is that of its mean point from the reference's, estimated without the
+    runs' noise (see the module). A method is named closest alone only when the interval of
+    every other method's squared distance minus its own lies above 0, which takes 3 runs or
+    more; otherwise the methods that tie are named with it.
     """
     confidence = check_confidence(confidence)
     typed = _typed_runs(runs, paired)
@@ -224,19 +254,25 @@ def compare_seeds(
     differences = {
         (a, b): {
             name: difference_interval(
-                _values(typed[a], name), _values(typed[b], name), confidence, paired=paired
-            )
+                _values(typed[a], name),
+                _values(typed[b], name),
+                confidence,
+                paired=paired,
+                bounds=(VALUE_RANGE[0] - VALUE_RANGE[1], VALUE_RANGE[1] - VALUE_RANGE[0]),
+            )  # fmt: skip
             for name in values[a]
             if name in values[b]  # in the sets' order: no set's hash order reaches the dict
         }
         for i, a in enumerate(models)
         for b in models[i + 1 :]
     }
-    per_run = _distances(typed, reference, baseline)
+    points = _points(typed, reference, baseline)
     distances = {
-        m: seed_interval(d, confidence, bounds=(0.0, math.inf)) for m, d in per_run.items()
+        m: _distance(points[reference], p, confidence, paired)
+        for m, p in points.items()
+        if m != reference
     }
-    closest = _closest(per_run, confidence, paired) if per_run else None
+    closest = _closest(points, reference, confidence, paired) if distances else None
     return SeedComparison(confidence, values, differences, distances, closest, paired)
 
 
@@ -269,33 +305,24 @@ def _values(results: Sequence[WaterDrumResult], name: str) -> list[float]:
 
 def _set_value(values: Sequence[Any], confidence: float) -> SeedValue:
     """A set's value over runs; one run keeps its query interval, marked as such."""
-    summary = seed_interval([v.value for v in values], confidence)
+    summary = seed_interval([v.value for v in values], confidence, bounds=VALUE_RANGE)
     (first,) = values[:1]
     if summary.num_seeds == 1 and first.ci_low is not None and first.ci_high is not None:
         return SeedValue(summary.value, first.ci_low, first.ci_high, 1, None, "queries")
     return summary
 
 
-def _distances(
+def _points(
     typed: Mapping[str, Sequence[WaterDrumResult]], reference: str, baseline: str
-) -> dict[str, list[float]]:
-    """Each method's distance to ``reference`` in the (forget, retain) plane, run by run
-    (as many runs as the reference: run ``i`` against its run ``i``; otherwise against the
-    reference's mean point)."""
-    target = [_point(r) for r in typed.get(reference, [])]
-    if not target or None in target:
-        return {}
-    distances = {}
-    for method, results in typed.items():
-        points = [_point(r) for r in results]
-        if method in (reference, baseline) or None in points:
-            continue
-        targets = target if len(points) == len(target) else [_mean(target)] * len(points)
-        distances[method] = [
-            math.hypot(p[0] - t[0], p[1] - t[1])  # type: ignore[index]
-            for p, t in zip(points, targets, strict=True)
-        ]
-    return distances
+) -> dict[str, np.ndarray]:
+    """The (forget, retain) point of each run (runs x 2) of the reference and of every
+    unlearning method with both sets; none without a reference that has them."""
+    points = {}
+    for model, results in typed.items():
+        run_points = [_point(r) for r in results]
+        if model != baseline and None not in run_points:
+            points[model] = np.array(run_points, dtype=np.float64)
+    return points if reference in points and len(points) > 1 else {}
 
 
 def _point(result: WaterDrumResult) -> tuple[float, float] | None:
@@ -305,25 +332,104 @@ def _point(result: WaterDrumResult) -> tuple[float, float] | None:
     return result.forget.value, result.retain.value
 
 
-def _mean(points: Sequence[tuple[float, float] | None]) -> tuple[float, float]:
-    forget, retain = np.mean(np.array(points, dtype=np.float64), axis=0)
-    return float(forget), float(retain)
+def _squared_distance(method: np.ndarray, reference: np.ndarray, *, paired: bool) -> float:
+    """An unbiased estimate of the squared distance between the mean points of two sets of
+    runs (each runs x coordinates), ``|mean offset|**2`` less its noise:
+    ``paired`` (run ``i`` of each from one seed), ``tr(cov(offsets)) / S``, so that what the
+    runs share cancels; else ``tr(cov(method)) / S_m + tr(cov(reference)) / S_r``. Negative
+    where the noise exceeds the offset."""
+    samples = [method - reference] if paired else [method, reference]
+    mean = method.mean(axis=0) - reference.mean(axis=0)
+    return float(mean @ mean - sum(_noise(sample) for sample in samples))
+
+
+def _noise(runs: np.ndarray) -> float:
+    """The variance of the mean point of ``runs`` summed over its coordinates (0 for one run,
+    which has no spread to estimate)."""
+    return float(runs.var(axis=0, ddof=1).sum() / len(runs)) if len(runs) > 1 else 0.0
+
+
+def _distance(
+    reference: np.ndarray, method: np.ndarray, confidence: float, paired: bool
+) -> SeedValue:
+    """A method's distance to the reference: the root of :func:`squared_distance` (0 where
+    that is negative), with the roots of its jackknife interval (3 runs or more); one run: the
+    distance of the two points."""
+    runs = min(len(method), len(reference))
+    if runs == 1:
+        offset = method.mean(axis=0) - reference.mean(axis=0)
+        return SeedValue(float(math.hypot(*offset)), None, None, 1)
+    paired = paired and len(method) == len(reference)
+
+    def statistic(m: np.ndarray, r: np.ndarray) -> float:
+        return _squared_distance(m, r, paired=paired)
+
+    value = statistic(method, reference)
+    interval = _jackknife(statistic, [method, reference], confidence, paired)
+    if interval is None:
+        return SeedValue(_root(value), None, None, runs)
+    return SeedValue(_root(value), _root(interval[0]), _root(interval[1]), runs, None, "seeds")
+
+
+def _root(squared: float) -> float:
+    """The distance of a squared-distance estimate (0 where the noise made it negative)."""
+    return math.sqrt(max(squared, 0.0))
+
+
+def _jackknife(
+    statistic: Any, samples: Sequence[np.ndarray], confidence: float, paired: bool
+) -> tuple[float, float] | None:
+    """Student's t interval of ``statistic(*samples)`` with the jackknife's standard error:
+    leaving out one run at a time, of every sample at once where they are ``paired`` by run,
+    else of each sample in turn. ``None`` below :data:`MIN_SEPARATING_RUNS` runs."""
+    value = statistic(*samples)
+    sizes = {len(sample) for sample in samples}
+    if min(sizes) < MIN_SEPARATING_RUNS:
+        return None
+    if paired:  # run k left out of every sample
+        (size,) = sizes
+        left_out = [[statistic(*(np.delete(x, k, axis=0) for x in samples)) for k in range(size)]]
+    else:
+        left_out = [
+            [
+                statistic(
+                    *(np.delete(x, k, axis=0) if j == i else x for j, x in enumerate(samples))
+                )
+                for k in range(len(sample))
+            ]
+            for i, sample in enumerate(samples)
+        ]
+    variance = sum(
+        (len(v) - 1) / len(v) * np.sum((np.array(v) - np.mean(v)) ** 2) for v in left_out
+    )
+    half = _t(confidence, min(sizes) - 1) * math.sqrt(variance)
+    return value - half, value + half
 
 
 def _closest(
-    distances: Mapping[str, list[float]], confidence: float, paired: bool
+    points: Mapping[str, np.ndarray], reference: str, confidence: float, paired: bool
 ) -> ClosestMethods:
-    """The closest method, and every method the runs cannot tell apart from it."""
-    best = min(distances, key=lambda m: float(np.mean(distances[m])))
-    others = sorted((m for m in distances if m != best), key=lambda m: float(np.mean(distances[m])))
-    tied = [
-        m
-        for m in others
-        if not difference_interval(
-            distances[m], distances[best], confidence, paired=paired
-        ).excludes_zero()
-    ]
-    return ClosestMethods((best, *tied), min(len(d) for d in distances.values()))
+    """The method of smallest estimated squared distance, and every method whose squared
+    distance minus its own has an interval that does not lie above 0 (all of them where the
+    runs give no interval)."""
+    target = points[reference]
+    methods = [m for m in points if m != reference]
+    runs = min(len(p) for p in points.values())
+    paired = paired and len({len(p) for p in points.values()}) == 1
+    squared = {m: _squared_distance(points[m], target, paired=paired) for m in methods}
+    best, *others = sorted(methods, key=squared.__getitem__)
+
+    def excess(method: np.ndarray, closest: np.ndarray, target: np.ndarray) -> float:
+        return _squared_distance(method, target, paired=paired) - _squared_distance(
+            closest, target, paired=paired
+        )
+
+    tied = []
+    for m in others:
+        interval = _jackknife(excess, [points[m], points[best], target], confidence, paired)
+        if interval is None or interval[0] <= 0:
+            tied.append(m)
+    return ClosestMethods((best, *tied), runs)
 
 
 def _t(confidence: float, df: float) -> float:

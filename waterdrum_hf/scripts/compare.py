@@ -170,6 +170,7 @@ def print_comparison(comparison: SeedComparison) -> None:
     """Each model's mean over runs with its interval, its distance to the reference, and the
     verdict: the closest method, or the methods that tie."""
     from waterdrum_hf.report.formatting import format_interval
+    from waterdrum_hf.report.text import runs_cell
     from waterdrum_hf.report.verdict import closest_line
 
     level = f"{100 * comparison.confidence:g}%"
@@ -189,8 +190,7 @@ def print_comparison(comparison: SeedComparison) -> None:
         distance = (
             "–" if d is None else f"{d.value:.3f} {format_interval(d.ci_low, d.ci_high, '.3f')}"
         )
-        runs = max(v.num_seeds for v in sets.values())
-        print(f"{name:>12}  {'  '.join(cells)}  {distance:>22}  {runs}")
+        print(f"{name:>12}  {'  '.join(cells)}  {distance:>22}  {runs_cell(sets)}")
     if comparison.closest is not None:
         print()
         print(closest_line(comparison).replace("**", "").replace("`", ""))
