@@ -24,6 +24,7 @@ import os
 import platform
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -108,6 +109,7 @@ def run(command: str, cwd: Path, env: dict[str, str]) -> dict[str, object]:
     done = subprocess.run(
         ["bash", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, errors="replace", check=False,
+        preexec_fn=as_in_a_terminal,
     )  # fmt: skip
     seconds = time.perf_counter() - start
     print(f"  exit {done.returncode} after {seconds / 60:.1f} min", flush=True)
@@ -115,6 +117,12 @@ def run(command: str, cwd: Path, env: dict[str, str]) -> dict[str, object]:
     if done.returncode:
         record["output_tail"] = done.stdout.splitlines()[-30:]
     return record
+
+
+def as_in_a_terminal() -> None:
+    """Ctrl-C's signal handled as in a user's terminal, even where this script runs in the
+    background (``cmd &`` starts it with SIGINT ignored, which its children would inherit)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def commit_of(root: Path) -> str:

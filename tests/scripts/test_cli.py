@@ -1672,6 +1672,9 @@ def test_ctrl_c_of_a_run_that_resumes_says_so(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As in a terminal: a suite started in the background (`cmd &`) ignores SIGINT, and
+        # Python then keeps it ignored in its children instead of raising KeyboardInterrupt.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert demo.stdout.readline().startswith("torch: 1 thread of the ")  # why one thread

@@ -166,7 +166,7 @@ def print_table(results: Any) -> None:
             cells = [
                 f"{s.value:+7.3f}" if s else f"{'–':>7}" for s in (result.forget, result.retain)
             ]
-            excess = results.excess(name, audit) if name != "retrained" else None
+            excess = results.excess(name, audit) if name != results.retrained else None
             shown = "" if excess is None else f"{excess:+.3f}"
             print(f"{name:>12}  {audit:>16}  {cells[0]}  {cells[1]}  {shown}")
 

@@ -24,6 +24,7 @@ from waterdrum_hf.experiments.reproduction.analysis import calibration_curves, s
 from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 from waterdrum_hf.experiments.reproduction.data import SettingData
 from waterdrum_hf.experiments.reproduction.experiment import Reproduction
+from waterdrum_hf.utils.machine import machine_record
 
 TIMING_REPEATS = 3
 """Verification is timed this often (after one warm-up); the fastest run counts."""
@@ -69,6 +70,7 @@ def compare_schemes(
     results["seconds"]["total"] = round(time.perf_counter() - start, 1)
     results["stages"] = stages
     results["config"] = asdict(config)
+    results["machine"] = machine_record()
     return results
 
 

@@ -45,6 +45,7 @@ from waterdrum_hf.experiments.reproduction.resilience import (
     resilience,
 )
 from waterdrum_hf.experiments.training import TrainingSettings
+from waterdrum_hf.utils.machine import machine_record
 from waterdrum_hf.utils.progress import logged_stage
 
 __all__ = [  # the statistics and the resilience study live in their own modules
@@ -101,6 +102,7 @@ class Reproduction:
                 self, resilient, measured[resilient.name][config.seeds[0]]
             )
         results["config"] = asdict(config)
+        results["machine"] = machine_record()
         results["seconds"] = {**self.seconds, "total": round(time.perf_counter() - start, 1)}
         cache = self.pipeline.cache
         results["stages"] = {

@@ -5,18 +5,20 @@ forget-value split table."""
 from __future__ import annotations
 
 import math
-import os
-import platform
 from collections.abc import Mapping
 from typing import Any
 
+from waterdrum_hf.utils.machine import machine_record
+
 
 def heading(title: str, results: Mapping[str, Any], *, command: str) -> list[str]:
-    """A results file's title, then the command, the machine and the time it took."""
+    """A results file's title, then the command, the machine that ran it (``results``'
+    ``machine``; this one where a run did not record it) and the time it took."""
+    ran_on = results.get("machine") or machine_record()
     return [
         f"# {title}",
         "",
-        f"Command: `{command}`. Machine: {platform.machine()}, {cores()} CPU cores. "
+        f"Command: `{command}`. Machine: {ran_on['machine']}, {ran_on['cpu_count']} CPU cores. "
         + run_time(results["seconds"]["total"], results["stages"]),
         "",
     ]
@@ -29,8 +31,11 @@ def seeds_sentence(seeds: int) -> str:
     return "One seed: no spread over seeds to report. "
 
 
-def mean_sd(mean: float, spread: float, seeds: int) -> str:
-    """``mean ± sd`` over seeds; the mean alone with one seed (its spread is no measurement)."""
+def mean_sd(mean: float | None, spread: float, seeds: int) -> str:
+    """``mean ± sd`` over seeds; the mean alone with one seed (its spread is no measurement);
+    "undefined" without a finite mean (e.g. MIA without a held-out set), as :func:`number`."""
+    if mean is None or not math.isfinite(mean):
+        return "undefined"
     return f"{mean:.3f} ± {spread:.3f}" if seeds > 1 else f"{mean:.3f}"
 
 
@@ -73,8 +78,3 @@ def split_table(curves: Mapping[str, Any], *, label: str = "setting") -> list[st
 def number(value: float | None) -> str:
     """Three decimals, or "undefined" for a missing or non-finite value."""
     return "undefined" if value is None or not math.isfinite(value) else f"{value:.3f}"
-
-
-def cores() -> int:
-    """CPU cores of this machine (for the results' header)."""
-    return os.cpu_count() or 1

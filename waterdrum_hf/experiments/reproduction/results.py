@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf.experiments.reproduction.markdown_parts import (
-    cores,
     heading,
     mean_sd,
     number,
@@ -32,7 +31,6 @@ __all__ = [  # results.md's words live in results_markdown and markdown_parts
     "LABELS",
     "METRIC_COLORS",
     "PAPER",
-    "cores",
     "heading",
     "markdown",
     "mean_sd",
