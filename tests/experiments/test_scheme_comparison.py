@@ -8,6 +8,7 @@ import json
 import math
 
 import pytest
+from scipy import stats
 
 from waterdrum_hf.experiments.reproduction import ReproductionConfig
 
@@ -75,21 +76,27 @@ def test_scheme_comparison_is_table_5_with_the_papers_numbers_beside_ours(tmp_pa
     assert "| Adapted KGW | original | 0.500 | 0.000 ± 0.050 | +10.0 |" in text
     assert "| +0.800 ± 0.100, +0.000 ± 0.100, 8.00 |" in text
     assert "| Adapted KGW, no duplicate | not trained on | +0.000 | +0.300 |" in text
+    # Each claim is read from Welch's 95 % interval of the gap over the 3 seeds; results.json
+    # keeps the population sd (0.01), so each mean's variance is 0.01**2 * 3/2 / 3.
+    se = math.sqrt(2 * 0.01**2 * 1.5 / 3)
+    half = stats.t.ppf(0.975, 4) * se  # equal variances: Welch's df is 2 * (3 - 1)
     assert (
-        "Waterfall more separable (paper: D1 AUROC 0.965 vs 0.871): holds here, 0.950 vs 0.900"
+        "Waterfall more separable (paper: D1 AUROC 0.965 vs 0.871): 0.950 vs 0.900 here, holds "
+        f"over 3 seeds (gap +0.050, 95 % interval [{0.05 - half:+.3f}, {0.05 + half:+.3f}])."
         in text
     )
-    assert "adapted KGW better calibrated (paper: D2 R² 0.996 vs 0.963): holds here" in text
-    # The ordering reversed, or a gap inside the spread over seeds, is said as such.
+    assert "better calibrated (paper: D2 R² 0.996 vs 0.963): 0.990 vs 0.900 here, holds" in text
+    # The ordering reversed, or a gap inside the interval, is said as such.
     reversed_ = comparison_results(
         {"waterfall": 0.90, "kgw": 0.95}, {"waterfall": 0.99, "kgw": 0.985}, 0.01
     )
     text = comparison_markdown(reversed_, command="waterdrum reproduce")
-    assert "Waterfall more separable (paper: D1 AUROC 0.965 vs 0.871): does not hold here" in text
+    assert "0.900 vs 0.950 here, does not hold over 3 seeds (gap -0.050" in text
     close = comparison_results(
         {"waterfall": 0.955, "kgw": 0.95}, {"waterfall": 0.9, "kgw": 0.99}, 0.01
     )
-    assert "holds, within the spread over seeds" in comparison_markdown(close, command="c")
+    text = comparison_markdown(close, command="c")
+    assert "0.955 vs 0.950 here, not shown over 3 seeds (gap +0.005" in text
     paths = write_comparison(results, tmp_path, command="c")
     assert (
         json.loads(paths[0].read_text())["schemes"]["kgw"]["no_duplicate"]["r2"]["waterdrum"]

@@ -1,6 +1,6 @@
 """Pieces shared by the results files of the reproduction and of the scheme comparison: the
-heading (command, machine, time), what ± means, numbers as the tables print them, and the
-forget-value split table."""
+heading (command, machine, time), what ± means, numbers as the tables print them, the
+forget-value split table, and a claim's verdict read from its interval over seeds."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ def heading(title: str, results: Mapping[str, Any], *, command: str) -> list[str
         + run_time(results["seconds"]["total"], results["stages"]),
         "",
     ]
+
+
+def first_of(seeds: int) -> str:
+    """Which seed a section rests on when it reads one: "the first of the 3 seeds"."""
+    return f"the first of the {seeds} seeds" if seeds > 1 else "one seed"
 
 
 def seeds_sentence(seeds: int) -> str:
@@ -78,3 +83,27 @@ def split_table(curves: Mapping[str, Any], *, label: str = "setting") -> list[st
 def number(value: float | None) -> str:
     """Three decimals, or "undefined" for a missing or non-finite value."""
     return "undefined" if value is None or not math.isfinite(value) else f"{value:.3f}"
+
+
+def gap_verdict(a: tuple[float, float], b: tuple[float, float], seeds: int) -> str:
+    """Whether mean ``a[0]`` exceeds mean ``b[0]``, each over ``seeds`` seeds with population
+    sd (ddof 0, as results.json keeps it) ``a[1]``, ``b[1]``: "holds" where Welch's 95 %
+    interval of the gap lies above 0, "does not hold" where it lies below, "not shown" where
+    it holds 0 (or one seed gives no interval); with the gap and its interval. ``b`` may be
+    ``(0.0, 0.0)``: a mean against a fixed number."""
+    from scipy import stats
+
+    gap = a[0] - b[0]
+    words = f"{seeds} seed{'s' if seeds != 1 else ''}"
+    if seeds < 2:
+        return f"{'holds' if gap > 0 else 'does not hold'} at one seed, which gives no interval"
+    variances = [(sd * sd * seeds / (seeds - 1)) / seeds for _, sd in (a, b)]
+    se = math.sqrt(sum(variances))
+    if se == 0:
+        low = high = gap
+    else:
+        df = se**4 / sum(v * v / (seeds - 1) for v in variances if v > 0)
+        half = float(stats.t.ppf(0.975, df)) * se
+        low, high = gap - half, gap + half
+    verdict = "holds" if low > 0 else "does not hold" if high < 0 else "not shown"
+    return f"{verdict} over {words} (gap {gap:+.3f}, 95 % interval [{low:+.3f}, {high:+.3f}])"

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from waterdrum_hf.experiments.reproduction.markdown_parts import (
+    first_of,
+    gap_verdict,
     heading,
     mean_sd,
     number,
@@ -54,13 +56,13 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         _calibration(results),
         _mia(results),
         _plotted(
-            "The benchmark of unlearning methods (first seed)",
+            f"The benchmark of unlearning methods ({first_of(len(results['config']['seeds']))})",
             _benchmark_table(results["benchmark"]),
             "![benchmark](benchmark.png)",
         ),
         _benchmark_over_seeds(results.get("benchmark_runs") or {}),
         _plotted(
-            "Resilience",
+            f"Resilience ({first_of(len(results['config']['seeds']))})",
             _resilience_tables(results["resilience"]),
             "![decoy curve](resilience.png)",
         ),
@@ -212,6 +214,7 @@ def _benchmark_over_seeds(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Each setting's methods over every seed's training run: means with Student's t interval
     over the runs and the method closest to retraining, or the methods that tie (nothing with
     a single seed, whose first-seed table above says all there is)."""
+    from waterdrum_hf.report.text import runs_cell
     from waterdrum_hf.report.verdict import closest_line
     from waterdrum_hf.scoring.seed_comparison import compare_seeds
 
@@ -231,7 +234,7 @@ def _benchmark_over_seeds(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
                 f"{v.value:+.3f} {format_interval(v.ci_low, v.ci_high, '+.3f')}"
                 for v in (sets["forget"], sets["retain"])
             ]
-            lines.append(f"| {name} | {' | '.join(cells)} | {sets['forget'].num_seeds} |")
+            lines.append(f"| {name} | {' | '.join(cells)} | {runs_cell(sets)} |")
         if comparison.closest is not None:
             lines += ["", closest_line(comparison)]
         lines.append("")
@@ -264,19 +267,26 @@ def _resilience_tables(resilience: Mapping[str, Any]) -> list[str]:
 
 
 def _checks(results: Mapping[str, Any]) -> list[str]:
-    """The issue's expected outcome, each as a measured yes/no."""
+    """The expected outcome (WaterDrum's AUROC and R² above 0.9), each claim read from its
+    interval over the seeds (:func:`gap_verdict`)."""
     lines = []
+    seeds = len(results["config"]["seeds"])
     for setting, summary in results["settings"].items():
-        auroc, r2 = summary["auroc"]["waterdrum"], summary["r2"]["waterdrum"]
+        claims = []
+        for name, label in (("auroc", "AUROC"), ("r2", "R²")):
+            mean, sd = summary[name]["waterdrum"], summary[f"{name}_std"]["waterdrum"]
+            verdict = gap_verdict((mean, sd), (0.9, 0.0), seeds) if math.isfinite(mean) else ""
+            claims.append(f"WaterDrum {label} {number(mean)} above 0.9: {verdict or 'undefined'}")
         lines.append(
-            f"- {setting}: WaterDrum AUROC {auroc:.3f} ({'>' if auroc > 0.9 else '<='} 0.9), "
-            f"R² {number(r2)} ({'>' if r2 > 0.9 else '<='} 0.9); ROUGE-L AUROC "
-            f"{summary['auroc']['rouge_l']:.3f}."
+            f"- {setting}: {'; '.join(claims)}; ROUGE-L AUROC {summary['auroc']['rouge_l']:.3f}."
         )
     lines += _carry_over(results)
     decoy = results["resilience"]["decoy"]
     gap = max(abs(s - (1 - i)) for i, s in zip(decoy["intercepted"], decoy["scaled"], strict=True))
-    lines.append(f"- Decoy curve: largest distance from the diagonal {gap:.2f} (scaled units).")
+    lines.append(
+        f"- Decoy curve ({first_of(seeds)}): largest distance from the diagonal {gap:.2f} "
+        "(scaled units)."
+    )
     return lines
 
 
