@@ -30,6 +30,7 @@ shortfall, cells with less carry-over have higher R².
     python benchmarks/capacity.py --quick    # smoke test: the default model and a small
                                              # variant (100 pretraining steps), 5/15 epochs,
                                              # the reproduction's quick data, 1 seed
+    python benchmarks/capacity.py --render   # only summarise the committed rows again
 
 Cost: each run ends with the full study's CPU time from nothing (``full_estimate_seconds`` in
 results.json, and its first line in results.md): measured for the cells it calibrated or read
@@ -70,6 +71,9 @@ COLUMNS = {  # name: (heading, format)
     "auroc": ("D1 AUROC", "{:.3f}"),
     "nll": ("training NLL (k = 100 %)", "{:.2f}"),
 }
+RANGES = {"r2": (-math.inf, 1.0), "r2_offset": (-math.inf, 1.0), "auroc": (0.0, 1.0),
+          "carry_over": (-2.0, 2.0), "nll": (0.0, math.inf)}  # fmt: skip
+"""The range each column can take: its interval over seeds is cut to it."""
 FULL_TEXTS = 50
 """Training texts of the full run: the reproduction's 5 owners x 10 passages."""
 PRETRAIN_TOKENS_PER_STEP = 256
@@ -136,10 +140,16 @@ def main() -> None:
         "reproduction's results folder; quick: the results folder)",
     )
     parser.add_argument("--progress", action="store_true", help="progress bars")
+    parser.add_argument(
+        "--render", action="store_true", help="only summarise results.json's rows again"
+    )
     args = parser.parse_args()
     epochs = [int(e) for e in args.epochs.split(",")]
     plan = Plan.of(args.quick, args.seeds, args.sizes.split(","), epochs)
     out = args.out or (Path(tempfile.gettempdir()) / "capacity-quick" if plan.quick else RESULTS)
+    if args.render:
+        render(out)
+        return
     from waterdrum_hf.utils.torch_plumbing import torch_threads
 
     # Samples without a countable token are counted in each value's details, not logged at
@@ -168,6 +178,16 @@ def main() -> None:
     plot(results, out / "capacity.png")
     print(markdown(results))
     print(f"wrote {out}/results.md, results.json and capacity.png in {seconds / 60:.1f} min")
+
+
+def render(out: Path) -> None:
+    """Summarise ``out``'s results.json again from its rows and rewrite it, results.md and the
+    plot (after a change of how they are summarised or shown: no rerun)."""
+    results = json.loads((out / "results.json").read_text())
+    results["summary"] = summarise(results["rows"])
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (out / "results.md").write_text(markdown(results))
+    plot(results, out / "capacity.png")
 
 
 def command(plan: Plan) -> str:
@@ -282,8 +302,11 @@ def training_nll(reproduction: Any, stage: Any, data: Any) -> float:
     return float(-np.nanmean(min_k_percent_prob(model, reproduction.tokenizer, texts, k=1.0)))
 
 
-def interval(values: Sequence[float]) -> dict[str, float]:
-    """Mean and 95 % t-interval over seeds (NaN seeds left out; no interval below two)."""
+def interval(
+    values: Sequence[float], bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> dict[str, float]:
+    """Mean and 95 % t-interval over seeds, cut to ``bounds`` (NaN seeds left out; no
+    interval below two)."""
     from scipy import stats
 
     finite = np.asarray(values, dtype=float)
@@ -295,7 +318,8 @@ def interval(values: Sequence[float]) -> dict[str, float]:
     if finite.size > 1:
         sem = finite.std(ddof=1) / math.sqrt(finite.size)
         half = float(stats.t.ppf(0.975, finite.size - 1) * sem)
-    return {"mean": mean, "low": mean - half, "high": mean + half, "n": int(finite.size)}
+    low, high = max(mean - half, bounds[0]), min(mean + half, bounds[1])
+    return {"mean": mean, "low": low, "high": high, "n": int(finite.size)}
 
 
 def summarise(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -308,7 +332,9 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "size": size,
             "epochs": epochs,
             "params": members[0]["params"],
-            **{column: interval([m[column] for m in members]) for column in COLUMNS},
+            **{
+                column: interval([m[column] for m in members], RANGES[column]) for column in COLUMNS
+            },
         }
         for (size, epochs), members in groups.items()
     ]

@@ -26,6 +26,7 @@ a second run, or one after a reproduction, reuses the stages whose settings matc
                                              # k = 0, 20, ..., 100 %); writes
                                              # benchmarks/results/dilution/
     python benchmarks/dilution.py --quick    # smoke test: 4 owners, k = 0, 50, 100 %, 1 seed
+    python benchmarks/dilution.py --render   # only summarise the committed results again
 """
 
 from __future__ import annotations
@@ -77,8 +78,14 @@ def main() -> None:
         "(default: the reproduction's results folder; quick: the results folder)",
     )
     parser.add_argument("--progress", action="store_true", help="progress bars")
+    parser.add_argument(
+        "--render", action="store_true", help="only summarise results.json again (seconds)"
+    )
     args = parser.parse_args()
     out = args.out or (Path(tempfile.gettempdir()) / "dilution-quick" if args.quick else RESULTS)
+    if args.render:
+        render(out)
+        return
     config = reproduction_config(
         args.quick, args.cache_from or (out if args.quick else REPRODUCTION), args.progress
     )
@@ -152,18 +159,30 @@ def run(config: Any) -> dict[int, dict[str, dict[str, float]]]:
     return per_seed
 
 
+RANGES = {"auroc": (0.0, 1.0), "r2": (-math.inf, 1.0)}
+"""The range each measure can take: an interval over seeds is cut to it."""
+
+
 def summarise(per_seed: dict[int, dict[str, dict[str, float]]]) -> dict[str, dict[str, dict]]:
-    """Per measure and scheme: mean, standard deviation and range over seeds."""
+    """Per measure and scheme: the mean over seeds and its 95 % Student's t interval (sd with
+    ddof 1), cut to the measure's range (NaN where a seed has no value; no interval from one
+    seed)."""
+    from scipy import stats
+
     summary: dict[str, dict[str, dict]] = {}
-    for measure in ("auroc", "r2"):
+    for measure, (lowest, highest) in RANGES.items():
         summary[measure] = {}
         for scheme in PAPER:
             values = np.array([s[measure][scheme] for s in per_seed.values()], dtype=float)
+            mean, half = float(np.mean(values)), math.nan
+            if len(values) > 1:
+                sem = float(np.std(values, ddof=1)) / math.sqrt(len(values))
+                half = float(stats.t.ppf(0.975, len(values) - 1)) * sem
             summary[measure][scheme] = {
-                "mean": float(np.mean(values)),
-                "std": float(np.std(values)),
-                "min": float(np.min(values)),
-                "max": float(np.max(values)),
+                "mean": mean,
+                "low": max(mean - half, lowest),
+                "high": min(mean + half, highest),
+                "n": len(values),
             }
     return summary
 
@@ -175,7 +194,8 @@ def markdown(results: dict) -> str:
         "",
         f"Command: `{results['command']}` ({results['seconds'] / 60:.1f} minutes on "
         f"{results['machine']}). The data owners' watermark: Waterfall; {len(seeds)} seed(s); "
-        "with several seeds, mean ± standard deviation over seeds and [min, max]. The paper's numbers are from "
+        "with several seeds, the mean [its 95 % Student's t interval over seeds, cut to the range "
+        "the measure can take]. The paper's numbers are from "
         "its appendix table of watermarking for a model owner (WaterDrum-Ax, Llama-2-7B), "
         "which has no Unigram row.",
         "",
@@ -192,12 +212,22 @@ def markdown(results: dict) -> str:
 
 
 def fmt(value: dict[str, float], seeds: int) -> str:
-    """``mean ± sd [min, max]`` over seeds (the value alone for one seed)."""
+    """``mean [low, high]`` over seeds (the value alone for one seed)."""
     if not math.isfinite(value["mean"]):
         return "–"
     if seeds == 1:
         return f"{value['mean']:.3f}"
-    return f"{value['mean']:.3f} ± {value['std']:.3f} [{value['min']:.3f}, {value['max']:.3f}]"
+    return f"{value['mean']:.3f} [{value['low']:.3f}, {value['high']:.3f}]"
+
+
+def render(out: Path) -> None:
+    """Summarise ``out``'s results.json again from its per-seed values and rewrite it and
+    results.md (after a change of how they are summarised or shown: no rerun)."""
+    results = json.loads((out / "results.json").read_text())
+    per_seed = {int(seed): values for seed, values in results["per_seed"].items()}
+    results["summary"] = summarise(per_seed)
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (out / "results.md").write_text(markdown(results))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from saved_figures import drawn
+from scipy import stats
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -291,23 +292,28 @@ def test_robustness_markdown_states_the_run(robustness):
 
 
 def test_dilution_summary_and_cells(dilution):
-    """Mean, population sd and range over seeds per measure and scheme; a missing value (an
-    undefined D2: None) makes the cell NaN, shown as a dash; one seed: the value alone."""
+    """Mean and 95 % Student's t interval over seeds (sd with ddof 1) per measure and scheme,
+    cut to the measure's range (an AUROC to [0, 1], R² at 1); a missing value (an undefined D2:
+    None) makes the cell NaN, shown as a dash; one seed: the value alone."""
     schemes = list(dilution.PAPER)
     per_seed = {
-        seed: {"auroc": {s: 0.9 - 0.1 * seed for s in schemes},
+        seed: {"auroc": {s: 0.96 - 0.01 * seed for s in schemes},
                "r2": {s: (None if seed == 1 and s == "kgw" else 0.5 + 0.2 * seed)
                       for s in schemes}}
-        for seed in (0, 1)
+        for seed in (0, 1, 2)
     }  # fmt: skip
     summary = dilution.summarise(per_seed)
+    low, high = stats.t.interval(0.95, 2, loc=0.95, scale=stats.sem([0.96, 0.95, 0.94]))
     assert summary["auroc"]["its"] == {
-        "mean": pytest.approx(0.85), "std": pytest.approx(0.05), "min": 0.8, "max": 0.9,
+        "mean": pytest.approx(0.95), "low": pytest.approx(low), "high": pytest.approx(high), "n": 3,
     }  # fmt: skip
+    wide = stats.t.interval(0.95, 2, loc=0.7, scale=stats.sem([0.5, 0.7, 0.9]))
+    assert wide[1] > 1 and summary["r2"]["its"]["high"] == 1.0  # cut where R² ends
+    assert summary["r2"]["its"]["low"] == pytest.approx(wide[0])
     assert math.isnan(summary["r2"]["kgw"]["mean"])
-    assert dilution.fmt(summary["r2"]["kgw"], 2) == "–"
-    assert dilution.fmt(summary["auroc"]["its"], 2) == "0.850 ± 0.050 [0.800, 0.900]"
-    assert dilution.fmt({"mean": 0.5, "std": 0.0, "min": 0.5, "max": 0.5}, 1) == "0.500"
+    assert dilution.fmt(summary["r2"]["kgw"], 3) == "–"
+    assert dilution.fmt(summary["auroc"]["its"], 3) == f"0.950 [{low:.3f}, {high:.3f}]"
+    assert dilution.fmt({"mean": 0.5, "low": 0.5, "high": 0.5, "n": 1}, 1) == "0.500"
 
 
 def test_dilution_markdown_with_one_seed_shows_values_alone(dilution):

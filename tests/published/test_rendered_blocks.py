@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -210,9 +209,8 @@ def test_trust_auroc_extremes_and_false_alarms_recomputed(trust, robustness):
 
 
 def test_trust_dilution_table_recomputed_from_the_per_seed_values(trust):
-    """The dilution table: mean ± standard deviation [min, max] over seeds of each scheme's D1
-    AUROC and D2 R² (the study's stated statistics; its sd is the population one, ddof 0),
-    beside the paper's values."""
+    """The dilution table: the mean [95 % Student's t interval over seeds, cut to the
+    measure's range] of each scheme's D1 AUROC and D2 R², beside the paper's values."""
     dilution = load("dilution/results.json")
     per_seed = list(dilution["per_seed"].values())
     assert len(per_seed) == len(dilution["config"]["seeds"]) >= 2
@@ -233,11 +231,11 @@ def test_trust_dilution_table_recomputed_from_the_per_seed_values(trust):
             ("r2", row[3], row[4], 1),
         ):
             values = [seed[measure][scheme] for seed in per_seed]
-            found = re.fullmatch(r"(\S+) ± (\S+) \[(\S+), (\S+)\]", ours)
+            found = re.fullmatch(r"(\S+) \[(\S+), (\S+)\]", ours)
             assert found, ours
-            expected = (
-                statistics.fmean(values), statistics.pstdev(values), min(values), max(values),
-            )  # fmt: skip
+            mean, low, high = t_interval(values, 0.95)
+            top = 1.0  # an AUROC and R² both end at 1; an AUROC starts at 0
+            expected = (mean, max(low, 0.0) if measure == "auroc" else low, min(high, top))
             for shown, value in zip(found.groups(), expected, strict=True):
                 check(shown, value, (scheme, measure))
             if dilution["paper"][scheme] is None:  # a row the paper does not have
@@ -246,6 +244,13 @@ def test_trust_dilution_table_recomputed_from_the_per_seed_values(trust):
                 check(paper, dilution["paper"][scheme][index], (scheme, measure, "paper"))
     assert sorted(seen) == sorted(labels.values())
 
+
+CAPACITY_RANGES = {
+    "r2": (-math.inf, 1.0), "r2_offset": (-math.inf, 1.0), "auroc": (0.0, 1.0),
+    "carry_over": (-2.0, 2.0), "nll": (0.0, math.inf),
+}  # fmt: skip
+"""The range each capacity column can take (R² ends at 1, an AUROC lies in [0, 1], a
+difference of values in [-2, 2], an NLL starts at 0): the table cuts its intervals to it."""
 
 CAPACITY_COLUMNS = {
     "D2 R²": "r2",
@@ -276,7 +281,10 @@ def test_trust_capacity_table_and_correlations_recomputed_from_the_rows(trust):
         check(row[1].removesuffix("M"), members[0]["params"] / 1e6, (row[0], "parameters"))
         for header, cell in zip(headers[3:], row[3:], strict=True):
             column = CAPACITY_COLUMNS[header]
-            check_interval(cell, t_interval([m[column] for m in members]), (row[0], row[2], header))
+            mean, low, high = t_interval([m[column] for m in members])
+            lowest, highest = CAPACITY_RANGES[column]
+            expected = (mean, max(low, lowest), min(high, highest))
+            check_interval(cell, expected, (row[0], row[2], header))
     means = {
         column: [float(np.mean([m[column] for m in cells[c]])) for c in cells]
         for column in ("r2", "carry_over", "nll")
@@ -296,9 +304,9 @@ def test_trust_capacity_table_and_correlations_recomputed_from_the_rows(trust):
     widest = re.search(r"as wide as \[(\S+), (\S+)\]", trust)
     if widest:  # the widest D2 R² interval over seeds of any cell
         intervals = [t_interval([m["r2"] for m in members]) for members in cells.values()]
-        _, low, high = max(intervals, key=lambda i: i[2] - i[1])
+        _, low, high = max(intervals, key=lambda i: min(i[2], 1.0) - i[1])
         check(widest[1], low, "widest D2 low")
-        check(widest[2], high, "widest D2 high")
+        check(widest[2], min(high, 1.0), "widest D2 high")  # R² ends at 1
 
 
 def test_trust_regenerate_line_gives_each_studys_command_and_time(trust):

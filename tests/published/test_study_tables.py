@@ -163,7 +163,9 @@ CAPACITY_COLUMNS = [  # heading, per-seed key, format
 def test_capacity_table_every_cell_recomputed_from_the_per_seed_rows():
     """A row per size and epochs of the plan (sizes outer); parameters in millions; D2 R², its
     offset form, the carry-over, D1 AUROC and the training NLL each the mean over the seeds with
-    its 95 % t-interval (not clipped); below it, each column's Pearson r with mean D2 R²."""
+    its 95 % t-interval cut to the range the column can take (R² and AUROC end at 1, an AUROC
+    and an NLL start at 0, a carry-over lies in [-2, 2]); below it, each column's Pearson r with
+    mean D2 R²."""
     results = load("capacity/results.json")
     plan = results["plan"]
     ((_, header, shown),) = tables("capacity/results.md")
@@ -180,7 +182,9 @@ def test_capacity_table_every_cell_recomputed_from_the_per_seed_rows():
         cell_means = {}
         for _, key, form in CAPACITY_COLUMNS:
             mean, low, high = t_interval([m[key] for m in members])
-            row.append(interval_text(mean, low, high, form))
+            lowest, highest = {"r2": (-math.inf, 1), "r2_offset": (-math.inf, 1), "auroc": (0, 1),
+                               "carry_over": (-2, 2), "nll": (0, math.inf)}[key]  # fmt: skip
+            row.append(interval_text(mean, max(low, lowest), min(high, highest), form))
             cell_means[key] = mean
         expected.append(row)
         means.append(cell_means)
