@@ -89,14 +89,14 @@ def gap_verdict(a: tuple[float, float], b: tuple[float, float], seeds: int) -> s
     """Whether mean ``a[0]`` exceeds mean ``b[0]``, each over ``seeds`` seeds with population
     sd (ddof 0, as results.json keeps it) ``a[1]``, ``b[1]``: "holds" where Welch's 95 %
     interval of the gap lies above 0, "does not hold" where it lies below, "not shown" where
-    it holds 0 (or one seed gives no interval); with the gap and its interval. ``b`` may be
+    it holds 0; with the gap and its interval (one seed: the gap and no verdict). ``b`` may be
     ``(0.0, 0.0)``: a mean against a fixed number."""
     from scipy import stats
 
     gap = a[0] - b[0]
     words = f"{seeds} seed{'s' if seeds != 1 else ''}"
     if seeds < 2:
-        return f"{'holds' if gap > 0 else 'does not hold'} at one seed, which gives no interval"
+        return f"gap {gap:+.3f} at one seed, which gives no interval: no verdict"
     variances = [(sd * sd * seeds / (seeds - 1)) / seeds for _, sd in (a, b)]
     se = math.sqrt(sum(variances))
     if se == 0:
