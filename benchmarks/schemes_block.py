@@ -11,6 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from waterdrum_hf.experiments.reproduction.comparison_results import PAPER_TABLE_5, SCHEME_LABELS
+from waterdrum_hf.experiments.reproduction.markdown_parts import (
+    AUROC_RANGE,
+    R2_RANGE,
+    over_seeds,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMES = ROOT / "benchmarks" / "results" / "schemes"
@@ -31,15 +36,15 @@ def render_schemes() -> str:
 
 
 def render(results: dict[str, Any], command: str, machine: str) -> str:
-    """One row per scheme: D1 AUROC and D2 R² (mean ± sd over seeds) beside the paper's, the
+    """One row per scheme: D1 AUROC and D2 R² (mean [t interval] over seeds) beside the paper's, the
     null-corrected R², the forget value of the retrained model (where an unwatermarked text
     reads), and the verification time per text beside the paper's."""
     seeds = len(results["config"]["seeds"])
     minutes = results["seconds"]["total"] / 60
     lines = [
-        f"`{command}` ({minutes:.1f} minutes on {machine}; {seeds} seeds, ± is the standard "
-        "deviation over seeds; the built-in corpus and small model; the paper's numbers are "
-        "WaterDrum-Ax on Llama-2-7B):",
+        f"`{command}` ({minutes:.1f} minutes on {machine}; {seeds} seeds, each value the mean "
+        "over them [its 95 % Student's t interval, cut to the range the measure can take]; the "
+        "built-in corpus and small model; the paper's numbers are WaterDrum-Ax on Llama-2-7B):",
         "",
         "| scheme | D1 AUROC (ours / paper) | D2 R² (ours / paper) | D2 R², null-corrected "
         "(ours) | retrained model's forget value (ours) | verification per text (ours, CPU / "
@@ -52,15 +57,16 @@ def render(results: dict[str, Any], command: str, machine: str) -> str:
         forget = run["curve"]["waterdrum"]
         lines.append(
             f"| {SCHEME_LABELS[name]} "
-            f"| {_mean_sd(run, 'auroc')} / {auroc} "
-            f"| {_mean_sd(run, 'r2')} / {r2} "
-            f"| {_mean_sd(run, 'r2', 'waterdrum_null_corrected')} "
-            f"| {forget['mean'][0]:+.3f} ± {forget['std'][0]:.3f} "
+            f"| {_cell(run, 'auroc', seeds)} / {auroc} "
+            f"| {_cell(run, 'r2', seeds)} / {r2} "
+            f"| {_cell(run, 'r2', seeds, 'waterdrum_null_corrected')} "
+            f"| {over_seeds(forget['mean'][0], forget['std'][0], seeds, (-1.0, 1.0))} "
             f"| {1000 * run['verify_seconds_per_text']:.2f} ms / {time} "
             f"| {gpu} |"
         )
     return "\n".join(lines)
 
 
-def _mean_sd(run: dict[str, Any], what: str, value: str = "waterdrum") -> str:
-    return f"{run[what][value]:.3f} ± {run[what + '_std'][value]:.3f}"
+def _cell(run: dict[str, Any], what: str, seeds: int, value: str = "waterdrum") -> str:
+    bounds = AUROC_RANGE if what == "auroc" else R2_RANGE
+    return over_seeds(run[what][value], run[what + "_std"][value], seeds, bounds)

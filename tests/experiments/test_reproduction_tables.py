@@ -122,11 +122,25 @@ def signed_one(value: float | None) -> str:
     return "undefined" if value is None or not math.isfinite(value) else f"{value:+.1f}"
 
 
-def mean_sd_cell(mean: float, sd: float, seeds: int) -> str:
-    """``mean ± sd`` (the mean alone with one seed; "undefined" without a value)."""
+RANGE = {"auroc": (0.0, 1.0), "r2": (-math.inf, 1.0), "r2_offset": (-math.inf, 1.0),
+         "mia": (-1.0, 1.0)}  # fmt: skip
+"""The range of each measure: a table's interval over seeds is cut to it."""
+
+
+def mean_sd_cell(mean: float, sd: float, seeds: int, measure: str) -> str:
+    """``mean [low, high]``: scipy's 95 % t interval over the seeds from the mean and the
+    population sd (ddof 0) results.json keeps, cut to the measure's range (the mean alone with
+    one seed; "undefined" without a value)."""
     if not math.isfinite(mean):
         return "undefined"
-    return f"{mean:.3f} ± {sd:.3f}" if seeds > 1 else f"{mean:.3f}"
+    if seeds < 2:
+        return f"{mean:.3f}"
+    sample_sd = sd * math.sqrt(seeds / (seeds - 1))
+    low = high = mean  # no spread: scipy's interval is undefined, the mean is the interval
+    if sample_sd > 0:
+        low, high = stats.t.interval(0.95, seeds - 1, loc=mean, scale=sample_sd / math.sqrt(seeds))
+    lowest, highest = RANGE[measure]
+    return f"{mean:.3f} [{max(low, lowest):.3f}, {min(high, highest):.3f}]"
 
 
 def over_seeds(values: Sequence[float]) -> tuple[float, float]:
@@ -349,7 +363,7 @@ def expected_d_table(
     rows = [header + [f"{LABELS[m]} (paper)" for m in papers]]
     for setting in settings:
         row = [spaced(setting)]
-        row += [mean_sd_cell(*stat(setting, name, m), seeds) for m in metrics]
+        row += [mean_sd_cell(*stat(setting, name, m), seeds, name) for m in metrics]
         rows.append(row + [paper.get(setting, {}).get(m, "–") for m in papers])
     return rows
 
@@ -371,7 +385,7 @@ def expected_mia(
     """Per setting: the MIA's mean and sd on the original model, then the retrained one."""
     return [
         ["setting", "original model", "retrained model"],
-        *([s, *(mean_sd_cell(*m, seeds) for m in sides)] for s, sides in mia.items()),
+        *([s, *(mean_sd_cell(*m, seeds, "mia") for m in sides)] for s, sides in mia.items()),
     ]
 
 
@@ -620,7 +634,7 @@ def check_comparison_tables(
         for scheme, per_setting in schemes.items():
             s, label = per_setting[setting], SCHEMES[scheme]
             cell = {
-                (name, metric): mean_sd_cell(*stat(scheme, setting, name, metric), seeds)
+                (name, metric): mean_sd_cell(*stat(scheme, setting, name, metric), seeds, name)
                 for name in ("auroc", "r2", "r2_offset")
                 for metric in ("waterdrum", "waterdrum_null_corrected")
             }

@@ -162,7 +162,7 @@ QUOTES = [
         r"--output-dir reproduction # the default: (\d+) seeds, k = (\d+), (\d+), \.\.\., (\d+) % "
         r"\((\d+) min\)",
         lambda: [
-            _header(REPRODUCTION, r"(\d+) seeds; ± is"),
+            _header(REPRODUCTION, r"(\d+) seeds; each of our values is the mean"),
             *_split_table_ks()[:2],
             _split_table_ks()[-1],
             _header(REPRODUCTION, TIME),

@@ -100,6 +100,18 @@ def check_interval(cell: str, expected: tuple[float, float, float], what: object
         check(shown, value, (what, part))
 
 
+def seeds_interval(
+    mean: float, sd: float, seeds: int, bounds: tuple[float, float]
+) -> tuple[float, float, float]:
+    """Mean and scipy's 95 % t interval over ``seeds`` seeds from a population sd (ddof 0, as
+    the reproduction's results.json keeps it), cut to ``bounds``."""
+    scale = sd * math.sqrt(seeds / (seeds - 1)) / math.sqrt(seeds)
+    if scale == 0:  # no spread: scipy's interval is undefined, the mean is the interval
+        return mean, max(mean, bounds[0]), min(mean, bounds[1])
+    low, high = stats.t.interval(0.95, seeds - 1, loc=mean, scale=scale)
+    return mean, max(float(low), bounds[0]), min(float(high), bounds[1])
+
+
 def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
     """Mean and Student's t interval over runs (scipy)."""
     array = np.asarray(values, dtype=float)
@@ -1087,18 +1099,24 @@ def test_schemes_block_matches_the_comparison_row_by_row():
             ("D2 R² (ours / paper)", "r2", "waterdrum", paper[1]),
         ):
             ours, shown_paper = cells[header].split(" / ")
-            mean, sd = ours.split(" ± ")
-            check(mean, run[what][value], (row[0], header))
-            check(sd, run[what + "_std"][value], (row[0], header, "sd"))
+            top = (0.0 if what == "auroc" else -math.inf), 1.0
+            expected = seeds_interval(run[what][value], run[what + "_std"][value], seeds, top)
+            check_interval(ours, expected, (row[0], header))
             assert shown_paper == paper_value, (row[0], header)
-        mean, sd = cells["D2 R², null-corrected (ours)"].split(" ± ")
-        check(mean, run["r2"]["waterdrum_null_corrected"], (row[0], "null-corrected"))
-        check(sd, run["r2_std"]["waterdrum_null_corrected"], (row[0], "null-corrected sd"))
+        r2 = run["r2"]["waterdrum_null_corrected"], run["r2_std"]["waterdrum_null_corrected"]
+        check_interval(
+            cells["D2 R², null-corrected (ours)"],
+            seeds_interval(*r2, seeds, (-math.inf, 1.0)),
+            (row[0], "null-corrected"),
+        )
         share = run["curve"]["share"]
         at_zero = share.index(0.0)  # k = 0: the model retrained without the forget set
-        mean, sd = cells["retrained model's forget value (ours)"].split(" ± ")
-        check(mean, run["curve"]["waterdrum"]["mean"][at_zero], (row[0], "forget at k = 0"))
-        check(sd, run["curve"]["waterdrum"]["std"][at_zero], (row[0], "forget at k = 0, sd"))
+        curve = run["curve"]["waterdrum"]
+        check_interval(
+            cells["retrained model's forget value (ours)"],
+            seeds_interval(curve["mean"][at_zero], curve["std"][at_zero], seeds, (-1.0, 1.0)),
+            (row[0], "forget at k = 0"),
+        )
         ours, shown_paper = cells["verification per text (ours, CPU / paper)"].split(" / ")
         check(ours.removesuffix(" ms"), 1000 * run["verify_seconds_per_text"], (row[0], "time"))
         assert shown_paper == paper[2]

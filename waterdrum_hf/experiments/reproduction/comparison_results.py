@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from waterdrum_hf.experiments.reproduction.markdown_parts import (
+    AUROC_RANGE,
+    R2_RANGE,
     gap_verdict,
     heading,
-    mean_sd,
     number,
+    over_seeds,
     seeds_sentence,
     split_table,
 )
@@ -50,7 +52,7 @@ def write_comparison(
 
 
 def comparison_markdown(results: Mapping[str, Any], *, command: str) -> str:
-    """Table 5 with our numbers (mean ± sd over seeds) and the paper's beside them."""
+    """Table 5 with our numbers (mean [t interval] over seeds) and the paper's beside them."""
     schemes = results["schemes"]
     seeds = len(results["config"]["seeds"])
     lines = _introduction(results, command)
@@ -109,8 +111,8 @@ def _table_5(schemes: Mapping[str, Any], setting: str, seeds: int) -> list[str]:
         paper = PAPER_TABLE_5.get(scheme, ("", "", "", ""))
         lines.append(
             f"| {SCHEME_LABELS.get(scheme, scheme)} | "
-            f"{mean_sd(s['auroc']['waterdrum'], s['auroc_std']['waterdrum'], seeds)} | "
-            f"{mean_sd(s['r2']['waterdrum'], s['r2_std']['waterdrum'], seeds)} | "
+            f"{over_seeds(s['auroc']['waterdrum'], s['auroc_std']['waterdrum'], seeds, AUROC_RANGE)} | "
+            f"{over_seeds(s['r2']['waterdrum'], s['r2_std']['waterdrum'], seeds, R2_RANGE)} | "
             f"{1000 * s['verify_seconds_per_text']:.2f} ms | " + " | ".join(paper) + " |"
         )
     return lines
@@ -140,9 +142,9 @@ def _more_of_the_runs(schemes: Mapping[str, Any], setting: str, seeds: int) -> l
         corrected = "waterdrum_null_corrected"
         lines.append(
             f"| {SCHEME_LABELS.get(scheme, scheme)} | "
-            f"{mean_sd(s['auroc'][corrected], s['auroc_std'][corrected], seeds)} | "
-            f"{mean_sd(s['r2'][corrected], s['r2_std'][corrected], seeds)} | "
-            f"{mean_sd(s['r2_offset']['waterdrum'], s['r2_offset_std']['waterdrum'], seeds)} | "
+            f"{over_seeds(s['auroc'][corrected], s['auroc_std'][corrected], seeds, AUROC_RANGE)} | "
+            f"{over_seeds(s['r2'][corrected], s['r2_std'][corrected], seeds, R2_RANGE)} | "
+            f"{over_seeds(s['r2_offset']['waterdrum'], s['r2_offset_std']['waterdrum'], seeds, R2_RANGE)} | "
             f"{number(curve[0])} / {number(curve[-1])} | "
             f"{strength['mean']:+.3f} ± {strength['std']:.3f} | "
             f"{_mean_spread(s['separation'], 'retain')}, "

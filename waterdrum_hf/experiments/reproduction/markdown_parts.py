@@ -30,18 +30,40 @@ def first_of(seeds: int) -> str:
 
 
 def seeds_sentence(seeds: int) -> str:
-    """What ± means in the tables, or that one seed has no spread to report."""
+    """What a table's cell over seeds shows, or that one seed has no spread to report."""
     if seeds > 1:
-        return f"{seeds} seeds; ± is the standard deviation over seeds. "
+        return (
+            f"{seeds} seeds; each of our values is the mean over the seeds [its 95 % Student's t "
+            "interval, cut to the range the measure can take]. "
+        )
     return "One seed: no spread over seeds to report. "
 
 
-def mean_sd(mean: float | None, spread: float, seeds: int) -> str:
-    """``mean ± sd`` over seeds; the mean alone with one seed (its spread is no measurement);
-    "undefined" without a finite mean (e.g. MIA without a held-out set), as :func:`number`."""
+AUROC_RANGE = (0.0, 1.0)
+R2_RANGE = (-math.inf, 1.0)
+MIA_RANGE = (-1.0, 1.0)
+"""The ranges of D1 AUROC, D2 R² and the MIA value (2 AUROC - 1)."""
+
+
+def over_seeds(
+    mean: float | None,
+    sd: float,
+    seeds: int,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> str:
+    """``mean [low, high]``: Student's 95 % t interval over ``seeds`` seeds from the population
+    sd ``sd`` (ddof 0, as results.json keeps it), cut to ``bounds``; the mean alone with one
+    seed (its spread is no measurement); "undefined" without a finite mean (e.g. MIA without a
+    held-out set), as :func:`number`."""
     if mean is None or not math.isfinite(mean):
         return "undefined"
-    return f"{mean:.3f} ± {spread:.3f}" if seeds > 1 else f"{mean:.3f}"
+    if seeds < 2:
+        return f"{mean:.3f}"
+    from scipy import stats
+
+    half = float(stats.t.ppf(0.975, seeds - 1)) * sd / math.sqrt(seeds - 1)  # sd * √(n/(n-1)) / √n
+    low, high = max(mean - half, bounds[0]), min(mean + half, bounds[1])
+    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def run_time(seconds: float, stages: Mapping[str, Any]) -> str:

@@ -12,8 +12,8 @@ import numpy as np
 
 from waterdrum_hf.experiments.reproduction.markdown_parts import (
     heading,
-    mean_sd,
     number,
+    over_seeds,
     run_time,
     seeds_sentence,
     split_table,
@@ -33,7 +33,7 @@ __all__ = [  # results.md's words live in results_markdown and markdown_parts
     "PAPER",
     "heading",
     "markdown",
-    "mean_sd",
+    "over_seeds",
     "number",
     "plot_benchmarks",
     "plot_calibration",

@@ -1,4 +1,4 @@
-"""``results.md`` of a reproduction run: the paper's tables with our numbers (mean ± sd over
+"""``results.md`` of a reproduction run: the paper's tables with our numbers (mean [t interval] over
 seeds) and its numbers beside them, section by section."""
 
 from __future__ import annotations
@@ -8,11 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from waterdrum_hf.experiments.reproduction.markdown_parts import (
+    AUROC_RANGE,
+    MIA_RANGE,
+    R2_RANGE,
     first_of,
     gap_verdict,
     heading,
-    mean_sd,
     number,
+    over_seeds,
     seeds_sentence,
     split_table,
 )
@@ -25,6 +28,9 @@ LABELS = {
     "rouge_l": "ROUGE-L",
     "mia": "MIA",
 }
+
+RANGES = {"auroc": AUROC_RANGE, "r2": R2_RANGE, "r2_offset": R2_RANGE}
+"""The range of each measure a table shows."""
 
 PAPER: dict[str, Any] = {
     # WaterDrum-Ax, Llama-2-7B (the paper's Table 1, AUROC +- 3 seeds; Table 2 and the offset
@@ -49,7 +55,8 @@ PAPER: dict[str, Any] = {
 
 
 def markdown(results: Mapping[str, Any], *, command: str) -> str:
-    """The paper's tables with our numbers (mean ± sd over seeds) and its numbers beside."""
+    """The paper's tables with our numbers (mean [t interval] over seeds) and its numbers
+    beside."""
     sections = (
         _introduction(results, command),
         _separability(results),
@@ -139,8 +146,8 @@ def _mia(results: Mapping[str, Any]) -> list[str]:
         "| setting | original model | retrained model |",
         "| --- | --- | --- |",
         *[
-            f"| {s} | {mean_sd(m['original'], m['original_std'], seeds)} | "
-            f"{mean_sd(m['retrained'], m['retrained_std'], seeds)} |"
+            f"| {s} | {over_seeds(m['original'], m['original_std'], seeds, MIA_RANGE)} | "
+            f"{over_seeds(m['retrained'], m['retrained_std'], seeds, MIA_RANGE)} |"
             for s, m in results["mia"].items()
         ],
     ]
@@ -169,7 +176,7 @@ def _table(
                 ours[name].get(metric, math.nan),
                 ours[f"{name}_std"].get(metric, math.nan),
             )
-            cells.append(mean_sd(value, spread, seeds) if math.isfinite(value) else "undefined")
+            cells.append(over_seeds(value, spread, seeds, RANGES[name]))
         cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
