@@ -295,7 +295,7 @@ def carry_over(calibration: dict[float, dict[str, Any]], fractions: Sequence[flo
 
 def training_nll(reproduction: Any, stage: Any, data: Any) -> float:
     """Mean per-token negative log-likelihood of the texts the k = 100 % model trained on."""
-    from waterdrum_hf.experiments.baselines import min_k_percent_prob
+    from waterdrum_hf.baselines import min_k_percent_prob
 
     model = reproduction.pipeline.load(stage)
     texts = data.retain + data.forget

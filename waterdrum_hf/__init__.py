@@ -80,6 +80,25 @@ _EXPORTS = {
     "HubResultsConfig": "report.hub_results_config",
     "write_hub_results": "report.hub_results",
     "push_hub_results": "report.hub_results",
+    "rouge_l_recall": "baselines.rouge",
+    "loss_score": "baselines.mia",
+    "zlib_score": "baselines.mia",
+    "min_k_percent_score": "baselines.mia",
+    "min_k_plus_plus_score": "baselines.mia",
+    "loss_mia": "baselines.mia",
+    "zlib_mia": "baselines.mia",
+    "min_k_percent_prob": "baselines.mia",
+    "min_k_plus_plus_prob": "baselines.mia",
+    "mia_value": "baselines.mia",
+    "truth_ratio": "baselines.truth_ratio",
+    "aggregate_truth_ratios": "baselines.truth_ratio",
+    "model_truth_ratio": "baselines.truth_ratio",
+    "forget_quality": "baselines.forget_quality",
+    "knowmem": "baselines.knowmem",
+    "knowmem_answers": "baselines.knowmem",
+    "model_knowmem": "baselines.knowmem",
+    "extraction_strength": "baselines.extraction",
+    "model_extraction_strength": "baselines.extraction",
 }
 _SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
@@ -120,6 +139,7 @@ __all__ = [
     "WaterfallLogitsProcessor",
     "WaterfallScheme",
     "__version__",
+    "aggregate_truth_ratios",
     "attacks",
     "audits",
     "auto_batch_size",
@@ -128,33 +148,71 @@ __all__ = [
     "completion_queries",
     "compute_waterdrum",
     "data",
+    "extraction_strength",
+    "forget_quality",
     "generate",
     "holm_adjusted",
     "key_from_secret",
+    "knowmem",
+    "knowmem_answers",
     "lm_eval_tasks",
     "load_metric",
+    "loss_mia",
+    "loss_score",
     "metrics",
+    "mia_value",
+    "min_k_percent_prob",
+    "min_k_percent_score",
+    "min_k_plus_plus_prob",
+    "min_k_plus_plus_score",
+    "model_extraction_strength",
+    "model_knowmem",
+    "model_truth_ratio",
     "null_reference",
     "percentile_interval",
     "push_hub_results",
     "qa_queries",
     "register_metric",
     "resumable_map",
+    "rouge_l_recall",
     "run_audits",
     "separability_auroc",
     "tiny",
     "token_view",
     "trainers",
+    "truth_ratio",
     "verify_dataset",
     "verify_texts",
     "waterdrum_result",
     "write_hub_results",
     "write_token_views",
+    "zlib_mia",
+    "zlib_score",
 ]
 
 if TYPE_CHECKING:
     from waterdrum_hf import attacks, audits, data, lm_eval_tasks, tiny
     from waterdrum_hf.audits import AuditConfig, AuditQueries, AuditResults, run_audits
+    from waterdrum_hf.baselines.extraction import extraction_strength, model_extraction_strength
+    from waterdrum_hf.baselines.forget_quality import forget_quality
+    from waterdrum_hf.baselines.knowmem import knowmem, knowmem_answers, model_knowmem
+    from waterdrum_hf.baselines.mia import (
+        loss_mia,
+        loss_score,
+        mia_value,
+        min_k_percent_prob,
+        min_k_percent_score,
+        min_k_plus_plus_prob,
+        min_k_plus_plus_score,
+        zlib_mia,
+        zlib_score,
+    )
+    from waterdrum_hf.baselines.rouge import rouge_l_recall
+    from waterdrum_hf.baselines.truth_ratio import (
+        aggregate_truth_ratios,
+        model_truth_ratio,
+        truth_ratio,
+    )
     from waterdrum_hf.bootstrap import Interval, bootstrap_replicates, percentile_interval
     from waterdrum_hf.bound_callback import BoundCallback
     from waterdrum_hf.callbacks.arguments import WaterDrumArguments

@@ -49,6 +49,7 @@ API_SECTIONS: dict[str, tuple[str, ...]] = {
     "Callbacks and training arguments": ("callbacks", "bound_callback"),
     "Watermarking data": ("watermarking",),
     "Audits": ("audits",),
+    "Baseline metrics": ("baselines",),
     "Reports": ("report",),
     "Results on the Hub": ("report.hub_results", "report.hub_results_config"),
 }

@@ -150,7 +150,8 @@ def test_results_markdown_says_one_seed_instead_of_a_zero_spread():
     (mia,) = [line for line in one.splitlines() if line.startswith("| no_duplicate |")]
     assert "±" not in mia
     two = markdown(rendered_results(seeds=(0, 1)), command="waterdrum reproduce")
-    assert "2 seeds; ± is the standard deviation over seeds." in two and "One seed" not in two
+    assert "2 seeds; each of our values is the mean over the seeds [its 95 %" in two
+    assert "One seed" not in two
     assert "| setting | WaterDrum (ours) |" in two
 
 
@@ -259,8 +260,8 @@ def test_config_rejects_impossible_settings(settings, match):
 
 def test_substitution_watermark_verifies_and_stays_close_to_the_source(tiny_model):
     from waterdrum_hf import verify_texts
+    from waterdrum_hf.baselines import rouge_l_recall
     from waterdrum_hf.data import toy_corpus
-    from waterdrum_hf.experiments.baselines import rouge_l_recall
     from waterdrum_hf.experiments.reproduction.substitution import substitution_watermark
 
     model, tokenizer = tiny_model

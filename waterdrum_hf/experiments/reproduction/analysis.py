@@ -108,7 +108,7 @@ def duplicate_similarity(data: SettingData) -> dict[str, float]:
     """Mean ROUGE-L recall of each duplicate against the forget text it duplicates, and against
     a retain owner's text: the paper's duplicates (faithful paraphrases, which defeat ROUGE-L)
     read near 1 on the first and far above the second."""
-    from waterdrum_hf.experiments.baselines import rouge_l_recall
+    from waterdrum_hf.baselines import rouge_l_recall
 
     duplicates, forget, other = data.duplicate_pairs()
     if not duplicates:

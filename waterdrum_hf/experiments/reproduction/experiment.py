@@ -275,7 +275,7 @@ class Reproduction:
     def _baselines(self, stage: Any, data: SettingData, seed: int) -> dict[str, Any]:
         """ROUGE-L recall of the greedy continuation per query, and the MIA value of the
         model (forget set vs holdout; NaN without a held-out set)."""
-        from waterdrum_hf.experiments.baselines import mia_value, min_k_percent_prob, rouge_l_recall
+        from waterdrum_hf.baselines import mia_value, min_k_percent_prob, rouge_l_recall
 
         config = self.config
         greedy = self.pipeline.completions(
