@@ -92,12 +92,19 @@ def page_commands(page: Path) -> list[str]:
     return commands
 
 
+SELF = "python benchmarks/fresh_clone.py"
+"""This script, which the README names as the source of its fresh-clone block: not a command
+it runs."""
+
+
 def all_commands(root: Path = ROOT) -> list[dict[str, str]]:
-    """Every page's commands, once each (the first page that prints one names it)."""
+    """Every page's commands, once each (the first page that prints one names it), but this
+    script itself."""
     seen: dict[str, str] = {}
     for page in PAGES:
         for command in page_commands(root / page):
-            seen.setdefault(command, page)
+            if command != SELF:
+                seen.setdefault(command, page)
     return [{"page": page, "command": command} for command, page in seen.items()]
 
 

@@ -21,6 +21,7 @@ from capacity import scratch_hours
 from demo_block import RESULTS as DEMO
 from demo_block import RUN, render_demo
 from doc_blocks import ROOT, Block, update
+from fresh_clone import render_fresh_clone
 from gpu_block import RUNS as GPU_RUNS
 from gpu_block import render_gpu
 from schemes_block import render_schemes
@@ -346,6 +347,7 @@ DEMO_SOURCES = (
 
 BLOCKS = (
     Block(CARD, "scoring-settings", ("waterdrum_hf/config.py",), render_scoring_settings),
+    Block("README.md", "fresh-clone", ("benchmarks/results/fresh_clone.json",), render_fresh_clone),
     Block("README.md", "demo-report", DEMO_SOURCES, render_demo),
     Block(CONCEPTS, "demo-report", DEMO_SOURCES, render_demo),
     Block(AUDITS, "demo-audits", ("benchmarks/results/demo/audits.json",), render_audits),
