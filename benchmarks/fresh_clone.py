@@ -8,7 +8,7 @@ activated. Where a command leaves a name to the reader (the unlearn line's ``M``
 ``rows.jsonl``, ``T``), the script fills it with the built-in model, a small question/answer
 table and its tokenizer. A command that is not run says why in ``NOT_RUN``.
 
-    python benchmarks/fresh_clone.py          # about 35 minutes on 2 cores
+    python benchmarks/fresh_clone.py          # about 20 minutes on 2 cores
     python benchmarks/fresh_clone.py --list   # the commands the pages hold, as JSON
 
 Writes ``benchmarks/results/fresh_clone.json``: each command's exit status and seconds, the
