@@ -305,21 +305,17 @@ def training_nll(reproduction: Any, stage: Any, data: Any) -> float:
 def interval(
     values: Sequence[float], bounds: tuple[float, float] = (-math.inf, math.inf)
 ) -> dict[str, float]:
-    """Mean and 95 % t-interval over seeds, cut to ``bounds`` (NaN seeds left out; no
-    interval below two)."""
-    from scipy import stats
+    """Mean and 95 % t-interval over seeds (the library's :func:`~waterdrum_hf.seed_interval`),
+    cut to ``bounds`` (NaN seeds left out; no interval below two)."""
+    from waterdrum_hf import seed_interval
 
     finite = np.asarray(values, dtype=float)
     finite = finite[np.isfinite(finite)]
     if not finite.size:
         return {"mean": math.nan, "low": math.nan, "high": math.nan, "n": 0}
-    mean = float(finite.mean())
-    half = math.nan
-    if finite.size > 1:
-        sem = finite.std(ddof=1) / math.sqrt(finite.size)
-        half = float(stats.t.ppf(0.975, finite.size - 1) * sem)
-    low, high = max(mean - half, bounds[0]), min(mean + half, bounds[1])
-    return {"mean": mean, "low": low, "high": high, "n": int(finite.size)}
+    value = seed_interval(finite, bounds=bounds)
+    low, high = (math.nan if v is None else v for v in (value.ci_low, value.ci_high))
+    return {"mean": value.value, "low": low, "high": high, "n": int(finite.size)}
 
 
 def summarise(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -164,26 +164,23 @@ RANGES = {"auroc": (0.0, 1.0), "r2": (-math.inf, 1.0)}
 
 
 def summarise(per_seed: dict[int, dict[str, dict[str, float]]]) -> dict[str, dict[str, dict]]:
-    """Per measure and scheme: the mean over seeds and its 95 % Student's t interval (sd with
-    ddof 1), cut to the measure's range (NaN where a seed has no value; no interval from one
-    seed)."""
-    from scipy import stats
+    """Per measure and scheme: the mean over seeds and its 95 % Student's t interval (the
+    library's :func:`~waterdrum_hf.seed_interval`), cut to the measure's range (NaN where a
+    seed has no value; no interval from one seed)."""
+    from waterdrum_hf import seed_interval
 
     summary: dict[str, dict[str, dict]] = {}
-    for measure, (lowest, highest) in RANGES.items():
+    for measure, bounds in RANGES.items():
         summary[measure] = {}
         for scheme in PAPER:
             values = np.array([s[measure][scheme] for s in per_seed.values()], dtype=float)
-            mean, half = float(np.mean(values)), math.nan
-            if len(values) > 1:
-                sem = float(np.std(values, ddof=1)) / math.sqrt(len(values))
-                half = float(stats.t.ppf(0.975, len(values) - 1)) * sem
-            summary[measure][scheme] = {
-                "mean": mean,
-                "low": max(mean - half, lowest),
-                "high": min(mean + half, highest),
-                "n": len(values),
-            }
+            cell = {"mean": math.nan, "low": math.nan, "high": math.nan, "n": len(values)}
+            if np.isfinite(values).all():
+                value = seed_interval(values, bounds=bounds)
+                cell["mean"] = value.value
+                if value.ci_low is not None and value.ci_high is not None:
+                    cell["low"], cell["high"] = value.ci_low, value.ci_high
+            summary[measure][scheme] = cell
     return summary
 
 
