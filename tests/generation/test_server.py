@@ -1,0 +1,142 @@
+"""The completion-server client's protocol (:class:`CompletionServer`) against a loopback server
+that answers deterministically; real vLLM is in ``test_vllm_server.py``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tests.generation.fake_completion_server import fake_server
+from waterdrum_hf.generation.sampling import SamplingConfig
+from waterdrum_hf.generation.server import (
+    SEED_RANGE,
+    UNFILTERED_SAMPLING,
+    CompletionServer,
+    request_seed,
+)
+
+pytest.importorskip("openai")
+
+QUERIES = [f"query {i}" for i in range(7)]
+
+
+def expected(query: str, seed: int | None, n: int, tokens: int) -> list[str]:
+    return [f" {query}|seed={None if seed is None else seed + s}|{tokens}|0" for s in range(n)]
+
+
+def test_each_query_is_one_request_with_n_samples_its_own_seed_and_no_filters():
+    with fake_server() as server:
+        client = CompletionServer([server.url], "m", check_seed=False)
+        out = client.generate(QUERIES, SamplingConfig(num_samples=3, max_new_tokens=5, seed=10))
+    assert out == [expected(q, request_seed(10, i), 3, 5) for i, q in enumerate(QUERIES)]
+    assert len(server.requests) == len(QUERIES)
+    for request in server.requests:
+        assert request["model"] == "m" and request["n"] == 3 and request["max_tokens"] == 5
+        assert request["temperature"] == 1.0 and request["top_p"] == 1.0
+        assert {k: request[k] for k in UNFILTERED_SAMPLING} == UNFILTERED_SAMPLING
+
+
+def test_queries_with_one_prompt_never_share_samples_within_or_across_runs():
+    """vLLM seeds choice j of a request seeded s with s + j: consecutive request seeds would
+    repeat one query's samples in the next's (the same prompt twice: a duplicate's)."""
+    sampling = SamplingConfig(num_samples=10, max_new_tokens=2)
+    with fake_server() as server:
+        client = CompletionServer([server.url], "m", check_seed=False)
+        runs = [client.generate(["same"] * 50, replace(sampling, seed=seed)) for seed in (0, 1)]
+    samples = [text for run in runs for query in run for text in query]
+    assert len(set(samples)) == len(samples) == 1000
+    seeds = [request_seed(seed, i) for seed in range(3) for i in range(1000)]
+    assert all(0 <= s < SEED_RANGE for s in seeds) and len(set(seeds)) == len(seeds)
+
+
+def test_greedy_asks_for_temperature_zero_and_unseeded_sends_no_seed():
+    with fake_server() as server:
+        client = CompletionServer([server.url], "m")
+        client.generate(["q"], SamplingConfig(num_samples=1, greedy=True, seed=None))
+    (request,) = server.requests  # no seed: no seed check either
+    assert request["temperature"] == 0.0 and "seed" not in request and "top_p" not in request
+
+
+def test_two_servers_share_the_queries_and_give_what_one_gives():
+    sampling = SamplingConfig(num_samples=2, max_new_tokens=4, seed=0)
+    with fake_server() as one:
+        alone = CompletionServer([one.url], "m", check_seed=False).generate(QUERIES, sampling)
+    with fake_server() as first, fake_server() as second:
+        shared = CompletionServer([first.url, second.url], "m", check_seed=False).generate(
+            QUERIES, sampling
+        )
+    assert shared == alone
+    assert sorted(r["prompt"] for r in first.requests) == QUERIES[0::2]
+    assert sorted(r["prompt"] for r in second.requests) == QUERIES[1::2]
+
+
+def test_requests_in_flight_stay_within_max_concurrency():
+    with fake_server() as server:
+        server.delay = 0.05
+        client = CompletionServer([server.url], "m", max_concurrency=3, check_seed=False)
+        client.generate(QUERIES * 3, SamplingConfig(num_samples=1, max_new_tokens=2))
+    assert server.most_in_flight == 3
+
+
+def test_a_busy_server_is_retried_by_the_client():
+    with fake_server() as server:
+        server.fail_first = 1
+        client = CompletionServer([server.url], "m", max_retries=1, check_seed=False)
+        out = client.generate(["q"], SamplingConfig(num_samples=2, max_new_tokens=3, seed=1))
+    assert out == [expected("q", request_seed(1, 0), 2, 3)]
+    with fake_server() as server:
+        server.fail_first = 1
+        client = CompletionServer([server.url], "m", max_retries=0, check_seed=False)
+        with pytest.raises(RuntimeError, match=r"query 0: .*503"):
+            client.generate(["q"], SamplingConfig(num_samples=2, seed=1))
+
+
+def test_a_server_that_returns_fewer_than_n_or_ignores_the_seed_is_refused():
+    with fake_server() as server:
+        server.drop_choice = True
+        client = CompletionServer([server.url], "m", check_seed=False)
+        with pytest.raises(RuntimeError, match="returned 2 completions of query 0 where 3"):
+            client.generate(["q"], SamplingConfig(num_samples=3, seed=0))
+    with fake_server() as server:
+        server.ignore_seed = True
+        with pytest.raises(RuntimeError, match="ignores the seed"):
+            CompletionServer([server.url], "m").generate(QUERIES, SamplingConfig(seed=0))
+        assert len(server.requests) == 2  # the check, before any query of the run
+        assert all(r["max_tokens"] == 8 for r in server.requests)
+
+
+def test_a_seeded_server_passes_the_check_and_the_check_is_short():
+    with fake_server() as server:
+        CompletionServer([server.url], "m").generate(["q"], SamplingConfig(num_samples=2, seed=0))
+    assert [r["max_tokens"] for r in server.requests] == [8, 8, 200]
+
+
+@pytest.mark.parametrize(
+    ("settings", "refused"),
+    [
+        ({"batch_size": 16}, "batch_size=16"),
+        ({"cache": "static"}, "cache='static'"),
+        ({"shared_prefill": False}, "shared_prefill=False"),
+    ],
+)
+def test_what_only_transformers_does_is_refused(settings, refused):
+    client = CompletionServer(["http://127.0.0.1:9/v1"], "m")
+    with pytest.raises(ValueError, match=f"cannot honour {refused}"):
+        client.generate(["q"], SamplingConfig(**settings))
+
+
+def test_bad_settings_and_the_key_never_shown():
+    with pytest.raises(ValueError, match="base_urls"):
+        CompletionServer([], "m")
+    with pytest.raises(ValueError, match="model"):
+        CompletionServer(["http://x/v1"], "")
+    with pytest.raises(ValueError, match="max_concurrency"):
+        CompletionServer(["http://x/v1"], "m", max_concurrency=0)
+    client = CompletionServer("http://x/v1", "m", api_key="sk-secret")
+    assert client.base_urls == ("http://x/v1",)
+    assert "sk-secret" not in repr(client) and "sk-secret" not in str(client)
+    with pytest.raises(TypeError, match="inside `sampling`"):
+        client.generate(["q"], SamplingConfig(), seed=1)
+    with pytest.raises(ValueError, match="queries"):
+        client.generate([""], SamplingConfig())

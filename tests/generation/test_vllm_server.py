@@ -1,0 +1,200 @@
+"""The ``openai`` engine against real vLLM servers (``vllm serve`` on loopback, the built-in
+model in float32 on the CPU, two LoRA adapters): what it samples is what transformers samples
+from the same weights. vLLM lives in an environment of its own (its transformers pin excludes
+ours): ``bash dev.sh vllm`` makes it and runs these with ``WATERDRUM_VLLM_PYTHON`` pointing at
+its Python; without that variable they are skipped."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import chisquare
+
+from waterdrum_hf import tiny
+from waterdrum_hf.generation.engine import generate
+from waterdrum_hf.generation.sampling import SamplingConfig
+from waterdrum_hf.generation.server import CompletionServer
+
+pytestmark = pytest.mark.vllm
+
+PYTHON = os.environ.get("WATERDRUM_VLLM_PYTHON")
+STARTUP_SECONDS = 300
+QUERIES = ["The river ran", "Once upon a time there", "She opened the door and", "def f(x):"]
+GREEDY = SamplingConfig(num_samples=1, max_new_tokens=24, greedy=True)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_server(folder: Path, log: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    """``vllm serve folder`` (served as ``tiny``) on a free port; returns once it answers."""
+    if not PYTHON:
+        pytest.skip("WATERDRUM_VLLM_PYTHON is not set (bash dev.sh vllm sets it)")
+    port = free_port()
+    command = [
+        PYTHON, "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder),
+        "--served-model-name", "tiny", "--dtype", "float32", "--enforce-eager",
+        "--max-model-len", "1024", "--port", str(port), *extra,
+    ]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            command, stdout=handle, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"vllm serve exited:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=2):
+                return process, url
+        except OSError:
+            time.sleep(1)
+    stop(process)
+    raise RuntimeError(f"vllm serve did not answer in {STARTUP_SECONDS} s")
+
+
+def stop(process: subprocess.Popen) -> None:
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The built-in model's folder and two LoRA adapters of it, served by one vLLM server."""
+    from peft import LoraConfig, get_peft_model
+
+    root = tmp_path_factory.mktemp("vllm")
+    folder = root / "tiny"
+    shutil.copytree(tiny.pretrained_location(tiny.NAME, "model"), folder)
+    adapters = {}
+    for seed, name in enumerate(["a", "b"]):
+        model, _ = tiny.load()
+        torch.manual_seed(seed)
+        config = LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+        get_peft_model(model, config).save_pretrained(root / name)
+        adapters[name] = root / name
+    modules = [f"{name}={path}" for name, path in adapters.items()]
+    process, url = start_server(
+        folder, root / "server.log", "--enable-lora", "--max-lora-rank", "8",
+        "--lora-modules", *modules,
+    )  # fmt: skip
+    yield url, folder, adapters
+    stop(process)
+
+
+def transformers_model(adapter: Path | None = None):
+    from peft import PeftModel
+
+    model, tokenizer = tiny.load()
+    return (PeftModel.from_pretrained(model, adapter) if adapter else model), tokenizer
+
+
+def test_greedy_text_equals_transformers_for_the_base_and_each_adapter(served):
+    url, _, adapters = served
+    for name, adapter in [("tiny", None), *adapters.items()]:
+        model, tokenizer = transformers_model(adapter)
+        ours = generate(model, tokenizer, QUERIES, GREEDY)
+        theirs = CompletionServer([url], name).generate(QUERIES, GREEDY)
+        assert theirs == ours, name
+    a, b = (CompletionServer([url], name).generate(QUERIES, GREEDY) for name in adapters)
+    assert a != b  # the adapters are served as themselves
+    # Without UNFILTERED_SAMPLING vLLM takes the checkpoint's repetition penalty (1.3).
+    model, tokenizer = transformers_model()
+    penalized = CompletionServer([url], "tiny", extra_body={}).generate(QUERIES, GREEDY)
+    assert penalized != generate(model, tokenizer, QUERIES, GREEDY)
+
+
+def test_samples_are_drawn_from_the_full_distribution(served):
+    """The first sampled token of 2,000 samples against the model's own next-token
+    probabilities: the checkpoint's repetition penalty (1.3, generation_config.json), which
+    vLLM would otherwise apply, and any top-k would fail this."""
+    url, _, _ = served
+    model, tokenizer = tiny.load()
+    query = QUERIES[0]
+    ids = tokenizer(query).input_ids
+    with torch.no_grad():
+        logits = model(torch.tensor([ids])).logits[0, -1].double()
+    # Each token's text after the prompt (as the server detokenizes it; EOS gives ""), and the
+    # model's probability of each text.
+    prompt_text = tokenizer.decode(ids, skip_special_tokens=True)
+    probability: dict[str, float] = {}
+    for token, p in enumerate(torch.softmax(logits, -1).tolist()):
+        text = tokenizer.decode([*ids, token], skip_special_tokens=True)[len(prompt_text) :]
+        probability[text] = probability.get(text, 0.0) + p
+    sampling = SamplingConfig(num_samples=500, max_new_tokens=1, seed=3)
+    client = CompletionServer([url], "tiny")
+    texts = [t for samples in client.generate([query] * 4, sampling) for t in samples]
+    # Texts with expected count >= 5 each, the rest pooled.
+    frequent = [text for text, p in probability.items() if p * len(texts) >= 5]
+    observed = [texts.count(text) for text in frequent]
+    expected = [probability[text] * len(texts) for text in frequent]
+    observed.append(len(texts) - sum(observed))
+    expected.append(len(texts) - sum(expected))
+    assert len(frequent) >= 5
+    assert chisquare(np.array(observed), np.array(expected)).pvalue > 1e-3
+
+
+def test_two_servers_share_the_queries_and_give_what_one_gives(served, tmp_path):
+    url, folder, _ = served
+    sampling = SamplingConfig(num_samples=3, max_new_tokens=16, seed=7)
+    alone = CompletionServer([url], "tiny").generate(QUERIES * 2, sampling)
+    process, second = start_server(folder, tmp_path / "second.log")
+    try:
+        shared = CompletionServer([url, second], "tiny").generate(QUERIES * 2, sampling)
+    finally:
+        stop(process)
+    assert shared == alone
+    assert len({tuple(samples) for samples in alone}) == len(alone)  # seeds differ by query
+
+
+def test_score_writes_one_report_per_served_adapter_from_the_same_queries(served, tmp_path):
+    from waterdrum_hf.data import toy_corpus
+    from waterdrum_hf.generation.prompting import row_queries
+    from waterdrum_hf.scripts import main
+
+    url, folder, _ = served
+    corpus = toy_corpus(2, max_passages_per_owner=3)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        "\n".join(
+            json.dumps({"text": t, "owner_id": 1000 + o})
+            for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
+        )
+    )
+    out = tmp_path / "reports"
+    code = main([
+        "score", "--engine", "openai", "--base-url", url, "--model-name-or-path", "tiny",
+        "--tokenizer", str(folder), "--adapters", "a", "original=b", "--dataset-name", str(rows),
+        "--watermark-tokenizer", "tiny", "--forget-ids", "1001", "--prefix-tokens", "8",
+        "--num-samples", "2", "--max-new-tokens", "16", "--seed", "5", "--output-dir", str(out),
+    ])  # fmt: skip
+    assert code == 0
+    _, tokenizer = tiny.load()
+    queries = row_queries(corpus, tokenizer, prefix_tokens=8)
+    sampling = SamplingConfig(num_samples=2, max_new_tokens=16, seed=5)
+    for served_name, report_name in [("a", "a"), ("b", "original")]:
+        report = json.loads((out / served_name / "report.json").read_text())
+        assert list(report["models"]) == [report_name]
+        assert report["settings"]["engine"] == "openai"
+        lines = (out / served_name / "generations.jsonl").read_text().splitlines()
+        saved = [json.loads(line)["samples"] for line in lines]
+        assert saved == CompletionServer([url], served_name).generate(queries, sampling)
