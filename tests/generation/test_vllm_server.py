@@ -198,3 +198,56 @@ def test_score_writes_one_report_per_served_adapter_from_the_same_queries(served
         lines = (out / served_name / "generations.jsonl").read_text().splitlines()
         saved = [json.loads(line)["samples"] for line in lines]
         assert saved == CompletionServer([url], served_name).generate(queries, sampling)
+
+
+def test_lm_eval_local_completions_runs_the_task_against_the_server(served, tmp_path):
+    """lm-eval's own ``local-completions`` backend on ``waterdrum_local``: with lm-eval's fixed
+    request seed the ten repeats are one completion and the task refuses them; with
+    ``seed=None`` they differ and the values are those ``waterdrum score`` gives the samples."""
+    import sys
+
+    from waterdrum_hf.data import toy_corpus
+    from waterdrum_hf.lm_eval_tasks import tasks_path
+    from waterdrum_hf.scripts import main
+
+    url, folder, _ = served
+    corpus = toy_corpus(2, max_passages_per_owner=2)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(
+        json.dumps({"text": t, "owner_id": 1000 + o}) + "\n"
+        for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
+    ))  # fmt: skip
+    (tmp_path / "forget.txt").write_text("1001\n")
+    metadata = {"forget_ids_file": str(tmp_path / "forget.txt"), "watermark_tokenizer": "tiny"}
+    env = {**os.environ, "WATERDRUM_DATA_FILE": str(rows), "HF_HUB_OFFLINE": "1"}
+
+    def lm_eval(gen_kwargs: str, out: Path) -> subprocess.CompletedProcess:
+        command = [
+            sys.executable, "-m", "lm_eval", "run", "--model", "local-completions",
+            "--model_args", f"model=tiny,base_url={url}/completions,tokenizer={folder},"
+            "num_concurrent=4,tokenized_requests=False",
+            "--include_path", str(tasks_path()), "--tasks", "waterdrum_local",
+            "--metadata", json.dumps(metadata), "--gen_kwargs", gen_kwargs,
+            "--log_samples", "--output_path", str(out),
+        ]  # fmt: skip
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+
+    refused = lm_eval("max_gen_toks=24", tmp_path / "seeded")
+    assert refused.returncode != 0 and "--gen_kwargs seed=None" in refused.stderr
+    done = lm_eval("max_gen_toks=24,seed=None", tmp_path / "out")
+    assert done.returncode == 0, done.stderr[-3000:]
+    [results] = (tmp_path / "out").rglob("results_*.json")
+    [samples_file] = (tmp_path / "out").rglob("samples_waterdrum_local_*.jsonl")
+    samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    assert all(len(set(s["filtered_resps"][0])) == 10 for s in samples)
+    code = main([
+        "score", "--dataset-name", str(rows), "--watermark-tokenizer", "tiny", "--forget-ids-file",
+        str(tmp_path / "forget.txt"), "--generations", str(samples_file), "--null-keys", "0",
+        "--output-dir",
+        str(tmp_path / "r"),
+    ])  # fmt: skip
+    assert code == 0
+    ours = json.loads((tmp_path / "r" / "report.json").read_text())["models"]["model"]
+    reported = json.loads(results.read_text())["results"]["waterdrum_local"]
+    for name in ("forget", "retain", "separability_auroc"):
+        assert reported[f"{name},all_samples"] == ours[name], name

@@ -201,6 +201,19 @@ def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(
         Source.from_metadata({**metadata, "scoring": {"scheme": {"scheme": "waterfall"}}})
 
 
+def test_repeats_that_are_all_one_completion_are_refused_with_the_fix():
+    """lm-eval's local-completions seeds every request alike: a seeded server's ten repeats of a
+    query are then one completion, which would be read as ten."""
+    copies = [QuerySamples("{}", o, ("same text",) * 10) for o in (0, 1)]
+    with pytest.raises(ValueError, match=r"one completion repeated.*--gen_kwargs seed=None"):
+        lm_eval_tasks.aggregate_forget(copies)
+    # One query whose samples agree (a model that repeats itself there) is no such sign, nor
+    # are empty completions (skipped as too short) or single samples.
+    lm_eval_tasks.check_repeats_differ([copies[0], QuerySamples("{}", 1, ("a", "b"))])
+    lm_eval_tasks.check_repeats_differ([QuerySamples("{}", 0, ("", ""))])
+    lm_eval_tasks.check_repeats_differ([QuerySamples("{}", 0, ("a",))])
+
+
 def test_items_log_as_a_summary_and_one_result_serves_every_metric():
     item = lm_eval_tasks.process_results({"source": "{}", "owner": 1}, [["a b", "c d"]])
     assert set(item) == set(lm_eval_tasks.METRICS)

@@ -305,6 +305,7 @@ def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
     sources = {item.source for item in items}
     if len(sources) != 1:
         raise ValueError("the items come from several WaterDrum tasks; aggregate them apart")
+    check_repeats_differ(items)
     source = Source.from_json(sources.pop())
     ids = source.owner_ids()
     if any(item.owner >= len(ids) for item in items):
@@ -320,6 +321,21 @@ def _scalars(items: tuple[QuerySamples, ...]) -> dict[str, float | int]:
         forget_ids=source.forget_ids(),
     )
     return result.scalars()
+
+
+def check_repeats_differ(items: Sequence[QuerySamples]) -> None:
+    """Refuse samples whose repeats are all copies of one completion: a backend that gave every
+    repeat the same seed. lm-eval's ``local-completions`` sends ``seed=1234`` with every
+    request, and a seeded server (vLLM) answers the ten repeats of a query alike; the value
+    would then read one sample per query as ten."""
+    repeated = [item.samples for item in items if len(item.samples) > 1]
+    if repeated and all(samples[0] and len(set(samples)) == 1 for samples in repeated):
+        raise ValueError(
+            f"every query's {len(repeated[0])} samples are one completion repeated: the backend "
+            "sampled each repeat with the same seed (lm-eval's local-completions sends "
+            "seed=1234 with every request). Add --gen_kwargs seed=None, or sample with "
+            "`waterdrum score --engine openai` (a seed of its own per query)."
+        )
 
 
 def _scoring_config(scoring: Any) -> Any:
