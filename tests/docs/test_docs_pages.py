@@ -56,6 +56,10 @@ REWORDED = {
     "`score --attack NAME:STRENGTH` edits": "`score --attack NAME:STRENGTH` edits",
     # "The metric card says how to report the values": that moved to the Hub guide
     "- On the Hub: `waterdrum_hf.write_hub_results": "- On the Hub: `waterdrum_hf.write_hub_results",
+    # lm-eval's vLLM backend: tested now through local-completions against a vLLM server; the
+    # in-process backend cannot share an environment with this library (the servers guide)
+    "lm-eval's vLLM backend takes the same task": "lm-eval's `local-completions` backend runs the",
+    "```bash lm_eval --model vllm": "```bash lm_eval --model local-completions",
     # "Choosing a scheme" rewritten for four schemes (issue 45): the two-scheme comparison, its
     # hand-quoted table and its prose are superseded by the generated `schemes` block
     "Waterfall is the default and the paper's choice": "Four data-owner schemes are known by name",

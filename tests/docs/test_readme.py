@@ -63,6 +63,9 @@ BLOCKS = code_blocks("python")
 
 #: Python blocks another test file runs as printed, with that test.
 RUN_ELSEWHERE = {
+    ("docs/guides/servers.md", "More than one server"): (
+        "tests/generation/test_server.py::test_the_servers_guides_snippet_runs_as_printed"
+    ),
     ("docs/guides/hub-results.md", "How to report the values"): (
         "tests/report/test_hub_results.py::test_the_hub_guides_snippet_runs_as_printed"
     ),
@@ -507,6 +510,17 @@ def check_line(words: list[str], monkeypatch) -> None:
             assert found, word
             wanted = (found.group(1) or found.group(2) or "").split(",")
             assert set(filter(None, wanted)) <= set(extras["optional-dependencies"]), word
+    elif program == "python" and argv[:2] == ["-m", "venv"]:
+        assert len(argv) == 3, argv  # the standard library's venv
+    elif program.endswith("/bin/pip"):  # vLLM's own environment: the pins `dev.sh vllm` tests
+        recipe = (ROOT / "dev.sh").read_text()
+        assert all(word in recipe for word in argv[1:] if not word.startswith("-")), argv
+    elif program.endswith("/bin/python") and argv[:2] == [
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+    ]:
+        served = (ROOT / "tests" / "generation" / "test_vllm_server.py").read_text()
+        assert all(f'"{w}"' in served for w in argv if w.startswith("--")), argv
     elif program == "python" and argv[0] == "train.py":  # a TRL script with WaterDrumArguments
         from dataclasses import fields
 

@@ -140,3 +140,30 @@ def test_bad_settings_and_the_key_never_shown():
         client.generate(["q"], SamplingConfig(), seed=1)
     with pytest.raises(ValueError, match="queries"):
         client.generate([""], SamplingConfig())
+
+
+def test_the_servers_guides_snippet_runs_as_printed(tiny_model):
+    """docs/guides/servers.md's Python block, its two servers on loopback, the reader's
+    queries, owners and tokenizer from the built-in model."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "guides" / "servers.md"
+    section = page.read_text().split("## More than one server", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    urls = re.findall(r'"(http://[^"]+)"', block)
+    assert urls == ["http://gpu0:8000/v1", "http://gpu1:8000/v1"]
+    _, tokenizer = tiny_model
+    with fake_server() as first, fake_server() as second:
+        code = block.replace(urls[0], first.url).replace(urls[1], second.url)
+        scope = {
+            "queries": ["The river", "A short"] * 2,
+            "owners": [11, 22, 11, 22],
+            "watermark_tokenizer": tokenizer,
+            "forget_ids": [22],
+        }
+        exec(compile(code, str(page), "exec"), scope)
+    assert len(first.requests) == len(second.requests) == 4  # the seed check (2), 2 queries
+    assert {r["model"] for r in first.requests + second.requests} == {"npo-s0"}
+    assert [len(c) for c in scope["completions"]] == [10] * 4
+    assert set(scope["values"]) >= {"forget", "retain"}
