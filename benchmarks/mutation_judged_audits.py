@@ -31,7 +31,7 @@ _RETAIN_WEIGHT = (
 )
 _REPORT_TO = (
     "TrainingArguments' report_to defaults to 'none' in every transformers the package allows "
-    "(pyproject: transformers>=5.23; the default changed to 'none' for v5 in "
+    "(pyproject: transformers>=5.19; the default changed to 'none' for v5 in "
     "huggingface/transformers#41375, 5.24's training_args.py: default='none'), and "
     "__post_init__ turns 'none' into [] either way; no reporting integration is set up for "
     "either, so the trainer and its weights are the same; the probe reads the weights"

@@ -61,6 +61,7 @@ _EXPORTS = {
     "qa_queries": "generation.prompting",
     "generate": "generation.engine",
     "CompletionServer": "generation.server",
+    "VLLMEngine": "generation.vllm_engine",
     "auto_batch_size": "generation.engine",
     "WatermarkedDataset": "watermarking",
     "WatermarkingConfig": "watermarking",
@@ -133,6 +134,7 @@ __all__ = [
     "SetValue",
     "TokenView",
     "Verifier",
+    "VLLMEngine",
     "WaterDrumCallback",
     "WaterDrumResult",
     "WatermarkScheme",
@@ -225,6 +227,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.generation.prompting import completion_queries, qa_queries
     from waterdrum_hf.generation.sampling import SamplingConfig
     from waterdrum_hf.generation.server import CompletionServer
+    from waterdrum_hf.generation.vllm_engine import VLLMEngine
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metrics.loading import load_metric, register_metric
     from waterdrum_hf.report.hub_results import push_hub_results, write_hub_results

@@ -63,6 +63,9 @@ BLOCKS = code_blocks("python")
 
 #: Python blocks another test file runs as printed, with that test.
 RUN_ELSEWHERE = {
+    ("docs/guides/servers.md", "vLLM in this process"): (
+        "tests/generation/test_vllm_engine.py::test_the_servers_guides_snippet_runs_as_printed"
+    ),
     ("docs/guides/servers.md", "More than one server"): (
         "tests/generation/test_server.py::test_the_servers_guides_snippet_runs_as_printed"
     ),
@@ -519,7 +522,7 @@ def check_line(words: list[str], monkeypatch) -> None:
         "-m",
         "vllm.entrypoints.openai.api_server",
     ]:
-        served = (ROOT / "tests" / "generation" / "test_vllm_server.py").read_text()
+        served = (ROOT / "waterdrum_hf" / "generation" / "vllm_process.py").read_text()
         assert all(f'"{w}"' in served for w in argv if w.startswith("--")), argv
     elif program == "python" and argv[0] == "train.py":  # a TRL script with WaterDrumArguments
         from dataclasses import fields

@@ -9,11 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -25,56 +21,33 @@ from waterdrum_hf import tiny
 from waterdrum_hf.generation.engine import generate
 from waterdrum_hf.generation.sampling import SamplingConfig
 from waterdrum_hf.generation.server import CompletionServer
+from waterdrum_hf.generation.vllm_process import vllm_server
 
-pytestmark = pytest.mark.vllm
+pytestmark = [
+    pytest.mark.vllm,
+    # The report's plots: matplotlib's cbook takes math.isfinite of arrays, which the numpy
+    # vLLM pins (2.3) warns about (2.4 raises, and matplotlib catches that).
+    pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning"),
+]
 
 PYTHON = os.environ.get("WATERDRUM_VLLM_PYTHON")
-STARTUP_SECONDS = 300
 QUERIES = ["The river ran", "Once upon a time there", "She opened the door and", "def f(x):"]
 GREEDY = SamplingConfig(num_samples=1, max_new_tokens=24, greedy=True)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+CPU = ("--dtype", "float32", "--enforce-eager", "--max-model-len", "1024")
+"""vLLM's CPU build on the built-in model: float32 as transformers runs it, no graph capture."""
 
 
-def start_server(folder: Path, log: Path, *extra: str) -> tuple[subprocess.Popen, str]:
-    """``vllm serve folder`` (served as ``tiny``) on a free port; returns once it answers."""
+def serve(folder: Path, log: Path, **settings):
+    """``vllm serve folder`` as ``tiny`` from vLLM's environment (skipped without it)."""
     if not PYTHON:
         pytest.skip("WATERDRUM_VLLM_PYTHON is not set (bash dev.sh vllm sets it)")
-    port = free_port()
-    command = [
-        PYTHON, "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder),
-        "--served-model-name", "tiny", "--dtype", "float32", "--enforce-eager",
-        "--max-model-len", "1024", "--port", str(port), *extra,
-    ]  # fmt: skip
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            command, stdout=handle, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"vllm serve exited:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=2):
-                return process, url
-        except OSError:
-            time.sleep(1)
-    stop(process)
-    raise RuntimeError(f"vllm serve did not answer in {STARTUP_SECONDS} s")
-
-
-def stop(process: subprocess.Popen) -> None:
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+    return vllm_server(
+        PYTHON, folder, served_name="tiny", options=CPU, log=log,
+        environment={"VLLM_CPU_KVCACHE_SPACE": "1"},  # GiB of KV cache, not the default 4
+        **settings,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -92,13 +65,8 @@ def served(tmp_path_factory):
         config = LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
         get_peft_model(model, config).save_pretrained(root / name)
         adapters[name] = root / name
-    modules = [f"{name}={path}" for name, path in adapters.items()]
-    process, url = start_server(
-        folder, root / "server.log", "--enable-lora", "--max-lora-rank", "8",
-        "--lora-modules", *modules,
-    )  # fmt: skip
-    yield url, folder, adapters
-    stop(process)
+    with serve(folder, root / "server.log", lora_modules=adapters, max_lora_rank=8) as url:
+        yield url, folder, adapters
 
 
 def transformers_model(adapter: Path | None = None):
@@ -157,11 +125,8 @@ def test_two_servers_share_the_queries_and_give_what_one_gives(served, tmp_path)
     url, folder, _ = served
     sampling = SamplingConfig(num_samples=3, max_new_tokens=16, seed=7)
     alone = CompletionServer([url], "tiny").generate(QUERIES * 2, sampling)
-    process, second = start_server(folder, tmp_path / "second.log")
-    try:
+    with serve(folder, tmp_path / "second.log") as second:
         shared = CompletionServer([url, second], "tiny").generate(QUERIES * 2, sampling)
-    finally:
-        stop(process)
     assert shared == alone
     assert len({tuple(samples) for samples in alone}) == len(alone)  # seeds differ by query
 

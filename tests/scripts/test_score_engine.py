@@ -63,7 +63,11 @@ def test_each_served_adapter_gets_its_report_from_the_same_queries_and_seed(rows
     [
         (["--engine", "openai"], "--engine openai needs --base-url"),
         (["--base-url", "http://x/v1"], "--base-url is for --engine openai"),
-        (["--adapters", "a"], "--adapters is for --engine openai"),
+        (["--adapters", "a"], "--adapters is for --engine vllm or openai"),
+        (["--engine", "vllm", "--adapters", "no/such/adapter"], "not a PEFT adapter folder"),
+        (["--engine", "vllm", "--vllm-kwargs", "{oops"], "--vllm-kwargs is not JSON"),
+        (["--engine", "vllm", "--vllm-kwargs", "[1]"], "must be a JSON object"),
+        (["--vllm-kwargs", "{}"], "--vllm-kwargs is for --engine vllm"),
         (["--engine", "openai", "--base-url", "http://x/v1", "--adapters", "a", "b=a"],
          "--adapters: a given twice"),
         (["--engine", "openai", "--base-url", "http://x/v1", "--adapters", "x=../a"],
@@ -89,3 +93,14 @@ def test_adapters_do_not_mix_with_saved_generations(rows, tmp_path, capsys):
     flags = ["--generations", str(saved), "--engine", "openai", "--base-url", "http://x/v1"]
     code = main(score(rows, tmp_path / "out", *flags, "--adapters", "a"))
     assert code == 2 and "--adapters samples from a server" in capsys.readouterr().err
+
+
+def test_the_vllm_engine_without_vllm_says_what_to_do_in_one_line(rows, tmp_path, capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed here")
+    code = main(score(rows, tmp_path / "out", "--model-name-or-path", "tiny", "--engine", "vllm"))
+    err = capsys.readouterr().err
+    assert code == 2 and "VLLMEngine needs vLLM" in err and "CompletionServer" in err
+    assert "Traceback" not in err

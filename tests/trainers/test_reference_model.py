@@ -65,6 +65,20 @@ def test_disable_dropout_zeroes_every_dropout(tokenizer, tmp_path):
     assert dropouts and all(m.p == 0 for m in dropouts)
 
 
+def checkpointing_arguments(**kwargs) -> dict:
+    """TrainingArguments' checkpointing switch and its keywords, in the installed transformers'
+    words: ``activation_checkpointing`` where it knows it (5.24 deprecates the old name),
+    ``gradient_checkpointing`` before (5.19)."""
+    from transformers import TrainingArguments
+
+    name = (
+        "activation_checkpointing"
+        if "activation_checkpointing" in TrainingArguments.__dataclass_fields__
+        else "gradient_checkpointing"
+    )
+    return {name: True, f"{name}_kwargs": kwargs}
+
+
 def test_gradient_checkpointing_with_lora_trains_the_adapter(tokenizer, tmp_path):
     model = lora(small_model(tokenizer))
     trainer = make_trainer(
@@ -74,8 +88,7 @@ def test_gradient_checkpointing_with_lora_trains_the_adapter(tokenizer, tmp_path
         tmp_path,
         max_steps=2,
         learning_rate=1e-2,
-        activation_checkpointing=True,
-        activation_checkpointing_kwargs={"use_reentrant": True},
+        **checkpointing_arguments(use_reentrant=True),
     )
     trainer.train()
     b_factors = [p for n, p in model.named_parameters() if "lora_B" in n]

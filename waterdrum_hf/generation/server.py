@@ -170,19 +170,14 @@ class CompletionServer:
     ) -> list[str]:
         """The ``num_samples`` completions of one query, in the server's order."""
         n = sampling.num_samples
-        request: dict[str, Any] = {
+        request = {
             "model": self.model,
             "prompt": query,
-            "n": n,
-            "max_tokens": max_tokens or sampling.max_new_tokens,
+            **sampling_fields(sampling, index),
             "extra_body": dict(self.extra_body),
         }
-        if sampling.greedy:
-            request["temperature"] = 0.0
-        else:
-            request.update(temperature=sampling.temperature, top_p=sampling.top_p)
-        if sampling.seed is not None:
-            request["seed"] = request_seed(sampling.seed, index)
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
         try:
             response = client.completions.create(**request)
         except Exception as error:
@@ -207,6 +202,20 @@ class CompletionServer:
                 f"{sampling.seed} gave different completions, so a score from it cannot be "
                 "reproduced (sample with seed=None to accept that, or check_seed=False)"
             )
+
+
+def sampling_fields(sampling: SamplingConfig, index: int) -> dict[str, Any]:
+    """Query ``index``'s sampling as vLLM and the OpenAI API name it (``n``, ``max_tokens``,
+    ``temperature``, ``top_p``, ``seed``): temperature 0 for greedy decoding, no seed
+    without one."""
+    fields: dict[str, Any] = {"n": sampling.num_samples, "max_tokens": sampling.max_new_tokens}
+    if sampling.greedy:
+        fields["temperature"] = 0.0
+    else:
+        fields.update(temperature=sampling.temperature, top_p=sampling.top_p)
+    if sampling.seed is not None:
+        fields["seed"] = request_seed(sampling.seed, index)
+    return fields
 
 
 def request_seed(seed: int, index: int) -> int:

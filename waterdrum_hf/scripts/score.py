@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -158,8 +159,8 @@ def main(
         )
     watermark_tokenizer = load_tokenizer_option(data.watermark_tokenizer, "watermark tokenizer")
     targets = engine.targets(args.name)
-    folders = [Path(args.output_dir) / served if served else Path(args.output_dir)
-               for _, served in targets]  # fmt: skip
+    folders = [Path(args.output_dir) / Path(adapter).name if adapter else Path(args.output_dir)
+               for _, adapter in targets]  # fmt: skip
     check_output_folder(args.output_dir, "--output-dir")
     for out in folders:
         if (out / "report.json").exists() and not args.overwrite:
@@ -167,17 +168,22 @@ def main(
             raise CliError(
                 f"{where}{str(out)!r} already holds a report; pass --overwrite to replace it"
             )
-    for (name, adapter), out in zip(targets, folders, strict=True):
-        out.mkdir(parents=True, exist_ok=True)
-        run = dataclasses.replace(args, output_dir=str(out), name=name)
-        completions = verified_completions(
-            run, data, attack, rows, owners, generations, watermark_tokenizer, source,
-            engine, adapter,
-        )  # fmt: skip
-        write_score_report(
-            completions, owners, watermark_tokenizer, config, forget_ids, run, data, hub,
-            attack, engine,
-        )  # fmt: skip
+    sampler = engine.sampler(args.model_name_or_path or "")  # loads nothing yet
+    try:
+        for (name, adapter), out in zip(targets, folders, strict=True):
+            out.mkdir(parents=True, exist_ok=True)
+            run = dataclasses.replace(args, output_dir=str(out), name=name)
+            completions = verified_completions(
+                run, data, attack, rows, owners, generations, watermark_tokenizer, source,
+                sampler, adapter,
+            )  # fmt: skip
+            write_score_report(
+                completions, owners, watermark_tokenizer, config, forget_ids, run, data, hub,
+                attack, engine,
+            )  # fmt: skip
+    finally:
+        if callable(getattr(sampler, "close", None)):
+            sampler.close()  # type: ignore[union-attr]
     return 0
 
 
@@ -251,11 +257,12 @@ def verified_completions(
     generations: Generations | None,
     watermark_tokenizer: Any,
     source: list[str] | None,
-    engine: EngineArguments,
+    sampler: Callable[..., list[list[str]]] | None = None,
     adapter: str | None = None,
 ) -> list[list[str]]:
-    """What is verified: the saved generations, or the model's (or the served ``adapter``'s)
-    completions (saved to ``generations.jsonl`` first), after ``--attack`` (saved to
+    """What is verified: the saved generations, or the model's (or its ``adapter``'s)
+    completions, from ``sampler`` (:meth:`EngineArguments.sampler`) or else transformers
+    (saved to ``generations.jsonl`` first), after ``--attack`` (saved to
     ``attacked.jsonl``)."""
     import waterdrum_hf.attacks as attacks
 
@@ -267,9 +274,8 @@ def verified_completions(
         completions = generations.completions
     else:
         queries = data.queries(rows, tokenizer)  # checked before the weights load
-        if engine.engine == "openai":
-            served = engine.server(adapter or args.model_name_or_path or "")
-            completions = served.generate(queries, sampling_config(args))
+        if sampler is not None:
+            completions = sampler(queries, sampling_config(args), adapter)
         else:
             model = load_model(args.model_name_or_path or "")
             completions = sample(model, tokenizer, queries, args)

@@ -1,0 +1,212 @@
+"""The in-process ``VLLMEngine`` (vLLM's CPU build, the built-in model in float32, a LoRA
+adapter): what it samples is what transformers and a ``vllm serve`` of the same weights give.
+Runs where vLLM is installed beside this library (``bash dev.sh vllm``)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+from waterdrum_hf import tiny
+from waterdrum_hf.generation.engine import generate
+from waterdrum_hf.generation.sampling import SamplingConfig
+from waterdrum_hf.generation.server import CompletionServer
+from waterdrum_hf.generation.vllm_process import vllm_server
+
+pytestmark = [
+    pytest.mark.vllm,
+    # vLLM's imports: torch's inductor imports torch.utils.mkldnn (script_method). The
+    # report's plots: matplotlib's cbook takes math.isfinite of arrays, which the numpy vLLM
+    # pins (2.3) warns about (2.4 raises, and matplotlib catches that).
+    pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning"),
+    # vLLM's engine client leaves its zmq contexts to the garbage collector, even after
+    # VLLMEngine.close() has shut the engine down.
+    pytest.mark.filterwarnings("ignore:Unclosed context:ResourceWarning"),
+]
+pytest.importorskip("vllm")
+
+QUERIES = ["The river ran", "Once upon a time there", "She opened the door and", "def f(x):"]
+GREEDY = SamplingConfig(num_samples=1, max_new_tokens=24, greedy=True)
+CPU = {"dtype": "float32", "enforce_eager": True, "max_model_len": 1024}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def small_kv_cache():
+    """1 GiB of KV cache per engine (vLLM's CPU backend otherwise asks for 4, or most of RAM)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
+        yield
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    """The built-in model's folder and a LoRA adapter of it."""
+    from peft import LoraConfig, get_peft_model
+
+    root = tmp_path_factory.mktemp("engine")
+    model, tokenizer = tiny.load()
+    model.save_pretrained(root / "tiny")
+    tokenizer.save_pretrained(root / "tiny")
+    torch.manual_seed(0)
+    config = LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    get_peft_model(tiny.load()[0], config).save_pretrained(root / "a")
+    return root / "tiny", root / "a"
+
+
+@pytest.fixture(scope="module")
+def engine(weights):
+    from waterdrum_hf.generation.vllm_engine import VLLMEngine
+
+    folder, adapter = weights
+    with VLLMEngine(str(folder), adapters={"a": str(adapter)}, max_lora_rank=8, **CPU) as engine:
+        yield engine
+
+
+def test_greedy_text_equals_transformers_for_the_base_and_the_adapter(engine, weights):
+    from peft import PeftModel
+
+    _, adapter = weights
+    model, tokenizer = tiny.load()
+    assert engine.generate(QUERIES, GREEDY) == generate(model, tokenizer, QUERIES, GREEDY)
+    peft = PeftModel.from_pretrained(tiny.load()[0], adapter)
+    assert engine.generate(QUERIES, GREEDY, adapter="a") == generate(
+        peft, tokenizer, QUERIES, GREEDY
+    )
+
+
+def test_seeded_samples_equal_a_servers_of_the_same_weights(engine, weights, tmp_path):
+    folder, adapter = weights
+    sampling = SamplingConfig(num_samples=4, max_new_tokens=16, seed=11)
+    here = engine.generate(QUERIES * 2, sampling, adapter="a")
+    assert here == engine.generate(QUERIES * 2, sampling, adapter="a")
+    options = ("--dtype", "float32", "--enforce-eager", "--max-model-len", "1024")
+    with vllm_server(
+        sys.executable, folder, served_name="tiny", lora_modules={"a": adapter},
+        max_lora_rank=8, options=options, environment={"VLLM_CPU_KVCACHE_SPACE": "1"},
+        log=tmp_path / "server.log",
+    ) as url:  # fmt: skip
+        served = CompletionServer([url], "a").generate(QUERIES * 2, sampling)
+    assert served == here
+    assert len({s for samples in here for s in samples}) == 32  # no two queries share draws
+
+
+def test_an_unknown_adapter_and_transformers_settings_are_refused(engine):
+    with pytest.raises(ValueError, match=r"unknown adapter 'b' \(this engine has: a\)"):
+        engine.generate(QUERIES, GREEDY, adapter="b")
+    with pytest.raises(ValueError, match="cannot honour batch_size=4"):
+        engine.generate(QUERIES, SamplingConfig(batch_size=4))
+
+
+def test_score_with_the_vllm_engine_writes_a_report_per_adapter_folder(engine, weights, tmp_path):
+    import json
+
+    from waterdrum_hf.data import toy_corpus
+    from waterdrum_hf.generation.prompting import row_queries
+    from waterdrum_hf.scripts import main
+
+    folder, adapter = weights
+    corpus = toy_corpus(2, max_passages_per_owner=2)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(
+        json.dumps({"text": t, "owner_id": 1000 + o}) + "\n"
+        for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
+    ))  # fmt: skip
+    code = main([
+        "score", "--engine", "vllm", "--model-name-or-path", str(folder), "--adapters",
+        f"npo={adapter}", "--vllm-kwargs", json.dumps(CPU), "--dataset-name", str(rows),
+        "--watermark-tokenizer", "tiny", "--forget-ids", "1001", "--prefix-tokens", "8",
+        "--num-samples", "2", "--max-new-tokens", "12", "--seed", "4",
+        "--output-dir", str(tmp_path / "out"),
+    ])  # fmt: skip
+    assert code == 0
+    report = json.loads((tmp_path / "out" / adapter.name / "report.json").read_text())
+    assert list(report["models"]) == ["npo"]
+    lines = (tmp_path / "out" / adapter.name / "generations.jsonl").read_text().splitlines()
+    _, tokenizer = tiny.load()
+    queries = row_queries(corpus, tokenizer, prefix_tokens=8)
+    sampling = SamplingConfig(num_samples=2, max_new_tokens=12, seed=4)
+    assert [json.loads(line)["samples"] for line in lines] == engine.generate(
+        queries, sampling, adapter="a"
+    )
+
+
+def test_the_servers_guides_snippet_runs_as_printed(weights):
+    """docs/guides/servers.md's in-process block with its folders named (the built-in model
+    and an adapter of it) and float32 (the CPU build's exact dtype): it samples the adapter."""
+    import re
+    from pathlib import Path
+
+    folder, adapter = weights
+    page = Path(__file__).resolve().parents[2] / "docs" / "guides" / "servers.md"
+    section = page.read_text().split("## vLLM in this process", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    code = (
+        block.replace('"./base-model"', repr(str(folder)))
+        .replace('"./npo-seed0"', repr(str(adapter)))
+        .replace('dtype="bfloat16"', 'dtype="float32", enforce_eager=True, max_model_len=1024')
+    )
+    assert code.count(repr(str(folder))) == 1 and "float32" in code
+    scope = {"queries": QUERIES}
+    exec(compile(code, str(page), "exec"), scope)
+    scope["engine"].close()
+    assert [len(samples) for samples in scope["completions"]] == [10] * len(QUERIES)
+
+
+def test_lm_evals_vllm_backend_runs_the_task_with_a_lora_adapter(weights, tmp_path):
+    """lm-eval's own ``vllm`` backend on ``waterdrum_local``: with ``lora_local_path`` its
+    samples differ from the base model's under the same seed (vLLM's seeded sampling repeats
+    itself: test_seeded_samples_equal_a_servers_of_the_same_weights), and its values are those
+    ``waterdrum score`` gives its samples."""
+    import json
+    import os
+    import subprocess
+
+    from waterdrum_hf.data import toy_corpus
+    from waterdrum_hf.lm_eval_tasks import tasks_path
+    from waterdrum_hf.scripts import main
+
+    folder, adapter = weights
+    corpus = toy_corpus(2, max_passages_per_owner=2)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(
+        json.dumps({"text": t, "owner_id": 1000 + o}) + "\n"
+        for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
+    ))  # fmt: skip
+    (tmp_path / "forget.txt").write_text("1001\n")
+    metadata = {"forget_ids_file": str(tmp_path / "forget.txt"), "watermark_tokenizer": "tiny"}
+    env = {**os.environ, "WATERDRUM_DATA_FILE": str(rows)}
+    model_args = f"pretrained={folder},dtype=float32,enforce_eager=True,max_model_len=1024"
+
+    def samples(name: str, extra: str = "") -> list[list[str]]:
+        command = [
+            sys.executable, "-m", "lm_eval", "run", "--model", "vllm",
+            "--model_args", model_args + extra, "--include_path", str(tasks_path()),
+            "--tasks", "waterdrum_local", "--metadata", json.dumps(metadata),
+            "--gen_kwargs", "max_gen_toks=16", "--seed", "3", "--log_samples",
+            "--output_path", str(tmp_path / name),
+        ]  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        [file] = (tmp_path / name).rglob("samples_waterdrum_local_*.jsonl")
+        lines = file.read_text().splitlines()
+        return [json.loads(line)["filtered_resps"][0] for line in sorted(lines)]
+
+    lora = f",lora_local_path={adapter},enable_lora=True,max_lora_rank=8"
+    base, adapted = samples("base"), samples("lora", lora)
+    assert adapted != base
+    assert all(len(set(query)) == 10 for query in adapted)
+    [samples_file] = (tmp_path / "lora").rglob("samples_waterdrum_local_*.jsonl")
+    [results] = (tmp_path / "lora").rglob("results_*.json")
+    code = main([
+        "score", "--dataset-name", str(rows), "--watermark-tokenizer", "tiny", "--forget-ids-file",
+        str(tmp_path / "forget.txt"), "--generations", str(samples_file), "--null-keys", "0",
+        "--output-dir", str(tmp_path / "r"),
+    ])  # fmt: skip
+    assert code == 0
+    ours = json.loads((tmp_path / "r" / "report.json").read_text())["models"]["model"]
+    reported = json.loads(results.read_text())["results"]["waterdrum_local"]
+    for name in ("forget", "retain", "separability_auroc"):
+        assert reported[f"{name},all_samples"] == ours[name], name
