@@ -33,6 +33,7 @@ RESULTS_README = "benchmarks/results/README.md"
 CONCEPTS, TRUST = "docs/concepts.md", "docs/trust.md"
 METRIC, AUDITS = "docs/guides/metric.md", "docs/guides/audits.md"
 WATERMARKING, KEYS, GPU = "docs/guides/watermarking.md", "docs/guides/keys.md", "docs/guides/gpu.md"
+SERVERS = "docs/guides/servers.md"
 
 
 def _audits() -> dict[str, Any]:
@@ -345,6 +346,35 @@ DEMO_SOURCES = (
     "benchmarks/results/demo/other_kernels/run.json",
 )
 
+
+def render_server_speed() -> str:
+    """Servers guide: vLLM (in process, a server) against transformers' generate, from
+    server_speed.json."""
+    data = read_results("server_speed")
+    results, lines = data["results"], []
+    for name, model in results["models"].items():
+        speeds = model["tokens_per_s"]
+        base = speeds["transformers generate"]
+        parts = [
+            f"{setting} {speed['median']:,.0f} tokens/s (range {speed['min']:,.0f}-"
+            f"{speed['max']:,.0f}), {_ratio(base, speed)}"
+            for setting, speed in speeds.items()
+            if speed is not base
+        ]
+        lines.append(
+            f"on the {name} model ({model['parameters_millions']:.1f}M parameters), "
+            f"transformers' generate {base['median']:,.0f} tokens/s (range {base['min']:,.0f}-"
+            f"{base['max']:,.0f}); " + "; ".join(parts)
+        )
+    return (
+        f"On this 2-core CPU, `{data['command']}` ({results['queries']} queries x "
+        f"{results['samples']} samples; medians of {data['repeats']} runs taking turns, "
+        f"{data['threads']} torch threads) measured "
+        + "; and ".join(lines)
+        + " ([results](benchmarks/results/server_speed.json))."
+    )
+
+
 BLOCKS = (
     Block(CARD, "scoring-settings", ("waterdrum_hf/config.py",), render_scoring_settings),
     Block("README.md", "fresh-clone", ("benchmarks/results/fresh_clone.json",), render_fresh_clone),
@@ -357,6 +387,7 @@ BLOCKS = (
         ("benchmarks/results/generation_speed.json",),
         render_generation_speed,
     ),
+    Block(SERVERS, "server-speed", ("benchmarks/results/server_speed.json",), render_server_speed),
     Block(
         WATERMARKING,
         "schemes",

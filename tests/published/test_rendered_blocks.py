@@ -814,6 +814,43 @@ def timed_settings(model: dict, repeats: int) -> tuple[dict, dict, dict]:
     return old, unshared, new
 
 
+def test_server_speed_ratios_recomputed_from_the_timed_runs():
+    """Each model's medians and ranges per engine, and each vLLM engine's ratio to transformers'
+    generate, from the timed runs; distinguishable exactly when the ranges lie apart."""
+    text = rendered(update_docs.SERVERS, "server-speed")
+    data = load("server_speed.json")
+    found = search(r"\((\d+) queries x (\d+) samples; medians of (\d+) runs", text)
+    assert (int(found[1]), int(found[2])) == (
+        data["results"]["queries"],
+        data["results"]["samples"],
+    )
+    repeats = int(found[3])
+    models = data["results"]["models"]
+    parts = re.split(r"on the (\S+) model \((\S+)M parameters\), ", text)[1:]
+    assert parts[0::3] == list(models)
+    for name, parameters, clause in zip(parts[0::3], parts[1::3], parts[2::3], strict=True):
+        check(parameters, models[name]["parameters_millions"], name)
+        speeds = models[name]["tokens_per_s"]
+        base = speeds["transformers generate"]
+        for setting, timed in speeds.items():
+            assert len(timed["runs"]) == repeats
+            found = search(
+                re.escape("generate" if timed is base else setting)
+                + r"'? (\S+) tokens/s \(range (\S+)-(\S+)\)(?:, (\S+)x(, not distinguishable|"
+                r" \(the ranges lie apart))?",
+                clause,
+            )
+            runs = timed["runs"]
+            expected = (median_of(timed), min(runs), max(runs))
+            for shown, number in zip(found.groups()[:3], expected, strict=True):
+                check(shown.replace(",", ""), number, setting)
+            if timed is base:
+                continue
+            check(found[4], median_of(timed) / median_of(base), setting)
+            apart = min(runs) > max(base["runs"]) or max(runs) < min(base["runs"])
+            assert (found[5] == " (the ranges lie apart") == apart, setting
+
+
 def test_generation_speed_ratios_recomputed_from_the_timed_runs():
     """Each model's medians, ranges and ratios (new default over batch 16, and its two parts:
     the larger batch and the shared prefill), from the timed runs; each ratio said to be
