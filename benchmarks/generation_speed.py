@@ -67,7 +67,30 @@ def sample(
         show_progress=False,
         **settings,
     )
+    return completion_tokens(tokenizer, out)
+
+
+def completion_tokens(tokenizer: Any, out: list[list[str]]) -> int:
+    """Tokens of every completion, re-encoded."""
     return sum(len(tokenizer(c, add_special_tokens=False)["input_ids"]) for s in out for c in s)
+
+
+def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a sampling-speed script times: queries, samples per query, lengths, models."""
+    parser.add_argument("--queries", type=int, default=16, help="queries per model")
+    parser.add_argument("--samples", type=int, default=10, help="completions per query")
+    parser.add_argument("--prompt-tokens", type=int, default=50, help="query length in tokens")
+    parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per completion")
+    parser.add_argument("--models", default="tiny,llama-40m", help="comma-separated")
+
+
+def workload(args: argparse.Namespace) -> tuple[dict[str, Any], Any, list[str]]:
+    """The models by name (the built-in one, a random ~40M Llama), their tokenizer and the
+    completion queries (``--prompt-tokens``-token prefixes of the built-in corpus)."""
+    model, tokenizer = tiny.load(show_progress=False)
+    models = {"tiny": model, "llama-40m": random_llama(tokenizer, seed=0)}
+    texts = [t for t in toy_corpus()["text"] if len(t) > 8 * args.prompt_tokens][: args.queries]
+    return models, tokenizer, completion_queries(texts, tokenizer, prefix_tokens=args.prompt_tokens)
 
 
 def measure(
@@ -89,11 +112,7 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=16, help="queries per model")
-    parser.add_argument("--samples", type=int, default=10, help="completions per query")
-    parser.add_argument("--prompt-tokens", type=int, default=50, help="query length in tokens")
-    parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per completion")
-    parser.add_argument("--models", default="tiny,llama-40m", help="comma-separated")
+    add_workload_arguments(parser)
     parser.add_argument("--sweep", help="comma-separated fixed batch sizes to time instead")
     timing.add_arguments(parser)
     args = parser.parse_args()
@@ -101,10 +120,7 @@ def main() -> None:
         args.results = timing.RESULTS / "generation_speed_sweep.json"
     timing.set_threads(args.threads)
 
-    model, tokenizer = tiny.load(show_progress=False)
-    models = {"tiny": model, "llama-40m": random_llama(tokenizer, seed=0)}
-    texts = [t for t in toy_corpus()["text"] if len(t) > 8 * args.prompt_tokens][: args.queries]
-    queries = completion_queries(texts, tokenizer, prefix_tokens=args.prompt_tokens)
+    models, tokenizer, queries = workload(args)
     rows = len(queries) * args.samples
     lines = [
         f"{len(queries)} queries x {args.samples} samples = {rows} sequences, "

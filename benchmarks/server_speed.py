@@ -27,12 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import timing
-from generation_speed import random_llama
+from generation_speed import add_workload_arguments, completion_tokens, workload
 
-import waterdrum_hf.tiny as tiny
-from waterdrum_hf.data.corpus import toy_corpus
 from waterdrum_hf.generation.engine import generate
-from waterdrum_hf.generation.prompting import completion_queries
 from waterdrum_hf.generation.sampling import SamplingConfig
 from waterdrum_hf.generation.server import CompletionServer
 from waterdrum_hf.generation.vllm_engine import VLLMEngine
@@ -48,28 +45,17 @@ CPU_OPTIONS = (
 )  # fmt: skip
 
 
-def tokens(tokenizer: Any, out: list[list[str]]) -> int:
-    return sum(len(tokenizer(c, add_special_tokens=False)["input_ids"]) for s in out for c in s)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=16, help="queries per model")
-    parser.add_argument("--samples", type=int, default=10, help="completions per query")
-    parser.add_argument("--prompt-tokens", type=int, default=50, help="query length in tokens")
-    parser.add_argument("--max-new-tokens", type=int, default=64, help="tokens per completion")
+    add_workload_arguments(parser)
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight")
-    parser.add_argument("--models", default="tiny,llama-40m", help="comma-separated")
     parser.add_argument("--kv-cache-gib", default="2", help="vLLM's CPU KV cache, in GiB")
     timing.add_arguments(parser, repeats=3)
     args = parser.parse_args()
     timing.set_threads(args.threads)
     os.environ["VLLM_CPU_KVCACHE_SPACE"] = args.kv_cache_gib
 
-    model, tokenizer = tiny.load(show_progress=False)
-    models = {"tiny": model, "llama-40m": random_llama(tokenizer, seed=0)}
-    texts = [t for t in toy_corpus()["text"] if len(t) > 8 * args.prompt_tokens][: args.queries]
-    queries = completion_queries(texts, tokenizer, prefix_tokens=args.prompt_tokens)
+    models, tokenizer, queries = workload(args)
     sampling = SamplingConfig(num_samples=args.samples, max_new_tokens=args.max_new_tokens, seed=0)
     lines = [
         f"{len(queries)} queries x {args.samples} samples, {args.prompt_tokens}-token prompts, up "
@@ -102,7 +88,9 @@ def main() -> None:
                         server.generate, queries, sampling, show_progress=False
                     ),
                 }
-                counts = {setting: tokens(tokenizer, run()) for setting, run in runs.items()}
+                counts = {
+                    setting: completion_tokens(tokenizer, run()) for setting, run in runs.items()
+                }
                 seconds = timing.interleaved(runs, args.repeats, args.warmup)
         speeds = {setting: seconds[setting].rate(counts[setting]) for setting in runs}
         parameters = sum(p.numel() for p in models[name].parameters()) / 1e6

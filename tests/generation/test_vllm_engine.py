@@ -9,6 +9,7 @@ import sys
 import pytest
 import torch
 
+from tests.generation.owner_files import assert_lm_eval_values_are_scores, owner_files
 from waterdrum_hf import tiny
 from waterdrum_hf.generation.engine import generate
 from waterdrum_hf.generation.sampling import SamplingConfig
@@ -103,17 +104,11 @@ def test_an_unknown_adapter_and_transformers_settings_are_refused(engine):
 def test_score_with_the_vllm_engine_writes_a_report_per_adapter_folder(engine, weights, tmp_path):
     import json
 
-    from waterdrum_hf.data import toy_corpus
     from waterdrum_hf.generation.prompting import row_queries
     from waterdrum_hf.scripts import main
 
     folder, adapter = weights
-    corpus = toy_corpus(2, max_passages_per_owner=2)
-    rows = tmp_path / "rows.jsonl"
-    rows.write_text("".join(
-        json.dumps({"text": t, "owner_id": 1000 + o}) + "\n"
-        for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
-    ))  # fmt: skip
+    corpus, rows, _ = owner_files(tmp_path)
     code = main([
         "score", "--engine", "vllm", "--model-name-or-path", str(folder), "--adapters",
         f"npo={adapter}", "--vllm-kwargs", json.dumps(CPU), "--dataset-name", str(rows),
@@ -164,19 +159,11 @@ def test_lm_evals_vllm_backend_runs_the_task_with_a_lora_adapter(weights, tmp_pa
     import os
     import subprocess
 
-    from waterdrum_hf.data import toy_corpus
     from waterdrum_hf.lm_eval_tasks import tasks_path
-    from waterdrum_hf.scripts import main
 
     folder, adapter = weights
-    corpus = toy_corpus(2, max_passages_per_owner=2)
-    rows = tmp_path / "rows.jsonl"
-    rows.write_text("".join(
-        json.dumps({"text": t, "owner_id": 1000 + o}) + "\n"
-        for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
-    ))  # fmt: skip
-    (tmp_path / "forget.txt").write_text("1001\n")
-    metadata = {"forget_ids_file": str(tmp_path / "forget.txt"), "watermark_tokenizer": "tiny"}
+    _, rows, forget = owner_files(tmp_path)
+    metadata = {"forget_ids_file": str(forget), "watermark_tokenizer": "tiny"}
     env = {**os.environ, "WATERDRUM_DATA_FILE": str(rows)}
     model_args = f"pretrained={folder},dtype=float32,enforce_eager=True,max_model_len=1024"
 
@@ -198,15 +185,4 @@ def test_lm_evals_vllm_backend_runs_the_task_with_a_lora_adapter(weights, tmp_pa
     base, adapted = samples("base"), samples("lora", lora)
     assert adapted != base
     assert all(len(set(query)) == 10 for query in adapted)
-    [samples_file] = (tmp_path / "lora").rglob("samples_waterdrum_local_*.jsonl")
-    [results] = (tmp_path / "lora").rglob("results_*.json")
-    code = main([
-        "score", "--dataset-name", str(rows), "--watermark-tokenizer", "tiny", "--forget-ids-file",
-        str(tmp_path / "forget.txt"), "--generations", str(samples_file), "--null-keys", "0",
-        "--output-dir", str(tmp_path / "r"),
-    ])  # fmt: skip
-    assert code == 0
-    ours = json.loads((tmp_path / "r" / "report.json").read_text())["models"]["model"]
-    reported = json.loads(results.read_text())["results"]["waterdrum_local"]
-    for name in ("forget", "retain", "separability_auroc"):
-        assert reported[f"{name},all_samples"] == ours[name], name
+    assert_lm_eval_values_are_scores(tmp_path / "lora", rows, forget, tmp_path / "r")

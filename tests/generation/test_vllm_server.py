@@ -17,6 +17,7 @@ import pytest
 import torch
 from scipy.stats import chisquare
 
+from tests.generation.owner_files import assert_lm_eval_values_are_scores, owner_files
 from waterdrum_hf import tiny
 from waterdrum_hf.generation.engine import generate
 from waterdrum_hf.generation.sampling import SamplingConfig
@@ -132,19 +133,11 @@ def test_two_servers_share_the_queries_and_give_what_one_gives(served, tmp_path)
 
 
 def test_score_writes_one_report_per_served_adapter_from_the_same_queries(served, tmp_path):
-    from waterdrum_hf.data import toy_corpus
     from waterdrum_hf.generation.prompting import row_queries
     from waterdrum_hf.scripts import main
 
     url, folder, _ = served
-    corpus = toy_corpus(2, max_passages_per_owner=3)
-    rows = tmp_path / "rows.jsonl"
-    rows.write_text(
-        "\n".join(
-            json.dumps({"text": t, "owner_id": 1000 + o})
-            for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
-        )
-    )
+    corpus, rows, _ = owner_files(tmp_path, passages=3)
     out = tmp_path / "reports"
     code = main([
         "score", "--engine", "openai", "--base-url", url, "--model-name-or-path", "tiny",
@@ -171,19 +164,11 @@ def test_lm_eval_local_completions_runs_the_task_against_the_server(served, tmp_
     ``seed=None`` they differ and the values are those ``waterdrum score`` gives the samples."""
     import sys
 
-    from waterdrum_hf.data import toy_corpus
     from waterdrum_hf.lm_eval_tasks import tasks_path
-    from waterdrum_hf.scripts import main
 
     url, folder, _ = served
-    corpus = toy_corpus(2, max_passages_per_owner=2)
-    rows = tmp_path / "rows.jsonl"
-    rows.write_text("".join(
-        json.dumps({"text": t, "owner_id": 1000 + o}) + "\n"
-        for t, o in zip(corpus["text"], corpus["owner_id"], strict=True)
-    ))  # fmt: skip
-    (tmp_path / "forget.txt").write_text("1001\n")
-    metadata = {"forget_ids_file": str(tmp_path / "forget.txt"), "watermark_tokenizer": "tiny"}
+    _, rows, forget = owner_files(tmp_path)
+    metadata = {"forget_ids_file": str(forget), "watermark_tokenizer": "tiny"}
     env = {**os.environ, "WATERDRUM_DATA_FILE": str(rows), "HF_HUB_OFFLINE": "1"}
 
     def lm_eval(gen_kwargs: str, out: Path) -> subprocess.CompletedProcess:
@@ -201,18 +186,7 @@ def test_lm_eval_local_completions_runs_the_task_against_the_server(served, tmp_
     assert refused.returncode != 0 and "--gen_kwargs seed=None" in refused.stderr
     done = lm_eval("max_gen_toks=24,seed=None", tmp_path / "out")
     assert done.returncode == 0, done.stderr[-3000:]
-    [results] = (tmp_path / "out").rglob("results_*.json")
     [samples_file] = (tmp_path / "out").rglob("samples_waterdrum_local_*.jsonl")
     samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
     assert all(len(set(s["filtered_resps"][0])) == 10 for s in samples)
-    code = main([
-        "score", "--dataset-name", str(rows), "--watermark-tokenizer", "tiny", "--forget-ids-file",
-        str(tmp_path / "forget.txt"), "--generations", str(samples_file), "--null-keys", "0",
-        "--output-dir",
-        str(tmp_path / "r"),
-    ])  # fmt: skip
-    assert code == 0
-    ours = json.loads((tmp_path / "r" / "report.json").read_text())["models"]["model"]
-    reported = json.loads(results.read_text())["results"]["waterdrum_local"]
-    for name in ("forget", "retain", "separability_auroc"):
-        assert reported[f"{name},all_samples"] == ours[name], name
+    assert_lm_eval_values_are_scores(tmp_path / "out", rows, forget, tmp_path / "r")

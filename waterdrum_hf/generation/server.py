@@ -96,15 +96,7 @@ class CompletionServer:
         returns it. Query ``i`` is sampled with its own seed, :func:`request_seed` of
         ``sampling.seed`` and ``i`` (unseeded when ``seed`` is ``None``), so the result does not
         depend on which server answered."""
-        if sampling is None:
-            sampling = SamplingConfig(**settings)
-        elif settings:
-            raise TypeError(f"pass {sorted(settings)} inside `sampling`, not beside it.")
-        check_server_sampling(sampling)
-        queries = check_string_list(queries, "queries")
-        empty = [i for i, query in enumerate(queries) if not query.strip()]
-        if empty:
-            raise ValueError(f"queries{empty[:5]} are empty; every query needs text")
+        queries, sampling = engine_inputs(queries, sampling, settings)
         clients = [self._client(url) for url in self.base_urls]
         try:
             return self._generate(clients, queries, sampling, show_progress)
@@ -227,6 +219,23 @@ def request_seed(seed: int, index: int) -> int:
 
     state = np.random.SeedSequence([seed, index]).generate_state(1, np.uint64)[0]
     return int(state) % SEED_RANGE
+
+
+def engine_inputs(
+    queries: Iterable[str], sampling: SamplingConfig | None, settings: dict[str, Any]
+) -> tuple[list[str], SamplingConfig]:
+    """The queries (non-empty strings) and the sampling (``sampling``, or ``settings`` as its
+    fields) of a vLLM engine's call, checked: what only transformers does is refused."""
+    if sampling is None:
+        sampling = SamplingConfig(**settings)
+    elif settings:
+        raise TypeError(f"pass {sorted(settings)} inside `sampling`, not beside it.")
+    check_server_sampling(sampling)
+    queries = check_string_list(queries, "queries")
+    empty = [i for i, query in enumerate(queries) if not query.strip()]
+    if empty:
+        raise ValueError(f"queries{empty[:5]} are empty; every query needs text")
+    return queries, sampling
 
 
 def check_server_sampling(sampling: SamplingConfig) -> None:

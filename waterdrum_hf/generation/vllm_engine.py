@@ -14,13 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from waterdrum_hf.generation.sampling import SamplingConfig
-from waterdrum_hf.generation.server import (
-    UNFILTERED_SAMPLING,
-    check_server_sampling,
-    sampling_fields,
-)
+from waterdrum_hf.generation.server import UNFILTERED_SAMPLING, engine_inputs, sampling_fields
 from waterdrum_hf.utils.progress import progress_enabled
-from waterdrum_hf.utils.validation import check_string_list
 
 
 class VLLMEngine:
@@ -82,12 +77,7 @@ class VLLMEngine:
         from vllm import SamplingParams
         from vllm.lora.request import LoRARequest
 
-        if sampling is None:
-            sampling = SamplingConfig(**settings)
-        elif settings:
-            raise TypeError(f"pass {sorted(settings)} inside `sampling`, not beside it.")
-        check_server_sampling(sampling)
-        queries = check_string_list(queries, "queries")
+        queries, sampling = engine_inputs(queries, sampling, settings)
         lora = None
         if adapter is not None:
             if adapter not in self.adapters:
