@@ -1,10 +1,10 @@
-"""Surviving mutants of ``waterdrum_hf/report/hub_results.py`` judged equivalent (read by
+"""Surviving mutants of ``waterdrum_hf/hub_results/publish.py`` judged equivalent (read by
 ``mutation_judged.py``): each entry is ``(function, before, after, reason)``, as
 ``mutation_judged.Judged`` takes them."""
 
 from __future__ import annotations
 
-_MODULE = "waterdrum_hf.report.hub_results."
+_MODULE = "waterdrum_hf.hub_results.publish."
 _PUSH = _MODULE + "x_push_hub_results"
 _WRITE = _MODULE + "x_write_hub_results"
 

@@ -1,5 +1,5 @@
-"""Probes of the uncounted mutants of the Hub results (``hub_results.py``,
-``hub_results_config.py``) and of the training data formats (``data/formats.py``): see
+"""Probes of the uncounted mutants of the Hub results (``hub_results/publish.py``,
+``hub_results/config.py``) and of the training data formats (``data/formats.py``): see
 ``mutation_probes.py``.
 
 The Hub is a mocked ``HfApi`` whose ``upload_folder`` records the staged files; the cards and
@@ -16,7 +16,7 @@ from typing import Any
 
 from mutation_probe_kit import each, use_test_helpers
 
-_HUB = "waterdrum_hf.report.hub_results."
+_HUB = "waterdrum_hf.hub_results.publish."
 _FORMATS = "waterdrum_hf.data.formats."
 _ENCODER = _FORMATS + "xǁExampleEncoderǁ"
 _CHAT = (
@@ -43,7 +43,7 @@ def _result() -> Any:
 
 def _config(**kwargs: Any) -> Any:
     from waterdrum_hf.data.hub import WATERDRUM_TOFU
-    from waterdrum_hf.report.hub_results import HubResultsConfig
+    from waterdrum_hf.hub_results.publish import HubResultsConfig
 
     settings = {
         "dataset_config": "forget_10",
@@ -61,7 +61,7 @@ def write_hub_results(tmp: Path) -> Any:
     a local dataset, and a result with nothing to publish."""
     from waterdrum_hf import WaterDrumResult
     from waterdrum_hf.data.hub import WATERDRUM_AX, WATERDRUM_TOFU
-    from waterdrum_hf.report.hub_results import write_hub_results as write
+    from waterdrum_hf.hub_results.publish import write_hub_results as write
 
     result = _result()
     nothing = WaterDrumResult(num_queries=2, num_scored=0, num_skipped=4)
@@ -87,7 +87,7 @@ def push_hub_results(tmp: Path) -> Any:
     from huggingface_hub import HfApi
     from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 
-    from waterdrum_hf.report.hub_results import push_hub_results as push
+    from waterdrum_hf.hub_results.publish import push_hub_results as push
 
     result = _result()
     card = tmp / "hub" / "README.md"
@@ -133,7 +133,7 @@ def push_hub_results(tmp: Path) -> Any:
 
 def hub_results_config_post_init(tmp: Path) -> Any:
     from waterdrum_hf.data.hub import WATERDRUM_TOFU
-    from waterdrum_hf.report.hub_results import HubResultsConfig
+    from waterdrum_hf.hub_results.publish import HubResultsConfig
 
     return each(
         lambda: HubResultsConfig(""),
@@ -247,7 +247,7 @@ def render(tmp: Path) -> Any:
 PROBES = {
     _HUB + "x_write_hub_results": write_hub_results,
     _HUB + "x_push_hub_results": push_hub_results,
-    "waterdrum_hf.report.hub_results_config.xǁHubResultsConfigǁ__post_init__": (
+    "waterdrum_hf.hub_results.config.xǁHubResultsConfigǁ__post_init__": (
         hub_results_config_post_init
     ),
     _FORMATS + "x__common_prefix_length": common_prefix_length,

@@ -51,8 +51,8 @@ MOVED = {
         ("analytic_null", "scoring/analytic_null"),
         ("schemes/kgw", "schemes/kgw/scheme"),
         ("schemes/processor", "schemes/permutation_processor"),
-        ("hub_results", "report/hub_results"),
-        ("hub_results_config", "report/hub_results_config"),
+        ("hub_results", "hub_results/publish"),
+        ("hub_results_config", "hub_results/config"),
     )
 }
 

@@ -79,9 +79,9 @@ _EXPORTS = {
     "TokenView": "report.token_view",
     "token_view": "report.token_view",
     "write_token_views": "report.token_view_render",
-    "HubResultsConfig": "report.hub_results_config",
-    "write_hub_results": "report.hub_results",
-    "push_hub_results": "report.hub_results",
+    "HubResultsConfig": "hub_results.config",
+    "write_hub_results": "hub_results.publish",
+    "push_hub_results": "hub_results.publish",
     "rouge_l_recall": "baselines.rouge",
     "loss_score": "baselines.mia",
     "zlib_score": "baselines.mia",
@@ -228,10 +228,10 @@ if TYPE_CHECKING:
     from waterdrum_hf.generation.sampling import SamplingConfig
     from waterdrum_hf.generation.server import CompletionServer
     from waterdrum_hf.generation.vllm_engine import VLLMEngine
+    from waterdrum_hf.hub_results.config import HubResultsConfig
+    from waterdrum_hf.hub_results.publish import push_hub_results, write_hub_results
     from waterdrum_hf.keys import key_from_secret
     from waterdrum_hf.metrics.loading import load_metric, register_metric
-    from waterdrum_hf.report.hub_results import push_hub_results, write_hub_results
-    from waterdrum_hf.report.hub_results_config import HubResultsConfig
     from waterdrum_hf.report.token_view import TokenView, token_view
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.schemes import (

@@ -51,7 +51,7 @@ API_SECTIONS: dict[str, tuple[str, ...]] = {
     "Audits": ("audits",),
     "Baseline metrics": ("baselines",),
     "Reports": ("report",),
-    "Results on the Hub": ("report.hub_results", "report.hub_results_config"),
+    "Results on the Hub": ("hub_results.publish", "hub_results.config"),
 }
 """Sections of the API page: each exported name goes to the section naming the module that
 defines it, or else the nearest package above it, relative to ``waterdrum_hf``."""

@@ -289,14 +289,17 @@ def library_paraphrase(model, tokenizer, texts, seed, penalty):
     """What the paraphrase attack documents for a whole text: one sampled, unwatermarked
     (kappa 0) candidate of the library's paraphraser, no 3-gram repeated, with the model's
     repetition penalty; ``texts`` are generated as one batch, seeded from ``seed``."""
+    from waterdrum_hf.generation.paraphraser import Paraphraser
     from waterdrum_hf.watermarking.config import WatermarkingConfig
-    from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
 
     config = WatermarkingConfig(
         kappa=0.0, do_sample=True, num_beam_groups=1, beams_per_group=1,
         no_repeat_ngram_size=3, repetition_penalty=penalty, seed=seed,
     )  # fmt: skip
-    paraphraser = WatermarkedParaphraser(model, tokenizer, config)
+    watermark = config.watermark_scheme().logits_processor(
+        tokenizer.vocab_size, 0, **config.writer_settings()
+    )  # Waterfall at kappa 0: the attack runs without one, which must be the same
+    paraphraser = Paraphraser(model, tokenizer, config, watermark)
     prompts = [paraphraser.prompt_ids(text) for text in texts]
     return [row[0] for row in paraphraser.candidates(prompts, texts, [0] * len(texts))]
 
@@ -352,9 +355,7 @@ def test_paraphrase_splices_each_run_of_k_words_back_in_place(monkeypatch, capsy
     from waterdrum_hf.attacks.paraphrase import paraphrase_spans
     from waterdrum_hf.attacks.words import Words, text_rngs
 
-    monkeypatch.setattr(
-        "waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser", UpperCaseParaphraser
-    )
+    monkeypatch.setattr("waterdrum_hf.generation.paraphraser.Paraphraser", UpperCaseParaphraser)
     monkeypatch.setattr(UpperCaseParaphraser, "runs", [])
     texts = [
         "untouched text here",
@@ -390,9 +391,7 @@ def test_paraphrase_refuses_counts_or_generators_not_one_per_text(monkeypatch):
     from waterdrum_hf.attacks.paraphrase import paraphrase_spans
     from waterdrum_hf.attacks.words import Words, text_rngs
 
-    monkeypatch.setattr(
-        "waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser", UpperCaseParaphraser
-    )
+    monkeypatch.setattr("waterdrum_hf.generation.paraphraser.Paraphraser", UpperCaseParaphraser)
     texts = ["one two", "three four"]
     with pytest.raises(ValueError, match="shorter|longer"):
         paraphrase_spans(
@@ -627,7 +626,7 @@ def test_chain_passes_the_paraphraser_and_its_progress_bar(monkeypatch, capsys):
             batches.append(len(texts))
             return super().candidates(prompts, texts, ids)
 
-    monkeypatch.setattr("waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser", Recording)
+    monkeypatch.setattr("waterdrum_hf.generation.paraphraser.Paraphraser", Recording)
     model, tokenizer = torch.nn.Module(), PieceTokenizer(VOCABULARY)
     samples = [[f"a{i} b{i}"] for i in range(17)]
     out = attacks.chain(

@@ -70,7 +70,7 @@ RUN_ELSEWHERE = {
         "tests/generation/test_server.py::test_the_servers_guides_snippet_runs_as_printed"
     ),
     ("docs/guides/hub-results.md", "How to report the values"): (
-        "tests/report/test_hub_results.py::test_the_hub_guides_snippet_runs_as_printed"
+        "tests/hub_results/test_publish.py::test_the_hub_guides_snippet_runs_as_printed"
     ),
 }
 #: Fence languages and how blocks of each are checked (python and bash: in this file).

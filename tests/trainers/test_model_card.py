@@ -107,7 +107,7 @@ def test_the_card_keeps_the_evaluation_results_a_callback_wrote(tiny_folder, tmp
     """WaterDrumCallback writes model-index into README.md when training ends; saving the
     model afterwards rewrites the card but keeps those results."""
     from waterdrum_hf import HubResultsConfig
-    from waterdrum_hf.report.hub_results import write_hub_results
+    from waterdrum_hf.hub_results.publish import write_hub_results
 
     trainer = trainer_for("npo", str(tiny_folder), tmp_path)
     result = {"forget": 0.05, "retain": 0.6, "num_queries": 4, "num_scored": 8, "num_skipped": 0}

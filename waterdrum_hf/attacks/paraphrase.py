@@ -1,8 +1,8 @@
 """The paraphrase attack: a share of each text rewritten by a paraphrasing model, unwatermarked.
 
 A run of ``k`` consecutive words (``k`` as for every attack, starting at a uniformly drawn
-word) is rewritten by :class:`~waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser`
-with no watermark (``kappa = 0``), one sampled candidate, and spliced back in place of the
+word) is rewritten by :class:`~waterdrum_hf.generation.paraphraser.Paraphraser` with no
+watermark, one sampled candidate, and spliced back in place of the
 run; at strength 1 the whole text is paraphrased. The paraphraser is the library's own (the
 prompt the built-in tiny model was trained to answer), sampling is seeded per batch from
 ``seed`` and the batch's texts, so the same call gives the same output.
@@ -34,16 +34,15 @@ def paraphrase_spans(
 ) -> list[str]:
     """Each text with a run of ``counts[i]`` words paraphrased (the text itself for 0): one
     unwatermarked, sampled paraphrase of each run, spliced back in its place."""
+    from waterdrum_hf.generation.paraphrase_config import ParaphraseConfig
+    from waterdrum_hf.generation.paraphraser import Paraphraser
     from waterdrum_hf.utils.progress import progress_bar
     from waterdrum_hf.utils.torch_plumbing import inference_mode
-    from waterdrum_hf.watermarking.config import WatermarkingConfig
-    from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
 
     todo = _random_runs(texts, counts, rngs)
     runs = [texts[i].text[first:last] for i, (first, last) in todo]
     penalty = getattr(getattr(model, "generation_config", None), "repetition_penalty", None)
-    config = WatermarkingConfig(
-        kappa=0.0,
+    config = ParaphraseConfig(
         do_sample=True,
         num_beam_groups=1,
         beams_per_group=1,
@@ -51,7 +50,7 @@ def paraphrase_spans(
         repetition_penalty=float(penalty or 1.0),
         seed=seed,
     )
-    paraphraser = WatermarkedParaphraser(model, tokenizer, config)
+    paraphraser = Paraphraser(model, tokenizer, config)
     rewritten: list[str] = []
     batches = range(0, len(runs), batch_size)
     with inference_mode(model):

@@ -266,7 +266,7 @@ class WaterDrumCallback(BoundCallback):
         )
         logger.info(message)
         if self.plan.model_card is not None and self.last_result is not None:
-            from waterdrum_hf.report.hub_results import write_hub_results
+            from waterdrum_hf.hub_results.publish import write_hub_results
 
             assert args.output_dir is not None  # TrainingArguments sets a default folder
             written = write_hub_results(self.last_result, args.output_dir, self.plan.model_card)

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf.generation.sampling import SamplingConfig
+from waterdrum_hf.hub_results.config import HubResultsConfig
 from waterdrum_hf.keys import check_watermark_ids
-from waterdrum_hf.report.hub_results_config import HubResultsConfig
 from waterdrum_hf.scoring.results import WaterDrumResult
 from waterdrum_hf.utils.validation import check_positive_int, check_string_list
 
@@ -47,8 +47,8 @@ class EvaluationPlan:
             ``<output_dir>/waterdrum-stop-step-<step>`` (the best checkpoint by the rule).
         model_card: at the end of training, write the last values in the Hub's formats into
             ``<output_dir>`` (its ``README.md``'s ``model-index``, and ``.eval_results/`` for
-            the published benchmarks: :func:`~waterdrum_hf.report.hub_results.write_hub_results`);
-            a :class:`~waterdrum_hf.report.hub_results.HubResultsConfig` naming the dataset.
+            the published benchmarks: :func:`~waterdrum_hf.hub_results.publish.write_hub_results`);
+            a :class:`~waterdrum_hf.hub_results.publish.HubResultsConfig` naming the dataset.
     """
 
     eval_steps: int = 50

@@ -88,7 +88,7 @@ class ScoreArguments:
 
 @dataclass
 class HubArguments:
-    """Where the values also go in the Hub's formats (:mod:`waterdrum_hf.report.hub_results`)."""
+    """Where the values also go in the Hub's formats (:mod:`waterdrum_hf.hub_results.publish`)."""
 
     _argument_group_name: ClassVar[str] = (
         "the Hub's formats (model-index in README.md, .eval_results/)"
@@ -328,12 +328,12 @@ def publish(
     hub: HubArguments,
 ) -> None:
     """``--model-card``/``--push-to-hub``: the values in the Hub's formats
-    (:mod:`waterdrum_hf.report.hub_results`)."""
+    (:mod:`waterdrum_hf.hub_results.publish`)."""
     if not hub.model_card and not hub.push_to_hub:
         return
     from waterdrum_hf.data.hub import WATERDRUM_AX, WATERDRUM_TOFU
-    from waterdrum_hf.report.hub_results import push_hub_results, write_hub_results
-    from waterdrum_hf.report.hub_results_config import HubResultsConfig
+    from waterdrum_hf.hub_results.config import HubResultsConfig
+    from waterdrum_hf.hub_results.publish import push_hub_results, write_hub_results
 
     published = {"waterdrum-ax": WATERDRUM_AX, "waterdrum-tofu": WATERDRUM_TOFU}
     config = HubResultsConfig(

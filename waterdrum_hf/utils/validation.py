@@ -6,6 +6,7 @@ it, so that bad input never turns into a silently wrong score.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -82,3 +83,10 @@ def check_instance_or_none(value: Any, kind: type, name: str) -> Any:
     if value is not None and not isinstance(value, kind):
         raise TypeError(f"`{name}` must be a {kind.__name__}, got {type(value).__name__}.")
     return value
+
+
+def check_finite_at_least(value: Any, name: str, low: float) -> None:
+    """Refuse a setting that is not a finite real number at least ``low`` (``-inf``: any)."""
+    if not isinstance(value, numbers.Real) or not math.isfinite(value) or value < low:
+        bound = "" if low == -math.inf else f" >= {low:g}"
+        raise ValueError(f"`{name}` must be a finite number{bound}, got {value!r}.")

@@ -1,7 +1,8 @@
 """The writer: watermarking owners' text with a scheme's perturbation while paraphrasing.
 
-``WatermarkedDataset`` (a ``datasets.map`` function), its ``WatermarkingConfig``, the
-paraphraser and its diverse beam search, and ``resumable_map`` for long runs. Names are
+``WatermarkedDataset`` (a ``datasets.map`` function), its ``WatermarkingConfig`` and
+``resumable_map`` for long runs; the paraphraser it writes with is generation's
+(:mod:`waterdrum_hf.generation.paraphraser`). Names are
 imported lazily, so that reading the config (the CLI does) does not load torch.
 """
 

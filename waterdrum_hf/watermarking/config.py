@@ -1,5 +1,7 @@
 """How :class:`~waterdrum_hf.WatermarkedDataset` paraphrases: one dataclass, validated.
 
+:class:`WatermarkingConfig` is a :class:`~waterdrum_hf.generation.paraphrase_config.ParaphraseConfig`
+(how the model paraphrases) with the watermark scheme, its settings and the dataset's columns.
 Every field carries ``help`` metadata, so ``transformers.HfArgumentParser(WatermarkingConfig)``
 makes a command line of it, and every field except the runtime-only ones
 (:attr:`WatermarkingConfig.RUNTIME_FIELDS`) goes into the ``datasets`` cache fingerprint through ``asdict``, so a
@@ -10,13 +12,16 @@ it is a secret, and configurations get printed, logged and saved.
 from __future__ import annotations
 
 import math
-import numbers
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from waterdrum_hf.generation.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
+from waterdrum_hf.generation.paraphrase_config import ParaphraseConfig
 from waterdrum_hf.utils.fields import flag
-from waterdrum_hf.utils.validation import check_positive_fields, check_positive_int
+from waterdrum_hf.utils.validation import (
+    check_finite_at_least,
+    check_positive_fields,
+    check_positive_int,
+)
 
 if TYPE_CHECKING:
     from waterdrum_hf.schemes import WatermarkScheme
@@ -34,7 +39,7 @@ its writing ones (keywords of its ``logits_processor``)."""
 
 
 @dataclass(frozen=True)
-class WatermarkingConfig:
+class WatermarkingConfig(ParaphraseConfig):
     """Settings of watermarking by paraphrase (defaults: the paper's, with Waterfall).
 
     ``scheme`` picks the watermark; ``kappa`` and ``k_p`` are Waterfall's settings, ``gamma``
@@ -75,49 +80,9 @@ class WatermarkingConfig:
     n_gram: int | None = flag(
         None, "Watermark context length plus one; None: the scheme's (2, the paper's; Synth-ID 5)."
     )
-    num_beam_groups: int = flag(4, "Groups of diverse beam search (4 in the paper).")
-    beams_per_group: int = flag(2, "Beams per group (2 in the paper).")
-    diversity_penalty: float = flag(
-        0.5, "Hamming diversity penalty between groups (0.5 in the paper)."
-    )
-    do_sample: bool = flag(
-        False, "Sample num_beam_groups * beams_per_group candidates instead of beam search."
-    )
-    temperature: float = flag(1.0, "Sampling temperature, applied before the perturbation.")
-    top_p: float = flag(1.0, "Nucleus sampling threshold, applied before the perturbation.")
-    repetition_penalty: float | None = flag(
-        None,
-        (
-            "Repetition penalty before the perturbation; None takes the model's "
-            "generation_config value, else 1 (small paraphrasers loop without one)."
-        ),
-    )
-    no_repeat_ngram_size: int = flag(
-        0,
-        (
-            "Forbid repeating any n-gram of this size within a candidate (0: off, as in "
-            "the paper). Small paraphrasers fall into loops that repeat one token pair; such a "
-            "text reads +-1 under any key, so its watermark proves little."
-        ),
-    )
-    max_new_tokens: int | None = flag(
-        None, "Generation budget; None gives 1.5x the longest text of each batch, plus 16."
-    )
     sts_weight: float = flag(
         2.0, "Weight of semantic similarity when ranking candidates (with an STS model)."
     )
-    prompt: str = flag(PARAPHRASE_PROMPT, "The paraphrasing instruction.")
-    response_prefix: str | None = flag(
-        PARAPHRASE_PREFILL, "Text the answer starts with (not part of the output); None for none."
-    )
-    stop_at_double_newline: bool = flag(
-        True, "End a candidate at its first blank line; blank lines in the input become spaces."
-    )
-    seed: int | None = flag(
-        None,
-        "Seeds sampling per batch (from the seed and the batch's texts); None: torch's global RNG.",
-    )
-    batch_size: int = flag(8, "Texts generated together.")
     show_progress: bool | None = flag(
         None, "Progress bar over batches; None shows it on a terminal."
     )
@@ -131,44 +96,18 @@ class WatermarkingConfig:
     errs on the safe side: it changes the fingerprint (a cache miss, never a stale hit)."""
 
     def __post_init__(self) -> None:
-        for name in ("text_column", "id_column", "prompt"):
+        super().__post_init__()
+        for name in ("text_column", "id_column"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
                 raise TypeError(f"`{name}` must be a non-empty string.")
-        if self.response_prefix is not None and not isinstance(self.response_prefix, str):
-            raise TypeError("`response_prefix` must be a string or None.")
-        check_positive_fields(
-            self, "num_beam_groups", "beams_per_group", "batch_size", "context_history_size"
-        )
+        check_positive_fields(self, "context_history_size")
         if self.n_gram is not None:
             check_positive_int(self.n_gram, "n_gram", minimum=2)
         check_positive_int(self.k_p, "k_p")  # its upper bound depends on the vocabulary
         self._check_scheme_settings()
-        check_positive_int(self.no_repeat_ngram_size, "no_repeat_ngram_size", minimum=0)
-        if self.seed is not None:
-            check_positive_int(self.seed, "seed", minimum=0)
-        if self.max_new_tokens is not None:
-            check_positive_int(self.max_new_tokens, "max_new_tokens")
-        bounded = (
-            ("kappa", 0.0),
-            ("delta", 0.0),
-            ("diversity_penalty", 0.0),
-            ("sts_weight", -math.inf),
-        )
-        for name, low in bounded:
-            value = getattr(self, name)
-            if not isinstance(value, numbers.Real) or not math.isfinite(value) or value < low:
-                bound = "" if low == -math.inf else " >= 0"
-                raise ValueError(f"`{name}` must be a finite number{bound}, got {value!r}.")
-        if not isinstance(self.temperature, numbers.Real) or not 0 < self.temperature < math.inf:
-            raise ValueError(f"`temperature` must be a positive number, got {self.temperature!r}.")
-        if not isinstance(self.top_p, numbers.Real) or not 0 < self.top_p <= 1:
-            raise ValueError(f"`top_p` must be in (0, 1], got {self.top_p!r}.")
-        penalty = self.repetition_penalty
-        if penalty is not None and (
-            not isinstance(penalty, numbers.Real) or not 0 < penalty < math.inf
-        ):
-            raise ValueError(f"`repetition_penalty` must be a positive number, got {penalty!r}.")
+        for name, low in (("kappa", 0.0), ("delta", 0.0), ("sts_weight", -math.inf)):
+            check_finite_at_least(getattr(self, name), name, low)
 
     def _check_scheme_settings(self) -> None:
         """The chosen scheme's settings are valid; the other scheme's are left at their defaults."""
@@ -205,21 +144,6 @@ class WatermarkingConfig:
 
         own = SCHEME_SETTINGS[self.scheme]
         return {n: getattr(self, n) for n in own if n not in READING_SETTINGS[self.scheme]}
-
-    def updated(self, **changes: Any) -> WatermarkingConfig:
-        """A copy with ``changes`` applied and validated; an unknown field name raises."""
-        known = {f.name for f in fields(self)}
-        unknown = sorted(set(changes) - known)
-        if unknown:
-            raise TypeError(
-                f"Unknown WatermarkingConfig field(s) {unknown}; the fields are {sorted(known)}."
-            )
-        return replace(self, **changes)
-
-    @property
-    def num_candidates(self) -> int:
-        """Candidates generated per text (beams or samples)."""
-        return self.num_beam_groups * self.beams_per_group
 
     def fingerprint_fields(self) -> dict[str, object]:
         """The fields that decide the output, by name (everything but runtime settings;

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from waterdrum_hf._version import library_version
+from waterdrum_hf.generation.paraphraser import Paraphraser
 from waterdrum_hf.keys import check_watermark_id
 from waterdrum_hf.scoring.verification import SCORE_COLUMN, Verifier
 from waterdrum_hf.utils.fingerprint import (
@@ -34,7 +35,6 @@ from waterdrum_hf.utils.fingerprint import (
 from waterdrum_hf.utils.progress import progress_bar
 from waterdrum_hf.utils.torch_plumbing import inference_mode
 from waterdrum_hf.watermarking.config import WatermarkingConfig
-from waterdrum_hf.watermarking.paraphraser import WatermarkedParaphraser
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class WatermarkedDataset:
         watermarked = dataset.map(wm, batched=True, batch_size=64)
 
     Every text is paraphrased by ``model`` under the key of its row (``config.id_column``, or
-    the fixed ``watermark_id``); :class:`~waterdrum_hf.watermarking.paraphraser.WatermarkedParaphraser` makes the
+    the fixed ``watermark_id``); :class:`~waterdrum_hf.generation.paraphraser.Paraphraser` makes the
     candidates, by diverse beam search (the paper's setting) or by sampling
     (``do_sample=True``). The chosen candidate maximises ``sts_weight * STS + q`` with an STS
     model, ``q`` without, where ``q`` is its watermark score under the row's key.
@@ -124,7 +124,10 @@ class WatermarkedDataset:
         """Rows left unwatermarked (text missing, not a string or blank) by calls in this process."""
         self.num_watermarked = 0
         """Rows watermarked by calls in this process (a map served from the cache adds none)."""
-        self.paraphraser = WatermarkedParaphraser(model, tokenizer, self.config)
+        watermark = self.config.watermark_scheme().logits_processor(
+            self.vocab_size, 0, **self.config.writer_settings()
+        )  # the ids are set per generation batch
+        self.paraphraser = Paraphraser(model, tokenizer, self.config, watermark)
         self._identity: dict[str, Any] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

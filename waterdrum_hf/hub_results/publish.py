@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.report.hub_results_config import HubResultsConfig
+from waterdrum_hf.hub_results.config import HubResultsConfig
 from waterdrum_hf.scoring import WaterDrumResult
 
 HEADLINE = ("forget", "retain", "separability_auroc")

@@ -20,7 +20,7 @@ from huggingface_hub import ModelCard, parse_eval_result_entries
 
 from waterdrum_hf import WaterDrumResult
 from waterdrum_hf.data.hub import WATERDRUM_TOFU
-from waterdrum_hf.report.hub_results import HubResultsConfig, write_hub_results
+from waterdrum_hf.hub_results.publish import HubResultsConfig, write_hub_results
 from waterdrum_hf.trainers._card import CardFacts, model_card
 
 CONFIG = HubResultsConfig(WATERDRUM_TOFU, dataset_config="forget_10", dataset_split="full")

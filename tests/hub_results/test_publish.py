@@ -1,4 +1,4 @@
-"""WaterDrum results in the Hub's formats (``waterdrum_hf.report.hub_results``): the card's
+"""WaterDrum results in the Hub's formats (``waterdrum_hf.hub_results.publish``): the card's
 ``model-index`` read back with ``huggingface_hub.ModelCard.load``, the ``.eval_results/``
 files read back with ``parse_eval_result_entries``, a card that already exists merged, and the
 upload checked up to ``HfApi.upload_folder`` (mocked: no network)."""
@@ -24,7 +24,7 @@ from tokenizer_builders import word_texts, word_tokenizer
 from waterdrum_hf import WaterDrumResult, compute_waterdrum
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 from waterdrum_hf.data.hub import WATERDRUM_AX, WATERDRUM_TOFU
-from waterdrum_hf.report.hub_results import (
+from waterdrum_hf.hub_results.publish import (
     HubResultsConfig,
     eval_result_entries,
     model_index_results,
@@ -469,7 +469,7 @@ def test_push_commits_with_the_message_given_or_the_default(result, given, sent)
 # Writes SMALL with TRACED in a folder, then prints the locale's encoding.
 ASCII_LOCALE_WRITE = """
 import json, locale, sys
-from waterdrum_hf.report.hub_results import HubResultsConfig, write_hub_results
+from waterdrum_hf.hub_results.publish import HubResultsConfig, write_hub_results
 config = HubResultsConfig(**json.loads(sys.argv[3]))
 write_hub_results(json.loads(sys.argv[1]), sys.argv[2], config)
 print(locale.getpreferredencoding(False))

@@ -1,9 +1,10 @@
-"""Watermarked paraphrase candidates: prompt, generate under each row's key, decode.
+"""Paraphrase candidates: prompt, generate (under each row's watermark key), decode.
 
-:class:`WatermarkedParaphraser` turns texts and watermark ids into ``num_candidates``
-paraphrases per text, either by diverse beam search (the paper's setting) or by sampling, with
-Waterfall's perturbation as the last logits processor. Choosing among the candidates is the
-caller's business (:class:`waterdrum_hf.WatermarkedDataset`).
+:class:`Paraphraser` turns texts into ``num_candidates`` paraphrases per text, either by
+diverse beam search (the paper's setting) or by sampling, with a watermark scheme's keyed
+perturbation as the last logits processor when it is given one. Choosing among the candidates
+is the caller's business (:class:`waterdrum_hf.WatermarkedDataset` watermarks; the paraphrase
+attack rewrites without a watermark).
 """
 
 from __future__ import annotations
@@ -22,33 +23,35 @@ from transformers import (
     TopPLogitsWarper,
 )
 
+from waterdrum_hf.generation.diverse_beam_search import diverse_beam_search
+from waterdrum_hf.generation.paraphrase_config import ParaphraseConfig
 from waterdrum_hf.generation.prompting import BLANK_LINES, paraphrase_prompt_ids
 from waterdrum_hf.generation.sampling import unfiltered_sampling_config
 from waterdrum_hf.utils.torch_plumbing import model_device, pad_batch, pad_token_id, seeded
-from waterdrum_hf.watermarking.config import WatermarkingConfig
-from waterdrum_hf.watermarking.diverse_beam_search import diverse_beam_search
 
 
-class WatermarkedParaphraser:
-    """Generates watermarked paraphrase candidates with ``model`` as ``config`` says.
+class Paraphraser:
+    """Generates paraphrase candidates with ``model`` as ``config`` says.
 
     The model is called as it is (device, mode); wrap calls in
-    :func:`waterdrum_hf.generation.engine.inference_mode`. The perturbation's permutation cache
+    :func:`waterdrum_hf.utils.torch_plumbing.inference_mode`. A watermark's permutation cache
     persists across calls.
 
     Args:
         model: the paraphrasing causal LM.
-        tokenizer: its tokenizer; ``tokenizer.vocab_size`` is the watermark's N.
-        config: the watermarking settings (``repetition_penalty`` already resolved).
+        tokenizer: its tokenizer.
+        config: the generation settings (``repetition_penalty`` already resolved).
+        watermark: a scheme's keyed logits processor (``scheme.logits_processor(...)``), run
+            last and reset to each batch's watermark ids; ``None`` paraphrases unwatermarked.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, config: WatermarkingConfig) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, config: ParaphraseConfig, watermark: Any | None = None
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.config = config
-        self._processor = config.watermark_scheme().logits_processor(
-            int(tokenizer.vocab_size), 0, **config.writer_settings()
-        )  # the ids are set per generation batch
+        self._processor = watermark
         self._end_ids: list[int] | None = None
 
     def prompt_ids(self, text: str) -> list[int]:
@@ -64,7 +67,8 @@ class WatermarkedParaphraser:
     def candidates(
         self, prompts: Sequence[list[int]], texts: Sequence[str], ids: Sequence[int]
     ) -> list[list[str]]:
-        """``num_candidates`` decoded candidates per prompt, cut at the first blank line."""
+        """``num_candidates`` decoded candidates per prompt, cut at the first blank line
+        (``ids``: each prompt's watermark id, unused without a watermark)."""
         candidates = []
         for row in self.candidate_tokens(prompts, texts, np.asarray(ids, dtype=np.int64)):
             decoded = [self.tokenizer.decode(t, skip_special_tokens=True).strip() for t in row]
@@ -87,8 +91,14 @@ class WatermarkedParaphraser:
             )
             budget = math.ceil(1.5 * longest) + 16
         processor = self._processor
+        watermark = [] if processor is None else [processor]
+
+        def reset() -> None:
+            if processor is not None:
+                processor.reset(ids, prompt_length=length)
+
         if config.do_sample:
-            processor.reset(ids, prompt_length=length)
+            reset()
             warpers: list[LogitsProcessor] = []
             if config.temperature != 1.0:
                 warpers.append(TemperatureLogitsWarper(config.temperature))
@@ -100,7 +110,7 @@ class WatermarkedParaphraser:
                         input_ids=input_ids,
                         attention_mask=attention_mask,
                         generation_config=self._generation_config(budget, config.num_candidates),
-                        logits_processor=LogitsProcessorList([*warpers, processor]),
+                        logits_processor=LogitsProcessorList([*warpers, *watermark]),
                     )
                 ]
         else:
@@ -111,8 +121,8 @@ class WatermarkedParaphraser:
                 num_groups=config.num_beam_groups,
                 diversity_penalty=config.diversity_penalty,
                 generation_config=self._generation_config(budget, config.beams_per_group),
-                logits_processors=[processor],
-                before_group=lambda: processor.reset(ids, prompt_length=length),
+                logits_processors=watermark,
+                before_group=reset,
             )
         ends = set(self._end_token_ids())
         per_row = outputs[0].shape[0] // len(prompts)
