@@ -115,7 +115,7 @@ def main() -> None:
 
 def reproduction_config(quick: bool, cache_from: Path, progress: bool) -> Any:
     """The reproduction's configuration of the no-duplicate setting at a scheme comparison's
-    size (:meth:`ReproductionConfig.comparison`: 3 seeds, k = 0, 20, ..., 100 %), or its quick
+    size (:attr:`ReproductionConfig.COMPARISON`: k = 0, 20, ..., 100 %; 3 seeds), or its quick
     one (k = 0, 50, 100 %); its output folder only holds the stage cache."""
     from waterdrum_hf.experiments.reproduction import ReproductionConfig
 
@@ -126,7 +126,7 @@ def reproduction_config(quick: bool, cache_from: Path, progress: bool) -> Any:
     }
     if quick:
         return ReproductionConfig.quick(**common)
-    return ReproductionConfig.comparison(**common)
+    return ReproductionConfig(**{**ReproductionConfig.COMPARISON, **common})
 
 
 def run(config: Any) -> dict[int, dict[str, dict[str, float]]]:

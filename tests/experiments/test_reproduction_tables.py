@@ -571,7 +571,7 @@ def comparison(seeds: tuple[int, ...]) -> tuple[dict, dict]:
             },
         }
 
-    config = ReproductionConfig.comparison(
+    config = ReproductionConfig(
         schemes=tuple(SCHEMES), settings=COMPARISON_SETTINGS, fractions=FRACTIONS, seeds=seeds
     )
     results = {

@@ -15,7 +15,7 @@ from waterdrum_hf.experiments.reproduction import ReproductionConfig
 
 def comparison_results(auroc: dict[str, float], r2: dict[str, float], sd: float) -> dict:
     """A scheme comparison's results, with the given WaterDrum AUROC and R² per scheme."""
-    config = ReproductionConfig.comparison(schemes=("waterfall", "kgw"))
+    config = ReproductionConfig(schemes=("waterfall", "kgw"))
     metrics = ("waterdrum", "waterdrum_null_corrected")
 
     def setting(scheme: str) -> dict:

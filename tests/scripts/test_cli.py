@@ -1750,26 +1750,40 @@ def test_many_null_keys_warn_that_they_are_slow(monkeypatch, tmp_path, capsys):
     assert "warning: --null-keys 20000: every key is a pass over the" in err
 
 
-def test_unlearn_help_shows_the_methods_own_flags_first(capsys):
+def help_text(argv, capsys):
     try:
-        code = main(["unlearn", "--method", "npo", "--help"])
+        code = main(argv)
     except SystemExit as exit_:
         code = exit_.code
-    out = capsys.readouterr().out
     assert code == 0
-    order = [
-        "NPOConfig (the method's own):",
-        "--beta",
-        "UnlearningConfig (every method's):",
-        "--forget-weight",
-        "  --model_name_or_path MODEL",  # TRL's ModelConfig, ScriptArguments, WaterDrumArguments
-        "  --waterdrum_watermark_tokenizer WATERDRUM",
-        "TrainingArguments (general training, from transformers):",
-        "--per-device-train-batch-size",
-    ]
-    positions = [out.index(text) for text in order]
-    assert positions == sorted(positions)
-    assert out[: positions[1]].count("\n") < 60  # the method's flags come before the hundreds
+    return capsys.readouterr().out
+
+
+def test_unlearn_help_leaves_transformers_general_flags_to_help_all(capsys):
+    """``--help`` shows the method's, TRL's and WaterDrum's flags and the few training flags a
+    recipe sets; ``--help-all`` adds the rest of ``TrainingArguments``, which are taken either
+    way."""
+    from transformers import TrainingArguments
+
+    from waterdrum_hf.scripts.unlearn import TRAINING_FLAGS_SHOWN
+
+    brief = help_text(["unlearn", "--method", "npo", "--help"], capsys)
+    full = help_text(["unlearn", "--method", "npo", "--help-all"], capsys)
+    for flag in ("--beta", "--forget_weight", "--model_name_or_path", "--output_dir",
+                 "--learning_rate", "--waterdrum_watermark_tokenizer", "--help-all"):  # fmt: skip
+        assert flag in brief and flag in full
+    hidden = [f.name for f in dataclasses.fields(TrainingArguments)]
+    hidden = [name for name in hidden if name not in TRAINING_FLAGS_SHOWN]
+    assert not [name for name in hidden if f"--{name} " in brief]
+    assert all(f"--{name} " in full or f"--{name}\n" in full for name in hidden)
+    assert brief.count("\n") < full.count("\n") / 2
+    assert brief.startswith("usage: waterdrum unlearn --method METHOD")
+
+
+def test_the_usage_line_names_the_required_options_only(capsys):
+    usage = help_text(["score", "--help"], capsys).split("\n\n")[0]
+    assert usage.startswith("usage: waterdrum score --output_dir OUTPUT_DIR")
+    assert usage.endswith("[options]") and "--num_samples" not in usage
 
 
 @pytest.mark.parametrize(

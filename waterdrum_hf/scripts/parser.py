@@ -13,7 +13,7 @@ import dataclasses
 import re
 import sys
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from trl.scripts.utils import TrlParser
@@ -24,12 +24,27 @@ class CliError(Exception):
 
 
 class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows real defaults only: an option whose default is ``None`` says its own in its help."""
+    """Shows real defaults only: an option whose default is ``None`` (or an empty list, which a
+    config resolves) says its own in its help."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default in (None, argparse.SUPPRESS) or action.nargs == 0:
+        if action.default in (None, argparse.SUPPRESS, ()) or action.nargs == 0:
             return action.help or ""
         return super()._get_help_string(action)
+
+
+class _HelpAllAction(argparse.Action):
+    """``--help-all``: the help with every option, those ``--help`` leaves out included."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(default=argparse.SUPPRESS, nargs=0)
+        super().__init__(option_strings, argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        for action, text in parser.hidden_help.items():
+            action.help = text
+        parser.print_help()
+        parser.exit()
 
 
 _ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
@@ -47,13 +62,17 @@ class ScriptParser(TrlParser):
     ``tuple[X, ...]`` field reads ``--x a b c`` (``--x`` alone: empty); errors are one line;
     ``--config`` names the file's unknown keys, never their values (a value may be a key);
     ``quick_defaults`` are the defaults under ``--quick`` (a file's and the command line's values
-    still win)."""
+    still win); the options of ``brief_help`` (dests) are left out of ``--help`` and listed by
+    ``--help-all`` (what ``brief_help_name`` names, e.g. transformers' ``TrainingArguments``).
+    The usage line names the required options only."""
 
     def __init__(
         self,
         dataclass_types: Iterable[Any],
         *,
         quick_defaults: Mapping[str, Any] | None = None,
+        brief_help: Collection[str] = (),
+        brief_help_name: str = "",
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault("allow_abbrev", False)
@@ -83,6 +102,22 @@ class ScriptParser(TrlParser):
                 "--quick", action="store_true", default=argparse.SUPPRESS,
                 help="smaller defaults: " + ", ".join(f"{k} {v}" for k, v in self.quick_defaults.items()),
             )  # fmt: skip
+        self.hidden_help = {a: a.help for a in self._actions if a.dest in set(brief_help)}
+        for action in self.hidden_help:
+            action.help = argparse.SUPPRESS
+        if self.hidden_help:
+            self.add_argument(
+                "--help-all", action=_HelpAllAction,
+                help=f"show this help with the {len(self.hidden_help)} options of "
+                f"{brief_help_name} too (they are taken whether shown or not)",
+            )  # fmt: skip
+        if "usage" not in kwargs:
+            required = [
+                f"{a.option_strings[0]} {a.metavar or a.dest.upper()}"
+                for a in self._actions
+                if a.required and a.option_strings
+            ]
+            self.usage = " ".join(["%(prog)s", *required, "[options]"])
 
     def format_help(self) -> str:
         """``--help`` as plain text for a terminal: the reST markup of the docstrings and field

@@ -10,8 +10,6 @@ ReproductionConfig field is a flag; with --schemes the defaults are a scheme com
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from typing import Any
 
 from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 from waterdrum_hf.scripts import run_script
@@ -28,25 +26,8 @@ RESUMES = True
 """Every model is cached in the output folder: an interrupted run resumes."""
 
 
-class ReproductionParser(ScriptParser):
-    """A :class:`ScriptParser` of :class:`ReproductionConfig` whose defaults become a scheme
-    comparison's (:attr:`ReproductionConfig.COMPARISON`, with ``--quick``'s over them) when
-    the command line or the ``--config`` file gives ``--schemes``; the file's and the command
-    line's values still win."""
-
-    def parse_args_and_config(  # type: ignore[override]  # ScriptParser's call
-        self, args: Iterable[str] | None = None, **kwargs: Any
-    ) -> tuple[Any, ...]:
-        args = list(sys.argv[1:] if args is None else args)
-        parsed = super().parse_args_and_config(args, **kwargs)
-        if not parsed[0].schemes:
-            return parsed
-        self.set_defaults(**ReproductionConfig.COMPARISON)  # then --quick's, the file's, ...
-        return super().parse_args_and_config(args, **kwargs)
-
-
 def make_parser(prog: str | None = None) -> ScriptParser:
-    return ReproductionParser(
+    return ScriptParser(
         (ReproductionConfig, OverwriteArguments),
         prog=prog,
         description=__doc__,

@@ -35,6 +35,21 @@ from waterdrum_hf.tiny import pretrained_location
 from waterdrum_hf.utils.fields import flag
 from waterdrum_hf.utils.files import check_local_location
 
+TRAINING_FLAGS_SHOWN = (
+    "output_dir",
+    "learning_rate",
+    "num_train_epochs",
+    "max_steps",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "seed",
+    "bf16",
+    "report_to",
+    "push_to_hub",
+)
+"""The flags of transformers' ``TrainingArguments`` that ``--help`` shows (``--help-all``
+shows the rest; every one is taken)."""
+
 SAVED_MODEL_FILES = ("config.json", "adapter_config.json")
 """A folder holding one of these holds a saved model (or PEFT adapter)."""
 
@@ -71,44 +86,21 @@ def parser_keywords(argv: Sequence[str]) -> dict[str, Any]:
 def make_parser(prog: str | None = None, method: str | None = None) -> ScriptParser:
     """``TrlParser`` over the script's groups, with ``method``'s config (the config every
     method shares when no method is named yet)."""
+    from transformers import TrainingArguments
+
     import waterdrum_hf.trainers as trainers
 
     config_class = trainers.get(method)[1] if method else trainers.UnlearningConfig
-    parser = ScriptParser(
+    return ScriptParser(
         (UnlearnArguments, ScriptArguments, config_class, ModelConfig, WaterDrumArguments),
         prog=prog,
         usage="%(prog)s --method METHOD [--config recipe.yaml] [options below]",
         description=__doc__,
         epilog=f"methods: {', '.join(trainers.available())}",
+        brief_help={f.name for f in dataclasses.fields(TrainingArguments)}
+        - set(TRAINING_FLAGS_SHOWN),
+        brief_help_name="transformers' TrainingArguments",
     )
-    method_flags_first(parser, config_class)
-    return parser
-
-
-def method_flags_first(parser: ScriptParser, config_class: type) -> None:
-    """Group the help of the method config's flags: the method's own and those every method
-    shares before the other groups, transformers' ``TrainingArguments`` (hundreds) last."""
-    from transformers import TrainingArguments
-
-    from waterdrum_hf.trainers import UnlearningConfig
-
-    def names(cls: type) -> set[str]:
-        return {spec.name for spec in dataclasses.fields(cls)}
-
-    layers = {
-        f"{config_class.__name__} (the method's own)": names(config_class)
-        - names(UnlearningConfig),
-        "UnlearningConfig (every method's)": names(UnlearningConfig) - names(TrainingArguments),
-        "TrainingArguments (general training, from transformers)": names(TrainingArguments),
-    }
-    for group in parser._action_groups:
-        group._group_actions[:] = [
-            a for a in group._group_actions if a.dest not in names(config_class)
-        ]
-    groups = [parser.add_argument_group(title) for title in layers]
-    for group, fields in zip(groups, layers.values(), strict=True):
-        group._group_actions.extend(a for a in parser._actions if a.dest in fields)
-    parser._action_groups[1:1] = [parser._action_groups.pop(-3), parser._action_groups.pop(-2)]
 
 
 def main(

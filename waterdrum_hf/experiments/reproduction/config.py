@@ -46,7 +46,9 @@ class ReproductionConfig:
     passages_per_owner: int = flag(10, "Training passages per owner, toy corpus.")
     holdout_per_owner: int = flag(10, "Held-out passages per forget owner (MIA).")
     max_rows_per_owner: int | None = flag(None, "Subsample a published dataset per owner.")
-    settings: tuple[str, ...] = flag(SETTINGS, "Similarity settings to run.")
+    settings: tuple[str, ...] = flag(
+        (), "Similarity settings to run (default: all three; with --schemes, no_duplicate)."
+    )
     watermarking: Literal["paraphrase", "substitution"] = flag(
         "paraphrase",
         "Toy corpus: 'substitution' (few tokens changed, a faithful-paraphraser stand-in) or 'paraphrase' (the small model's Waterfall paraphrase).",
@@ -75,7 +77,9 @@ class ReproductionConfig:
     )
     copy_bias: float = flag(8.0, "Substitution watermarking: preference for the source token.")
     fractions: tuple[float, ...] = flag(
-        tuple(i / 10 for i in range(11)), "Shares k/|D_F| of the forget set retrained on (D2)."
+        (),
+        "Shares k/|D_F| of the forget set retrained on (D2) (default: 0, 0.1, ..., 1; with "
+        "--schemes 0, 0.2, ..., 1).",
     )
     seeds: tuple[int, ...] = flag(
         (0, 1, 2),
@@ -112,18 +116,21 @@ class ReproductionConfig:
         }
     )
     """The settings :meth:`quick` changes."""
-    COMPARISON: ClassVar[Mapping[str, Any]] = MappingProxyType(
-        {
-            "settings": ("no_duplicate",),
-            "fractions": (0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
-            "seeds": (0, 1, 2),
-        }
+    RUN: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"settings": SETTINGS, "fractions": tuple(i / 10 for i in range(11))}
     )
-    """The defaults of a scheme comparison (:meth:`comparison`): the paper compares schemes in
-    one setting; six calibration points (k = 0, 20, ..., 100 %) and three seeds keep it to
+    """What ``settings`` and ``fractions`` left empty become in a reproduction."""
+    COMPARISON: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"settings": ("no_duplicate",), "fractions": (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)}
+    )
+    """What they become in a scheme comparison (``schemes`` given): the paper compares schemes
+    in one setting; six calibration points (k = 0, 20, ..., 100 %) and three seeds keep it to
     about 9 minutes on 2 CPU cores."""
 
     def __post_init__(self) -> None:
+        for name, value in (self.COMPARISON if self.schemes else self.RUN).items():
+            if getattr(self, name) == ():  # not given: the run's own default
+                object.__setattr__(self, name, value)
         self._check_dataset()
         self._check_schemes()
         self._check_published()
@@ -234,12 +241,6 @@ class ReproductionConfig:
     def quick(cls, **overrides: Any) -> ReproductionConfig:
         """A small setting (about 3 minutes on 2 CPU cores): every experiment, fewer models."""
         return cls(**{**cls.QUICK, **overrides})
-
-    @classmethod
-    def comparison(cls, *, quick: bool = False, **overrides: Any) -> ReproductionConfig:
-        """A scheme comparison's config: :attr:`COMPARISON`'s defaults (and, with ``quick``,
-        :attr:`QUICK`'s on top), then ``overrides``."""
-        return cls(**{**cls.COMPARISON, **(cls.QUICK if quick else {}), **overrides})
 
     def watermark_settings(self) -> dict[str, Any]:
         """What the toy corpus's watermarking takes: the scheme, its writing strength (kappa,
