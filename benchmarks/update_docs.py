@@ -230,8 +230,12 @@ def render_results_demo() -> str:
     )
 
 
+GATE = "../../mutation/results"
+"""The mutation gate's reports, as benchmarks/results/README.md links them."""
+
+
 def _mutation_totals() -> tuple[dict[str, str], str]:
-    text = (ROOT / "benchmarks/results/mutation.md").read_text()
+    text = (ROOT / "mutation/results/mutation.md").read_text()
     header = next(line for line in text.splitlines() if line.startswith("| module |"))
     total = next(line for line in text.splitlines() if line.startswith("| **all** |"))
     names = [cell.strip() for cell in header.strip("|").split("|")]
@@ -250,14 +254,14 @@ def render_results_mutation() -> str:
         f"mutmut made {int(totals['mutants']):,} mutants of the {totals['modules']} modules of "
         "the scoring core's last run (with the report's findings, verdicts and formatting), each "
         "run against the fast tests that reach it "
-        f"(`python benchmarks/mutation_score.py`, {minutes} minutes; [mutation.md](mutation.md) "
+        f"(`python mutation/score.py`, {minutes} minutes; [mutation.md]({GATE}/mutation.md) "
         f"says how it ran): {int(totals['killed']):,} killed, {totals['timeout']} timed out, "
         f"{totals['message-only']} message-only, {totals['equivalent']} judged equivalent "
-        f"(`benchmarks/mutation_judged.py`, each with its proof), {totals['not checked']} not "
+        f"(`mutation/judged.py`, each with its proof), {totals['not checked']} not "
         "checked (only a GPU tells them apart, or mutmut cannot switch them on), "
         f"{totals['survived']} survived, {int(totals.get('not run', 0)):,} not run (the run stopped "
         f"before them; they count against the score); score {totals['score']}. Every module of the gate, "
-        "with the report that holds its current result: [mutation_summary.md](mutation_summary.md)."
+        f"with the report that holds its current result: [mutation_summary.md]({GATE}/mutation_summary.md)."
     )
 
 
@@ -303,8 +307,8 @@ def render_results_runs() -> str:
          "`waterdrum reproduce --quick --watermarking substitution --settings "
          "exact_duplicate no_duplicate --out benchmarks/results/substitution --show-progress false`",
          _minutes("benchmarks/results/substitution/results.md")),
-        ("[mutation.md](mutation.md)",
-         "`pip install -e .[mutation]`, then `python benchmarks/mutation_score.py --max-children 2`",
+        (f"[mutation.md]({GATE}/mutation.md)",
+         "`pip install -e .[mutation]`, then `python mutation/score.py --max-children 2`",
          f"{mutation_minutes} min"),
         *(_study_row(name) for name in STUDIES),
         _simulation_row("seed_interval_coverage/results.json", "seed_interval_coverage/results.md"),
@@ -425,7 +429,7 @@ BLOCKS = (
         RESULTS_README,
         "runs",
         (
-            "benchmarks/results/mutation.md",
+            "mutation/results/mutation.md",
             *(f"benchmarks/results/{name}/results.json" for name in STUDIES),
             "benchmarks/results/seed_interval_coverage/results.json",
             "benchmarks/results/owner_detection_error.json",
@@ -443,7 +447,7 @@ BLOCKS = (
     Block(
         RESULTS_README,
         "mutation",
-        ("benchmarks/results/mutation.md",),
+        ("mutation/results/mutation.md",),
         render_results_mutation,
         base="benchmarks/results",
     ),

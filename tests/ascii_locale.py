@@ -1,7 +1,7 @@
 """Run a snippet of Python in a child process whose locale encoding is ASCII (``LC_ALL=C``,
 UTF-8 mode off), to check that files are written as UTF-8 whatever the locale.
 
-Under mutmut (``benchmarks/mutation_score.py``) the child runs the same mutated copy of
+Under mutmut (``mutation/score.py``) the child runs the same mutated copy of
 ``waterdrum_hf`` (its ``sys.path`` and ``MUTANT_UNDER_TEST`` are the parent's), but mutmut
 runs a mutant only against the tests that reached its function in its "stats" run, and it
 records those hits in the process that made them: a function reached only in the child would

@@ -1,4 +1,4 @@
-"""The mutation gate's own tools (``benchmarks/mutation_*.py``), which CI cannot run whole (a
+"""The mutation gate's own tools (``mutation/*.py``), which CI cannot run whole (a
 gate run takes an hour): what a probe observes, which lines a mutant changes, the plugin that
 imports benchmark scripts under their mutants' names, and a probe for every judgement."""
 
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "mutation"))
 
-from mutation_probe_kit import each, observe  # noqa: E402
+from probe_kit import each, observe  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -87,14 +87,14 @@ def x_f__mutmut_2(a):
 
 
 def test_changed_lines_are_the_statements_a_mutant_changes(tmp_path, monkeypatch):
-    import mutation_probes
+    import probes
 
     (tmp_path / "mutants" / "src").mkdir(parents=True)
     (tmp_path / "mutants" / "src" / "m.py").write_text(MUTATED)
-    monkeypatch.setattr(mutation_probes, "WORKSPACE", tmp_path)
-    assert mutation_probes.changed_lines("src/m.py", "m.x_f__mutmut_1") == [(8, 8)]
+    monkeypatch.setattr(probes, "WORKSPACE", tmp_path)
+    assert probes.changed_lines("src/m.py", "m.x_f__mutmut_1") == [(8, 8)]
     # the condition's line: the whole if statement (its test runs whichever branch is taken)
-    assert mutation_probes.changed_lines("src/m.py", "m.x_f__mutmut_2") == [(12, 13)]
+    assert probes.changed_lines("src/m.py", "m.x_f__mutmut_2") == [(12, 13)]
 
 
 def test_a_variant_is_observed_with_the_lines_it_ran_and_the_files_it_wrote(tmp_path):
@@ -103,11 +103,11 @@ def test_a_variant_is_observed_with_the_lines_it_ran_and_the_files_it_wrote(tmp_
     code = textwrap.dedent(
         f"""
         import json, os, sys, types, warnings
-        sys.path.insert(0, {str(ROOT / "benchmarks")!r})
+        sys.path.insert(0, {str(ROOT / "mutation")!r})
         for name in ("mutmut", "mutmut.mutation", "mutmut.mutation.trampoline"):
             sys.modules.setdefault(name, types.ModuleType(name))  # CI installs no mutmut
         sys.modules["mutmut.mutation"].trampoline = sys.modules["mutmut.mutation.trampoline"]
-        from mutation_probes import _observe_variant
+        from probes import _observe_variant
 
         def x_g__mutmut_1(folder):
             warnings.warn("w", UserWarning)
@@ -144,7 +144,7 @@ def test_benchmark_scripts_get_their_mutants_module_name_and_keep_their_own():
         f"""
         import importlib.util, sys
         sys.path.insert(0, {str(ROOT)!r})
-        import benchmarks.mutation_names
+        import mutation.names
         path = {str(ROOT / "benchmarks" / "dilution.py")!r}
         spec = importlib.util.spec_from_file_location("benchmark_dilution", path)
         module = importlib.util.module_from_spec(spec)
@@ -160,8 +160,8 @@ def test_benchmark_scripts_get_their_mutants_module_name_and_keep_their_own():
 
 
 def test_every_equivalence_judgement_has_a_probe():
-    from mutation_judged import EQUIVALENT, JUDGED
-    from mutation_probes import all_probes
+    from judged import EQUIVALENT, JUDGED
+    from probes import all_probes
 
     probes = all_probes()
     missing = sorted({j.function for j in JUDGED if j.category == EQUIVALENT} - probes.keys())
@@ -169,21 +169,21 @@ def test_every_equivalence_judgement_has_a_probe():
 
 
 def test_a_changed_default_is_reached_by_any_call(tmp_path, monkeypatch):
-    import mutation_probes
+    import probes
 
     (tmp_path / "mutants").mkdir()
     (tmp_path / "mutants" / "m.py").write_text(
         "def x_h__mutmut_orig(a, b='x'):\n    return a\n\n"
         "def x_h__mutmut_1(a, b='XXxXX'):\n    return a\n"
     )
-    monkeypatch.setattr(mutation_probes, "WORKSPACE", tmp_path)
-    assert mutation_probes.changed_lines("m.py", "m.x_h__mutmut_1") == [(5, 5)]
+    monkeypatch.setattr(probes, "WORKSPACE", tmp_path)
+    assert probes.changed_lines("m.py", "m.x_h__mutmut_1") == [(5, 5)]
 
 
 def test_the_workspace_holds_a_commits_files_in_the_installed_layout(tmp_path, monkeypatch):
     """``--commit`` copies the committed files, not the working tree's edits; a file only in the
     working tree stays out; the package lands under ``src/`` with ``trainers`` inside it."""
-    import mutation_score
+    import score
 
     repo = tmp_path / "repo"
     files = {
@@ -205,10 +205,10 @@ def test_the_workspace_holds_a_commits_files_in_the_installed_layout(tmp_path, m
     (repo / "waterdrum_hf/core.py").write_text("VALUE = 2\n")  # an edit not committed
     (repo / "tests/test_half_written.py").write_text("def test(:\n")
     git("add", "tests/test_half_written.py")  # tracked, not committed
-    monkeypatch.setattr(mutation_score, "ROOT", repo)
-    monkeypatch.setattr(mutation_score, "WORKSPACE", tmp_path / "workspace")
+    monkeypatch.setattr(score, "ROOT", repo)
+    monkeypatch.setattr(score, "WORKSPACE", tmp_path / "workspace")
 
-    mutation_score.build_workspace(fresh=True, commit="HEAD")
+    score.build_workspace(fresh=True, commit="HEAD")
     workspace = tmp_path / "workspace"
     assert (workspace / "src/waterdrum_hf/core.py").read_text() == "VALUE = 1\n"
     assert (workspace / "src/waterdrum_hf/trainers/losses.py").read_text() == "LOSS = 1\n"
@@ -216,7 +216,7 @@ def test_the_workspace_holds_a_commits_files_in_the_installed_layout(tmp_path, m
     assert not (workspace / "tests/test_half_written.py").exists()
     assert not (workspace / "waterdrum_hf").exists()
 
-    mutation_score.build_workspace(fresh=True)  # the working tree's tracked files
+    score.build_workspace(fresh=True)  # the working tree's tracked files
     assert (workspace / "src/waterdrum_hf/core.py").read_text() == "VALUE = 2\n"
     assert (workspace / "tests/test_half_written.py").exists()
 
@@ -229,7 +229,7 @@ def test_the_workspace_holds_a_commits_files_in_the_installed_layout(tmp_path, m
         (workspace / "mutants" / name).write_text(text)
     (repo / "results.md").write_text("second\n")
     (repo / "trainers/losses.py").write_text("LOSS = 2\n")
-    mutation_score.build_workspace(fresh=False)
+    score.build_workspace(fresh=False)
     assert (workspace / "mutants/results.md").read_text() == "second\n"
     assert (workspace / "mutants/src/waterdrum_hf/trainers/losses.py").read_text() == "LOSS = 1\n"
 
@@ -256,7 +256,7 @@ def _area_report(path: Path, rows: list[str], current: bool = True) -> None:
 def test_the_summary_reads_each_modules_current_row(tmp_path):
     """Only the table after the marker counts; rows come in only_mutate's order; the score is
     (killed + timeout) over mutants less message-only, equivalent and not checked."""
-    from mutation_summary import gather, render
+    from summary import gather, render
 
     # m/a.py: (90 + 2) / (120 - 10 - 5 - 10) = 92 / 95 = 96.8 %, below the bar
     _area_report(
@@ -305,7 +305,7 @@ def test_the_summary_reads_each_modules_current_row(tmp_path):
     ],
 )
 def test_the_summary_refuses_a_row_it_cannot_trust(tmp_path, rows, modules, error):
-    from mutation_summary import gather
+    from summary import gather
 
     _area_report(tmp_path / "mutation_one.md", rows)
     with pytest.raises(ValueError, match=error):
@@ -313,7 +313,7 @@ def test_the_summary_refuses_a_row_it_cannot_trust(tmp_path, rows, modules, erro
 
 
 def test_the_summary_refuses_two_current_rows_for_one_module(tmp_path):
-    from mutation_summary import gather
+    from summary import gather
 
     row = "| m/a.py | 10 | 9 | 0 | 1 | 0 | 0 | 0 | 0 | 100.0 % |"
     _area_report(tmp_path / "mutation_one.md", [row])
@@ -323,16 +323,16 @@ def test_the_summary_refuses_two_current_rows_for_one_module(tmp_path):
 
 
 def test_the_committed_summary_is_the_reports_current_rows():
-    """``mutation_summary.md`` is regenerated whenever an area report or only_mutate changes."""
-    from mutation_summary import SUMMARY, gather, render
+    """``summary.md`` is regenerated whenever an area report or only_mutate changes."""
+    from summary import SUMMARY, gather, render
 
     assert SUMMARY.read_text(encoding="utf-8") == render(*gather())
 
 
 def test_mutants_a_stopped_run_never_reached_count_against_the_score(tmp_path):
     """A table with the "not run" column: (6 + 0) / (12 - 1 - 1 - 0) = 60 %, not 6 / 6."""
-    from mutation_score import _row
-    from mutation_summary import gather
+    from score import _row
+    from summary import gather
 
     counts = Counter({"mutants": 12, "killed": 6, "message": 1, "equivalent": 1, "not run": 4})
     row = _row("m/a.py", counts)
@@ -348,10 +348,10 @@ def test_mutants_a_stopped_run_never_reached_count_against_the_score(tmp_path):
 def test_a_moved_modules_row_is_read_under_its_new_path(tmp_path, monkeypatch):
     """A row measured before a move (``MOVED``) counts for the module's new path and says
     where it was measured; without the entry it would be refused as not in only_mutate."""
-    import mutation_summary
-    from mutation_summary import gather, render
+    import summary
+    from summary import gather, render
 
-    monkeypatch.setattr(mutation_summary, "MOVED", {"m/old.py": "m/new/old.py"})
+    monkeypatch.setattr(summary, "MOVED", {"m/old.py": "m/new/old.py"})
     _area_report(
         tmp_path / "mutation_one.md", ["| m/old.py | 10 | 10 | 0 | 0 | 0 | 0 | 0 | 0 | 100.0 % |"]
     )

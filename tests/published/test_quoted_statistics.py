@@ -22,6 +22,7 @@ from scipy.stats import pearsonr
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
+GATE = "../../mutation/results/"  # the mutation gate's reports, from RESULTS
 NUMBER = re.compile(r"(?<![\w.])[+-]?\d[\d,]*(?:\.\d+)?")
 
 REPRODUCTION, SCHEMES = "reproduction/results.md", "schemes/results.md"
@@ -213,7 +214,7 @@ QUOTES = [
         r"the last complete run of the core: (\d+) minutes",
         lambda: [
             _header(
-                "mutation.md",
+                GATE + "mutation.md",
                 r"a fresh run of every module in the gate[\s\S]*?\*\*(\d+) minutes\*\* in all",
             )
         ],
@@ -222,7 +223,7 @@ QUOTES = [
         "mutation",
         "the minutes of the last run of the core, the first in mutation.md",
         r"the last run of the core: (\d+) minutes",
-        lambda: [_header("mutation.md", r"\*\*(\d+) minutes\*\* in all")],
+        lambda: [_header(GATE + "mutation.md", r"\*\*(\d+) minutes\*\* in all")],
     ),
     Quote(
         "nulls",

@@ -26,6 +26,7 @@ from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
+GATE = ROOT / "mutation" / "results"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import demo_block  # noqa: E402
@@ -1038,7 +1039,7 @@ def test_results_readme_mutation_sentence_is_the_sum_of_the_module_rows():
     """The counts are the sums of mutation.md's per-module rows and the score is
     (killed + timeout) / (mutants - message-only - equivalent - not checked)."""
     text = rendered(update_docs.RESULTS_README, "mutation")
-    headers, rows = table((RESULTS / "mutation.md").read_text(), "module")
+    headers, rows = table((GATE / "mutation.md").read_text(), "module")
     modules = [dict(zip(headers, row, strict=True)) for row in rows if row[0] != "**all**"]
     total = {h: sum(int(m[h]) for m in modules) for h in headers[1:-1]}
     found = search(
@@ -1062,8 +1063,8 @@ def test_results_readme_mutation_sentence_is_the_sum_of_the_module_rows():
     checked = total["mutants"] - total["message-only"] - total["equivalent"] - total["not checked"]
     check(found[9], 100 * (total["killed"] + total["timeout"]) / checked, "score")
     assert f"mutants of the {len(modules)} modules" in text
-    assert "[mutation_summary.md](mutation_summary.md)" in text
-    minutes = search(r"\*\*(\d+) minutes\*\* in all", (RESULTS / "mutation.md").read_text())[1]
+    assert "[mutation_summary.md](../../mutation/results/mutation_summary.md)" in text
+    minutes = search(r"\*\*(\d+) minutes\*\* in all", (GATE / "mutation.md").read_text())[1]
     assert f"{minutes} minutes" in text
 
 

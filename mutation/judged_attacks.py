@@ -1,6 +1,6 @@
 """Surviving mutants of ``waterdrum_hf/attacks/`` judged equivalent (read by
-``mutation_judged.py``): each entry is ``(function, before, after, reason)``, as
-``mutation_judged.Judged`` takes them."""
+``judged.py``): each entry is ``(function, before, after, reason)``, as
+``judged.Judged`` takes them."""
 
 from __future__ import annotations
 

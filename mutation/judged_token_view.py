@@ -1,6 +1,6 @@
 """Surviving mutants of the token view (``waterdrum_hf/report/token_view.py`` and
-``token_view_render.py``) judged equivalent (read by ``mutation_judged.py``): each entry is
-``(function, before, after, reason)``, as ``mutation_judged.Judged`` takes them."""
+``token_view_render.py``) judged equivalent (read by ``judged.py``): each entry is
+``(function, before, after, reason)``, as ``judged.Judged`` takes them."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Probes of the uncounted mutants of the Hub results (``hub_results/publish.py``,
 ``hub_results/config.py``) and of the training data formats (``data/formats.py``): see
-``mutation_probes.py``.
+``probes.py``.
 
 The Hub is a mocked ``HfApi`` whose ``upload_folder`` records the staged files; the cards and
 ``.eval_results/`` files carry non-ASCII names and notes, so an encoding shows under ``LC_ALL=C``.
@@ -14,7 +14,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from mutation_probe_kit import each, use_test_helpers
+from probe_kit import each, use_test_helpers
 
 _HUB = "waterdrum_hf.hub_results.publish."
 _FORMATS = "waterdrum_hf.data.formats."

@@ -1,7 +1,7 @@
 """Surviving mutants of the benchmark renderers and studies (``benchmarks/*_block.py``,
 ``doc_blocks.py``, ``capacity.py``, ``dilution.py``, ``robustness.py``) judged equivalent or not
-checked (read by ``mutation_judged.py``): each entry is ``(function, before, after, reason)``
-or ``(function, before, after, reason, category)``, as ``mutation_judged.Judged`` takes them.
+checked (read by ``judged.py``): each entry is ``(function, before, after, reason)``
+or ``(function, before, after, reason, category)``, as ``judged.Judged`` takes them.
 
 Not checked: the functions that run a study (train, sample and verify models for minutes to
 hours: the committed results are their output, re-run by hand). Every function that turns
@@ -117,7 +117,7 @@ JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
         "the built-in model and the owners' passages the run hands each attack; only the run "
         f"reads it; {_TRAINS}",
     ),
-    # Equivalent: each proof below; each function has a probe in mutation_probes_benchmarks.py.
+    # Equivalent: each proof below; each function has a probe in probes_benchmarks.py.
     *(
         (
             "benchmarks.trust_block.x_correlation",

@@ -1,6 +1,6 @@
 """What a probe of the mutation gate returns: observations the probe runner compares.
 
-A probe (``benchmarks/mutation_probes_*.py``) runs one function of the gate's modules on inputs
+A probe (``mutation/probes_*.py``) runs one function of the gate's modules on inputs
 that reach its judged mutants and returns what a caller could observe. ``observe`` turns any
 return value into plain data that keeps what an ``==`` on the value could miss: numpy dtypes
 and shapes, the exact bits of floats, the types of containers and dataclasses. ``each`` runs
@@ -65,7 +65,7 @@ def each(*calls: Callable[[], Any]) -> list[Any]:
 
 
 def use_test_helpers() -> None:
-    """Put ``tests/`` (beside ``benchmarks/``) on ``sys.path``: its tokenizer builders and
+    """Put ``tests/`` (beside ``mutation/``) on ``sys.path``: its tokenizer builders and
     fixtures' helpers make a probe's inputs as the tests make theirs."""
     tests = str(Path(__file__).resolve().parents[1] / "tests")
     if tests not in sys.path:

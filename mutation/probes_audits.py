@@ -1,5 +1,5 @@
 """Probes of the audits' uncounted mutants (``waterdrum_hf/audits/``): each refusal whose
-message a mutant changes, reached with the inputs that raise it; see ``mutation_probes.py``."""
+message a mutant changes, reached with the inputs that raise it; see ``probes.py``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mutation_probe_kit import each
+from probe_kit import each
 
 _CONFIG = "waterdrum_hf.audits.config."
 _QUANTIZATION = "waterdrum_hf.audits.quantization."

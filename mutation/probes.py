@@ -1,27 +1,27 @@
 """Probe every mutant the gate does not count: do the judged ones really behave the same?
 
-``benchmarks/mutation_score.py`` leaves two kinds of surviving mutants out of a module's score:
+``mutation/score.py`` leaves two kinds of surviving mutants out of a module's score:
 the *message-only* ones (the change is inside a raised exception's arguments or a warning's
-strings) and the ones *judged equivalent* (``benchmarks/mutation_judged*.py``, each with its
+strings) and the ones *judged equivalent* (``mutation/judged*.py``, each with its
 proof). A proof can be wrong: a missing ``encoding=`` is harmless in a UTF-8 locale and a
 ``UnicodeDecodeError`` in ``LC_ALL=C``; a dropped ``dtype=`` changes nothing for the inputs its
 author thought of. So each such mutant is run: the probe registered for its function
-(``PROBES`` in ``benchmarks/mutation_probes_*.py``) is called under the original and under the
+(``PROBES`` in ``mutation/probes_*.py``) is called under the original and under the
 mutant, each in its own forked process and empty folder, and what a caller could observe is
-compared: the return value with its types (``mutation_probe_kit.observe``), the type of the
+compared: the return value with its types (``probe_kit.observe``), the type of the
 exception raised, the categories of the warnings, the files written. Twice: in a UTF-8 locale and
 in the C locale (ASCII, UTF-8 mode off). A probe must also *reach* each mutant: the lines the
 mutant changes run (traced in the mutant's own function), or the comparison proves nothing.
 
 Reads the mutants and their outcomes from the gate's workspace (``.mutation/``, after
-``mutation_score.py``): the message-only survivors, and every generated mutant a judgement of
+``score.py``): the message-only survivors, and every generated mutant a judgement of
 equivalence matches, run or not (an equivalent mutant behaves as the original whatever the
 tests did); lists the judgements that match no mutant, which are stale and must go. Not run by
 CI (it needs the workspace).
 
-    python benchmarks/mutation_probes.py --report benchmarks/results/mutation_probes.md
-    python benchmarks/mutation_probes.py --modules config report.text   # only these modules
-    python benchmarks/mutation_probes.py --list   # the mutants to probe, by function
+    python mutation/probes.py --report mutation/results/probes.md
+    python mutation/probes.py --modules config report.text   # only these modules
+    python mutation/probes.py --list   # the mutants to probe, by function
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mutation_judged import EQUIVALENT, JUDGED, Judged
-from mutation_probe_kit import observe
-from mutation_score import (
+from judged import EQUIVALENT, JUDGED, Judged
+from probe_kit import observe
+from score import (
     WORKSPACE,
     changed_code,
     classify,
@@ -61,7 +61,7 @@ from mutation_score import (
     mutant_pattern,
 )
 
-BENCHMARKS = Path(__file__).resolve().parent
+TOOLS = Path(__file__).resolve().parent
 #: The two locales every probe runs in: their environment and the encoding Python must see.
 LOCALES = {
     "UTF-8": ({"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}, "utf-8"),
@@ -74,7 +74,7 @@ VARIANT_TIMEOUT = 120
 def all_probes() -> dict[str, Callable[[Path], Any]]:
     """Every registered probe, by the mutmut name of the function it probes."""
     probes: dict[str, Callable[[Path], Any]] = {}
-    for path in sorted(BENCHMARKS.glob("mutation_probes_*.py")):
+    for path in sorted(TOOLS.glob("probes_*.py")):
         spec = importlib.util.spec_from_file_location(path.stem, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
@@ -185,7 +185,7 @@ def run_child(function: str, mutants: list[str], locale_name: str) -> dict[str, 
     env.update(extra)
     mutants_dir = WORKSPACE / "mutants"
     env["PYTHONPATH"] = os.pathsep.join(
-        str(p) for p in (mutants_dir / "src", mutants_dir, mutants_dir / "benchmarks", BENCHMARKS)
+        str(p) for p in (mutants_dir / "src", mutants_dir, mutants_dir / "benchmarks", TOOLS)
     )
     env.update({k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
     with tempfile.TemporaryDirectory() as folder:
@@ -319,11 +319,10 @@ def _observe_variant(probe: Callable[[Path], Any], variant: str, code_name: str)
 
 def child(function: str, out: Path, mutants: list[str]) -> None:
     """Observe the original and each mutant of ``function``; write them to ``out`` as JSON."""
-    # The scripts (and this plugin) from the workspace, mutated, not from beside this file.
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCHMARKS] + [
-        str(BENCHMARKS)
-    ]
-    import mutation_names  # noqa: F401  (benchmark scripts under their mutants' names)
+    # The scripts (and the names plugin) from the workspace, mutated, not from the repository;
+    # the probes' own helpers from beside this file, last.
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != TOOLS] + [str(TOOLS)]
+    importlib.import_module("mutation.names")  # benchmark scripts under their mutants' names
 
     probe = all_probes()[function]
     importlib.import_module(function.rpartition(".")[0])  # imported once, before the forks
@@ -397,7 +396,7 @@ def main() -> None:
         ):
             print(f"[{index}/{len(functions)}] {function} ({len(entries)})", file=sys.stderr)
             rows += function_rows
-    command = "python benchmarks/mutation_probes.py" + (
+    command = "python mutation/probes.py" + (
         f" --modules {' '.join(args.modules)}" if args.modules else ""
     )
     stale = [j for j, mutants in judged.items() if not mutants]

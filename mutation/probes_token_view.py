@@ -1,5 +1,5 @@
 """Probes of the token view's uncounted mutants (``report/token_view.py``,
-``report/token_view_render.py``): see ``mutation_probes.py``."""
+``report/token_view_render.py``): see ``probes.py``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mutation_probe_kit import each, use_test_helpers
+from probe_kit import each, use_test_helpers
 
 _VIEW = "waterdrum_hf.report.token_view."
 _RENDER = "waterdrum_hf.report.token_view_render."

@@ -1,6 +1,6 @@
 """Probes of the benchmark renderers' and studies' uncounted mutants (``benchmarks/*_block.py``,
 ``doc_blocks.py``, ``capacity.py``, ``dilution.py``, ``robustness.py``): see
-``mutation_probes.py``. Each script is imported as the runner imported it
+``probes.py``. Each script is imported as the runner imported it
 (``benchmarks.<name>``, with ``benchmarks/`` on the path for the scripts' own imports)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from mutation_probe_kit import each
+from probe_kit import each
 
 _B = "benchmarks."
 

@@ -13,8 +13,8 @@ mutants that could be killed, i.e. leaving out
 * message-only mutants: the change is only in the arguments of a raised exception or the
   strings of a warning or log call (``"XX...XX"``, upper case, ``None``); tests match
   messages by a phrase, and a message cannot change a number;
-* the mutants judged equivalent in ``benchmarks/mutation_judged*.py``, each with the reason
-  it changes nothing a test can observe (``benchmarks/mutation_probes.py`` runs each of these
+* the mutants judged equivalent in ``mutation/judged*.py``, each with the reason
+  it changes nothing a test can observe (``mutation/probes.py`` runs each of these
   and each message-only mutant against the original to show it);
 * the mutants judged "not checked" there: those only a GPU tells apart (their CUDA tests skip
   on the CPUs the gate runs on), code mutmut cannot switch on, and a study's run (it trains
@@ -22,16 +22,16 @@ mutants that could be killed, i.e. leaving out
   own, neither killed nor equivalent.
 
 Then lists every survivor with the line it changes. A full run takes about an hour or more
-on two cores (the header of ``benchmarks/results/mutation.md`` says how the last one went);
+on two cores (the header of ``mutation/results/mutation.md`` says how the last one went);
 torch and the tests are imported once and forked per mutant, and ``--max-children 2`` halves
 it on an idle machine. Not run by CI.
 
     pip install -e ".[mutation]"
-    python benchmarks/mutation_score.py --report benchmarks/results/mutation.md   # full run
-    python benchmarks/mutation_score.py --retest   # only the survivors, after new tests (tests' reach traced afresh)
-    python benchmarks/mutation_score.py --resume   # finish an interrupted run
-    python benchmarks/mutation_score.py --no-run   # the report of the last run
-    python benchmarks/mutation_score.py --modules metric bootstrap   # only these modules' mutants
+    python mutation/score.py --report mutation/results/mutation.md   # full run
+    python mutation/score.py --retest   # only the survivors, after new tests (tests' reach traced afresh)
+    python mutation/score.py --resume   # finish an interrupted run
+    python mutation/score.py --no-run   # the report of the last run
+    python mutation/score.py --modules metric bootstrap   # only these modules' mutants
 
 To cover a new module, add it to ``only_mutate`` and its test file to
 ``pytest_add_cli_args_test_selection`` in pyproject.toml.
@@ -57,7 +57,7 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-from mutation_judged import JUDGED
+from judged import JUDGED
 
 try:
     import tomllib
@@ -299,8 +299,8 @@ def report(table: dict[str, dict[str, list]]) -> str:
 
     lines = [
         f"Mutation score of the gate (mutmut {version('mutmut')}, "
-        "`python benchmarks/mutation_score.py`; configuration: `[tool.mutmut]` in pyproject.toml, "
-        "equivalents: `benchmarks/mutation_judged.py`).",
+        "`python mutation/score.py`; configuration: `[tool.mutmut]` in pyproject.toml, "
+        "equivalents: `mutation/judged.py`).",
         "",
         "| module | mutants | killed | timeout | message-only | equivalent | survived "
         "| no tests | not checked | not run | score |",

@@ -1,4 +1,4 @@
-"""Surviving mutants of ``benchmarks/mutation_score.py`` judged equivalent, each with why.
+"""Surviving mutants of ``mutation/score.py`` judged equivalent, each with why.
 
 A mutant is named by its function (mutmut's name without ``__mutmut_<n>``, stable while the
 function's name is) and the line it changes, so the list survives renumbering; when the line
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import mutation_judged_attacks
-import mutation_judged_audits
-import mutation_judged_benchmarks
-import mutation_judged_data_formats
-import mutation_judged_hub_results
-import mutation_judged_report
-import mutation_judged_token_view
+import judged_attacks
+import judged_audits
+import judged_benchmarks
+import judged_data_formats
+import judged_hub_results
+import judged_report
+import judged_token_view
 
 #: The mutant changes nothing any test could observe (the reason is the proof).
 EQUIVALENT = "equivalent"
@@ -82,13 +82,13 @@ JUDGED: tuple[Judged, ...] = (
     *(
         Judged(*entry)
         for module in (
-            mutation_judged_hub_results,
-            mutation_judged_data_formats,
-            mutation_judged_attacks,
-            mutation_judged_report,
-            mutation_judged_token_view,
-            mutation_judged_audits,
-            mutation_judged_benchmarks,
+            judged_hub_results,
+            judged_data_formats,
+            judged_attacks,
+            judged_report,
+            judged_token_view,
+            judged_audits,
+            judged_benchmarks,
         )
         for entry in module.JUDGED_ENTRIES
     ),

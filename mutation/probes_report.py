@@ -1,12 +1,12 @@
 """Probes of the report's uncounted mutants (``report/verdict.py``, ``audit_section.py``,
-``files.py``, ``text.py``, ``plots.py``): see ``mutation_probes.py``."""
+``files.py``, ``text.py``, ``plots.py``): see ``probes.py``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from mutation_probe_kit import each
+from probe_kit import each
 
 _VERDICT = "waterdrum_hf.report.verdict."
 _AUDITS = "waterdrum_hf.report.audit_section."

@@ -1,6 +1,6 @@
 """Surviving mutants of ``waterdrum_hf/audits/`` judged equivalent, or not checked where only a
-GPU tells them apart (read by ``mutation_judged.py``): each entry is ``(function, before, after,
-reason[, category])``, as ``mutation_judged.Judged`` takes them."""
+GPU tells them apart (read by ``judged.py``): each entry is ``(function, before, after,
+reason[, category])``, as ``judged.Judged`` takes them."""
 
 from __future__ import annotations
 

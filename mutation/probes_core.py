@@ -1,5 +1,5 @@
 """Probes of the scoring core's uncounted mutants (statistics, seed comparison, config, scoring,
-verification, the nulls, the bootstrap, the losses and the schemes): see ``mutation_probes.py``.
+verification, the nulls, the bootstrap, the losses and the schemes): see ``probes.py``.
 
 Each probe goes through the public API where it can, with the inputs a judgement's proof must
 hold for: ids and values of other dtypes (uint64, float32, bool, empty lists), ties where a
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mutation_probe_kit import each, use_test_helpers
+from probe_kit import each, use_test_helpers
 
 _PKG = "waterdrum_hf."
 NAN = float("nan")

@@ -1,5 +1,5 @@
 """Probes of the text attacks' uncounted mutants (``waterdrum_hf/attacks/``): see
-``mutation_probes.py``. Each returns what a caller of the attacks sees: the edited texts, the
+``probes.py``. Each returns what a caller of the attacks sees: the edited texts, the
 words drawn, the exceptions raised."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mutation_probe_kit import each, use_test_helpers
+from probe_kit import each, use_test_helpers
 
 _ATTACKS = "waterdrum_hf.attacks."
 _EDITS = "waterdrum_hf.attacks.edits."

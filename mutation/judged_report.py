@@ -1,6 +1,6 @@
 """Surviving mutants of ``waterdrum_hf/report/`` (all but the token view) judged
-equivalent (read by ``mutation_judged.py``): each entry is ``(function, before, after, reason)``, as
-``mutation_judged.Judged`` takes them."""
+equivalent (read by ``judged.py``): each entry is ``(function, before, after, reason)``, as
+``judged.Judged`` takes them."""
 
 from __future__ import annotations
 
