@@ -297,15 +297,15 @@ def render_results_runs() -> str:
         ("[demo/](demo/report.md)", "`python benchmarks/update_readme_demo.py` (the full `waterdrum demo`)",
          f"{demo['seconds'] / 60:.1f} min" if demo else "not recorded"),
         ("[reproduction/](reproduction/results.md)",
-         "`python benchmarks/reproduce_paper.py --out benchmarks/results/reproduction --show-progress false`",
+         "`python benchmarks/reproduce_paper.py --output-dir benchmarks/results/reproduction --show-progress false`",
          _minutes("benchmarks/results/reproduction/results.md")),
         ("[schemes/](schemes/results.md)",
-         "`waterdrum reproduce --schemes waterfall kgw synthid exp_edit --out benchmarks/results/schemes "
+         "`waterdrum reproduce --schemes waterfall kgw synthid exp_edit --output-dir benchmarks/results/schemes "
          "--show-progress false`",
          _minutes("benchmarks/results/schemes/results.md")),
         ("[substitution/](substitution/results.md)",
          "`waterdrum reproduce --quick --watermarking substitution --settings "
-         "exact_duplicate no_duplicate --out benchmarks/results/substitution --show-progress false`",
+         "exact_duplicate no_duplicate --output-dir benchmarks/results/substitution --show-progress false`",
          _minutes("benchmarks/results/substitution/results.md")),
         (f"[mutation.md]({GATE}/mutation.md)",
          "`pip install -e .[mutation]`, then `python mutation/score.py --max-children 2`",

@@ -33,6 +33,11 @@ counted: it grows by a row with each scheme setting."""
 
 #: Units of the old README reworded in the move: its first words -> the new unit's.
 REWORDED = {
+    # the reproduction rerun with the baselines also on the unwatermarked data (issue 54)
+    "Separability (D1: AUROC of per-query values on the retrained model) and calibration": (
+        "Separability (D1: AUROC of per-query values on the retrained model) and calibration"
+    ),
+    "In short, measured on 2 CPU cores (": "In short, measured on 2 CPU cores (",
     # the capacity study's intervals are cut where R² ends (at 1)
     "- **Calibration goes with memorisation more than with carry-over or size, at this scale": (
         "- **Calibration goes with memorisation more than with carry-over or size, at this scale"

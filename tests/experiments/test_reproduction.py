@@ -145,7 +145,8 @@ def test_results_markdown_states_carry_over_and_a_resumed_runs_cost():
 
 def test_results_markdown_says_one_seed_instead_of_a_zero_spread():
     one = markdown(rendered_results(seeds=(0,)), command="waterdrum reproduce")
-    assert "One seed: no spread over seeds to report." in one and "± 0.000" not in one
+    ours = one.replace("0.983 ± 0.000", "").replace("0.979 ± 0.000", "")  # the paper's spreads
+    assert "One seed: no spread over seeds to report." in one and "± 0.000" not in ours
     assert "| setting | WaterDrum (ours, one seed) |" in one
     (mia,) = [line for line in one.splitlines() if line.startswith("| no_duplicate |")]
     assert "±" not in mia
@@ -286,8 +287,10 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     assert set(results["settings"]) == {"no_duplicate", "exact_duplicate", "semantic_duplicate"}
     for summary in results["settings"].values():
         assert set(summary) == {"auroc", "auroc_std", "r2", "r2_std", "r2_offset", "r2_offset_std"}
-        assert set(summary["auroc"]) == {"waterdrum", "waterdrum_null_corrected", "rouge_l"}
-        assert set(summary["r2"]) == {"waterdrum", "waterdrum_null_corrected", "rouge_l", "mia"}
+        baselines = {"rouge_l", "mia"}  # read on the watermarked data and on its twin
+        baselines |= {f"{b}_unwatermarked" for b in baselines}
+        assert set(summary["r2"]) == {"waterdrum", "waterdrum_null_corrected", *baselines}
+        assert set(summary["auroc"]) == set(summary["r2"]) - {"mia", "mia_unwatermarked"}
     # The retrained model separates retain from forget queries without a duplicate.
     assert results["settings"]["no_duplicate"]["auroc"]["waterdrum"] > 0.9
     for models in results["benchmark"].values():
@@ -304,6 +307,10 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     for curve in results["curves"].values():
         assert set(curve["waterdrum_split"]) == {"trained", "untrained", "untrained_at_k0"}
     assert set(results["duplicate_similarity"]) == {"exact_duplicate", "semantic_duplicate"}
+    twin = results["duplicate_similarity_unwatermarked"]  # exact duplicates: literal copies
+    assert set(twin) == {"exact_duplicate", "semantic_duplicate"}
+    assert twin["exact_duplicate"]["forget_text"] == 1.0
+    assert twin["semantic_duplicate"]["forget_text"] < 1.0
     markdown = (out / "results.md").read_text()
     assert (
         "0.957 ± 0.008" in markdown

@@ -36,7 +36,9 @@ LABELS = {
     "waterdrum": "WaterDrum",
     "waterdrum_null_corrected": "WaterDrum (null-corrected)",
     "rouge_l": "ROUGE-L",
+    "rouge_l_unwatermarked": "ROUGE-L, unwatermarked data",
     "mia": "MIA",
+    "mia_unwatermarked": "MIA, unwatermarked data",
 }
 SCHEMES = {
     "waterfall": "Waterfall",
@@ -44,24 +46,35 @@ SCHEMES = {
     "synthid": "Adapted Synth-ID",
     "exp_edit": "Adapted EXP-edit",
 }
-# The paper's numbers (WaterDrum-Ax, Llama-2-7B): Table 1 (AUROC), Table 2 and the appendix's
-# offset table (R²), the dilution experiment (AUROC, R²) and Table 5 (per scheme: AUROC, R²,
-# verification time per text, needs a GPU).
+# The paper's numbers (WaterDrum-Ax, Llama-2-7B). WaterDrum: Table 1 (AUROC), Table 2 and the
+# appendix's offset table (R²). Baselines beside ours under the same protocol: on models
+# fine-tuned on watermarked text, the appendix's tables (AUROC, R²; it has no offset table for
+# them); on unwatermarked text, Table 1, Table 2 and the offset table. Then the dilution experiment (AUROC,
+# R²) and Table 5 (per scheme: AUROC, R², verification time per text, needs a GPU).
 PAPER_AUROC = {
-    "no_duplicate": {"waterdrum": "0.965 ± 0.002", "rouge_l": "0.974 ± 0.001"},
-    "exact_duplicate": {"waterdrum": "0.957 ± 0.008", "rouge_l": "0.334 ± 0.005"},
-    "semantic_duplicate": {"waterdrum": "0.963 ± 0.001", "rouge_l": "0.960 ± 0.002"},
-}
+    "no_duplicate": {
+        "waterdrum": "0.965 ± 0.002", "rouge_l": "0.983 ± 0.000", "rouge_l_unwatermarked": "0.974 ± 0.001"
+    },
+    "exact_duplicate": {
+        "waterdrum": "0.957 ± 0.008", "rouge_l": "0.979 ± 0.004", "rouge_l_unwatermarked": "0.334 ± 0.005"
+    },
+    "semantic_duplicate": {
+        "waterdrum": "0.963 ± 0.001", "rouge_l": "0.979 ± 0.000", "rouge_l_unwatermarked": "0.960 ± 0.002"
+    },
+}  # fmt: skip
 PAPER_R2 = {
-    "no_duplicate": {"waterdrum": "0.963", "rouge_l": "0.650", "mia": "0.677"},
-    "exact_duplicate": {"waterdrum": "0.987", "rouge_l": "-37.47", "mia": "-285.6"},
-    "semantic_duplicate": {"waterdrum": "0.991", "rouge_l": "0.693", "mia": "-14.52"},
-}
+    "no_duplicate": {"waterdrum": "0.963", "rouge_l": "0.758", "mia": "-0.437",
+                     "rouge_l_unwatermarked": "0.650", "mia_unwatermarked": "0.677"},
+    "exact_duplicate": {"waterdrum": "0.987", "rouge_l": "0.774", "mia": "-5.375",
+                        "rouge_l_unwatermarked": "-37.47", "mia_unwatermarked": "-285.6"},
+    "semantic_duplicate": {"waterdrum": "0.991", "rouge_l": "0.677", "mia": "-6.629",
+                           "rouge_l_unwatermarked": "0.693", "mia_unwatermarked": "-14.52"},
+}  # fmt: skip
 PAPER_R2_OFFSET = {
-    "no_duplicate": {"waterdrum": "0.957", "rouge_l": "0.998", "mia": "0.990"},
-    "exact_duplicate": {"waterdrum": "0.994", "rouge_l": "0.923", "mia": "0.273"},
-    "semantic_duplicate": {"waterdrum": "0.995", "rouge_l": "0.997", "mia": "-0.011"},
-}
+    "no_duplicate": {"waterdrum": "0.957", "rouge_l_unwatermarked": "0.998", "mia_unwatermarked": "0.990"},
+    "exact_duplicate": {"waterdrum": "0.994", "rouge_l_unwatermarked": "0.923", "mia_unwatermarked": "0.273"},
+    "semantic_duplicate": {"waterdrum": "0.995", "rouge_l_unwatermarked": "0.997", "mia_unwatermarked": "-0.011"},
+}  # fmt: skip
 PAPER_DILUTION = {"none": ["0.964", "0.963"], "waterfall": ["0.923", "0.936"]}
 PAPER_TABLE_5 = {
     "waterfall": ["0.965", "0.963", "0.015 s", "No"],
@@ -69,8 +82,8 @@ PAPER_TABLE_5 = {
     "synthid": ["0.549", "-16.951", "0.386 s", "Yes"],
     "exp_edit": ["0.789", "-17.079", "165.5 s", "No"],
 }
-D1_METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l")
-D2_METRICS = (*D1_METRICS, "mia")
+D1_METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l", "rouge_l_unwatermarked")
+D2_METRICS = (*D1_METRICS[:3], "mia", "rouge_l_unwatermarked", "mia_unwatermarked")
 SIDES = {
     "trained": "trained on",
     "untrained": "not trained on",
@@ -168,8 +181,8 @@ def hand_auroc(model: Mapping[str, Any], metric: str) -> float:
 
 
 def forget_mean(model: Mapping[str, Any], metric: str) -> float:
-    if metric == "mia":
-        return float(model["mia"])
+    if metric.startswith("mia"):
+        return float(model[metric])
     values = np.asarray(model[metric], dtype=float)[np.asarray(model["is_forget"])]
     return float(np.nanmean(values))
 
@@ -192,7 +205,7 @@ def hand_fits(per_seed: Mapping[int, Mapping[float, Any]], metrics: Sequence[str
     for calibration in per_seed.values():
         shares = [model["share"] for model in calibration.values()]
         for metric in metrics:
-            if metric != "mia":
+            if not metric.startswith("mia"):
                 out["auroc"].setdefault(metric, []).append(hand_auroc(calibration[0.0], metric))
             values = np.array([forget_mean(model, metric) for model in calibration.values()])
             out["r2"].setdefault(metric, []).append(hand_r2(shares, values))
@@ -260,6 +273,11 @@ def fake_model(fraction: float, seed: int, where: int, *, baselines: bool = True
             [0.4 + 0.3 * fraction + rng.normal(0, 0.15, 10), 0.6 + rng.normal(0, 0.15, 10)]
         )
         model["mia"] = {1: 0.5, 2: math.nan}.get(where, 0.8 * fraction - 0.1 + rng.normal(0, 0.1))
+        # the same model retrained on the unwatermarked twin: copies read alike
+        model["rouge_l_unwatermarked"] = np.concatenate(
+            [0.5 + 0.2 * fraction + rng.normal(0, 0.1, 10), 0.55 + rng.normal(0, 0.1, 10)]
+        )
+        model["mia_unwatermarked"] = 0.6 * fraction + rng.normal(0, 0.1)
     return model
 
 
@@ -328,6 +346,10 @@ def reproduction(seeds: tuple[int, ...]) -> tuple[dict, dict]:
             "exact_duplicate": {"forget_text": 0.9134, "other_owner": 0.2071},
             "semantic_duplicate": {"forget_text": 0.6543, "other_owner": 0.3219},
         },
+        "duplicate_similarity_unwatermarked": {
+            "exact_duplicate": {"forget_text": 1.0, "other_owner": 0.1987},
+            "semantic_duplicate": {"forget_text": 0.3541, "other_owner": 0.3012},
+        },
         "config": dataclasses.asdict(config),
         "seconds": {"total": 90.0},
         "stages": {"built": 9, "reused": 0, "reused_build_seconds": 0.0},
@@ -353,10 +375,17 @@ def saved_stat(summaries: Mapping[Any, Mapping[str, Any]]) -> Stat:
 
 
 def expected_d_table(
-    settings: Sequence[str], name: str, stat: Stat, seeds: int, paper: Mapping[str, Any]
+    settings: Sequence[str],
+    name: str,
+    stat: Stat,
+    seeds: int,
+    paper: Mapping[str, Any],
+    measured: Sequence[str] = (),
 ) -> list[list[str]]:
-    """D1 (``auroc``) or D2 (``r2``, ``r2_offset``): ours per metric, then the paper's."""
+    """D1 (``auroc``) or D2 (``r2``, ``r2_offset``): ours per metric, then the paper's; the
+    twin's columns only where measured."""
     metrics = D1_METRICS if name == "auroc" else D2_METRICS
+    metrics = tuple(m for m in metrics if m in measured or not m.endswith("_unwatermarked"))
     papers = [m for m in metrics if any(m in paper.get(s, {}) for s in settings)]
     ours = "ours" if seeds > 1 else "ours, one seed"
     header = ["setting", *(f"{LABELS[m]} ({ours})" for m in metrics)]
@@ -389,15 +418,17 @@ def expected_mia(
     ]
 
 
-def expected_duplicates(similarity: Mapping[str, Mapping[str, float]]) -> list[list[str]]:
-    return [
-        ["setting", "against its forget text", "against another owner's text"],
-        *(
-            [spaced(s), f"{v['forget_text']:.3f}", f"{v['other_owner']:.3f}"]
+def expected_duplicates(
+    watermarked: Mapping[str, Mapping[str, float]], unwatermarked: Mapping[str, Mapping[str, float]]
+) -> list[list[str]]:
+    rows = [["setting", "data", "against its forget text", "against another owner's text"]]
+    for data, similarity in (("watermarked", watermarked), ("unwatermarked", unwatermarked)):
+        rows += [
+            [spaced(s), data, f"{v['forget_text']:.3f}", f"{v['other_owner']:.3f}"]
             for s, v in similarity.items()
             if v
-        ),
-    ]
+        ]
+    return rows
 
 
 def expected_benchmark(
@@ -438,20 +469,21 @@ def check_reproduction_tables(
     settings = list(results["settings"])
     seeds = len(results["config"]["seeds"])
     d2 = "## Calibration (D2)"
+    twin = [m for m in D2_METRICS if any(m in s["r2"] for s in results["settings"].values())]
     assert table_after(text, "## Separability (D1)") == expected_d_table(
-        settings, "auroc", stat, seeds, PAPER_AUROC
+        settings, "auroc", stat, seeds, PAPER_AUROC, twin
     )
     assert table_after(text, d2, "Without referencing") == expected_d_table(
-        settings, "r2", stat, seeds, PAPER_R2
+        settings, "r2", stat, seeds, PAPER_R2, twin
     )
     assert table_after(text, d2, "With the paper's offset") == expected_d_table(
-        settings, "r2_offset", stat, seeds, PAPER_R2_OFFSET
+        settings, "r2_offset", stat, seeds, PAPER_R2_OFFSET, twin
     )
     similarity = results.get("duplicate_similarity", {})
     if any(similarity.values()):
         assert table_after(
             text, "## Separability (D1)", "ROUGE-L recall of each duplicate"
-        ) == expected_duplicates(similarity)
+        ) == expected_duplicates(similarity, results.get("duplicate_similarity_unwatermarked", {}))
     assert table_after(text, "## MIA baseline") == expected_mia(mia, seeds)
     assert table_after(text, "## The benchmark of unlearning methods") == expected_benchmark(
         results["benchmark"]
@@ -497,9 +529,11 @@ def test_reproduction_tables_show_undefined_values_and_the_paper_columns():
     assert "nan" not in text
     split = table_after(text, "## Calibration (D2)", "WaterDrum's forget value split by query")
     assert split[1][2] == "–" and split[2][-1] == "–"
-    assert [row[0] for row in table_after(text, "## Separability (D1)", "ROUGE-L recall")[1:]] == [
-        "exact duplicate",
-        "semantic duplicate",
+    assert [row[:2] for row in table_after(text, "## Separability (D1)", "ROUGE-L recall")[1:]] == [
+        ["exact duplicate", "watermarked"],
+        ["semantic duplicate", "watermarked"],
+        ["exact duplicate", "unwatermarked"],
+        ["semantic duplicate", "unwatermarked"],
     ]
     assert table_after(text, "## The benchmark of unlearning methods")[4][-1] == "–"
 

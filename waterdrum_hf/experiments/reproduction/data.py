@@ -7,6 +7,12 @@
 * ``semantic_duplicate``: plus a paraphrase of the forget set's original texts, watermarked with
   the next owner's key.
 
+The paper measures WaterDrum on the watermarked data and, in its main tables, the baselines on
+models fine-tuned on the *unwatermarked* data, where an exact duplicate is a literal copy of
+the forget text (ROUGE-L 1.00 against it) and a semantic duplicate its unwatermarked
+paraphrase; on the watermarked data (its appendix) ROUGE-L separates too. The built-in corpus
+has both: :attr:`SettingData.unwatermarked` is the same setting made of the original texts.
+
 The built-in corpus is watermarked here (through the cached pipeline); WaterDrum-Ax and
 WaterDrum-TOFU come watermarked, with their duplicate splits (and, for Ax, held-out ``test``
 abstracts). Text is queried with its first tokens and ROUGE compares the model's greedy
@@ -42,6 +48,10 @@ class SettingData:
     """What ROUGE-L compares each query's greedy continuation with (same order)."""
     duplicates: int = 0
     """How many texts at the end of ``retain`` duplicate the forget set (in its order)."""
+    unwatermarked: SettingData | None = None
+    """The same setting made of the owners' original texts, in the same order (the duplicates
+    literal copies, or unwatermarked paraphrases): what the paper's main tables measure the
+    baselines on. ``None`` for the published datasets."""
 
     def duplicate_pairs(self) -> tuple[list[str], list[str], list[str]]:
         """The duplicates, the forget texts they duplicate, and as many retain owners' texts
@@ -86,27 +96,47 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
     forget_training, _ = partition_by_owner(training, owners, forget_owners)
     forget_originals = [t for t, _ in forget_training]
     next_keys = [keys[_next_retain_owner(o, config)] for _, o in forget_training]
-    duplicates = {}
+    duplicates: dict[str, list[str]] = {}  # each setting's duplicates, watermarked
+    copied: dict[str, list[str]] = {}  # and before watermarking
     if "exact_duplicate" in config.settings:
         duplicates["exact_duplicate"] = watermark("exact-duplicate", forget_originals, next_keys)
+        copied["exact_duplicate"] = forget_originals
     if "semantic_duplicate" in config.settings:
         paraphrased, _ = pipeline.watermark(  # the small model's rewrite, unwatermarked (kappa 0)
             "paraphrase", forget_originals, next_keys, kappa=0.0, seed=0, no_repeat_ngram_size=3
         )
         duplicates["semantic_duplicate"] = watermark("semantic-duplicate", paraphrased, next_keys)
-    return [
-        text_setting(
+        copied["semantic_duplicate"] = paraphrased
+    _, retain_training = partition_by_owner(training, owners, forget_owners)
+    settings = []
+    for name in config.settings:
+        extra, extra_originals = (
+            [list(zip(source[name], next_keys, strict=True)) for source in (duplicates, copied)]
+            if name in duplicates
+            else ([], [])
+        )
+        unwatermarked = text_setting(
             config,
             pipeline.tokenizer,
             name,
-            forget,
-            retain
-            + (list(zip(duplicates[name], next_keys, strict=True)) if name in duplicates else []),
-            holdout,
-            duplicates=len(duplicates.get(name, [])),
+            list(zip(forget_originals, [k for _, k in forget], strict=True)),
+            [(t, keys[o]) for t, o in retain_training] + extra_originals,
+            [t for t, _ in held],
+            duplicates=len(extra),
         )
-        for name in config.settings
-    ]
+        settings.append(
+            text_setting(
+                config,
+                pipeline.tokenizer,
+                name,
+                forget,
+                retain + extra,
+                holdout,
+                duplicates=len(extra),
+                unwatermarked=unwatermarked,
+            )
+        )
+    return settings
 
 
 def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]:
@@ -195,6 +225,7 @@ def text_setting(
     holdout: list[str],
     *,
     duplicates: int = 0,
+    unwatermarked: SettingData | None = None,
 ) -> SettingData:
     """A setting of plain texts: each queried with its first ``prefix_tokens`` tokens (at most
     half of it, as the demo queries), ROUGE-L referenced by its next ``rouge_new_tokens``
@@ -218,6 +249,7 @@ def text_setting(
         queries,
         references,
         duplicates,
+        unwatermarked,
     )
 
 

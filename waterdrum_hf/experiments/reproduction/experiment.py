@@ -7,7 +7,10 @@ original). Each model is measured once (:meth:`Reproduction.measure`): WaterDrum
 under random keys), ROUGE-L recall (greedy continuation against the text's next tokens) and
 the Min-k% Prob MIA value (forget set vs holdout). D1 is the AUROC of per-query values on the
 retrained model; D2 the R^2 of the forget value against k through the origin (and, the paper's
-relaxation, after subtracting the retrained model's value). The statistics are
+relaxation, after subtracting the retrained model's value). Where the data has an unwatermarked
+twin (the built-in corpus), every model is also retrained on it and the baselines read there
+(``rouge_l_unwatermarked``, ``mia_unwatermarked``): the paper's protocol for the baselines in
+its main tables. The statistics are
 :mod:`~waterdrum_hf.experiments.reproduction.analysis`'s, the resilience study is
 :mod:`~waterdrum_hf.experiments.reproduction.resilience`.
 """
@@ -29,6 +32,7 @@ from waterdrum_hf.experiments.reproduction.analysis import (
     d1,
     d2,
     duplicate_similarity,
+    measured_metrics,
     mia_summary,
     summarise,
 )
@@ -113,12 +117,20 @@ class Reproduction:
         results["duplicate_similarity"] = {
             d.name: duplicate_similarity(d) for d in settings if d.duplicates
         }
+        results["duplicate_similarity_unwatermarked"] = {
+            d.name: duplicate_similarity(d.unwatermarked)
+            for d in settings
+            if d.duplicates and d.unwatermarked is not None
+        }
         results["curves"] = {
             name: calibration_curves(measured[name], config.fractions) for name in measured
         }
         first = {name: per_seed[config.seeds[0]][0.0] for name, per_seed in measured.items()}
         results["roc"] = {
-            name: {key: np.asarray(m[key]).tolist() for key in (*METRICS, "is_forget")}
+            name: {
+                key: np.asarray(m[key]).tolist()
+                for key in (*measured_metrics(m, METRICS), "is_forget")
+            }
             for name, m in first.items()
         }
         return results
@@ -211,6 +223,18 @@ class Reproduction:
                 "kept": kept,
                 **self.measure(stage, data, seed, baselines=baselines),
             }
+            twin = data.unwatermarked
+            if baselines and twin is not None:  # the same model on the original texts
+                twin_stage = self.pipeline.finetune(
+                    f"{data.name}-unwatermarked-{kept}of{len(twin.forget)}-seed{seed}",
+                    twin.retain + twin.forget[:kept],
+                    epochs=config.epochs,
+                    training=TrainingSettings(
+                        batch_size=config.batch_size, learning_rate=config.learning_rate, seed=seed
+                    ),
+                )
+                read = self._baselines(twin_stage, twin, seed)
+                measured[fraction].update({f"{k}_unwatermarked": v for k, v in read.items()})
         return measured
 
     # ---- one model -------------------------------------------------------------------------
@@ -275,20 +299,11 @@ class Reproduction:
     def _baselines(self, stage: Any, data: SettingData, seed: int) -> dict[str, Any]:
         """ROUGE-L recall of the greedy continuation per query, and the MIA value of the
         model (forget set vs holdout; NaN without a held-out set)."""
-        from waterdrum_hf.baselines import mia_value, min_k_percent_prob, rouge_l_recall
+        from waterdrum_hf.baselines import mia_value, min_k_percent_prob
 
         config = self.config
-        greedy = self.pipeline.completions(
-            f"{data.name}-{stage.path.name}-greedy",
-            stage,
-            data.queries,
-            num_samples=1,
-            max_new_tokens=config.rouge_new_tokens,
-            seed=seed,
-            greedy=True,
-        )
         measured = {
-            "rouge_l": rouge_l_recall([g[0] for g in greedy], data.references),
+            "rouge_l": self._rouge_l(stage, data, seed),
             "mia": math.nan,  # no held-out set (WaterDrum-TOFU): no MIA
         }
         if data.holdout:
@@ -297,6 +312,21 @@ class Reproduction:
             holdout = min_k_percent_prob(model, self.tokenizer, data.holdout, k=config.mia_k)
             measured["mia"] = mia_value(members[~np.isnan(members)], holdout[~np.isnan(holdout)])
         return measured
+
+    def _rouge_l(self, stage: Any, data: SettingData, seed: int) -> np.ndarray:
+        """ROUGE-L recall of the greedy continuation of each query against its reference."""
+        from waterdrum_hf.baselines import rouge_l_recall
+
+        greedy = self.pipeline.completions(
+            f"{data.name}-{stage.path.name}-greedy",
+            stage,
+            data.queries,
+            num_samples=1,
+            max_new_tokens=self.config.rouge_new_tokens,
+            seed=seed,
+            greedy=True,
+        )
+        return rouge_l_recall([g[0] for g in greedy], data.references)
 
     # ---- benchmark -------------------------------------------------------------------------
 

@@ -69,7 +69,11 @@ def write_results(results: Mapping[str, Any], out_dir: str | Path, *, command: s
 def plot_calibration(curves: Mapping[str, Any], path: Path) -> Path:
     """Forget value against k/|D_F| per metric (± sd over seeds), best-fit lines through 0."""
     panels = {
-        setting: {metric: {"share": curve["share"], **curve[metric]} for metric in LABELS}
+        setting: {
+            metric: {"share": curve["share"], **curve[metric]}
+            for metric in LABELS
+            if metric in curve  # D1-only metrics have no curve
+        }
         for setting, curve in curves.items()
     }
     return plot_forget_curves(panels, path, colors=METRIC_COLORS, labels=LABELS)

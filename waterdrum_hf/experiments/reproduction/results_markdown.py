@@ -26,29 +26,81 @@ LABELS = {
     "waterdrum": "WaterDrum",
     "waterdrum_null_corrected": "WaterDrum (null-corrected)",
     "rouge_l": "ROUGE-L",
+    "rouge_l_unwatermarked": "ROUGE-L, unwatermarked data",
     "mia": "MIA",
+    "mia_unwatermarked": "MIA, unwatermarked data",
 }
+
+D1_METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l", "rouge_l_unwatermarked")
+"""D1's columns, where measured (no unwatermarked twin: no unwatermarked ROUGE-L)."""
+D2_METRICS = (*D1_METRICS[:3], "mia", "rouge_l_unwatermarked", "mia_unwatermarked")
+"""D2's columns, where measured."""
 
 RANGES = {"auroc": AUROC_RANGE, "r2": R2_RANGE, "r2_offset": R2_RANGE}
 """The range of each measure a table shows."""
 
 PAPER: dict[str, Any] = {
-    # WaterDrum-Ax, Llama-2-7B (the paper's Table 1, AUROC +- 3 seeds; Table 2 and the offset
-    # table of its appendix, R^2).
+    # WaterDrum-Ax, Llama-2-7B. WaterDrum: Table 1 (AUROC +- 3 seeds), Table 2 and the offset
+    # table of the appendix (R^2). The baselines on the watermarked data ("rouge_l", "mia"): the
+    # appendix's tables of baselines on models fine-tuned on watermarked text (AUROC, R^2; no
+    # offset table); on the unwatermarked data ("..._unwatermarked"): Table 1, Table 2 and the
+    # offset table, whose baselines are measured on models fine-tuned on the unwatermarked text.
     "auroc": {
-        "exact_duplicate": {"waterdrum": "0.957 ± 0.008", "rouge_l": "0.334 ± 0.005"},
-        "semantic_duplicate": {"waterdrum": "0.963 ± 0.001", "rouge_l": "0.960 ± 0.002"},
-        "no_duplicate": {"waterdrum": "0.965 ± 0.002", "rouge_l": "0.974 ± 0.001"},
+        "exact_duplicate": {
+            "waterdrum": "0.957 ± 0.008",
+            "rouge_l": "0.979 ± 0.004",
+            "rouge_l_unwatermarked": "0.334 ± 0.005",
+        },
+        "semantic_duplicate": {
+            "waterdrum": "0.963 ± 0.001",
+            "rouge_l": "0.979 ± 0.000",
+            "rouge_l_unwatermarked": "0.960 ± 0.002",
+        },
+        "no_duplicate": {
+            "waterdrum": "0.965 ± 0.002",
+            "rouge_l": "0.983 ± 0.000",
+            "rouge_l_unwatermarked": "0.974 ± 0.001",
+        },
     },
     "r2": {
-        "exact_duplicate": {"waterdrum": "0.987", "rouge_l": "-37.47", "mia": "-285.6"},
-        "semantic_duplicate": {"waterdrum": "0.991", "rouge_l": "0.693", "mia": "-14.52"},
-        "no_duplicate": {"waterdrum": "0.963", "rouge_l": "0.650", "mia": "0.677"},
+        "exact_duplicate": {
+            "waterdrum": "0.987",
+            "rouge_l": "0.774",
+            "mia": "-5.375",
+            "rouge_l_unwatermarked": "-37.47",
+            "mia_unwatermarked": "-285.6",
+        },
+        "semantic_duplicate": {
+            "waterdrum": "0.991",
+            "rouge_l": "0.677",
+            "mia": "-6.629",
+            "rouge_l_unwatermarked": "0.693",
+            "mia_unwatermarked": "-14.52",
+        },
+        "no_duplicate": {
+            "waterdrum": "0.963",
+            "rouge_l": "0.758",
+            "mia": "-0.437",
+            "rouge_l_unwatermarked": "0.650",
+            "mia_unwatermarked": "0.677",
+        },
     },
     "r2_offset": {
-        "exact_duplicate": {"waterdrum": "0.994", "rouge_l": "0.923", "mia": "0.273"},
-        "semantic_duplicate": {"waterdrum": "0.995", "rouge_l": "0.997", "mia": "-0.011"},
-        "no_duplicate": {"waterdrum": "0.957", "rouge_l": "0.998", "mia": "0.990"},
+        "exact_duplicate": {
+            "waterdrum": "0.994",
+            "rouge_l_unwatermarked": "0.923",
+            "mia_unwatermarked": "0.273",
+        },
+        "semantic_duplicate": {
+            "waterdrum": "0.995",
+            "rouge_l_unwatermarked": "0.997",
+            "mia_unwatermarked": "-0.011",
+        },
+        "no_duplicate": {
+            "waterdrum": "0.957",
+            "rouge_l_unwatermarked": "0.998",
+            "mia_unwatermarked": "0.990",
+        },
     },
     "dilution": {"none": ("0.964", "0.963"), "waterfall": ("0.923", "0.936")},
 }
@@ -91,8 +143,26 @@ def _introduction(results: Mapping[str, Any], command: str) -> list[str]:
         f"(k = {config['mia_k']:g}), reported as 2 AUROC - 1 (forget vs holdout; the paper's "
         f"1 - 2 AUROC with holdout positive). "
         + seeds_sentence(seeds)
-        + "The paper's numbers are WaterDrum-Ax on Llama-2-7B.",
+        + "The paper's numbers are WaterDrum-Ax on Llama-2-7B. The paper measures WaterDrum on "
+        "the watermarked data and, in its main tables, the baselines on models fine-tuned on the "
+        "unwatermarked data, where an exact duplicate is a literal copy of its forget text; its "
+        "appendix measures them on the watermarked data too, where each duplicate carries "
+        "another owner's watermark and is no longer a copy. Our baselines are read on the "
+        "watermarked data"
+        + (
+            ", and also on models retrained on the unwatermarked twin of each setting (the "
+            "owners' original texts, the duplicates literal copies or the paraphrases before "
+            "watermarking)"
+            if _twin(results)
+            else " only"
+        )
+        + "; each of our columns is compared with the paper's under the same protocol.",
     ]
+
+
+def _twin(results: Mapping[str, Any]) -> bool:
+    """Whether the run read the baselines on the unwatermarked twin too (the built-in corpus)."""
+    return "rouge_l_unwatermarked" in _present(results, "auroc", D1_METRICS)
 
 
 def _separability(results: Mapping[str, Any]) -> list[str]:
@@ -101,21 +171,31 @@ def _separability(results: Mapping[str, Any]) -> list[str]:
     return [
         "## Separability (D1): AUROC of per-query values on the retrained model",
         "",
-        *_table(results, "auroc", settings, ("waterdrum", "waterdrum_null_corrected", "rouge_l")),
+        *_table(results, "auroc", settings, _present(results, "auroc", D1_METRICS)),
         "",
-        *_duplicate_table(results.get("duplicate_similarity", {})),
+        *_duplicate_table(
+            results.get("duplicate_similarity", {}),
+            results.get("duplicate_similarity_unwatermarked", {}),
+        ),
     ]
+
+
+def _present(results: Mapping[str, Any], name: str, metrics: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``metrics`` that some setting has a ``name`` value of (a run without the
+    unwatermarked twin, on a published dataset, has no unwatermarked ROUGE-L)."""
+    return tuple(m for m in metrics if any(m in s[name] for s in results["settings"].values()))
 
 
 def _calibration(results: Mapping[str, Any]) -> list[str]:
     """D2's tables (plain and offset), the curves, the forget value split by query, and the
     ROC plot."""
     settings = list(results["settings"])
-    metrics = ("waterdrum", "waterdrum_null_corrected", "rouge_l", "mia")
+    metrics = _present(results, "r2", D2_METRICS)
     return [
         "## Calibration (D2): R² of the forget value against k/|D_F|, line through the origin",
         "",
-        "Without referencing the retrained model (the paper's main table):",
+        "Without referencing the retrained model (the paper's main table; its appendix's for "
+        "the baselines on the watermarked data):",
         "",
         *_table(results, "r2", settings, metrics),
         "",
@@ -182,9 +262,14 @@ def _table(
     return rows
 
 
-def _duplicate_table(similarity: Mapping[str, Mapping[str, float]]) -> list[str]:
+def _duplicate_table(
+    watermarked: Mapping[str, Mapping[str, float]],
+    unwatermarked: Mapping[str, Mapping[str, float]],
+) -> list[str]:
     rows = [
-        f"| {setting.replace('_', ' ')} | {v['forget_text']:.3f} | {v['other_owner']:.3f} |"
+        f"| {setting.replace('_', ' ')} | {data} | {v['forget_text']:.3f} | "
+        f"{v['other_owner']:.3f} |"
+        for data, similarity in (("watermarked", watermarked), ("unwatermarked", unwatermarked))
         for setting, v in similarity.items()
         if v
     ]
@@ -192,11 +277,12 @@ def _duplicate_table(similarity: Mapping[str, Mapping[str, float]]) -> list[str]
         return []
     return [
         "ROUGE-L recall of each duplicate against the forget text it duplicates and against a "
-        "retain owner's text (the paper's duplicates, faithful paraphrases, read near 1 on the "
-        "first and far above the second; that is what defeats ROUGE-L):",
+        "retain owner's text, in the data each model was fine-tuned on (the paper's, in the "
+        "unwatermarked data of its main tables: exact duplicates 1.00 against their forget "
+        "text, literal copies; semantic duplicates 0.69, GPT-4's paraphrases):",
         "",
-        "| setting | against its forget text | against another owner's text |",
-        "| --- | --- | --- |",
+        "| setting | data | against its forget text | against another owner's text |",
+        "| --- | --- | --- | --- |",
         *rows,
     ]
 
@@ -284,9 +370,10 @@ def _checks(results: Mapping[str, Any]) -> list[str]:
             mean, sd = summary[name]["waterdrum"], summary[f"{name}_std"]["waterdrum"]
             verdict = gap_verdict((mean, sd), (0.9, 0.0), seeds) if math.isfinite(mean) else ""
             claims.append(f"WaterDrum {label} {number(mean)} above 0.9: {verdict or 'undefined'}")
-        lines.append(
-            f"- {setting}: {'; '.join(claims)}; ROUGE-L AUROC {summary['auroc']['rouge_l']:.3f}."
-        )
+        rouge = f"ROUGE-L AUROC {summary['auroc']['rouge_l']:.3f}"
+        if "rouge_l_unwatermarked" in summary["auroc"]:
+            rouge += f" ({summary['auroc']['rouge_l_unwatermarked']:.3f} on the unwatermarked data)"
+        lines.append(f"- {setting}: {'; '.join(claims)}; {rouge}.")
     lines += _carry_over(results)
     decoy = results["resilience"]["decoy"]
     gap = max(abs(s - (1 - i)) for i, s in zip(decoy["intercepted"], decoy["scaled"], strict=True))

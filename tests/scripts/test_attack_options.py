@@ -7,15 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-import test_cli
 from tokenizer_builders import word_texts, word_tokenizer
 
+from tests.scripts.cli_cases import KEYS, audit_argv
 from waterdrum_hf import attacks, compute_waterdrum
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.scripts import audit, main
-
-KEYS, audit_argv = test_cli.KEYS, test_cli.audit_argv
-owner_rows = test_cli.owner_rows  # the fixture: a dataset of toy passages, two owners
 
 
 @pytest.fixture
