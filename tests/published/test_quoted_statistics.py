@@ -164,6 +164,12 @@ def _minutes_from_empty_cache() -> float:
     return _value(estimate.group(1)) if estimate else _header(REPRODUCTION, TIME)
 
 
+def _exact(table: str, column: str) -> list[float]:
+    """The numbers of the reproduction's exact-duplicate cell of ``column`` in D1's or D2's
+    first table (a value, or a mean and its interval)."""
+    return _numbers(_cell(REPRODUCTION, table, "exact duplicate", column))
+
+
 def _unwatermarked_duplicate(setting: str) -> float:
     """ROUGE-L recall of a setting's duplicates against their forget text, in the
     unwatermarked twin's data."""
@@ -206,14 +212,10 @@ QUOTES = [
         r"AUROC ([\d.]+) \[([\d.]+), ([\d.]+)\] over (\d+) seeds \(the paper: ([\d.]+)\), "
         r"while WaterDrum reads ([\d.]+) \[([\d.]+), ([\d.]+)\]",
         lambda: [
-            *_numbers(
-                _cell(REPRODUCTION, D1, "exact duplicate", "ROUGE-L, unwatermarked data (ours)")
-            ),
+            *_exact(D1, "ROUGE-L, unwatermarked data (ours)"),
             _header(REPRODUCTION, r"(\d+) seeds; each of our values is the mean"),
-            _lead(
-                _cell(REPRODUCTION, D1, "exact duplicate", "ROUGE-L, unwatermarked data (paper)")
-            ),
-            *_numbers(_cell(REPRODUCTION, D1, "exact duplicate", "WaterDrum (ours)")),
+            _exact(D1, "ROUGE-L, unwatermarked data (paper)")[0],
+            *_exact(D1, "WaterDrum (ours)"),
         ],
     ),
     Quote(
@@ -222,8 +224,8 @@ QUOTES = [
         r"ROUGE-L's R² is ([-\d.]+), the MIA's undefined: it reads the same on every model\), "
         r"where WaterDrum does, less tightly than in the paper \(R² ([\d.]+)\)",
         lambda: [
-            _lead(_cell(REPRODUCTION, D2, "exact duplicate", "ROUGE-L, unwatermarked data (ours)")),
-            _lead(_cell(REPRODUCTION, D2, "exact duplicate", "WaterDrum (ours)")),
+            _exact(D2, "ROUGE-L, unwatermarked data (ours)")[0],
+            _exact(D2, "WaterDrum (ours)")[0],
         ],
     ),
     Quote(
@@ -231,8 +233,8 @@ QUOTES = [
         "D1 under exact duplicates on the watermarked data: ROUGE-L, the paper's appendix",
         r"\(AUROC ([\d.]+) with an exact duplicate; the paper's appendix: ([\d.]+)\)",
         lambda: [
-            _lead(_cell(REPRODUCTION, D1, "exact duplicate", "ROUGE-L (ours)")),
-            _lead(_cell(REPRODUCTION, D1, "exact duplicate", "ROUGE-L (paper)")),
+            _exact(D1, "ROUGE-L (ours)")[0],
+            _exact(D1, "ROUGE-L (paper)")[0],
         ],
     ),
     Quote(
@@ -240,8 +242,8 @@ QUOTES = [
         "D2 under exact duplicates on the watermarked data: ROUGE-L, the MIA",
         r"calibration \(R² ([\d.]+)\) and the MIA's \(([\d.]+)\) are not worse",
         lambda: [
-            _lead(_cell(REPRODUCTION, D2, "exact duplicate", "ROUGE-L (ours)")),
-            _lead(_cell(REPRODUCTION, D2, "exact duplicate", "MIA (ours)")),
+            _exact(D2, "ROUGE-L (ours)")[0],
+            _exact(D2, "MIA (ours)")[0],
         ],
     ),
     Quote(

@@ -206,6 +206,10 @@ class Reproduction:
     ) -> dict[float, dict[str, Any]]:
         """Fraction -> measurement of the model retrained on retain + that share of forget."""
         config = self.config
+        training = TrainingSettings(
+            batch_size=config.batch_size, learning_rate=config.learning_rate, seed=seed
+        )
+        twin = data.unwatermarked if baselines else None
         measured = {}
         for fraction in config.fractions:
             kept = round(fraction * len(data.forget))
@@ -213,9 +217,7 @@ class Reproduction:
                 f"{data.name}-{kept}of{len(data.forget)}-seed{seed}",
                 data.retain + data.forget[:kept],
                 epochs=config.epochs,
-                training=TrainingSettings(
-                    batch_size=config.batch_size, learning_rate=config.learning_rate, seed=seed
-                ),
+                training=training,
             )
             measured[fraction] = {
                 "stage": stage,
@@ -223,15 +225,12 @@ class Reproduction:
                 "kept": kept,
                 **self.measure(stage, data, seed, baselines=baselines),
             }
-            twin = data.unwatermarked
-            if baselines and twin is not None:  # the same model on the original texts
+            if twin is not None:  # the same model on the original texts
                 twin_stage = self.pipeline.finetune(
                     f"{data.name}-unwatermarked-{kept}of{len(twin.forget)}-seed{seed}",
                     twin.retain + twin.forget[:kept],
                     epochs=config.epochs,
-                    training=TrainingSettings(
-                        batch_size=config.batch_size, learning_rate=config.learning_rate, seed=seed
-                    ),
+                    training=training,
                 )
                 read = self._baselines(twin_stage, twin, seed)
                 measured[fraction].update({f"{k}_unwatermarked": v for k, v in read.items()})
