@@ -119,7 +119,7 @@ vllm_tests() {
     printf 'Metadata-Version: 2.1\nName: vllm\nVersion: 0.32.0+cpu\n' \
         > "$site/vllm-0.32.0+cpu.dist-info/METADATA"
     WATERDRUM_VLLM_PYTHON=$PWD/$VLLM_VENV/bin/python exec "$VLLM_VENV/bin/python" -m pytest -m vllm \
-        -p no:cacheprovider --durations=10 tests/generation/test_vllm_server.py \
+        -p no:cacheprovider --durations=10 tests/generation/test_vllm_server.py tests/generation/test_engines_agree.py \
         tests/generation/test_vllm_engine.py "$@"
 }
 

@@ -61,6 +61,7 @@ _EXPORTS = {
     "qa_queries": "generation.prompting",
     "generate": "generation.engine",
     "CompletionServer": "generation.server",
+    "ServerError": "generation.server",
     "VLLMEngine": "generation.vllm_engine",
     "auto_batch_size": "generation.engine",
     "WatermarkedDataset": "watermarking",
@@ -122,6 +123,7 @@ __all__ = [
     "CalibrationFit",
     "ClosestMethods",
     "CompletionServer",
+    "ServerError",
     "HubResultsConfig",
     "SeedComparison",
     "SeedValue",
@@ -226,7 +228,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.generation.engine import auto_batch_size, generate
     from waterdrum_hf.generation.prompting import completion_queries, qa_queries
     from waterdrum_hf.generation.sampling import SamplingConfig
-    from waterdrum_hf.generation.server import CompletionServer
+    from waterdrum_hf.generation.server import CompletionServer, ServerError
     from waterdrum_hf.generation.vllm_engine import VLLMEngine
     from waterdrum_hf.hub_results.config import HubResultsConfig
     from waterdrum_hf.hub_results.publish import push_hub_results, write_hub_results

@@ -25,6 +25,7 @@ class FakeServer:
         self.drop_choice = False  # return n - 1 choices
         self.ignore_seed = False  # answers differ between identical requests
         self.delay = 0.0
+        self.models: set[str] | None = None  # the names it serves (None: any)
         self.lock = threading.Lock()
         self.url = ""
         self._calls = 0
@@ -36,6 +37,9 @@ class FakeServer:
             if self.fail_first >= call:
                 return 503, {"error": {"message": "busy", "type": "server_error"}}
             self.requests.append(body)
+        if self.models is not None and body["model"] not in self.models:
+            message = f"The model `{body['model']}` does not exist."  # vLLM's words
+            return 404, {"error": {"message": message, "type": "NotFoundError", "code": 404}}
         n = int(body.get("n", 1))
         salt = call if self.ignore_seed else 0
         seed = body.get("seed")
@@ -63,7 +67,13 @@ def fake_server() -> Iterator[FakeServer]:
     state = FakeServer()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name): /v1/models
+            names = sorted(state.models or ())
+            self.send_json(200, {"object": "list", "data": [
+                {"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in names
+            ]})  # fmt: skip
+
+        def do_POST(self) -> None:  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with state.lock:
                 state.in_flight += 1
@@ -72,6 +82,9 @@ def fake_server() -> Iterator[FakeServer]:
             status, payload = state.answer(body)
             with state.lock:
                 state.in_flight -= 1
+            self.send_json(status, payload)
+
+        def send_json(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

@@ -3,6 +3,8 @@ that answers deterministically; real vLLM is in ``test_vllm_server.py``."""
 
 from __future__ import annotations
 
+import socket
+import time
 from dataclasses import replace
 
 import pytest
@@ -13,6 +15,7 @@ from waterdrum_hf.generation.server import (
     SEED_RANGE,
     UNFILTERED_SAMPLING,
     CompletionServer,
+    ServerError,
     request_seed,
 )
 
@@ -110,6 +113,52 @@ def test_a_seeded_server_passes_the_check_and_the_check_is_short():
     with fake_server() as server:
         CompletionServer([server.url], "m").generate(["q"], SamplingConfig(num_samples=2, seed=0))
     assert [r["max_tokens"] for r in server.requests] == [8, 8, 200]
+
+
+def closed_url() -> str:
+    """The API root of a loopback port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_a_server_that_is_down_is_one_line_after_the_clients_retries_not_a_hang():
+    url = closed_url()
+    for seed in (0, None):  # with the seed check first, and without it (the pool's first error)
+        client = CompletionServer([url], "m", max_retries=1)
+        start = time.perf_counter()
+        with pytest.raises(ServerError, match=f"^cannot reach {url} .*is the server running"):
+            client.generate(["q"] * 20, SamplingConfig(num_samples=2, seed=seed))
+        assert time.perf_counter() - start < 15  # one back-off (under 2 s), not a time-out
+
+
+def test_a_model_name_the_server_does_not_serve_names_those_it_does():
+    with fake_server() as server:
+        server.models = {"tiny", "npo-s0"}
+        with pytest.raises(ServerError) as caught:
+            CompletionServer([server.url], "npo-s9").generate(["q"], SamplingConfig(seed=0))
+        assert (
+            str(caught.value)
+            == f"{server.url} serves no model named 'npo-s9'; it serves 'npo-s0', 'tiny'"
+        )
+        assert len(server.requests) == 1  # a 404 is not retried
+
+
+def test_the_score_command_says_a_server_is_down_in_one_line(tmp_path, capsys):
+    from tests.generation.owner_files import owner_files
+    from waterdrum_hf.scripts import main
+
+    _, rows, _ = owner_files(tmp_path)
+    url = closed_url()
+    code = main([
+        "score", "--engine", "openai", "--base-url", url, "--model-name-or-path", "tiny",
+        "--tokenizer", "tiny", "--dataset-name", str(rows), "--watermark-tokenizer", "tiny",
+        "--forget-ids", "1001", "--output-dir", str(tmp_path / "out"),
+    ])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith(f"waterdrum score: error: cannot reach {url} ")
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from tests.generation.owner_files import assert_lm_eval_values_are_scores, owner
 from waterdrum_hf import tiny
 from waterdrum_hf.generation.engine import generate
 from waterdrum_hf.generation.sampling import SamplingConfig
-from waterdrum_hf.generation.server import CompletionServer
+from waterdrum_hf.generation.server import CompletionServer, ServerError
 from waterdrum_hf.generation.vllm_process import vllm_server
 
 pytestmark = [
@@ -92,6 +92,13 @@ def test_greedy_text_equals_transformers_for_the_base_and_each_adapter(served):
     assert penalized != generate(model, tokenizer, QUERIES, GREEDY)
 
 
+def test_a_name_the_server_does_not_serve_is_one_line_naming_those_it_does(served):
+    url, _, _ = served
+    with pytest.raises(ServerError) as caught:
+        CompletionServer([url], "c").generate(QUERIES, GREEDY)
+    assert str(caught.value) == f"{url} serves no model named 'c'; it serves 'a', 'b', 'tiny'"
+
+
 def test_samples_are_drawn_from_the_full_distribution(served):
     """The first sampled token of 2,000 samples against the model's own next-token
     probabilities: the checkpoint's repetition penalty (1.3, generation_config.json), which
@@ -129,6 +136,8 @@ def test_two_servers_share_the_queries_and_give_what_one_gives(served, tmp_path)
     with serve(folder, tmp_path / "second.log") as second:
         shared = CompletionServer([url, second], "tiny").generate(QUERIES * 2, sampling)
     assert shared == alone
+    with pytest.raises(ServerError, match=f"^cannot reach {second} "):  # now stopped
+        CompletionServer([url, second], "tiny", max_retries=1).generate(QUERIES, sampling)
     assert len({tuple(samples) for samples in alone}) == len(alone)  # seeds differ by query
 
 

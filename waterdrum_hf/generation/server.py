@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from waterdrum_hf.generation.sampling import SamplingConfig
+from waterdrum_hf.utils.error_text import first_line
 from waterdrum_hf.utils.progress import progress_bar
 from waterdrum_hf.utils.validation import check_positive_int, check_string_list
 
@@ -38,6 +39,12 @@ seed ``s + j``, which must stay a 64-bit signed integer."""
 
 SEED_CHECK_TOKENS = 8
 """Tokens of the two seeded requests that check a server honours the seed."""
+
+
+class ServerError(RuntimeError):
+    """A completion server that cannot be reached, does not serve the model asked for, or does
+    not answer as asked (fewer than ``n`` completions, the seed ignored, errors after the
+    client's retries). Its message is one line that names the server."""
 
 
 @dataclass(frozen=True)
@@ -173,14 +180,33 @@ class CompletionServer:
         try:
             response = client.completions.create(**request)
         except Exception as error:
-            raise RuntimeError(f"{url} ({self.model}), query {index}: {error}") from error
+            raise self._failure(client, url, index, error) from error
         choices = sorted(response.choices, key=lambda choice: choice.index)
         if len(choices) != n:
-            raise RuntimeError(
+            raise ServerError(
                 f"{url} ({self.model}) returned {len(choices)} completions of query {index} "
                 f"where {n} were asked for (n={n}): the server does not honour n"
             )
         return [choice.text for choice in choices]
+
+    def _failure(self, client: Any, url: str, index: int, error: Exception) -> ServerError:
+        """One line for a request that failed after the client's retries: a server nobody
+        answers at, a model name it does not serve (with the names it does), or its error."""
+        import openai
+
+        if isinstance(error, openai.APIConnectionError):  # refused, unreachable or timed out
+            return ServerError(
+                f"cannot reach {url} ({type(error).__name__}: {first_line(error)}): is the "
+                "server running there, and is the URL its API root (ending in /v1)?"
+            )
+        if isinstance(error, openai.NotFoundError):
+            try:
+                served = sorted(model.id for model in client.models.list())
+            except Exception:  # the listing is a courtesy; the refusal stands without it
+                served = []
+            listing = f"; it serves {', '.join(map(repr, served))}" if served else ""
+            return ServerError(f"{url} serves no model named {self.model!r}{listing}")
+        return ServerError(f"{url} ({self.model}), query {index}: {first_line(error)}")
 
     def _check_seed(self, client: Any, url: str, query: str, sampling: SamplingConfig) -> None:
         """Refuse a server whose answers to one seeded request differ."""
@@ -189,7 +215,7 @@ class CompletionServer:
             self._complete(client, url, query, sampling, 0, max_tokens=tokens) for _ in range(2)
         )
         if first != second:
-            raise RuntimeError(
+            raise ServerError(
                 f"{url} ({self.model}) ignores the seed: the same request with seed "
                 f"{sampling.seed} gave different completions, so a score from it cannot be "
                 "reproduced (sample with seed=None to accept that, or check_seed=False)"

@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from waterdrum_hf._version import library_version
-from waterdrum_hf.scripts.parser import CliError, first_line
+from waterdrum_hf.generation.server import ServerError
+from waterdrum_hf.scripts.parser import CliError
 from waterdrum_hf.utils.backend_logs import configure_command_logging, quiet_backend_logs
+from waterdrum_hf.utils.error_text import first_line
 
 COMMANDS = {
     "demo": "run the WaterDrum loop on the built-in model",
@@ -69,7 +71,7 @@ def run_script(script: ModuleType, argv: Sequence[str], prog: str) -> int:
             keywords = script.parser_keywords(argv) if hasattr(script, "parser_keywords") else {}
             groups = script.make_parser(prog=prog, **keywords).parse_args_and_config(argv)
             return int(script.main(*groups) or 0)
-    except (CliError, ValueError, TypeError, OSError, ImportError) as error:
+    except (CliError, ServerError, ValueError, TypeError, OSError, ImportError) as error:
         if os.environ.get("WATERDRUM_DEBUG"):
             raise
         print(f"{prog}: error: {first_line(error)}", file=sys.stderr)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import waterdrum_hf.attacks as text_attacks
-from waterdrum_hf.scripts.parser import CliError, first_line, positive
+from waterdrum_hf.scripts.parser import CliError, positive
+from waterdrum_hf.utils.error_text import first_line
 from waterdrum_hf.utils.fields import flag
 
 ATTACKS_HELP = (

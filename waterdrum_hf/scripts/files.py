@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from waterdrum_hf.scripts.parser import CliError, first_line
+from waterdrum_hf.scripts.parser import CliError
+from waterdrum_hf.utils.error_text import first_line
 from waterdrum_hf.utils.fields import flag
 from waterdrum_hf.utils.files import read_json_lines
 

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from waterdrum_hf.keys import read_watermark_ids, watermark_id_from_text
-from waterdrum_hf.scripts.parser import CliError, first_line
+from waterdrum_hf.scripts.parser import CliError
 from waterdrum_hf.tiny import NAME as BUILT_IN
 from waterdrum_hf.tiny import pretrained_location
+from waterdrum_hf.utils.error_text import first_line
 
 
 def load_tokenizer_option(name: str, what: str = "tokenizer", revision: str | None = None) -> Any:

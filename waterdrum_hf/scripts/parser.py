@@ -18,6 +18,8 @@ from typing import Any, NoReturn
 
 from trl.scripts.utils import TrlParser
 
+from waterdrum_hf.utils.error_text import first_line
+
 
 class CliError(Exception):
     """A problem with the command's input, reported as one line (no traceback)."""
@@ -188,12 +190,6 @@ class ScriptParser(TrlParser):
         if unknown:
             raise CliError(f"--config: {', '.join(unknown)} are not options of {self.prog}")
         return super().set_defaults_with_config(**kwargs)
-
-
-def first_line(error: BaseException) -> str:
-    """The first line of an error's message (its type's name if it has none)."""
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
 
 
 def positive(value: int | None, option: str, minimum: int = 1) -> None:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from waterdrum_hf.config import KEYWORDS, WaterDrumConfig, with_scoring_settings
-from waterdrum_hf.scripts.parser import CliError, first_line
+from waterdrum_hf.scripts.parser import CliError
+from waterdrum_hf.utils.error_text import first_line
 
 NULL_REFERENCE_MEMORY_LIMIT = 2 * 1024**3
 """Bytes the null reference may take at most (see :func:`check_null_keys`)."""

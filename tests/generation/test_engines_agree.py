@@ -1,0 +1,94 @@
+"""One model trained on watermarked data, scored through each engine: the demo's original model
+(``waterdrum demo --quick``, one run) sampled by transformers, by vLLM in this process and by a
+``vllm serve`` of its folder. The two vLLM engines draw the same samples (their seeds are the
+same), so they give the same values; transformers draws others from the same distribution, so
+its forget and retain values agree with theirs within the intervals over queries. Runs where
+vLLM is installed beside this library (``bash dev.sh vllm``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from waterdrum_hf.generation.vllm_process import vllm_server
+
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:Unclosed context:ResourceWarning"),
+]
+pytest.importorskip("vllm")
+
+CPU = {"dtype": "float32", "enforce_eager": True, "max_model_len": 1024,
+       "max_num_batched_tokens": 65536}  # fmt: skip
+"""vLLM's CPU build on the built-in model: float32 as transformers runs it, no graph capture,
+and every prompt of a run prefilled at once (its CPU build fails a seeded request whose prefill
+is chunked: docs/guides/servers.md)."""
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> tuple[Path, list[str]]:
+    """The quick demo's original model folder, and the ``waterdrum score`` options that score
+    it on the demo's owners: 10 samples of 64 tokens a query, 95 % intervals over queries."""
+    from waterdrum_hf.experiments.demo import run_demo
+    from waterdrum_hf.experiments.demo_config import DemoConfig
+
+    out = tmp_path_factory.mktemp("demo")
+    config = DemoConfig.quick(
+        output_dir=str(out), num_seeds=1, methods=("graddiff",), write_keys=True,
+        show_progress=False,
+    )  # fmt: skip
+    run_demo(config, log=lambda _: None)
+    [model] = (out / "cache").glob("model-original-*")
+    options = [
+        "--dataset-name", str(out / "watermarked.jsonl"), "--watermark-tokenizer", "tiny",
+        "--forget-ids-file", str(out / "forget_ids.txt"), "--prefix-tokens", "24",
+        "--num-samples", "10", "--max-new-tokens", "64", "--seed", "0", "--null", "none",
+        "--confidence", "0.95", "--bootstrap-seed", "0",
+    ]  # fmt: skip
+    return model, options
+
+
+def score(arguments: list[str], out: Path) -> dict[str, float]:
+    """``waterdrum score`` with ``arguments`` into ``out``: the one model's flat values."""
+    from waterdrum_hf.scripts import main
+
+    assert main(["score", *arguments, "--output-dir", str(out)]) == 0
+    [values] = json.loads((out / "report.json").read_text())["models"].values()
+    return values
+
+
+def test_forget_and_retain_agree_across_engines_within_their_intervals(demo, tmp_path):
+    model, options = demo
+    if not os.environ.get("WATERDRUM_VLLM_PYTHON"):
+        pytest.skip("WATERDRUM_VLLM_PYTHON is not set (bash dev.sh vllm sets it)")
+    values = {
+        "transformers": score(["--model-name-or-path", str(model), *options], tmp_path / "t"),
+        "vllm": score([
+            "--engine", "vllm", "--model-name-or-path", str(model),
+            "--vllm-kwargs", json.dumps(CPU), *options,
+        ], tmp_path / "v"),
+    }  # fmt: skip
+    with vllm_server(
+        os.environ["WATERDRUM_VLLM_PYTHON"], model, served_name="original",
+        options=("--dtype", "float32", "--enforce-eager", "--max-model-len", "1024",
+                 "--max-num-batched-tokens", "65536"),
+        environment={"VLLM_CPU_KVCACHE_SPACE": "1"}, log=tmp_path / "server.log",
+    ) as url:  # fmt: skip
+        values["openai"] = score([
+            "--engine", "openai", "--base-url", url, "--model-name-or-path", "original",
+            "--tokenizer", str(model), *options,
+        ], tmp_path / "o")  # fmt: skip
+    for name in ("forget", "retain"):
+        assert values["vllm"][name] == values["openai"][name], name  # the same samples
+        reference = values["transformers"]
+        for engine in ("vllm", "openai"):
+            low = max(reference[f"{name}_ci_low"], values[engine][f"{name}_ci_low"])
+            high = min(reference[f"{name}_ci_high"], values[engine][f"{name}_ci_high"])
+            assert low <= high, (engine, name, values)  # the intervals overlap
+    # The model learned its owners' watermarks, whichever engine samples it.
+    assert all(v["forget"] > 0.3 and v["retain"] > 0.3 for v in values.values()), values
