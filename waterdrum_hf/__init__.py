@@ -93,6 +93,8 @@ _EXPORTS = {
     "min_k_percent_prob": "baselines.mia",
     "min_k_plus_plus_prob": "baselines.mia",
     "mia_value": "baselines.mia",
+    "mia_scores": "baselines.mia",
+    "MIA_ATTACKS": "baselines.mia",
     "truth_ratio": "baselines.truth_ratio",
     "aggregate_truth_ratios": "baselines.truth_ratio",
     "model_truth_ratio": "baselines.truth_ratio",
@@ -106,6 +108,7 @@ _EXPORTS = {
 _SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
 __all__ = [
+    "MIA_ATTACKS",
     "AnalyticNull",
     "AuditConfig",
     "AuditQueries",
@@ -166,6 +169,7 @@ __all__ = [
     "loss_mia",
     "loss_score",
     "metrics",
+    "mia_scores",
     "mia_value",
     "min_k_percent_prob",
     "min_k_percent_score",
@@ -203,8 +207,10 @@ if TYPE_CHECKING:
     from waterdrum_hf.baselines.forget_quality import forget_quality
     from waterdrum_hf.baselines.knowmem import knowmem, knowmem_answers, model_knowmem
     from waterdrum_hf.baselines.mia import (
+        MIA_ATTACKS,
         loss_mia,
         loss_score,
+        mia_scores,
         mia_value,
         min_k_percent_prob,
         min_k_percent_score,

@@ -13,8 +13,10 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 from waterdrum_hf.baselines import (
+    MIA_ATTACKS,
     loss_mia,
     loss_score,
+    mia_scores,
     mia_value,
     min_k_percent_prob,
     min_k_percent_score,
@@ -181,6 +183,28 @@ def test_model_scores_equal_the_pure_scores_of_a_direct_forward_pass(tiny_model)
         min_k_percent_prob(model, tokenizer, TEXTS, k=0)
     with pytest.raises(TypeError, match="not a single string"):
         loss_mia(model, tokenizer, TEXTS[0])
+
+
+def test_one_pass_gives_each_attacks_own_scores(tiny_model):
+    """mia_scores (every attack from one scoring pass) against each attack's own function, with
+    a k other than the default reaching both k-attacks; bad attack names refused."""
+    model, tokenizer = tiny_model
+    together = mia_scores(model, tokenizer, TEXTS, k=0.25, batch_size=3)
+    assert list(together) == list(MIA_ATTACKS)
+    alone = {
+        "loss": loss_mia(model, tokenizer, TEXTS),
+        "zlib": zlib_mia(model, tokenizer, TEXTS),
+        "min_k": min_k_percent_prob(model, tokenizer, TEXTS, k=0.25),
+        "min_k_plus_plus": min_k_plus_plus_prob(model, tokenizer, TEXTS, k=0.25),
+    }
+    for name, scores in alone.items():
+        np.testing.assert_allclose(together[name], scores, rtol=0, atol=1e-9, err_msg=name)
+    assert not np.allclose(together["min_k"], min_k_percent_prob(model, tokenizer, TEXTS),
+                           equal_nan=True)  # fmt: skip
+    assert list(mia_scores(model, tokenizer, TEXTS, attacks=["zlib"])) == ["zlib"]
+    for attacks in (["gradnorm"], []):
+        with pytest.raises(ValueError, match="`attacks` must name some of loss, zlib"):
+            mia_scores(model, tokenizer, TEXTS, attacks=attacks)
 
 
 def test_mia_value_is_the_papers_rescaled_auroc():

@@ -287,10 +287,12 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     assert set(results["settings"]) == {"no_duplicate", "exact_duplicate", "semantic_duplicate"}
     for summary in results["settings"].values():
         assert set(summary) == {"auroc", "auroc_std", "r2", "r2_std", "r2_offset", "r2_offset_std"}
-        baselines = {"rouge_l", "mia"}  # read on the watermarked data and on its twin
+        mias = {"mia", "mia_loss", "mia_zlib", "mia_min_k_plus_plus"}
+        baselines = {"rouge_l", "extraction", *mias}  # on the watermarked data and on its twin
         baselines |= {f"{b}_unwatermarked" for b in baselines}
         assert set(summary["r2"]) == {"waterdrum", "waterdrum_null_corrected", *baselines}
-        assert set(summary["auroc"]) == set(summary["r2"]) - {"mia", "mia_unwatermarked"}
+        set_level = mias | {f"{m}_unwatermarked" for m in mias}
+        assert set(summary["auroc"]) == set(summary["r2"]) - set_level
     # The retrained model separates retain from forget queries without a duplicate.
     assert results["settings"]["no_duplicate"]["auroc"]["waterdrum"] > 0.9
     for models in results["benchmark"].values():
@@ -316,6 +318,8 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
         "0.957 ± 0.008" in markdown
         and "## Calibration (D2)" in markdown
         and "| trained on |" in markdown
+        and "## Every baseline on the same models" in markdown
+        and "| MIA (Min-k%++), unwatermarked data |" in markdown
         and "waterdrum reproduce --quick" in markdown
     )
     for plot in ("calibration", "roc", "benchmark", "resilience"):

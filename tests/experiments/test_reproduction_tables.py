@@ -39,6 +39,14 @@ LABELS = {
     "rouge_l_unwatermarked": "ROUGE-L, unwatermarked data",
     "mia": "MIA",
     "mia_unwatermarked": "MIA, unwatermarked data",
+    "extraction": "Extraction strength",
+    "extraction_unwatermarked": "Extraction strength, unwatermarked data",
+    "mia_loss": "MIA (LOSS)",
+    "mia_loss_unwatermarked": "MIA (LOSS), unwatermarked data",
+    "mia_zlib": "MIA (zlib)",
+    "mia_zlib_unwatermarked": "MIA (zlib), unwatermarked data",
+    "mia_min_k_plus_plus": "MIA (Min-k%++)",
+    "mia_min_k_plus_plus_unwatermarked": "MIA (Min-k%++), unwatermarked data",
 }
 SCHEMES = {
     "waterfall": "Waterfall",
@@ -84,6 +92,21 @@ PAPER_TABLE_5 = {
 }
 D1_METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l", "rouge_l_unwatermarked")
 D2_METRICS = (*D1_METRICS[:3], "mia", "rouge_l_unwatermarked", "mia_unwatermarked")
+WATERMARKED_BASELINES = (
+    "rouge_l",
+    "extraction",
+    "mia",
+    "mia_loss",
+    "mia_zlib",
+    "mia_min_k_plus_plus",
+)
+EVERY_METRIC = (
+    "waterdrum",
+    *WATERMARKED_BASELINES,
+    *(f"{m}_unwatermarked" for m in WATERMARKED_BASELINES),
+)
+"""The every-baseline tables' rows: WaterDrum and the baselines on the watermarked data, then
+the baselines on the unwatermarked twin."""
 SIDES = {
     "trained": "trained on",
     "untrained": "not trained on",
@@ -278,6 +301,20 @@ def fake_model(fraction: float, seed: int, where: int, *, baselines: bool = True
             [0.5 + 0.2 * fraction + rng.normal(0, 0.1, 10), 0.55 + rng.normal(0, 0.1, 10)]
         )
         model["mia_unwatermarked"] = 0.6 * fraction + rng.normal(0, 0.1)
+        for i, data in enumerate(("", "_unwatermarked")):  # the baselines users run today
+            model[f"extraction{data}"] = np.concatenate(
+                [
+                    0.1 + (0.5 - 0.2 * i) * fraction + rng.normal(0, 0.1, 10),
+                    rng.uniform(0.4, 0.9, 10),
+                ]
+            )
+            for j, attack in enumerate(("loss", "zlib", "min_k_plus_plus")):
+                flat_or_none = {1: 0.1 * j, 2: math.nan}.get(where)  # as the Min-k% MIA
+                model[f"mia_{attack}{data}"] = (
+                    (0.7 - 0.1 * j) * fraction + rng.normal(0, 0.1)
+                    if flat_or_none is None or data
+                    else flat_or_none
+                )
     return model
 
 
@@ -397,6 +434,17 @@ def expected_d_table(
     return rows
 
 
+def expected_every_table(
+    settings: Sequence[str], name: str, stat: Stat, seeds: int, measured: Sequence[str]
+) -> list[list[str]]:
+    """The every-baseline tables: a row per measured metric, a column per setting."""
+    rows = [["metric", *(spaced(s) for s in settings)]]
+    for metric in (m for m in EVERY_METRIC if m in measured):
+        cells = [mean_sd_cell(*stat(s, name, metric), seeds, name) for s in settings]
+        rows.append([LABELS[metric], *cells])
+    return rows
+
+
 def expected_split(
     curves: Mapping[str, Mapping[str, Any]], shares: Sequence[float], label: str
 ) -> list[list[str]]:
@@ -479,6 +527,19 @@ def check_reproduction_tables(
     assert table_after(text, d2, "With the paper's offset") == expected_d_table(
         settings, "r2_offset", stat, seeds, PAPER_R2_OFFSET, twin
     )
+    every = "## Every baseline on the same models"
+    d1_rows = [
+        m for m in EVERY_METRIC if any(m in s["auroc"] for s in results["settings"].values())
+    ]
+    d2_rows = [m for m in EVERY_METRIC if any(m in s["r2"] for s in results["settings"].values())]
+    if set(d2_rows) - set(D2_METRICS):
+        for marker, name, rows in (("D1, AUROC", "auroc", d1_rows), ("D2, R²", "r2", d2_rows),
+                                   ("D2 with the retrained", "r2_offset", d2_rows)):  # fmt: skip
+            assert table_after(text, every, marker) == expected_every_table(
+                settings, name, stat, seeds, rows
+            ), marker
+    else:  # a run from before these baselines were read has no such section
+        assert every not in text
     similarity = results.get("duplicate_similarity", {})
     if any(similarity.values()):
         assert table_after(
@@ -511,7 +572,9 @@ def test_reproduction_tables_cell_by_cell(seeds):
         )
         for setting, models in per_setting.items()
     }
-    check_reproduction_tables(text, results, hand_stat(per_setting, D2_METRICS), mia)
+    check_reproduction_tables(
+        text, results, hand_stat(per_setting, (*D2_METRICS, *EVERY_METRIC)), mia
+    )
     shares = [kept / 10 for kept in (0, 3, 6, 10)]
     curves = {spaced(s): hand_split(m) for s, m in per_setting.items()}
     split = table_after(text, "## Calibration (D2)", "WaterDrum's forget value split by query")

@@ -14,8 +14,10 @@ from waterdrum_hf.baselines.extraction import extraction_strength, model_extract
 from waterdrum_hf.baselines.forget_quality import forget_quality
 from waterdrum_hf.baselines.knowmem import knowmem, knowmem_answers, model_knowmem
 from waterdrum_hf.baselines.mia import (
+    MIA_ATTACKS,
     loss_mia,
     loss_score,
+    mia_scores,
     mia_value,
     min_k_percent_prob,
     min_k_percent_score,
@@ -32,6 +34,7 @@ from waterdrum_hf.baselines.truth_ratio import (
 )
 
 __all__ = [
+    "MIA_ATTACKS",
     "aggregate_truth_ratios",
     "extraction_strength",
     "forget_quality",
@@ -39,6 +42,7 @@ __all__ = [
     "knowmem_answers",
     "loss_mia",
     "loss_score",
+    "mia_scores",
     "mia_value",
     "min_k_percent_prob",
     "min_k_percent_score",

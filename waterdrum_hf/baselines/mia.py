@@ -100,67 +100,85 @@ def _lowest_mean(values: np.ndarray, k: float) -> float:
     return float(np.sort(values)[: max(1, int(k * len(values)))].mean())
 
 
+MIA_ATTACKS = ("loss", "zlib", "min_k", "min_k_plus_plus")
+"""The attacks :func:`mia_scores` computes, by name."""
+
+
+def mia_scores(
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[str],
+    *,
+    k: float = 0.4,
+    attacks: Sequence[str] = MIA_ATTACKS,
+    batch_size: int = 16,
+) -> dict[str, np.ndarray]:
+    """Each attack's score of each text under ``model``, from one scoring pass: tokens scored
+    given their prefix (teacher forcing; no special tokens are added, and the first token,
+    with nothing before it, is not scored); NaN for a text of fewer than two tokens."""
+    k = check_fraction(k)
+    scorers: dict[str, Callable[[TokenScores, str], float]] = {
+        "loss": lambda s, _: loss_score(s.log_probs),
+        "zlib": lambda s, text: zlib_score(s.log_probs, text),
+        "min_k": lambda s, _: min_k_percent_score(s.log_probs, k),
+        "min_k_plus_plus": lambda s, _: _min_k_plus_plus(
+            s.log_probs, s.vocab_means, s.vocab_stds, k
+        ),
+    }
+    unknown = [name for name in attacks if name not in scorers]
+    if unknown or not attacks:
+        raise ValueError(
+            f"`attacks` must name some of {', '.join(MIA_ATTACKS)}, got {list(attacks)!r}."
+        )
+    texts = check_string_list(texts, "texts")
+    scored = score_texts(model, tokenizer, texts, batch_size=batch_size)
+    return {
+        name: np.array(
+            [
+                scorers[name](scores, text) if len(scores.log_probs) else math.nan
+                for scores, text in zip(scored, texts, strict=True)
+            ],
+            dtype=np.float64,
+        )
+        for name in attacks
+    }
+
+
 def loss_mia(
     model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size: int = 16
 ) -> np.ndarray:
-    """:func:`loss_score` of each text under ``model`` (see :func:`min_k_percent_prob` for
-    which tokens are scored)."""
-    return _per_text(model, tokenizer, texts, batch_size, lambda s, _: loss_score(s.log_probs))
+    """:func:`loss_score` of each text under ``model`` (tokens scored as :func:`mia_scores`
+    says)."""
+    return mia_scores(model, tokenizer, texts, attacks=["loss"], batch_size=batch_size)["loss"]
 
 
 def zlib_mia(
     model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size: int = 16
 ) -> np.ndarray:
-    """:func:`zlib_score` of each text under ``model`` (tokens scored as
-    :func:`min_k_percent_prob` does)."""
-    return _per_text(model, tokenizer, texts, batch_size, lambda s, t: zlib_score(s.log_probs, t))
+    """:func:`zlib_score` of each text under ``model`` (tokens scored as :func:`mia_scores`
+    says)."""
+    return mia_scores(model, tokenizer, texts, attacks=["zlib"], batch_size=batch_size)["zlib"]
 
 
 def min_k_percent_prob(
     model: Any, tokenizer: Any, texts: Sequence[str], *, k: float = 0.4, batch_size: int = 16
 ) -> np.ndarray:
-    """Min-k% Prob of each text: the mean log-probability of its ``k`` lowest-scoring tokens.
-
-    Tokens are scored given their prefix (teacher forcing; no special tokens are added, and
-    the first token, with nothing before it, is not scored); a text with fewer than two
-    tokens gets NaN.
-    """
-    k = check_fraction(k)
-    return _per_text(
-        model, tokenizer, texts, batch_size, lambda s, _: min_k_percent_score(s.log_probs, k)
-    )
+    """Min-k% Prob of each text: the mean log-probability of its ``k`` lowest-scoring tokens
+    (tokens scored as :func:`mia_scores` says; NaN for a text of fewer than two tokens)."""
+    return mia_scores(model, tokenizer, texts, k=k, attacks=["min_k"], batch_size=batch_size)[
+        "min_k"
+    ]
 
 
 def min_k_plus_plus_prob(
     model: Any, tokenizer: Any, texts: Sequence[str], *, k: float = 0.4, batch_size: int = 16
 ) -> np.ndarray:
-    """Min-k%++ of each text under ``model`` (tokens scored as :func:`min_k_percent_prob`
-    does; NaN for a text of fewer than two tokens)."""
-    k = check_fraction(k)
-
-    def score(scores: TokenScores, _: str) -> float:
-        return _min_k_plus_plus(scores.log_probs, scores.vocab_means, scores.vocab_stds, k)
-
-    return _per_text(model, tokenizer, texts, batch_size, score)
-
-
-def _per_text(
-    model: Any,
-    tokenizer: Any,
-    texts: Sequence[str],
-    batch_size: int,
-    score: Callable[[TokenScores, str], float],
-) -> np.ndarray:
-    """``score`` of each text's :class:`TokenScores`; NaN where no token is scored."""
-    texts = check_string_list(texts, "texts")
-    scored = score_texts(model, tokenizer, texts, batch_size=batch_size)
-    return np.array(
-        [
-            score(scores, text) if len(scores.log_probs) else math.nan
-            for scores, text in zip(scored, texts, strict=True)
-        ],
-        dtype=np.float64,
-    )
+    """Min-k%++ of each text under ``model`` (tokens scored as :func:`mia_scores` says; NaN
+    for a text of fewer than two tokens)."""
+    attacks = ["min_k_plus_plus"]
+    return mia_scores(model, tokenizer, texts, k=k, attacks=attacks, batch_size=batch_size)[
+        attacks[0]
+    ]
 
 
 def mia_value(member_scores: Sequence[float], holdout_scores: Sequence[float]) -> float:

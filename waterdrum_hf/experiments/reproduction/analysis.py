@@ -14,12 +14,26 @@ import numpy as np
 from waterdrum_hf.experiments.reproduction.data import SettingData
 from waterdrum_hf.statistics import calibration_r2, separability_auroc
 
-METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l", "rouge_l_unwatermarked")
-"""Per-query metrics (D1 and D2); the MIA (``mia``, ``mia_unwatermarked``) is a set-level value
-and enters D2 only. ``_unwatermarked``: read on the models of the unwatermarked twin."""
+METRICS = (
+    "waterdrum",
+    "waterdrum_null_corrected",
+    "rouge_l",
+    "rouge_l_unwatermarked",
+    "extraction",
+    "extraction_unwatermarked",
+)
+"""Per-query metrics (D1 and D2): WaterDrum, ROUGE-L recall and extraction strength.
+``_unwatermarked``: read on the models of the unwatermarked twin."""
 
-SET_METRICS = ("mia", "mia_unwatermarked")
-"""Set-level metrics (D2 only)."""
+MIA_METRICS = {"min_k": "mia", "loss": "mia_loss", "zlib": "mia_zlib",
+               "min_k_plus_plus": "mia_min_k_plus_plus"}  # fmt: skip
+"""Each membership attack of :func:`~waterdrum_hf.baselines.mia_scores` and the name of its
+MIA value (``2 AUROC - 1``, forget set vs holdout) here; ``mia`` is the paper's (Min-k%)."""
+
+SET_METRICS = tuple(
+    f"{metric}{data}" for metric in MIA_METRICS.values() for data in ("", "_unwatermarked")
+)
+"""Set-level metrics (D2 only): the MIA values, on the watermarked data and the twin."""
 
 
 def d1(measured: dict[str, Any], metric: str) -> float:

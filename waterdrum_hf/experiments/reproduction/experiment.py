@@ -28,6 +28,7 @@ import numpy as np
 
 from waterdrum_hf.experiments.reproduction.analysis import (
     METRICS,
+    MIA_METRICS,
     calibration_curves,
     d1,
     d2,
@@ -296,20 +297,27 @@ class Reproduction:
         }
 
     def _baselines(self, stage: Any, data: SettingData, seed: int) -> dict[str, Any]:
-        """ROUGE-L recall of the greedy continuation per query, and the MIA value of the
-        model (forget set vs holdout; NaN without a held-out set)."""
-        from waterdrum_hf.baselines import mia_value, min_k_percent_prob
+        """Per query, ROUGE-L recall of the greedy continuation and the extraction strength of
+        the reference continuation; each MIA value of the model (forget set vs holdout; NaN
+        without a held-out set)."""
+        from waterdrum_hf.baselines import mia_scores, mia_value, model_extraction_strength
 
         config = self.config
+        model = self.pipeline.load(stage)
         measured = {
             "rouge_l": self._rouge_l(stage, data, seed),
-            "mia": math.nan,  # no held-out set (WaterDrum-TOFU): no MIA
+            "extraction": model_extraction_strength(
+                model, self.tokenizer, data.queries, data.references
+            ),
+            # no held-out set (WaterDrum-TOFU): no MIA
+            **dict.fromkeys(MIA_METRICS.values(), math.nan),
         }
         if data.holdout:
-            model = self.pipeline.load(stage)
-            members = min_k_percent_prob(model, self.tokenizer, data.forget, k=config.mia_k)
-            holdout = min_k_percent_prob(model, self.tokenizer, data.holdout, k=config.mia_k)
-            measured["mia"] = mia_value(members[~np.isnan(members)], holdout[~np.isnan(holdout)])
+            members = mia_scores(model, self.tokenizer, data.forget, k=config.mia_k)
+            holdout = mia_scores(model, self.tokenizer, data.holdout, k=config.mia_k)
+            for attack, metric in MIA_METRICS.items():
+                member, held = members[attack], holdout[attack]
+                measured[metric] = mia_value(member[~np.isnan(member)], held[~np.isnan(held)])
         return measured
 
     def _rouge_l(self, stage: Any, data: SettingData, seed: int) -> np.ndarray:

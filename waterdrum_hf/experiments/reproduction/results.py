@@ -18,7 +18,12 @@ from waterdrum_hf.experiments.reproduction.markdown_parts import (
     seeds_sentence,
     split_table,
 )
-from waterdrum_hf.experiments.reproduction.results_markdown import LABELS, PAPER, markdown
+from waterdrum_hf.experiments.reproduction.results_markdown import (
+    D2_METRICS,
+    LABELS,
+    PAPER,
+    markdown,
+)
 from waterdrum_hf.report import (
     benchmark_figure,
     draw_roc,
@@ -67,11 +72,12 @@ def write_results(results: Mapping[str, Any], out_dir: str | Path, *, command: s
 
 
 def plot_calibration(curves: Mapping[str, Any], path: Path) -> Path:
-    """Forget value against k/|D_F| per metric (± sd over seeds), best-fit lines through 0."""
+    """Forget value against k/|D_F| per metric of the paper's D2 table (± sd over seeds),
+    best-fit lines through 0."""
     panels = {
         setting: {
             metric: {"share": curve["share"], **curve[metric]}
-            for metric in LABELS
+            for metric in D2_METRICS
             if metric in curve  # D1-only metrics have no curve
         }
         for setting, curve in curves.items()

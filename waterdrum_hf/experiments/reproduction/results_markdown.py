@@ -29,12 +29,28 @@ LABELS = {
     "rouge_l_unwatermarked": "ROUGE-L, unwatermarked data",
     "mia": "MIA",
     "mia_unwatermarked": "MIA, unwatermarked data",
+    "extraction": "Extraction strength",
+    "extraction_unwatermarked": "Extraction strength, unwatermarked data",
+    "mia_loss": "MIA (LOSS)",
+    "mia_loss_unwatermarked": "MIA (LOSS), unwatermarked data",
+    "mia_zlib": "MIA (zlib)",
+    "mia_zlib_unwatermarked": "MIA (zlib), unwatermarked data",
+    "mia_min_k_plus_plus": "MIA (Min-k%++)",
+    "mia_min_k_plus_plus_unwatermarked": "MIA (Min-k%++), unwatermarked data",
 }
 
 D1_METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l", "rouge_l_unwatermarked")
 """D1's columns, where measured (no unwatermarked twin: no unwatermarked ROUGE-L)."""
 D2_METRICS = (*D1_METRICS[:3], "mia", "rouge_l_unwatermarked", "mia_unwatermarked")
 """D2's columns, where measured."""
+
+EVERY_METRIC = (
+    "waterdrum", "rouge_l", "extraction", "mia", "mia_loss", "mia_zlib", "mia_min_k_plus_plus",
+    "rouge_l_unwatermarked", "extraction_unwatermarked", "mia_unwatermarked",
+    "mia_loss_unwatermarked", "mia_zlib_unwatermarked", "mia_min_k_plus_plus_unwatermarked",
+)  # fmt: skip
+"""The rows of the every-baseline tables, where measured: WaterDrum and each baseline on the
+watermarked data, then the baselines on the unwatermarked twin."""
 
 RANGES = {"auroc": AUROC_RANGE, "r2": R2_RANGE, "r2_offset": R2_RANGE}
 """The range of each measure a table shows."""
@@ -114,6 +130,7 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         _separability(results),
         _calibration(results),
         _mia(results),
+        _every_baseline(results),
         _plotted(
             f"The benchmark of unlearning methods ({first_of(len(results['config']['seeds']))})",
             _benchmark_table(results["benchmark"]),
@@ -231,6 +248,66 @@ def _mia(results: Mapping[str, Any]) -> list[str]:
             for s, m in results["mia"].items()
         ],
     ]
+
+
+def _every_baseline(results: Mapping[str, Any]) -> list[str]:
+    """D1 and D2 of WaterDrum and every baseline measured, a row each, a column per setting:
+    the metrics users run today beside the paper's, on the same models."""
+    settings = list(results["settings"])
+    seeds = len(results["config"]["seeds"])
+    d1_rows = _present(results, "auroc", EVERY_METRIC)
+    d2_rows = _present(results, "r2", EVERY_METRIC)
+    if not set(d2_rows) - set(D2_METRICS):  # a run from before these baselines were read
+        return []
+    return [
+        "## Every baseline on the same models",
+        "",
+        "The paper's baselines are ROUGE-L and the MIA (Min-k% Prob), in the tables above. The "
+        "ones unlearning benchmarks report today beside them: open-unlearning's extraction "
+        "strength (per query: how short a prefix of the query's reference continuation the "
+        "model needs to write the rest greedily) and the MIA's LOSS, zlib and Min-k%++ "
+        "attacks (2 AUROC - 1, forget set vs holdout, as the paper's MIA). Each on the same "
+        f"models; {_cell_words(seeds)}. TOFU's Truth Ratio and Forget Quality and MUSE's "
+        "KnowMem (`waterdrum_hf.baselines`) read answers to questions, which this corpus of "
+        "passages does not have; they are not measured here.",
+        "",
+        "D1, AUROC of per-query values on the retrained model (the set-level MIAs have none):",
+        "",
+        *_metric_rows(results, "auroc", settings, d1_rows),
+        "",
+        "D2, R² of the forget value against k/|D_F| through the origin:",
+        "",
+        *_metric_rows(results, "r2", settings, d2_rows),
+        "",
+        "D2 with the retrained model's value subtracted first:",
+        "",
+        *_metric_rows(results, "r2_offset", settings, d2_rows),
+    ]
+
+
+def _cell_words(seeds: int) -> str:
+    """How a cell of the every-baseline tables reads."""
+    if seeds > 1:
+        return f"each cell the mean [95 % t interval] over {seeds} seeds"
+    return "each cell one seed's value"
+
+
+def _metric_rows(
+    results: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]
+) -> list[str]:
+    """A row per metric, a column per setting: the ``name`` measure over seeds."""
+    seeds = len(results["config"]["seeds"])
+    header = ["metric", *(s.replace("_", " ") for s in settings)]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for metric in metrics:
+        cells = [LABELS[metric]]
+        for setting in settings:
+            ours = results["settings"][setting]
+            value = ours[name].get(metric, math.nan)
+            spread = ours[f"{name}_std"].get(metric, math.nan)
+            cells.append(over_seeds(value, spread, seeds, RANGES[name]))
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
 
 
 def _plotted(title: str, tables: list[str], plot: str) -> list[str]:
