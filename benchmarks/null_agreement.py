@@ -19,7 +19,7 @@ then where the normal approximation is expected to break: very short sets (one s
 tokens: 3 pairs), heavy pair repetition (samples that repeat two words, "w_a w_b w_a w_b ..."),
 and KGW with gamma = 0.1 on short sets (a skewed term). Writes a Markdown table.
 
-    python benchmarks/null_agreement.py --out benchmarks/results/null_agreement.md
+    python benchmarks/null_agreement.py --output-file benchmarks/results/null_agreement.md
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def main() -> None:
     parser.add_argument("--active", type=int, default=1000, help="ids used, from the top")
     parser.add_argument("--zipf", type=float, default=1.1, help="Zipf exponent of the ids")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", help="write the Markdown table here too")
+    parser.add_argument("--output-file", help="write the Markdown table here too")
     args = parser.parse_args()
     rows = []
     for case in CASES:
@@ -226,8 +226,8 @@ def main() -> None:
         f"{1 / np.sqrt(2 * args.keys):.1%}.\n\n" + table(rows) + "\n"
     )
     print(text)
-    if args.out:
-        Path(args.out).write_text(
+    if args.output_file:
+        Path(args.output_file).write_text(
             "# Analytic against empirical null\n\n"
             "`python benchmarks/null_agreement.py " + " ".join(sys.argv[1:]) + "`\n\n" + text
         )

@@ -211,7 +211,9 @@ def main() -> None:
     )
     parser.add_argument("--owners", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(RESULTS / "owner_detection_error"))
+    parser.add_argument(
+        "--output-dir", type=Path, default=RESULTS, help="writes owner_detection_error.json and .md"
+    )
     args = parser.parse_args()
     setting = Setting(owners=args.owners)
     nulls = {
@@ -228,8 +230,9 @@ def main() -> None:
             print(f"{name}: {results['nulls'][name]}", file=sys.stderr, flush=True)
     command = " ".join(["python", "benchmarks/owner_detection_error.py", *sys.argv[1:]])
     results["command"] = command
-    Path(args.out).with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
-    Path(args.out).with_suffix(".md").write_text(markdown(results, command))
+    stem = args.output_dir / "owner_detection_error"
+    stem.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+    stem.with_suffix(".md").write_text(markdown(results, command))
     print(markdown(results, command))
 
 

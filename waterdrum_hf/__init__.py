@@ -94,7 +94,6 @@ _EXPORTS = {
     "min_k_plus_plus_prob": "baselines.mia",
     "mia_value": "baselines.mia",
     "mia_scores": "baselines.mia",
-    "MIA_ATTACKS": "baselines.mia",
     "truth_ratio": "baselines.truth_ratio",
     "aggregate_truth_ratios": "baselines.truth_ratio",
     "model_truth_ratio": "baselines.truth_ratio",
@@ -108,7 +107,6 @@ _EXPORTS = {
 _SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
 __all__ = [
-    "MIA_ATTACKS",
     "AnalyticNull",
     "AuditConfig",
     "AuditQueries",
@@ -207,7 +205,6 @@ if TYPE_CHECKING:
     from waterdrum_hf.baselines.forget_quality import forget_quality
     from waterdrum_hf.baselines.knowmem import knowmem, knowmem_answers, model_knowmem
     from waterdrum_hf.baselines.mia import (
-        MIA_ATTACKS,
         loss_mia,
         loss_score,
         mia_scores,

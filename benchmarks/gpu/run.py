@@ -1,12 +1,12 @@
 """Run the GPU measurements (or, with ``--smoke``, all of them on the CPU at a tiny shape).
 
-    python -m benchmarks.gpu --only training,generation --out DIR
-    python -m benchmarks.gpu --smoke --out DIR        # every step but fsdp, about a minute
+    python -m benchmarks.gpu --only training,generation --output-dir DIR
+    python -m benchmarks.gpu --smoke --output-dir DIR        # every step but fsdp, about a minute
 
 Each step runs within its own time budget (a setting that would start past it is recorded as
 skipped), so that one device command stays under 8 minutes; a step that fails is recorded with
 its error and the others still run. After every step, ``results.json`` (command, device,
-versions, every step's rows) and ``results.md`` (one table per step) are rewritten in ``--out``
+versions, every step's rows) and ``results.md`` (one table per step) are rewritten in ``--output-dir``
 (default: ``$OUT``), so a command stopped from outside keeps what it measured.
 """
 
@@ -47,7 +47,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--smoke", action="store_true", help="tiny shape on the CPU, every step in about a minute"
     )
-    parser.add_argument("--out", default=os.environ.get("OUT"), help="results folder ($OUT)")
+    parser.add_argument(
+        "--output-dir", default=os.environ.get("OUT"), help="results folder (default: $OUT)"
+    )
     parser.add_argument(
         "--budget-scale",
         type=float,
@@ -69,8 +71,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = sorted(set(steps) - set(STEPS))
     if unknown or not steps:
         parser.error(f"--only: unknown steps {unknown}; choose from {', '.join(STEPS)}")
-    if not args.out:
-        parser.error("--out is required where $OUT is not set")
+    if not args.output_dir:
+        parser.error("--output-dir is required where $OUT is not set")
     args.steps = steps
     args.sizes = {}
     try:
@@ -214,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     setup = Setup.create(args.smoke)
     setup.sizes = dataclasses.replace(setup.sizes, **args.sizes)
     report: dict[str, Any] = {"environment": environment(setup, argv), "steps": {}}
-    out = Path(args.out)
+    out = Path(args.output_dir)
     for name in args.steps:
         print(f"[{time.strftime('%H:%M:%S')}] {name} ...", flush=True)
         report["steps"][name] = run_step(name, setup, args.budget_scale)

@@ -4,8 +4,8 @@
 # (waterdrum_hf with trainers/ and metrics/ inside, as links to this tree: always the code that
 # travelled), check the imports, then run the measurements:
 #
-#   bash benchmarks/gpu/run.sh --only training --out "$OUT"
-#   bash benchmarks/gpu/run.sh --smoke --out /tmp/smoke      # the same on the CPU, tiny shape
+#   bash benchmarks/gpu/run.sh --only training --output-dir "$OUT"
+#   bash benchmarks/gpu/run.sh --smoke --output-dir /tmp/smoke      # the same on the CPU, tiny shape
 #   bash benchmarks/gpu/run.sh pytest -m cuda tests/published/test_gpu_benchmark.py   # the CUDA tests
 set -euo pipefail
 cd "$(dirname "$0")/../.."

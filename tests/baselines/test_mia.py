@@ -13,7 +13,6 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 from waterdrum_hf.baselines import (
-    MIA_ATTACKS,
     loss_mia,
     loss_score,
     mia_scores,
@@ -25,6 +24,7 @@ from waterdrum_hf.baselines import (
     zlib_mia,
     zlib_score,
 )
+from waterdrum_hf.baselines.mia import MIA_ATTACKS
 
 LN2 = math.log(2)
 SEVEN = [-0.1, -5.0, -0.2, -3.0, -0.3, -4.0, -0.4]

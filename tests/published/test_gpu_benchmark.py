@@ -39,7 +39,7 @@ def gpu(module: str) -> Any:
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
     out = tmp_path_factory.mktemp("gpu-smoke")
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.gpu", "--smoke", "--out", str(out)],
+        [sys.executable, "-m", "benchmarks.gpu", "--smoke", "--output-dir", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -186,15 +186,15 @@ def test_processor_output_follows_meta_scores_in_every_float_dtype():
 
 def test_selecting_steps_by_name_and_refusing_unknown_ones(tmp_path):
     parse_args = gpu("run").parse_args
-    args = parse_args(["--only", "generation, training", "--out", str(tmp_path)])
+    args = parse_args(["--only", "generation, training", "--output-dir", str(tmp_path)])
     assert args.steps == ["generation", "training"]
     with pytest.raises(SystemExit):
-        parse_args(["--only", "trainng", "--out", str(tmp_path)])
+        parse_args(["--only", "trainng", "--output-dir", str(tmp_path)])
 
 
 def test_batches_and_queries_per_owner_narrow_a_run_in_the_order_given(tmp_path):
     parse_args = gpu("run").parse_args
-    out = ["--out", str(tmp_path)]
+    out = ["--output-dir", str(tmp_path)]
     args = parse_args(["--batches", "160, auto,32", "--queries-per-owner", "16", *out])
     assert args.sizes == {"batches": (160, "auto", 32), "queries_per_owner": (16,)}
     assert parse_args(out).sizes == {}

@@ -178,6 +178,15 @@ def _unwatermarked_duplicate(setting: str) -> float:
     return _lead(row["against its forget text"])
 
 
+def _every(table: str, metric: str, setting: str) -> list[float]:
+    """The numbers of one cell of the every-baseline tables: ``table`` is the words that open
+    the table ("D1, AUROC", "D2, R²"), a row per metric, a column per setting."""
+    return _numbers(_cell(REPRODUCTION, "## Every baseline", metric, setting, _EVERY[table]))
+
+
+_EVERY = {"D1, AUROC": 0, "D2, R²": 1, "D2 with the retrained": 2}
+"""The every-baseline tables in their order under the section's heading."""
+
 CORES = r"Machine: \S+, (\d+) CPU cores"
 
 QUOTES = [
@@ -244,6 +253,57 @@ QUOTES = [
         lambda: [
             _exact(D2, "ROUGE-L (ours)")[0],
             _exact(D2, "MIA (ours)")[0],
+        ],
+    ),
+    Quote(
+        "in short",
+        "extraction strength on the unwatermarked twin under exact duplicates: D1 (mean, "
+        "interval), D2",
+        r"extraction strength separates no better than ROUGE-L \(AUROC ([\d.]+) \[([\d.]+), "
+        r"([\d.]+)\]; R² ([-\d.]+)\)",
+        lambda: [
+            *_every("D1, AUROC", "Extraction strength, unwatermarked data", "exact duplicate"),
+            _every("D2, R²", "Extraction strength, unwatermarked data", "exact duplicate")[0],
+        ],
+    ),
+    Quote(
+        "in short",
+        "the MIA attacks on the unwatermarked twin under exact duplicates: the value every "
+        "model reads",
+        r"like Min-k%, read ([\d.]+) on every model \(no R²\)",
+        lambda: sorted(
+            {
+                value
+                for metric in ("mia", "mia_loss", "mia_zlib", "mia_min_k_plus_plus")
+                for value in json.loads(_text("reproduction/results.json"))["curves"][
+                    "exact_duplicate"
+                ][f"{metric}_unwatermarked"]["mean"]
+            }
+        ),
+    ),
+    Quote(
+        "in short",
+        "D2 with semantic duplicates on the watermarked data: extraction strength, WaterDrum "
+        "(mean, interval each)",
+        r"calibrates better with semantic duplicates \(R² ([\d.]+) \[([\d.]+), ([\d.]+)\] "
+        r"against WaterDrum's ([\d.]+) \[([\d.]+), ([\d.]+)\];",
+        lambda: [
+            *_every("D2, R²", "Extraction strength", "semantic duplicate"),
+            *_every("D2, R²", "WaterDrum", "semantic duplicate"),
+        ],
+    ),
+    Quote(
+        "in short",
+        "D2 under exact duplicates on the watermarked data: LOSS, zlib, Min-k%++; WaterDrum "
+        "(mean, interval)",
+        r"\(LOSS ([\d.]+), zlib ([\d.]+), Min-k%\+\+ ([\d.]+)\) lie inside WaterDrum's "
+        r"interval \(([\d.]+) \[([\d.]+), ([\d.]+)\]\)",
+        lambda: [
+            *(
+                _every("D2, R²", f"MIA ({a})", "exact duplicate")[0]
+                for a in ("LOSS", "zlib", "Min-k%++")
+            ),
+            *_every("D2, R²", "WaterDrum", "exact duplicate"),
         ],
     ),
     Quote(

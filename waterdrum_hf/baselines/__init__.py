@@ -14,7 +14,6 @@ from waterdrum_hf.baselines.extraction import extraction_strength, model_extract
 from waterdrum_hf.baselines.forget_quality import forget_quality
 from waterdrum_hf.baselines.knowmem import knowmem, knowmem_answers, model_knowmem
 from waterdrum_hf.baselines.mia import (
-    MIA_ATTACKS,
     loss_mia,
     loss_score,
     mia_scores,
@@ -34,7 +33,6 @@ from waterdrum_hf.baselines.truth_ratio import (
 )
 
 __all__ = [
-    "MIA_ATTACKS",
     "aggregate_truth_ratios",
     "extraction_strength",
     "forget_quality",
