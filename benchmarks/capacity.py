@@ -132,9 +132,7 @@ def main() -> None:
         "--sizes", default="1m,4m,16m", help="base-model sizes, comma-separated (full run)"
     )
     parser.add_argument("--epochs", default="10,30", help="fine-tuning epochs (full run)")
-    parser.add_argument(
-        "--output-dir", type=Path, help="results folder (quick: a temporary one)"
-    )
+    parser.add_argument("--output-dir", type=Path, help="results folder (quick: a temporary one)")
     parser.add_argument(
         "--cache-from",
         type=Path,
@@ -148,7 +146,9 @@ def main() -> None:
     args = parser.parse_args()
     epochs = [int(e) for e in args.epochs.split(",")]
     plan = Plan.of(args.quick, args.seeds, args.sizes.split(","), epochs)
-    out = args.output_dir or (Path(tempfile.gettempdir()) / "capacity-quick" if plan.quick else RESULTS)
+    out = args.output_dir or (
+        Path(tempfile.gettempdir()) / "capacity-quick" if plan.quick else RESULTS
+    )
     if args.render:
         render(out)
         return

@@ -70,9 +70,7 @@ SETTINGS_SHOWN = (
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke test (a few minutes)")
-    parser.add_argument(
-        "--output-dir", type=Path, help="results folder (quick: a temporary one)"
-    )
+    parser.add_argument("--output-dir", type=Path, help="results folder (quick: a temporary one)")
     parser.add_argument(
         "--cache-from",
         type=Path,
@@ -84,7 +82,9 @@ def main() -> None:
         "--render", action="store_true", help="only summarise results.json again (seconds)"
     )
     args = parser.parse_args()
-    out = args.output_dir or (Path(tempfile.gettempdir()) / "dilution-quick" if args.quick else RESULTS)
+    out = args.output_dir or (
+        Path(tempfile.gettempdir()) / "dilution-quick" if args.quick else RESULTS
+    )
     if args.render:
         render(out)
         return

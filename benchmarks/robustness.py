@@ -85,9 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke test (under 3 minutes)")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (full run)")
-    parser.add_argument(
-        "--output-dir", type=Path, help="results folder (quick: a temporary one)"
-    )
+    parser.add_argument("--output-dir", type=Path, help="results folder (quick: a temporary one)")
     parser.add_argument("--cache", type=Path, help="stage cache (default: the demo's)")
     parser.add_argument("--progress", action="store_true", help="progress bars")
     parser.add_argument(
@@ -98,7 +96,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     plan = Plan.of(args.quick, args.seeds)
-    out = args.output_dir or (Path(tempfile.gettempdir()) / "robustness-quick" if plan.quick else RESULTS)
+    out = args.output_dir or (
+        Path(tempfile.gettempdir()) / "robustness-quick" if plan.quick else RESULTS
+    )
     if args.rerender:
         results = json.loads((out / "results.json").read_text())
         write(results | {"summary": summarise(results["rows"])}, out)

@@ -273,7 +273,9 @@ def _minutes(path: str) -> str:
     if not found:
         return "not recorded"
     empty = re.search(r"from an empty cache: about (\d+) minutes", text)
-    return f"{found.group(1)} min" + (f" (about {empty.group(1)} from an empty cache)" if empty else "")
+    return f"{found.group(1)} min" + (
+        f" (about {empty.group(1)} from an empty cache)" if empty else ""
+    )
 
 
 STUDIES = ("robustness", "dilution", "capacity")
