@@ -24,6 +24,7 @@ from waterdrum_hf.experiments.reproduction.experiment import (
     mia_summary,
     summarise,
 )
+from waterdrum_hf.experiments.reproduction.meta_evaluation import META_METRICS
 from waterdrum_hf.experiments.reproduction.results import markdown
 from waterdrum_hf.statistics import calibration_r2, separability_auroc
 
@@ -306,6 +307,13 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     assert decoy["scaled"][-1] < decoy["scaled"][0]
     assert set(results["resilience"]["dilution"]["auroc"]) == {"none", "waterfall"}
     assert set(results["mia"]) == set(results["settings"])
+    meta = results["meta_evaluation"]  # every metric, each measure on [0, 1]
+    assert list(meta["metrics"]) == list(META_METRICS) and meta["methods"] == list(quick.methods)
+    for metric, measures in meta["metrics"].items():
+        assert set(measures) == {"faithfulness", "relearning", "quantization", "robustness"}
+        assert all(0 <= m["mean"] <= 1 and len(m["per_seed"]) == 1 for m in measures.values()), (
+            metric
+        )
     for curve in results["curves"].values():
         assert set(curve["waterdrum_split"]) == {"trained", "untrained", "untrained_at_k0"}
     assert set(results["duplicate_similarity"]) == {"exact_duplicate", "semantic_duplicate"}
@@ -322,7 +330,7 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
         and "| MIA (Min-k%++), unwatermarked data |" in markdown
         and "waterdrum reproduce --quick" in markdown
     )
-    for plot in ("calibration", "roc", "benchmark", "resilience"):
+    for plot in ("calibration", "roc", "benchmark", "resilience", "meta_evaluation"):
         assert (out / f"{plot}.png").stat().st_size > 10_000
     # Every model and generation is cached: a second run recomputes nothing.
     start = time.perf_counter()

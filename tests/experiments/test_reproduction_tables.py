@@ -27,6 +27,7 @@ from waterdrum_hf.experiments.reproduction.analysis import (
     summarise,
 )
 from waterdrum_hf.experiments.reproduction.comparison_results import comparison_markdown
+from waterdrum_hf.experiments.reproduction.meta_evaluation import summarise_seeds
 from waterdrum_hf.experiments.reproduction.results import markdown
 from waterdrum_hf.scripts.reproduce import reproduce_command
 
@@ -159,7 +160,7 @@ def signed_one(value: float | None) -> str:
 
 
 RANGE = {"auroc": (0.0, 1.0), "r2": (-math.inf, 1.0), "r2_offset": (-math.inf, 1.0),
-         "mia": (-1.0, 1.0)}  # fmt: skip
+         "mia": (-1.0, 1.0), "meta": (0.0, 1.0)}  # fmt: skip
 """The range of each measure: a table's interval over seeds is cut to it."""
 
 
@@ -390,8 +391,45 @@ def reproduction(seeds: tuple[int, ...]) -> tuple[dict, dict]:
         "config": dataclasses.asdict(config),
         "seconds": {"total": 90.0},
         "stages": {"built": 9, "reused": 0, "reused_build_seconds": 0.0},
+        "meta_evaluation": {
+            "holding_share": 0.5,
+            "quantization_bits": 4,
+            "relearning": {"share": 0.25, "steps": 10, "learning_rate": 1e-3},
+            "methods": ["kl", "npo"],
+            "metrics": summarise_seeds([meta_scores(seed) for seed in seeds]),
+        },
     }
     return results, per_setting
+
+
+META_MEASURES = ("faithfulness", "relearning", "quantization", "robustness")
+
+
+def meta_scores(seed: int) -> dict[str, dict[str, float]]:
+    """One seed's made-up meta-evaluation scores, different per metric and measure; the
+    zlib MIA has no faithfulness (NaN)."""
+    rng = np.random.default_rng([7, seed])
+    return {
+        metric: {
+            measure: math.nan
+            if (metric, measure) == ("mia_zlib", "faithfulness")
+            else float(rng.uniform(0.3, 1.0))
+            for measure in META_MEASURES
+        }
+        for metric in ("waterdrum", "rouge_l", "extraction", "mia", "mia_zlib")
+    }
+
+
+def expected_meta_table(seeds: Sequence[int]) -> list[list[str]]:
+    """Per metric: each measure's mean [t interval] over the seeds, from the made-up scores."""
+    header = ["metric", "faithfulness (AUROC)", "relearning R", "quantization Q",
+              "robustness (harmonic mean)"]  # fmt: skip
+    rows = [header]
+    for metric in meta_scores(0):
+        cells = [mean_sd_cell(*over_seeds([meta_scores(s)[metric][m] for s in seeds]),
+                              len(seeds), "meta") for m in META_MEASURES]  # fmt: skip
+        rows.append([LABELS[metric], *cells])
+    return rows
 
 
 def hand_stat(per_setting: Mapping[str, Mapping[int, Any]], metrics: Sequence[str]) -> Stat:
@@ -579,6 +617,7 @@ def test_reproduction_tables_cell_by_cell(seeds):
     curves = {spaced(s): hand_split(m) for s, m in per_setting.items()}
     split = table_after(text, "## Calibration (D2)", "WaterDrum's forget value split by query")
     assert split == expected_split(curves, shares, "setting")
+    assert table_after(text, "## The metrics' own meta-evaluation") == expected_meta_table(seeds)
 
 
 def test_reproduction_tables_show_undefined_values_and_the_paper_columns():
@@ -865,6 +904,15 @@ def test_committed_reproduction_tables_match_results_json():
     curves = {spaced(s): c["waterdrum_split"] for s, c in results["curves"].items()}
     split = table_after(text, "## Calibration (D2)", "WaterDrum's forget value split by query")
     assert split == expected_split(curves, shares, "setting")
+    meta = results.get("meta_evaluation")
+    if meta:  # each measure's mean and sd over seeds as results.json keeps them
+        seeds = len(results["config"]["seeds"])
+        shown = table_after(text, "## The metrics' own meta-evaluation")
+        assert shown[1:] == [
+            [LABELS[metric], *(mean_sd_cell(measures[m]["mean"], measures[m]["std"], seeds, "meta")
+                               for m in META_MEASURES)]
+            for metric, measures in meta["metrics"].items()
+        ]  # fmt: skip
 
 
 def test_committed_scheme_comparison_tables_match_results_json():

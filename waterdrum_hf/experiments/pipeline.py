@@ -178,6 +178,64 @@ class CachedPipeline:
 
         return stage, self.cache.load_or_build(stage, build, lambda f: _read_json(f / "curve.json"))
 
+    def relearned(self, model: Stage, texts: Sequence[str], config: Any) -> Stage:
+        """``model`` fine-tuned on ``texts`` as the relearning audit does it
+        (:func:`~waterdrum_hf.audits.relearn` with ``config``, an
+        :class:`~waterdrum_hf.audits.AuditConfig`), cached."""
+        from waterdrum_hf.audits.relearning import relearn
+
+        stage = self.cache.stage(
+            "model-relearned",
+            {
+                "texts": list(texts),
+                "steps": config.relearn_steps,
+                "learning_rate": config.relearn_learning_rate,
+                "batch_size": config.relearn_batch_size,
+                "seed": config.seed,
+            },
+            model,
+        )
+        self.cache.build(
+            stage,
+            lambda folder: self.save(
+                relearn(
+                    self.load(model),
+                    self.tokenizer,
+                    list(texts),
+                    config,
+                    show_progress=self.show_progress,
+                ),
+                folder,
+            ),  # fmt: skip
+        )
+        return stage
+
+    def quantized(self, model: Stage, bits: int) -> Stage:
+        """``model`` with its Linear weights quantized to ``bits`` bits as the quantization
+        audit does it (:func:`~waterdrum_hf.audits.quantize`), saved as the floats those
+        weights stand for (a weight-only quantized model computes with them), so the stage
+        loads and samples as any other; cached."""
+        stage = self.cache.stage("model-quantized", {"bits": bits}, model)
+        self.cache.build(stage, lambda folder: self.save(self._dequantized(model, bits), folder))
+        return stage
+
+    def _dequantized(self, model: Stage, bits: int) -> Any:
+        """The float model whose Linear weights are ``model``'s quantized to ``bits`` bits."""
+        import torch
+        from torchao.utils import TorchAOBaseTensor
+
+        from waterdrum_hf.audits.quantization import quantize
+
+        quantized, _ = quantize(model.path, bits, show_progress=self.show_progress)
+        result = self.load(model)
+        with torch.no_grad():
+            for name, module in quantized.named_modules():
+                weight = getattr(module, "weight", None)
+                if isinstance(weight, TorchAOBaseTensor):
+                    target = result.get_submodule(name).weight
+                    target.copy_(weight.dequantize().to(target.dtype))
+        return result
+
     def completions(
         self,
         name: str,

@@ -98,6 +98,11 @@ class ReproductionConfig:
     unlearn_learning_rate: float = flag(2e-4, "Unlearning learning rate.")
     dilution_kappa: float = flag(2.0, "Strength of the model owner's own watermark.")
     mia_k: float = flag(0.4, "Share of least likely tokens in Min-k% Prob.")
+    meta_evaluation: bool = flag(
+        True,
+        "Meta-evaluate every metric on the models (OpenUnlearning's protocol): faithfulness, "
+        "and robustness to relearning and 4-bit quantization of each unlearned model.",
+    )
     show_progress: bool | None = flag(None, "Progress bars (default: on a terminal).")
 
     _argument_group_name: ClassVar[str] = (

@@ -99,6 +99,13 @@ class Reproduction:
                 results["benchmark_runs"][data.name] = {
                     model: [run[model] for run in runs] for model in runs[0]
                 }
+        if config.meta_evaluation:
+            with self._timed(
+                "meta_evaluation",
+                "Meta-evaluation: each metric's faithfulness and its robustness to relearning "
+                "and quantization",
+            ):
+                results["meta_evaluation"] = self.meta_evaluate(settings, measured)
         resilient = next((d for d in settings if d.name == "no_duplicate"), settings[0])
         with self._timed(
             "resilience", f"Resilience ({resilient.name}): decoy model and diluting watermark"
@@ -345,20 +352,91 @@ class Reproduction:
         config = self.config
         models = {"original": calibration[1.0]["summary"], "retrained": calibration[0.0]["summary"]}
         for method in config.methods:
-            stage, _ = self.pipeline.unlearn(
-                method,
-                calibration[1.0]["stage"],
-                data.forget,
-                data.retain,
-                steps=config.unlearn_steps,
-                training=TrainingSettings(
-                    batch_size=config.batch_size,
-                    learning_rate=config.unlearn_learning_rate,
-                    seed=seed,
-                ),
-            )
+            stage = self._unlearned(method, data, calibration, seed)
             models[method] = self.measure(stage, data, seed, baselines=False)["summary"]
         return models
+
+    def _unlearned(
+        self, method: str, data: SettingData, calibration: dict[float, dict[str, Any]], seed: int
+    ) -> Any:
+        """The stage of the original model of ``calibration`` unlearnt with ``method``."""
+        config = self.config
+        stage, _ = self.pipeline.unlearn(
+            method,
+            calibration[1.0]["stage"],
+            data.forget,
+            data.retain,
+            steps=config.unlearn_steps,
+            training=TrainingSettings(
+                batch_size=config.batch_size,
+                learning_rate=config.unlearn_learning_rate,
+                seed=seed,
+            ),
+        )
+        return stage
+
+    # ---- meta-evaluation -------------------------------------------------------------------
+
+    def meta_evaluate(
+        self, settings: list[SettingData], measured: dict[str, dict[int, Any]]
+    ) -> dict[str, Any]:
+        """Every metric's faithfulness and robustness per seed
+        (:mod:`~waterdrum_hf.experiments.reproduction.meta_evaluation`): the calibration's
+        models, and each unlearned model (and the retrained one) relearned and quantized."""
+        from waterdrum_hf.audits import AuditConfig
+        from waterdrum_hf.audits.relearning import relearning_slice
+        from waterdrum_hf.experiments.reproduction.analysis import forget_value
+        from waterdrum_hf.experiments.reproduction.meta_evaluation import (
+            HOLDING_SHARE,
+            META_METRICS,
+            QUANTIZATION_BITS,
+            seed_scores,
+            summarise_seeds,
+        )
+
+        config = self.config
+        per_seed = []
+        for seed in config.seeds:
+            audit = AuditConfig(seed=seed)
+            calibrations, perturbed = [], []
+            for data in settings:
+                calibration = measured[data.name][seed]
+                texts = relearning_slice(data.forget, audit.relearn_share)
+                retrained = calibration[0.0]
+                relearned = self.pipeline.relearned(retrained["stage"], texts, audit)
+                models = {
+                    "retrained": {
+                        "before": retrained,
+                        "relearned": self.measure(relearned, data, seed),
+                    }
+                }
+                for method in config.methods:
+                    stage = self._unlearned(method, data, calibration, seed)
+                    models[method] = {
+                        "before": self.measure(stage, data, seed),
+                        "relearned": self.measure(
+                            self.pipeline.relearned(stage, texts, audit), data, seed
+                        ),
+                        "quantized": self.measure(
+                            self.pipeline.quantized(stage, QUANTIZATION_BITS), data, seed
+                        ),
+                    }
+                calibrations.append(calibration)
+                perturbed.append(models)
+            per_seed.append(
+                {m: seed_scores(forget_value, calibrations, perturbed, m) for m in META_METRICS}
+            )
+        return {
+            "holding_share": HOLDING_SHARE,
+            "quantization_bits": QUANTIZATION_BITS,
+            "relearning": {
+                "share": audit.relearn_share,
+                "steps": audit.relearn_steps,
+                "learning_rate": audit.relearn_learning_rate,
+            },
+            "methods": list(config.methods),
+            "metrics": summarise_seeds(per_seed),
+        }
 
     def _timed(self, key: str, title: str) -> Any:
         return logged_stage(self.log, self.seconds, key, title)

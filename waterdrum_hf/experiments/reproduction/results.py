@@ -43,6 +43,7 @@ __all__ = [  # results.md's words live in results_markdown and markdown_parts
     "plot_benchmarks",
     "plot_calibration",
     "plot_decoy",
+    "plot_meta_evaluation",
     "plot_forget_curves",
     "plot_separability",
     "run_time",
@@ -65,6 +66,10 @@ def write_results(results: Mapping[str, Any], out_dir: str | Path, *, command: s
         "benchmark": plot_benchmarks(results["benchmark"], out / "benchmark.png"),
         "resilience": plot_decoy(results["resilience"]["decoy"], out / "resilience.png"),
     }
+    if results.get("meta_evaluation"):
+        plots["meta_evaluation"] = plot_meta_evaluation(
+            results["meta_evaluation"], out / "meta_evaluation.png"
+        )
     saved = {k: v for k, v in results.items() if k not in ("roc",)}
     (out / "results.json").write_text(json_text(saved))
     (out / "results.md").write_text(markdown(results, command=command))
@@ -141,6 +146,34 @@ def plot_benchmarks(benchmark: Mapping[str, Mapping[str, Any]], path: Path) -> P
     return benchmark_figure(
         {setting.replace("_", " "): models for setting, models in benchmark.items()}, path
     )
+
+
+def plot_meta_evaluation(meta: Mapping[str, Any], path: Path) -> Path:
+    """Each metric's mean faithfulness against its mean robustness over seeds (OpenUnlearning's
+    picture: the upper right is best), the range over seeds as bars."""
+    fig, ax = new_figure(5.2, 4.4)
+    for metric, measures in meta["metrics"].items():
+        x, y = measures["faithfulness"], measures["robustness"]
+        xs = [v for v in x["per_seed"] if v is not None and np.isfinite(v)]
+        ys = [v for v in y["per_seed"] if v is not None and np.isfinite(v)]
+        if not xs or not ys:
+            continue
+        ax.errorbar(
+            x["mean"],
+            y["mean"],
+            xerr=[[x["mean"] - min(xs)], [max(xs) - x["mean"]]],
+            yerr=[[y["mean"] - min(ys)], [max(ys) - y["mean"]]],
+            marker="o",
+            color=METRIC_COLORS[metric],
+            label=LABELS[metric],
+        )
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("faithfulness (AUROC)")
+    ax.set_ylabel("robustness (harmonic mean of R and Q)")
+    ax.set_title("Meta-evaluation (range over seeds)")
+    ax.legend(fontsize=7, loc="lower left")
+    return save_figure(fig, path)
 
 
 def plot_decoy(decoy: Mapping[str, list[float]], path: Path) -> Path:

@@ -131,6 +131,7 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
         _calibration(results),
         _mia(results),
         _every_baseline(results),
+        _meta_evaluation(results),
         _plotted(
             f"The benchmark of unlearning methods ({first_of(len(results['config']['seeds']))})",
             _benchmark_table(results["benchmark"]),
@@ -282,6 +283,54 @@ def _every_baseline(results: Mapping[str, Any]) -> list[str]:
         "D2 with the retrained model's value subtracted first:",
         "",
         *_metric_rows(results, "r2_offset", settings, d2_rows),
+    ]
+
+
+META_MEASURES = {
+    "faithfulness": "faithfulness (AUROC)",
+    "relearning": "relearning R",
+    "quantization": "quantization Q",
+    "robustness": "robustness (harmonic mean)",
+}
+"""The meta-evaluation table's columns."""
+
+
+def _meta_evaluation(results: Mapping[str, Any]) -> list[str]:
+    """Each metric's faithfulness and robustness (OpenUnlearning's protocol), a row each."""
+    meta = results.get("meta_evaluation")
+    if not meta:
+        return []
+    seeds = len(results["config"]["seeds"])
+    relearning = meta["relearning"]
+    header = ["metric", *META_MEASURES.values()]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for metric, measures in meta["metrics"].items():
+        cells = [
+            over_seeds(measures[m]["mean"], measures[m]["std"], seeds, AUROC_RANGE)
+            for m in META_MEASURES
+        ]
+        rows.append(f"| {LABELS[metric]} | " + " | ".join(cells) + " |")
+    return [
+        "## The metrics' own meta-evaluation",
+        "",
+        "OpenUnlearning's protocol, on the models above (the watermarked data). Faithfulness: "
+        "the AUROC with which a metric's forget value ranks the models trained on at least "
+        f"{meta['holding_share']:.0%} of the forget set above the models retrained without "
+        "it, over the settings of a seed. Robustness to relearning: R = min(dR / dU, 1), how much "
+        "the forget value of the retrained model (dR) and of each unlearned model (dU) rise "
+        f"when fine-tuned on the first {relearning['share']:.0%} of the forget set "
+        f"({relearning['steps']} steps at lr {relearning['learning_rate']:g}); 1 where it "
+        "does not rise. Robustness to quantization: Q = min(before / after, 1) on each "
+        f"unlearned model quantized to {meta['quantization_bits']} bits. Robustness: their "
+        "harmonic mean. Unlearned by "
+        + ", ".join(meta["methods"])
+        + "; values over [-1, 1] (WaterDrum, the MIAs) mapped to [0, 1] first. "
+        + _cell_words(seeds).capitalize()
+        + ".",
+        "",
+        *rows,
+        "",
+        "![faithfulness against robustness](meta_evaluation.png)",
     ]
 
 
