@@ -13,14 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.generation.vllm_marks import VLLM_MARKS
 from waterdrum_hf.generation.vllm_process import vllm_server
 
-pytestmark = [
-    pytest.mark.vllm,
-    pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"),
-    pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning"),
-    pytest.mark.filterwarnings("ignore:Unclosed context:ResourceWarning"),
-]
+pytestmark = VLLM_MARKS
 pytest.importorskip("vllm")
 
 CPU = {"dtype": "float32", "enforce_eager": True, "max_model_len": 1024,

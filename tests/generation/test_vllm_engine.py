@@ -10,23 +10,14 @@ import pytest
 import torch
 
 from tests.generation.owner_files import assert_lm_eval_values_are_scores, owner_files
+from tests.generation.vllm_marks import VLLM_MARKS
 from waterdrum_hf import tiny
 from waterdrum_hf.generation.engine import generate
 from waterdrum_hf.generation.sampling import SamplingConfig
 from waterdrum_hf.generation.server import CompletionServer
 from waterdrum_hf.generation.vllm_process import vllm_server
 
-pytestmark = [
-    pytest.mark.vllm,
-    # vLLM's imports: torch's inductor imports torch.utils.mkldnn (script_method). The
-    # report's plots: matplotlib's cbook takes math.isfinite of arrays, which the numpy vLLM
-    # pins (2.3) warns about (2.4 raises, and matplotlib catches that).
-    pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"),
-    pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning"),
-    # vLLM's engine client leaves its zmq contexts to the garbage collector, even after
-    # VLLMEngine.close() has shut the engine down.
-    pytest.mark.filterwarnings("ignore:Unclosed context:ResourceWarning"),
-]
+pytestmark = VLLM_MARKS
 pytest.importorskip("vllm")
 
 QUERIES = ["The river ran", "Once upon a time there", "She opened the door and", "def f(x):"]

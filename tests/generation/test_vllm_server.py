@@ -18,18 +18,14 @@ import torch
 from scipy.stats import chisquare
 
 from tests.generation.owner_files import assert_lm_eval_values_are_scores, owner_files
+from tests.generation.vllm_marks import VLLM_MARKS
 from waterdrum_hf import tiny
 from waterdrum_hf.generation.engine import generate
 from waterdrum_hf.generation.sampling import SamplingConfig
 from waterdrum_hf.generation.server import CompletionServer, ServerError
 from waterdrum_hf.generation.vllm_process import vllm_server
 
-pytestmark = [
-    pytest.mark.vllm,
-    # The report's plots: matplotlib's cbook takes math.isfinite of arrays, which the numpy
-    # vLLM pins (2.3) warns about (2.4 raises, and matplotlib catches that).
-    pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning"),
-]
+pytestmark = VLLM_MARKS
 
 PYTHON = os.environ.get("WATERDRUM_VLLM_PYTHON")
 QUERIES = ["The river ran", "Once upon a time there", "She opened the door and", "def f(x):"]
