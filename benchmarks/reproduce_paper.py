@@ -1,6 +1,6 @@
 """Reproduce the WaterDrum paper's claims at small scale: ``waterdrum reproduce`` as a script.
 
-    python benchmarks/reproduce_paper.py --output-dir benchmarks/results/reproduction   # default, ~50 min on 2 cores
+    python benchmarks/reproduce_paper.py --output-dir benchmarks/results/reproduction   # default, ~55 min on 2 cores
     python benchmarks/reproduce_paper.py --quick --output-dir /tmp/reproduction         # ~3 minutes
     python benchmarks/reproduce_paper.py --dataset-name waterdrum-ax --model-name-or-path meta-llama/Llama-2-7b-hf \\
         --watermark-tokenizer meta-llama/Llama-3.1-8B-Instruct --output-dir ax-run      # the published setting, GPU

@@ -1,6 +1,6 @@
 """Rewrite the committed reproduction results (``results.md``) from their ``results.json``.
 
-``waterdrum reproduce`` writes both at the end of a run (47 minutes for ``reproduction/``);
+``waterdrum reproduce`` writes both at the end of a run (about 55 minutes for ``reproduction/`` from an empty cache);
 when only the wording of ``results.md`` changes (a renamed flag in its command line, a
 sentence), this renders it again from the committed numbers, with the command rebuilt from
 the recorded config (``reproduce_command``), so no number is touched by hand.

@@ -187,6 +187,19 @@ def _every(table: str, metric: str, setting: str) -> list[float]:
 _EVERY = {"D1, AUROC": 0, "D2, R²": 1, "D2 with the retrained": 2}
 """The every-baseline tables in their order under the section's heading."""
 
+
+def _meta(metric: str, measure: str) -> dict:
+    """The reproduction's meta-evaluation of ``metric``: ``measure``'s per-seed values, mean
+    and sd, as results.json keeps them."""
+    meta = json.loads(_text("reproduction/results.json"))["meta_evaluation"]
+    return meta["metrics"][metric][measure]
+
+
+def _meta_cell(label: str, column: str) -> list[float]:
+    """A cell of the meta-evaluation table: its mean and interval."""
+    return _numbers(_cell(REPRODUCTION, "## The metrics' own meta-evaluation", label, column))
+
+
 CORES = r"Machine: \S+, (\d+) CPU cores"
 
 QUOTES = [
@@ -305,6 +318,44 @@ QUOTES = [
             ),
             *_every("D2, R²", "WaterDrum", "exact duplicate"),
         ],
+    ),
+    Quote(
+        "in short",
+        "the meta-evaluation's faithfulness, the one value every metric and seed reads",
+        r"in every seed \(AUROC ([\d.]+) for each\)",
+        lambda: sorted(
+            {
+                value
+                for metric in json.loads(_text("reproduction/results.json"))["meta_evaluation"][
+                    "metrics"
+                ]
+                for value in _meta(metric, "faithfulness")["per_seed"]
+            }
+        ),
+    ),
+    Quote(
+        "in short",
+        "the meta-evaluation's robustness: WaterDrum (mean, interval), the others' lowest and "
+        "highest mean",
+        r"quantization \(to four bits\) of the unlearned models is ([\d.]+) \[([\d.]+), ([\d.]+)\] for "
+        r"WaterDrum and ([\d.]+) to ([\d.]+) for the others",
+        lambda: [
+            *_meta_cell("WaterDrum", "robustness (harmonic mean)"),
+            *(
+                f(
+                    _meta_cell(label, "robustness (harmonic mean)")[0]
+                    for label in (
+                        "ROUGE-L",
+                        "Extraction strength",
+                        "MIA",
+                        "MIA (LOSS)",
+                        "MIA (zlib)",
+                        "MIA (Min-k%++)",
+                    )
+                )
+                for f in (min, max)
+            ),
+        ],  # fmt: skip
     ),
     Quote(
         "in short",
