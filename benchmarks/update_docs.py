@@ -321,6 +321,7 @@ def render_results_runs() -> str:
         *(_study_row(name) for name in STUDIES),
         _simulation_row("seed_interval_coverage/results.json", "seed_interval_coverage/results.md"),
         _simulation_row("owner_detection_error.json", "owner_detection_error.md"),
+        _simulation_row("duplicate_fidelity/results.json", "duplicate_fidelity/results.md"),
     ]  # fmt: skip
     lines = ["| folder | command | time |", "| --- | --- | --- |"]
     return "\n".join(lines + [f"| {a} | {b} | {c} |" for a, b, c in rows])
@@ -441,6 +442,7 @@ BLOCKS = (
             *(f"benchmarks/results/{name}/results.json" for name in STUDIES),
             "benchmarks/results/seed_interval_coverage/results.json",
             "benchmarks/results/owner_detection_error.json",
+            "benchmarks/results/duplicate_fidelity/results.json",
         ),
         render_results_runs,
         base="benchmarks/results",

@@ -1,9 +1,11 @@
 """One model trained on watermarked data, scored through each engine: the demo's original model
-(``waterdrum demo --quick``, one run) sampled by transformers, by vLLM in this process and by a
-``vllm serve`` of its folder. The two vLLM engines draw the same samples (their seeds are the
-same), so they give the same values; transformers draws others from the same distribution, so
-its forget and retain values agree with theirs within the intervals over queries. Runs where
-vLLM is installed beside this library (``bash dev.sh vllm``)."""
+(``waterdrum demo --quick``, one run) sampled by transformers and by a ``vllm serve`` of its
+folder (the ``openai`` engine). Transformers draws other samples from the same distribution,
+so its forget and retain values agree with the server's within the intervals over queries.
+vLLM in this process draws the server's samples from the same weights and seed
+(``test_vllm_engine.py::test_seeded_samples_equal_a_servers_of_the_same_weights``), so its
+values are the server's; it is not started a second time here (CI's time). Runs where vLLM is
+installed beside this library (``bash dev.sh vllm``)."""
 
 from __future__ import annotations
 
@@ -17,10 +19,13 @@ from tests.generation.vllm_marks import VLLM_MARKS
 from waterdrum_hf.generation.vllm_process import vllm_server
 
 pytestmark = VLLM_MARKS
-pytest.importorskip("vllm")
+if not os.environ.get("WATERDRUM_VLLM_PYTHON"):  # before the module's fixture trains anything
+    pytest.skip(
+        "WATERDRUM_VLLM_PYTHON is not set (bash dev.sh vllm sets it)", allow_module_level=True
+    )
 
-CPU = {"dtype": "float32", "enforce_eager": True, "max_model_len": 1024,
-       "max_num_batched_tokens": 65536}  # fmt: skip
+SERVE = ("--dtype", "float32", "--enforce-eager", "--max-model-len", "1024",
+         "--max-num-batched-tokens", "65536")  # fmt: skip
 """vLLM's CPU build on the built-in model: float32 as transformers runs it, no graph capture,
 and every prompt of a run prefilled at once (its CPU build fails a seeded request whose prefill
 is chunked: docs/guides/servers.md)."""
@@ -60,31 +65,19 @@ def score(arguments: list[str], out: Path) -> dict[str, float]:
 
 def test_forget_and_retain_agree_across_engines_within_their_intervals(demo, tmp_path):
     model, options = demo
-    if not os.environ.get("WATERDRUM_VLLM_PYTHON"):
-        pytest.skip("WATERDRUM_VLLM_PYTHON is not set (bash dev.sh vllm sets it)")
-    values = {
-        "transformers": score(["--model-name-or-path", str(model), *options], tmp_path / "t"),
-        "vllm": score([
-            "--engine", "vllm", "--model-name-or-path", str(model),
-            "--vllm-kwargs", json.dumps(CPU), *options,
-        ], tmp_path / "v"),
-    }  # fmt: skip
+    local = score(["--model-name-or-path", str(model), *options], tmp_path / "t")
     with vllm_server(
-        os.environ["WATERDRUM_VLLM_PYTHON"], model, served_name="original",
-        options=("--dtype", "float32", "--enforce-eager", "--max-model-len", "1024",
-                 "--max-num-batched-tokens", "65536"),
+        os.environ["WATERDRUM_VLLM_PYTHON"], model, served_name="original", options=SERVE,
         environment={"VLLM_CPU_KVCACHE_SPACE": "1"}, log=tmp_path / "server.log",
     ) as url:  # fmt: skip
-        values["openai"] = score([
+        served = score([
             "--engine", "openai", "--base-url", url, "--model-name-or-path", "original",
             "--tokenizer", str(model), *options,
         ], tmp_path / "o")  # fmt: skip
     for name in ("forget", "retain"):
-        assert values["vllm"][name] == values["openai"][name], name  # the same samples
-        reference = values["transformers"]
-        for engine in ("vllm", "openai"):
-            low = max(reference[f"{name}_ci_low"], values[engine][f"{name}_ci_low"])
-            high = min(reference[f"{name}_ci_high"], values[engine][f"{name}_ci_high"])
-            assert low <= high, (engine, name, values)  # the intervals overlap
+        low = max(local[f"{name}_ci_low"], served[f"{name}_ci_low"])
+        high = min(local[f"{name}_ci_high"], served[f"{name}_ci_high"])
+        assert low <= high, (name, local, served)  # the intervals overlap
+    assert served["num_queries"] == local["num_queries"] > 0
     # The model learned its owners' watermarks, whichever engine samples it.
-    assert all(v["forget"] > 0.3 and v["retain"] > 0.3 for v in values.values()), values
+    assert all(v["forget"] > 0.3 and v["retain"] > 0.3 for v in (local, served)), (local, served)

@@ -1098,6 +1098,10 @@ def test_results_readme_runs_table_gives_each_folders_command_and_time():
     assert row[1] == f"`{detection['command']}`"
     seconds = sum(part["seconds"] for part in detection["nulls"].values())
     check(row[2].removesuffix(" min"), seconds / 60, "owner detection")
+    fidelity = load("duplicate_fidelity/results.json")
+    row = by_folder["duplicate_fidelity/results.md"]
+    assert row[1] == f"`{fidelity['command']}`"
+    check(row[2].removesuffix(" min"), fidelity["seconds"] / 60, "duplicate fidelity")
 
 
 # ---------------------------------------------------------------------------------------------
