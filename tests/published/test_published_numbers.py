@@ -119,7 +119,12 @@ QUOTED = [
         ["owner_detection_error.md"],
     ),
     (update_docs.RESULTS_README, "## Watermark schemes compared", "## The paper's", [SCHEMES]),
-    (update_docs.RESULTS_README, "## The paper's claims", None, [REPRODUCTION, SUBSTITUTION]),
+    (
+        update_docs.RESULTS_README,
+        "## The paper's claims",
+        None,
+        [REPRODUCTION, SUBSTITUTION, "duplicate_fidelity/results.md"],
+    ),
 ]
 
 

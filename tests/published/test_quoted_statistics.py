@@ -188,6 +188,24 @@ _EVERY = {"D1, AUROC": 0, "D2, R²": 1, "D2 with the retrained": 2}
 """The every-baseline tables in their order under the section's heading."""
 
 
+def _duplicates(kind: str, method: str, kappa: float | None = None, bias: float | None = None):
+    """The duplicate-fidelity study's points of ``kind`` and ``method`` (one knob setting when
+    given), each as its (mean fidelity, mean strength)."""
+    points = json.loads(_text("duplicate_fidelity/results.json"))["points"]
+    return [
+        (sum(p["fidelity"]) / len(p["fidelity"]), sum(p["strength"]) / len(p["strength"]))
+        for p in points
+        if p["kind"] == kind and p["method"] == method
+        and kappa in (None, p["kappa"]) and bias in (None, p.get("copy_bias"))
+    ]  # fmt: skip
+
+
+def _fidelity_reference() -> list[float]:
+    """The corpus's own watermark's strength: its mean and interval, as results.md gives it."""
+    text = _text("duplicate_fidelity/results.md")
+    return _numbers(re.search(r"and strength ([\d.]+ \[[\d.]+, [\d.]+\])", text).group(1))
+
+
 def _meta(metric: str, measure: str) -> dict:
     """The reproduction's meta-evaluation of ``metric``: ``measure``'s per-seed values, mean
     and sd, as results.json keeps them."""
@@ -317,6 +335,45 @@ QUOTES = [
                 for a in ("LOSS", "zlib", "Min-k%++")
             ),
             *_every("D2, R²", "WaterDrum", "exact duplicate"),
+        ],
+    ),
+    Quote(
+        "in short",
+        "the corpus's own watermark strength (mean, interval) and the study's passages",
+        r"its own watermark reads ([\d.]+) \[([\d.]+), ([\d.]+)\]; the study of (\d+) passages",
+        lambda: [
+            *_fidelity_reference(),
+            (lambda r: r["owners"] * r["passages_per_owner"])(
+                json.loads(_text("duplicate_fidelity/results.json"))
+            ),
+        ],
+    ),
+    Quote(
+        "in short",
+        "paraphrase duplicates' fidelity: lowest and highest over both kinds and every kappa",
+        r"at every strength \(fidelity ([\d.]+) to ([\d.]+)\)",
+        lambda: [
+            f(f_ for kind in ("exact", "semantic") for f_, _ in _duplicates(kind, "paraphrase"))
+            for f in (min, max)
+        ],
+    ),
+    Quote(
+        "in short",
+        "substitution exact duplicates: (fidelity, strength) at kappa 1 bias 8, kappa 4 bias 8, "
+        "kappa 4 bias 2",
+        r"\(fidelity ([\d.]+) at strength ([\d.]+), ([\d.]+) at ([\d.]+), ([\d.]+) at ([\d.]+)\)",
+        lambda: [
+            value
+            for kappa, bias in ((1.0, 8.0), (4.0, 8.0), (4.0, 2.0))
+            for value in _duplicates("exact", "substitution", kappa, bias)[0]
+        ],
+    ),
+    Quote(
+        "in short",
+        "semantic duplicates' highest fidelity over every knob",
+        r"a semantic duplicate reads at most ([\d.]+) whatever the knob",
+        lambda: [
+            max(f for m in ("paraphrase", "substitution") for f, _ in _duplicates("semantic", m))
         ],
     ),
     Quote(
