@@ -22,7 +22,7 @@ def test_a_killed_reproduction_resumes_to_the_uninterrupted_result(tiny_model, t
         "--methods",
         "kl",
         *("--owners", "2", "--passages-per-owner", "4", "--holdout-per-owner", "1"),
-        *("--null-keys", "20"),
+        *("--null-keys", "20", "--epochs", "10", "--meta-evaluation", "false"),  # smaller
     ]
     interrupted = tmp_path / "interrupted"
     kill_after_stage(

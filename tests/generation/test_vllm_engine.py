@@ -142,38 +142,53 @@ def test_the_servers_guides_snippet_runs_as_printed(weights):
 
 
 def test_lm_evals_vllm_backend_runs_the_task_with_a_lora_adapter(weights, tmp_path):
-    """lm-eval's own ``vllm`` backend on ``waterdrum_local``: with ``lora_local_path`` its
-    samples differ from the base model's under the same seed (vLLM's seeded sampling repeats
-    itself: test_seeded_samples_equal_a_servers_of_the_same_weights), and its values are those
+    """lm-eval's own ``vllm`` backend on ``waterdrum_local`` with ``lora_local_path`` samples
+    the adapted model: its samples are likelier under the adapter than under the base model,
+    summed over all of them (the mean log-likelihood ratio estimates KL(adapted || base) > 0;
+    samples of the base model would give minus KL(base || adapted) < 0). Its values are those
     ``waterdrum score`` gives its samples."""
     import json
     import os
     import subprocess
 
+    from peft import PeftModel
+
+    from waterdrum_hf.baselines.token_scores import score_answers
     from waterdrum_hf.lm_eval_tasks import tasks_path
 
     folder, adapter = weights
     _, rows, forget = owner_files(tmp_path)
     metadata = {"forget_ids_file": str(forget), "watermark_tokenizer": "tiny"}
     env = {**os.environ, "WATERDRUM_DATA_FILE": str(rows)}
-    model_args = f"pretrained={folder},dtype=float32,enforce_eager=True,max_model_len=1024"
+    model_args = (
+        f"pretrained={folder},dtype=float32,enforce_eager=True,max_model_len=1024,"
+        f"lora_local_path={adapter},enable_lora=True,max_lora_rank=8"
+    )
+    command = [
+        sys.executable, "-m", "lm_eval", "run", "--model", "vllm", "--model_args", model_args,
+        "--include_path", str(tasks_path()), "--tasks", "waterdrum_local",
+        "--metadata", json.dumps(metadata), "--gen_kwargs", "max_gen_toks=16", "--seed", "3",
+        "--log_samples", "--output_path", str(tmp_path / "lora"),
+    ]  # fmt: skip
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [file] = (tmp_path / "lora").rglob("samples_waterdrum_local_*.jsonl")
+    records = [json.loads(line) for line in file.read_text().splitlines()]
+    assert all(len(set(r["filtered_resps"][0])) == 10 for r in records)  # 10 distinct samples
+    pairs = [
+        (r["arguments"]["gen_args_0"]["arg_0"], sample)
+        for r in records
+        for sample in r["filtered_resps"][0]
+        if sample.strip()
+    ]
+    model, tokenizer = tiny.load()
 
-    def samples(name: str, extra: str = "") -> list[list[str]]:
-        command = [
-            sys.executable, "-m", "lm_eval", "run", "--model", "vllm",
-            "--model_args", model_args + extra, "--include_path", str(tasks_path()),
-            "--tasks", "waterdrum_local", "--metadata", json.dumps(metadata),
-            "--gen_kwargs", "max_gen_toks=16", "--seed", "3", "--log_samples",
-            "--output_path", str(tmp_path / name),
-        ]  # fmt: skip
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        [file] = (tmp_path / name).rglob("samples_waterdrum_local_*.jsonl")
-        lines = file.read_text().splitlines()
-        return [json.loads(line)["filtered_resps"][0] for line in sorted(lines)]
+    def log_likelihood(scorer: torch.nn.Module) -> float:
+        scores = score_answers(
+            scorer, tokenizer, [p for p, _ in pairs], [s for _, s in pairs], batch_size=8
+        )
+        return float(sum(score.log_probs.sum() for score in scores))
 
-    lora = f",lora_local_path={adapter},enable_lora=True,max_lora_rank=8"
-    base, adapted = samples("base"), samples("lora", lora)
-    assert adapted != base
-    assert all(len(set(query)) == 10 for query in adapted)
+    base = log_likelihood(model)
+    assert log_likelihood(PeftModel.from_pretrained(tiny.load()[0], adapter)) > base
     assert_lm_eval_values_are_scores(tmp_path / "lora", rows, forget, tmp_path / "r")

@@ -1,8 +1,10 @@
-"""Data for WaterDrum: the published benchmarks, forget/retain views, pairs and a toy corpus."""
+"""Data for WaterDrum: the published benchmarks, forget/retain views, pairs, and the toy
+corpora (passages, and TOFU-shaped questions about fictitious authors)."""
 
 from waterdrum_hf.data.corpus import toy_corpus
 from waterdrum_hf.data.hub import load_waterdrum_ax, load_waterdrum_tofu
 from waterdrum_hf.data.pairing import ForgetRetainCollator, ForgetRetainDataset
+from waterdrum_hf.data.qa_corpus import toy_qa_corpus
 from waterdrum_hf.data.splits import (
     calibration_train_set,
     first_rows_per_owner,
@@ -24,4 +26,5 @@ __all__ = [
     "partition_by_owner",
     "split_by_owner",
     "toy_corpus",
+    "toy_qa_corpus",
 ]

@@ -21,9 +21,14 @@ METRICS = (
     "rouge_l_unwatermarked",
     "extraction",
     "extraction_unwatermarked",
+    "truth_ratio",
+    "truth_ratio_unwatermarked",
+    "knowmem",
+    "knowmem_unwatermarked",
 )
-"""Per-query metrics (D1 and D2): WaterDrum, ROUGE-L recall and extraction strength.
-``_unwatermarked``: read on the models of the unwatermarked twin."""
+"""Per-query metrics (D1 and D2): WaterDrum, ROUGE-L recall, extraction strength and, on the
+built-in QA corpus, Truth Ratio and KnowMem. ``_unwatermarked``: read on the models of the
+unwatermarked twin."""
 
 MIA_METRICS = {"min_k": "mia", "loss": "mia_loss", "zlib": "mia_zlib",
                "min_k_plus_plus": "mia_min_k_plus_plus"}  # fmt: skip

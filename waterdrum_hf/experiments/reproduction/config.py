@@ -17,8 +17,12 @@ SETTINGS = ("no_duplicate", "exact_duplicate", "semantic_duplicate")
 TEXT_METHODS = ("gradascent", "graddiff", "kl", "scrub", "npo", "simnpo", "taskvector")
 """The registered trainers that apply to plain text (IdkDPO and IdkNLL need QA data)."""
 
-Dataset = Literal["toy", "waterdrum-ax", "waterdrum-tofu"]
+Dataset = Literal["toy", "toy-qa", "waterdrum-ax", "waterdrum-tofu"]
 DATASETS = get_args(Dataset)
+BUILT_IN = ("toy", "toy-qa")
+"""The built-in corpora (passages; questions about fictitious authors), watermarked here."""
+QA_DATASETS = ("toy-qa", "waterdrum-tofu")
+"""The datasets of questions and answers (queried with the question, ROUGE-L on the answer)."""
 SCHEME_NAMES = tuple(SCHEMES)
 """The schemes a reproduction can watermark with and compare (the registry's)."""
 
@@ -26,12 +30,14 @@ SCHEME_NAMES = tuple(SCHEMES)
 @dataclass(frozen=True)
 class ReproductionConfig:
     """Sizes of the reproduction. Defaults: the built-in corpus and small model, about 47 minutes
-    on 2 CPU cores; :meth:`quick` runs in about 3 minutes. Every field is a flag of
+    on 2 CPU cores; :meth:`quick` runs in about 5 minutes. Every field is a flag of
     ``waterdrum reproduce`` (its ``help`` is the flag's)."""
 
     output_dir: str = flag("reproduction", "Where results and the cache go.")
     dataset_name: Dataset = flag(
-        "toy", "toy (built-in, watermarked here), waterdrum-ax or waterdrum-tofu (published)."
+        "toy",
+        "toy (built-in passages), toy-qa (built-in questions about fictitious authors, TOFU's "
+        "shape; both watermarked here), waterdrum-ax or waterdrum-tofu (published).",
     )
     dataset_config: str | None = flag(
         None, "Configuration of a published dataset (default forget_01 for Ax, forget_10 for TOFU)."
@@ -41,10 +47,14 @@ class ReproductionConfig:
         None, "Base model to fine-tune (default: the built-in small model)."
     )
     watermark_tokenizer: str | None = flag(None, "Tokenizer that watermarked a published dataset.")
-    owners: int = flag(5, "Data owners of the toy corpus.")
-    forget: int = flag(1, "Owners (the last ones) to forget, toy corpus.")
-    passages_per_owner: int = flag(10, "Training passages per owner, toy corpus.")
-    holdout_per_owner: int = flag(10, "Held-out passages per forget owner (MIA).")
+    owners: int = flag(5, "Data owners (authors in toy-qa) of the built-in corpora.")
+    forget: int = flag(1, "Owners (the last ones) to forget, built-in corpora.")
+    passages_per_owner: int = flag(
+        10, "Training passages (toy-qa: questions, at most 10) per owner, built-in corpora."
+    )
+    holdout_per_owner: int = flag(
+        10, "Held-out passages per forget owner (MIA); toy-qa: questions per held-out author."
+    )
     max_rows_per_owner: int | None = flag(None, "Subsample a published dataset per owner.")
     settings: tuple[str, ...] = flag(
         (), "Similarity settings to run (default: all three; with --schemes, no_duplicate)."
@@ -111,8 +121,8 @@ class ReproductionConfig:
     QUICK: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {
             "owners": 4,
-            "passages_per_owner": 6,
-            "holdout_per_owner": 6,
+            "passages_per_owner": 4,
+            "holdout_per_owner": 4,
             "seeds": (0,),
             "fractions": (0.0, 0.5, 1.0),
             "methods": ("graddiff", "kl", "npo", "taskvector"),
@@ -153,9 +163,9 @@ class ReproductionConfig:
             raise ValueError(
                 f"`watermarking` must be 'substitution' or 'paraphrase', got {self.watermarking!r}."
             )
-        if self.dataset_name != "toy" and self.watermarking != "paraphrase":
+        if self.dataset_name not in BUILT_IN and self.watermarking != "paraphrase":
             raise ValueError(
-                "`watermarking` applies to the built-in corpus: published datasets come watermarked."
+                "`watermarking` applies to the built-in corpora: published datasets come watermarked."
             )
 
     def _check_schemes(self) -> None:
@@ -174,7 +184,7 @@ class ReproductionConfig:
                 "Substitution watermarking embeds Waterfall's watermark only: use "
                 f"watermarking='paraphrase' with the {others[0]} scheme."
             )
-        if self.dataset_name != "toy" and (self.scheme != "waterfall" or self.schemes):
+        if self.dataset_name not in BUILT_IN and (self.scheme != "waterfall" or self.schemes):
             raise ValueError(
                 "Published datasets are watermarked with Waterfall: other schemes (and scheme "
                 "comparisons) run on the built-in corpus."
@@ -183,11 +193,11 @@ class ReproductionConfig:
     def _check_published(self) -> None:
         """A published dataset comes with the tokenizer that watermarked it, and gets its
         default configuration."""
-        if self.dataset_name != "toy" and not self.watermark_tokenizer:
+        if self.dataset_name not in BUILT_IN and not self.watermark_tokenizer:
             raise ValueError(
                 "A published dataset needs `watermark_tokenizer` (Llama-3.1-8B-Instruct's)."
             )
-        if self.dataset_config is None and self.dataset_name != "toy":
+        if self.dataset_config is None and self.dataset_name not in BUILT_IN:
             default = "forget_01" if self.dataset_name == "waterdrum-ax" else "forget_10"
             object.__setattr__(self, "dataset_config", default)
 
@@ -211,6 +221,15 @@ class ReproductionConfig:
             check_positive_int(self.max_rows_per_owner, "max_rows_per_owner")
         if not 1 <= self.forget < self.owners:
             raise ValueError("`forget` must be at least 1 and leave at least one retain owner.")
+        if self.dataset_name == "toy-qa":
+            from waterdrum_hf.data.qa_corpus import QUESTIONS
+
+            for name in ("passages_per_owner", "holdout_per_owner"):
+                if getattr(self, name) > len(QUESTIONS):
+                    raise ValueError(
+                        f"`{name}` must be at most {len(QUESTIONS)} with toy-qa: each author "
+                        f"is asked {len(QUESTIONS)} questions."
+                    )
 
     def _check_runs(self) -> None:
         """Known settings, distinct seeds, and fractions rising from 0 to 1."""
@@ -244,7 +263,7 @@ class ReproductionConfig:
 
     @classmethod
     def quick(cls, **overrides: Any) -> ReproductionConfig:
-        """A small setting (about 3 minutes on 2 CPU cores): every experiment, fewer models."""
+        """A small setting (about 5 minutes on 2 CPU cores): every experiment, fewer models."""
         return cls(**{**cls.QUICK, **overrides})
 
     def watermark_settings(self) -> dict[str, Any]:

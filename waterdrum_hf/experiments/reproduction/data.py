@@ -30,6 +30,18 @@ from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
 
 
 @dataclass(frozen=True)
+class QAAnswers:
+    """Per query (forget queries first, as :attr:`SettingData.queries`), what TOFU's Truth
+    Ratio and MUSE's KnowMem read: the bare question, its correct answer as the corpus states
+    it (unwatermarked), a paraphrase of it and wrong answers of the paraphrase's form."""
+
+    questions: list[str]
+    gold: list[str]
+    paraphrased: list[str]
+    perturbed: list[list[str]]
+
+
+@dataclass(frozen=True)
 class SettingData:
     """One similarity setting: what is trained on and who owns it."""
 
@@ -52,13 +64,18 @@ class SettingData:
     """The same setting made of the owners' original texts, in the same order (the duplicates
     literal copies, or unwatermarked paraphrases): what the paper's main tables measure the
     baselines on. ``None`` for the published datasets."""
+    answers: QAAnswers | None = None
+    """What the QA baselines read, per query: set for the built-in QA corpus only."""
 
     def duplicate_pairs(self) -> tuple[list[str], list[str], list[str]]:
         """The duplicates, the forget texts they duplicate, and as many retain owners' texts
-        (for comparison): what tells a faithful duplicate from a loose one."""
+        (for comparison): what tells a faithful duplicate from a loose one. On questions, the
+        answers alone (a duplicate asks its forget text's question again)."""
         n = min(self.duplicates, len(self.forget), len(self.retain) - self.duplicates)
-        duplicates = self.retain[len(self.retain) - self.duplicates :][:n]
-        return duplicates, self.forget[:n], self.retain[:n]
+        texts = self.references if self.answers is not None else self.forget + self.retain
+        forget, retain = texts[: len(self.forget)], texts[len(self.forget) :]
+        duplicates = retain[len(retain) - self.duplicates :][:n]
+        return duplicates, forget[:n], retain[:n]
 
     def __repr__(self) -> str:  # keys are secrets, even in a debugger
         return (
@@ -137,6 +154,90 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
             )
         )
     return settings
+
+
+def toy_qa_settings(
+    config: ReproductionConfig, pipeline: Any, keys: list[int]
+) -> list[SettingData]:
+    """The built-in QA corpus (TOFU's shape: each owner a fictitious author, asked
+    ``passages_per_owner`` questions) in every configured setting. Answers are watermarked by
+    the pipeline's model; each question is asked in the model's chat format and trained on with
+    its answer after it. The MIAs' holdout: ``holdout_per_owner`` questions about as many other
+    authors as are forgotten, whom no model trains on (TOFU's holdout authors), watermarked
+    with the forget owners' keys. Exact duplicates: the forget questions with their original
+    answers watermarked with the next retain owner's key; semantic duplicates: the same with
+    the corpus's paraphrased answers (faithful: the same facts in other words)."""
+    from waterdrum_hf.data import toy_qa_corpus
+    from waterdrum_hf.generation.prompting import qa_queries
+
+    per_owner = max(config.passages_per_owner, config.holdout_per_owner)
+    corpus = toy_qa_corpus(config.owners + config.forget, questions_per_owner=per_owner)
+    # every author is asked the same questions in order: row i is question i % per_owner
+    rows = [r for i, r in enumerate(corpus) if i % per_owner < config.passages_per_owner]
+    held = [r for i, r in enumerate(corpus) if i % per_owner < config.holdout_per_owner]
+    held = [r for r in held if r["owner_id"] >= config.owners]
+    rows = [r for r in rows if r["owner_id"] < config.owners]
+    forget_owners = set(range(config.owners - config.forget, config.owners))
+    forget_rows = [r for r in rows if r["owner_id"] in forget_owners]
+    retain_rows = [r for r in rows if r["owner_id"] not in forget_owners]
+    questions = corpus["question"]
+    prompts = dict(zip(questions, qa_queries(questions, pipeline.tokenizer), strict=True))
+    watermark = functools.partial(_watermark, config, pipeline)
+    ordered = forget_rows + retain_rows
+    originals = [r["answer"] for r in ordered]
+    answers = watermark(
+        "qa-answers", [r["answer"] for r in ordered], [keys[r["owner_id"]] for r in ordered]
+    )
+    # holdout author owners + i is written with forget owner i's key
+    holdout_keys = [keys[r["owner_id"] - config.forget] for r in held]
+    holdout = watermark("qa-holdout", [r["answer"] for r in held], holdout_keys)
+    next_keys = [keys[_next_retain_owner(r["owner_id"], config)] for r in forget_rows]
+    sources = {"exact_duplicate": "answer", "semantic_duplicate": "paraphrased_answer"}
+    duplicates = {
+        name: [r[column] for r in forget_rows]
+        for name, column in sources.items()
+        if name in config.settings
+    }
+    watermarked = {
+        name: watermark(f"qa-{name.replace('_', '-')}", texts, next_keys)
+        for name, texts in duplicates.items()
+    }
+
+    def setting(
+        name: str, own: list[str], extra: list[str], held_answers: list[str], twin: Any = None
+    ) -> SettingData:
+        asked = ordered + (forget_rows if extra else [])  # a duplicate asks its question again
+        queries = [prompts[r["question"]] for r in asked]
+        texts = [query + a for query, a in zip(queries, own + extra, strict=True)]
+        return SettingData(
+            name,
+            texts[: len(forget_rows)],
+            [keys[r["owner_id"]] for r in forget_rows],
+            texts[len(forget_rows) :],
+            [keys[r["owner_id"]] for r in retain_rows] + (next_keys if extra else []),
+            [prompts[r["question"]] + a for r, a in zip(held, held_answers, strict=True)],
+            queries,
+            own + extra,
+            len(extra),
+            twin,
+            QAAnswers(
+                [r["question"] for r in asked],
+                originals + duplicates.get(name, []),
+                [r["paraphrased_answer"] for r in asked],
+                [list(r["perturbed_answer"]) for r in asked],
+            ),
+        )
+
+    return [
+        setting(
+            name,
+            answers,
+            watermarked.get(name, []),
+            holdout,
+            setting(name, originals, duplicates.get(name, []), [r["answer"] for r in held]),
+        )
+        for name in config.settings
+    ]
 
 
 def ax_settings(config: ReproductionConfig, tokenizer: Any) -> list[SettingData]:

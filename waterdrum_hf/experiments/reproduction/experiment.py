@@ -37,11 +37,12 @@ from waterdrum_hf.experiments.reproduction.analysis import (
     mia_summary,
     summarise,
 )
-from waterdrum_hf.experiments.reproduction.config import ReproductionConfig
+from waterdrum_hf.experiments.reproduction.config import BUILT_IN, ReproductionConfig
 from waterdrum_hf.experiments.reproduction.data import (
     SettingData,
     ax_settings,
     tofu_settings,
+    toy_qa_settings,
     toy_settings,
 )
 from waterdrum_hf.experiments.reproduction.resilience import (
@@ -85,7 +86,7 @@ class Reproduction:
             "benchmark_runs": {},
             "mia": {},
         }
-        measured = {}
+        measured, unlearned = {}, {}
         for data in settings:
             measured[data.name] = self.calibrate(data)
             results["settings"][data.name] = summarise(measured[data.name])
@@ -94,7 +95,17 @@ class Reproduction:
                 f"benchmark/{data.name}",
                 f"{data.name}: unlearning with {', '.join(config.methods)}",
             ):
-                runs = [self._benchmark(data, measured[data.name][s], s) for s in config.seeds]
+                unlearned[data.name] = {
+                    s: self._benchmark(data, measured[data.name][s], s) for s in config.seeds
+                }
+                runs = [
+                    {
+                        "original": measured[data.name][s][1.0]["summary"],
+                        "retrained": measured[data.name][s][0.0]["summary"],
+                        **{m: unlearned[data.name][s][m]["summary"] for m in config.methods},
+                    }
+                    for s in config.seeds
+                ]
                 results["benchmark"][data.name] = runs[0]
                 results["benchmark_runs"][data.name] = {
                     model: [run[model] for run in runs] for model in runs[0]
@@ -105,7 +116,7 @@ class Reproduction:
                 "Meta-evaluation: each metric's faithfulness and its robustness to relearning "
                 "and quantization",
             ):
-                results["meta_evaluation"] = self.meta_evaluate(settings, measured)
+                results["meta_evaluation"] = self.meta_evaluate(settings, measured, unlearned)
         resilient = next((d for d in settings if d.name == "no_duplicate"), settings[0])
         with self._timed(
             "resilience", f"Resilience ({resilient.name}): decoy model and diluting watermark"
@@ -151,8 +162,10 @@ class Reproduction:
         config = self.config
         self.open_pipeline()
         with self._timed("data", "Watermarking the owners' data and its duplicates"):
-            if config.dataset_name == "toy":
+            if config.dataset_name in BUILT_IN:
                 keys = random_keys(config.owners, seed=0).tolist()  # secret, never shown
+                if config.dataset_name == "toy-qa":
+                    return toy_qa_settings(config, self.pipeline, keys)
                 return toy_settings(config, self.pipeline, keys)
             if config.dataset_name == "waterdrum-ax":
                 return ax_settings(config, self.tokenizer)
@@ -254,18 +267,21 @@ class Reproduction:
         *,
         dilution: Any = None,
         baselines: bool = True,
+        null: bool = True,
     ) -> dict[str, Any]:
-        """WaterDrum (raw and null-corrected) and, with ``baselines``, ROUGE-L and MIA of one
-        model; per query, forget queries first. ``dilution``: the model owner's own logits
-        processor, applied while sampling."""
-        measured = self._waterdrum(stage, data, seed, dilution)
+        """WaterDrum (raw and, with ``null``, null-corrected) and, with ``baselines``, ROUGE-L,
+        extraction strength and the MIAs of one model; per query, forget queries first.
+        ``dilution``: the model owner's own logits processor, applied while sampling."""
+        measured = self._waterdrum(stage, data, seed, dilution, null=null)
         if baselines:
             measured.update(self._baselines(stage, data, seed))
         return measured
 
-    def _waterdrum(self, stage: Any, data: SettingData, seed: int, dilution: Any) -> dict[str, Any]:
-        """Sampled completions of every query, scored: WaterDrum per query, raw and minus each
-        query's mean under random keys, and the metric's summary."""
+    def _waterdrum(
+        self, stage: Any, data: SettingData, seed: int, dilution: Any, *, null: bool = True
+    ) -> dict[str, Any]:
+        """Sampled completions of every query, scored: WaterDrum per query, raw and (with
+        ``null``) minus each query's mean under random keys, and the metric's summary."""
         from waterdrum_hf.config import WaterDrumConfig
         from waterdrum_hf.scoring import waterdrum_result
 
@@ -281,23 +297,28 @@ class Reproduction:
             logits_processor=[dilution] if dilution else None,
             processor_settings=dilution.settings() if dilution is not None else None,
         )
-        null = (
+        null_settings = (
             {"null": "empirical", "null_keys": config.null_keys, "null_seed": seed}
-            if config.null_keys
+            if config.null_keys and null
             else {"null": "none"}
         )
         result = waterdrum_result(
             completions,
             keys,
             self.watermark_tokenizer,
-            config=WaterDrumConfig.from_keywords({"scheme": config.scheme, **null}),
+            config=WaterDrumConfig.from_keywords({"scheme": config.scheme, **null_settings}),
             forget_ids=sorted(set(data.forget_keys)),
             return_details=True,
         )
         values = np.array(result.query_values, dtype=float)
+        corrected = (
+            {"waterdrum_null_corrected": values - np.array(result.query_null_means, dtype=float)}
+            if null
+            else {}
+        )
         return {
             "waterdrum": values,
-            "waterdrum_null_corrected": values - np.array(result.query_null_means, dtype=float),
+            **corrected,
             "is_forget": np.arange(len(keys)) < len(data.forget),
             "summary": result.scalars(),
             "completions": completions,
@@ -319,6 +340,8 @@ class Reproduction:
             # no held-out set (WaterDrum-TOFU): no MIA
             **dict.fromkeys(MIA_METRICS.values(), math.nan),
         }
+        if data.answers is not None:
+            measured.update(self._qa_baselines(model, data))
         if data.holdout:
             members = mia_scores(model, self.tokenizer, data.forget, k=config.mia_k)
             holdout = mia_scores(model, self.tokenizer, data.holdout, k=config.mia_k)
@@ -326,6 +349,25 @@ class Reproduction:
                 member, held = members[attack], holdout[attack]
                 measured[metric] = mia_value(member[~np.isnan(member)], held[~np.isnan(held)])
         return measured
+
+    def _qa_baselines(self, model: Any, data: SettingData) -> dict[str, np.ndarray]:
+        """Per question: TOFU's Truth Ratio as ``max(0, 1 - R)`` (its own aggregate for what
+        a model should know, so higher means more of the data, as every value here) and MUSE's
+        KnowMem (ROUGE-L F1 of the greedy answer in MUSE's prompt against the gold answer)."""
+        from waterdrum_hf.baselines import knowmem_answers, model_truth_ratio
+        from waterdrum_hf.baselines.rouge import rouge_l_scores
+
+        answers = data.answers
+        assert answers is not None  # the built-in QA corpus's settings
+        ratios = model_truth_ratio(
+            model, self.tokenizer, data.queries, answers.paraphrased, answers.perturbed
+        )
+        predicted = knowmem_answers(model, self.tokenizer, answers.questions)
+        scores = rouge_l_scores(predicted, answers.gold, stemmer=False)
+        return {
+            "truth_ratio": np.maximum(0.0, 1.0 - ratios),
+            "knowmem": np.array([score.fmeasure for score in scores]),
+        }
 
     def _rouge_l(self, stage: Any, data: SettingData, seed: int) -> np.ndarray:
         """ROUGE-L recall of the greedy continuation of each query against its reference."""
@@ -346,15 +388,18 @@ class Reproduction:
 
     def _benchmark(
         self, data: SettingData, calibration: dict[float, dict[str, Any]], seed: int
-    ) -> dict[str, Any]:
-        """Every configured method unlearning the forget set from the original model of the
-        training run of ``seed`` (its calibration's models)."""
+    ) -> dict[str, dict[str, Any]]:
+        """Method -> measurement of every configured method unlearning the forget set from the
+        original model of the training run of ``seed`` (its calibration's models); with the
+        baselines where the meta-evaluation reads them."""
         config = self.config
-        models = {"original": calibration[1.0]["summary"], "retrained": calibration[0.0]["summary"]}
-        for method in config.methods:
-            stage = self._unlearned(method, data, calibration, seed)
-            models[method] = self.measure(stage, data, seed, baselines=False)["summary"]
-        return models
+        return {
+            method: {
+                "stage": (stage := self._unlearned(method, data, calibration, seed)),
+                **self.measure(stage, data, seed, baselines=config.meta_evaluation),
+            }
+            for method in config.methods
+        }
 
     def _unlearned(
         self, method: str, data: SettingData, calibration: dict[float, dict[str, Any]], seed: int
@@ -378,11 +423,16 @@ class Reproduction:
     # ---- meta-evaluation -------------------------------------------------------------------
 
     def meta_evaluate(
-        self, settings: list[SettingData], measured: dict[str, dict[int, Any]]
+        self,
+        settings: list[SettingData],
+        measured: dict[str, dict[int, Any]],
+        unlearned: dict[str, dict[int, dict[str, Any]]],
     ) -> dict[str, Any]:
         """Every metric's faithfulness and robustness per seed
         (:mod:`~waterdrum_hf.experiments.reproduction.meta_evaluation`): the calibration's
-        models, and each unlearned model (and the retrained one) relearned and quantized."""
+        models, and each unlearned model of :meth:`_benchmark` (and the retrained one)
+        relearned and quantized. The perturbed models are read without the empirical null
+        (the meta-evaluation reads the raw value)."""
         from waterdrum_hf.audits import AuditConfig
         from waterdrum_hf.audits.relearning import relearning_slice
         from waterdrum_hf.experiments.reproduction.analysis import forget_value
@@ -407,24 +457,30 @@ class Reproduction:
                 models = {
                     "retrained": {
                         "before": retrained,
-                        "relearned": self.measure(relearned, data, seed),
+                        "relearned": self.measure(relearned, data, seed, null=False),
                     }
                 }
-                for method in config.methods:
-                    stage = self._unlearned(method, data, calibration, seed)
+                for method, before in unlearned[data.name][seed].items():
+                    stage = before["stage"]
                     models[method] = {
-                        "before": self.measure(stage, data, seed),
+                        "before": before,
                         "relearned": self.measure(
-                            self.pipeline.relearned(stage, texts, audit), data, seed
+                            self.pipeline.relearned(stage, texts, audit), data, seed, null=False
                         ),
                         "quantized": self.measure(
-                            self.pipeline.quantized(stage, QUANTIZATION_BITS), data, seed
+                            self.pipeline.quantized(stage, QUANTIZATION_BITS),
+                            data,
+                            seed,
+                            null=False,
                         ),
                     }
                 calibrations.append(calibration)
                 perturbed.append(models)
             per_seed.append(
-                {m: seed_scores(forget_value, calibrations, perturbed, m) for m in META_METRICS}
+                {
+                    m: seed_scores(forget_value, calibrations, perturbed, m)
+                    for m in measured_metrics(calibrations[0][0.0], META_METRICS)
+                }
             )
         return {
             "holding_share": HOLDING_SHARE,

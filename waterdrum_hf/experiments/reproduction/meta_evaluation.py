@@ -38,8 +38,11 @@ META_METRICS = (
     "mia_loss",
     "mia_zlib",
     "mia_min_k_plus_plus",
+    "truth_ratio",
+    "knowmem",
 )
-"""The metrics meta-evaluated, on the models fine-tuned on the watermarked data."""
+"""The metrics meta-evaluated (where measured: Truth Ratio and KnowMem on questions only), on
+the models fine-tuned on the watermarked data."""
 
 SIGNED = ("waterdrum", "mia", "mia_loss", "mia_zlib", "mia_min_k_plus_plus")
 """Metrics whose values range over [-1, 1] (the rest over [0, 1])."""

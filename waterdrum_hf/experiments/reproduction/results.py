@@ -60,9 +60,11 @@ _PALETTE = (
     "magenta",
     "navy",
     "lime",
+    "saddlebrown",
+    "slategray",
 )
-METRIC_COLORS = dict(zip(LABELS, _PALETTE, strict=False))
-"""Each metric's colour in every plot of the reproduction (matplotlib's ten, then six more)."""
+METRIC_COLORS = dict(zip(LABELS, _PALETTE, strict=True))
+"""Each metric's colour in every plot of the reproduction (matplotlib's ten, then eight more)."""
 
 
 def write_results(results: Mapping[str, Any], out_dir: str | Path, *, command: str) -> list[Path]:

@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from waterdrum_hf.experiments.reproduction.config import BUILT_IN, QA_DATASETS
 from waterdrum_hf.experiments.reproduction.markdown_parts import (
     AUROC_RANGE,
     MIA_RANGE,
@@ -37,16 +38,28 @@ LABELS = {
     "mia_zlib_unwatermarked": "MIA (zlib), unwatermarked data",
     "mia_min_k_plus_plus": "MIA (Min-k%++)",
     "mia_min_k_plus_plus_unwatermarked": "MIA (Min-k%++), unwatermarked data",
+    "truth_ratio": "Truth Ratio",
+    "truth_ratio_unwatermarked": "Truth Ratio, unwatermarked data",
+    "knowmem": "KnowMem",
+    "knowmem_unwatermarked": "KnowMem, unwatermarked data",
 }
 
-D1_METRICS = ("waterdrum", "waterdrum_null_corrected", "rouge_l", "rouge_l_unwatermarked")
-"""D1's columns, where measured (no unwatermarked twin: no unwatermarked ROUGE-L)."""
-D2_METRICS = (*D1_METRICS[:3], "mia", "rouge_l_unwatermarked", "mia_unwatermarked")
+D1_METRICS = (
+    "waterdrum", "waterdrum_null_corrected", "rouge_l", "truth_ratio", "rouge_l_unwatermarked",
+    "truth_ratio_unwatermarked",
+)  # fmt: skip
+"""D1's columns, where measured (no unwatermarked twin: no unwatermarked ROUGE-L; Truth Ratio
+on questions only)."""
+D2_METRICS = (
+    "waterdrum", "waterdrum_null_corrected", "rouge_l", "truth_ratio", "mia",
+    "rouge_l_unwatermarked", "truth_ratio_unwatermarked", "mia_unwatermarked",
+)  # fmt: skip
 """D2's columns, where measured."""
 
 EVERY_METRIC = (
-    "waterdrum", "rouge_l", "extraction", "mia", "mia_loss", "mia_zlib", "mia_min_k_plus_plus",
-    "rouge_l_unwatermarked", "extraction_unwatermarked", "mia_unwatermarked",
+    "waterdrum", "rouge_l", "truth_ratio", "knowmem", "extraction", "mia", "mia_loss",
+    "mia_zlib", "mia_min_k_plus_plus", "rouge_l_unwatermarked", "truth_ratio_unwatermarked",
+    "knowmem_unwatermarked", "extraction_unwatermarked", "mia_unwatermarked",
     "mia_loss_unwatermarked", "mia_zlib_unwatermarked", "mia_min_k_plus_plus_unwatermarked",
 )  # fmt: skip
 """The rows of the every-baseline tables, where measured: WaterDrum and each baseline on the
@@ -121,6 +134,91 @@ PAPER: dict[str, Any] = {
     "dilution": {"none": ("0.964", "0.963"), "waterfall": ("0.923", "0.936")},
 }
 
+PAPER_TOFU: dict[str, Any] = {
+    # WaterDrum-TOFU, Llama-2-7B, for the QA datasets. AUROC: Table 1 (WaterDrum, and ROUGE-L
+    # and Truth Ratio on the unwatermarked data) and the appendix's table on watermarked text;
+    # R^2: the appendix's tables on unwatermarked text (TOFU calibration, and its offset
+    # relaxation) and on watermarked text. The dilution study is the paper's on WaterDrum-Ax.
+    "auroc": {
+        "exact_duplicate": {
+            "waterdrum": "0.926 ± 0.027",
+            "rouge_l": "0.926 ± 0.051",
+            "truth_ratio": "0.509 ± 0.002",
+            "rouge_l_unwatermarked": "0.510 ± 0.007",
+            "truth_ratio_unwatermarked": "0.508 ± 0.008",
+        },
+        "semantic_duplicate": {
+            "waterdrum": "0.954 ± 0.001",
+            "rouge_l": "0.977 ± 0.001",
+            "truth_ratio": "0.515 ± 0.003",
+            "rouge_l_unwatermarked": "0.798 ± 0.001",
+            "truth_ratio_unwatermarked": "0.472 ± 0.054",
+        },
+        "no_duplicate": {
+            "waterdrum": "0.928 ± 0.026",
+            "rouge_l": "0.980 ± 0.005",
+            "truth_ratio": "0.727 ± 0.000",
+            "rouge_l_unwatermarked": "0.908 ± 0.005",
+            "truth_ratio_unwatermarked": "0.747 ± 0.011",
+        },
+    },
+    "r2": {
+        "exact_duplicate": {
+            "waterdrum": "0.889",
+            "rouge_l": "-7.624",
+            "truth_ratio": "-261.2",
+            "mia": "-1.005",
+            "rouge_l_unwatermarked": "-1263.951",
+            "truth_ratio_unwatermarked": "-6444.874",
+            "mia_unwatermarked": "-6.201",
+        },
+        "semantic_duplicate": {
+            "waterdrum": "0.947",
+            "rouge_l": "-16.31",
+            "truth_ratio": "-229.2",
+            "mia": "0.541",
+            "rouge_l_unwatermarked": "-20.560",
+            "truth_ratio_unwatermarked": "-1416.284",
+            "mia_unwatermarked": "-0.813",
+        },
+        "no_duplicate": {
+            "waterdrum": "0.923",
+            "rouge_l": "0.511",
+            "truth_ratio": "-13.71",
+            "mia": "-1.277",
+            "rouge_l_unwatermarked": "-0.287",
+            "truth_ratio_unwatermarked": "-11.741",
+            "mia_unwatermarked": "-1.059",
+        },
+    },
+    "r2_offset": {
+        "exact_duplicate": {
+            "waterdrum": "0.997",
+            "rouge_l_unwatermarked": "0.991",
+            "truth_ratio_unwatermarked": "-0.586",
+            "mia_unwatermarked": "-0.018",
+        },
+        "semantic_duplicate": {
+            "waterdrum": "0.996",
+            "rouge_l_unwatermarked": "0.998",
+            "truth_ratio_unwatermarked": "0.854",
+            "mia_unwatermarked": "-0.435",
+        },
+        "no_duplicate": {
+            "waterdrum": "0.997",
+            "rouge_l_unwatermarked": "0.999",
+            "truth_ratio_unwatermarked": "0.995",
+            "mia_unwatermarked": "0.608",
+        },
+    },
+    "dilution": PAPER["dilution"],
+}
+
+
+def paper_numbers(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The paper's numbers beside a run's: WaterDrum-TOFU's for questions, else WaterDrum-Ax's."""
+    return PAPER_TOFU if config["dataset_name"] in QA_DATASETS else PAPER
+
 
 def markdown(results: Mapping[str, Any], *, command: str) -> str:
     """The paper's tables with our numbers (mean [t interval] over seeds) and its numbers
@@ -161,7 +259,7 @@ def _introduction(results: Mapping[str, Any], command: str) -> list[str]:
         f"(k = {config['mia_k']:g}), reported as 2 AUROC - 1 (forget vs holdout; the paper's "
         f"1 - 2 AUROC with holdout positive). "
         + seeds_sentence(seeds)
-        + "The paper's numbers are WaterDrum-Ax on Llama-2-7B. The paper measures WaterDrum on "
+        + f"The paper's numbers are {_paper_dataset(config)} on Llama-2-7B. The paper measures WaterDrum on "
         "the watermarked data and, in its main tables, the baselines on models fine-tuned on the "
         "unwatermarked data, where an exact duplicate is a literal copy of its forget text; its "
         "appendix measures them on the watermarked data too, where each duplicate carries "
@@ -268,9 +366,7 @@ def _every_baseline(results: Mapping[str, Any]) -> list[str]:
         "strength (per query: how short a prefix of the query's reference continuation the "
         "model needs to write the rest greedily) and the MIA's LOSS, zlib and Min-k%++ "
         "attacks (2 AUROC - 1, forget set vs holdout, as the paper's MIA). Each on the same "
-        f"models; {_cell_words(seeds)}. TOFU's Truth Ratio and Forget Quality and MUSE's "
-        "KnowMem (`waterdrum_hf.baselines`) read answers to questions, which this corpus of "
-        "passages does not have; they are not measured here.",
+        f"models; {_cell_words(seeds)}. {_qa_words(results)}",
         "",
         "D1, AUROC of per-query values on the retrained model (the set-level MIAs have none):",
         "",
@@ -284,6 +380,23 @@ def _every_baseline(results: Mapping[str, Any]) -> list[str]:
         "",
         *_metric_rows(results, "r2_offset", settings, d2_rows),
     ]
+
+
+def _qa_words(results: Mapping[str, Any]) -> str:
+    """What the QA baselines are, or why they are absent (a corpus of passages)."""
+    if "truth_ratio" not in _present(results, "auroc", EVERY_METRIC):
+        return (
+            "TOFU's Truth Ratio and Forget Quality and MUSE's KnowMem (`waterdrum_hf.baselines`) "
+            "read answers to questions, which this corpus of passages does not have; they are "
+            "not measured here (`--dataset-name toy-qa` measures them)."
+        )
+    return (
+        "On questions: TOFU's Truth Ratio per question as max(0, 1 - R), R the likelihood of "
+        "wrong answers over a paraphrase of the right one (TOFU's aggregate for what a model "
+        "should know: higher means more of the data, as every value here), and MUSE's "
+        "KnowMem (ROUGE-L F1 of the greedy answer in MUSE's prompt against the correct "
+        "answer)."
+    )
 
 
 META_MEASURES = {
@@ -371,7 +484,8 @@ def _table(
     seeds = len(results["config"]["seeds"])
     ours = "ours" if seeds > 1 else "ours, one seed"
     header = ["setting", *(f"{LABELS[m]} ({ours})" for m in metrics)]
-    paper_metrics = [m for m in metrics if any(m in PAPER[name].get(s, {}) for s in settings)]
+    paper = paper_numbers(results["config"])[name]
+    paper_metrics = [m for m in metrics if any(m in paper.get(s, {}) for s in settings)]
     header += [f"{LABELS[m]} (paper)" for m in paper_metrics]
     rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for setting in settings:
@@ -383,7 +497,7 @@ def _table(
                 ours[f"{name}_std"].get(metric, math.nan),
             )
             cells.append(over_seeds(value, spread, seeds, RANGES[name]))
-        cells += [PAPER[name].get(setting, {}).get(m, "–") for m in paper_metrics]
+        cells += [paper.get(setting, {}).get(m, "–") for m in paper_metrics]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
@@ -532,7 +646,7 @@ def _carry_over(results: Mapping[str, Any]) -> list[str]:
 
 
 def _data(config: Mapping[str, Any]) -> str:
-    if config["dataset_name"] == "toy":
+    if config["dataset_name"] in BUILT_IN:
         how = (
             "paraphrasing with"
             if config["watermarking"] == "paraphrase"
@@ -544,6 +658,14 @@ def _data(config: Mapping[str, Any]) -> str:
             if scheme == "waterfall"
             else f"adapted KGW, delta {config['delta']:g}"
         )
+        if config["dataset_name"] == "toy-qa":
+            return (
+                f"the built-in QA corpus, {config['owners']} fictitious authors x "
+                f"{config['passages_per_owner']} questions, the last {config['forget']} "
+                f"forgotten, {config['holdout_per_owner']} questions about each of "
+                f"{config['forget']} held-out authors, answers watermarked ({strength}) by "
+                f"{how} the built-in small model"
+            )
         return (
             f"the built-in corpus, {config['owners']} owners x {config['passages_per_owner']} "
             f"passages, the last {config['forget']} forgotten, {config['holdout_per_owner']} held-out "
@@ -553,11 +675,15 @@ def _data(config: Mapping[str, Any]) -> str:
     return f"{config['dataset_name']} ({config['dataset_config']})"
 
 
+def _paper_dataset(config: Mapping[str, Any]) -> str:
+    return "WaterDrum-TOFU" if config["dataset_name"] in QA_DATASETS else "WaterDrum-Ax"
+
+
 def _queries(config: Mapping[str, Any]) -> str:
-    if config["dataset_name"] == "waterdrum-tofu":
+    if config["dataset_name"] in QA_DATASETS:
         return "each question in the model's chat format"
     return f"the first {config['prefix_tokens']} tokens of each text (at most half)"
 
 
 def _reference(config: Mapping[str, Any]) -> str:
-    return "the answer" if config["dataset_name"] == "waterdrum-tofu" else "the text's next tokens"
+    return "the answer" if config["dataset_name"] in QA_DATASETS else "the text's next tokens"
