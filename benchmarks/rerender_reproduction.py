@@ -26,7 +26,7 @@ from waterdrum_hf.report.files import json_text
 from waterdrum_hf.scripts.reproduce import reproduce_command
 
 RESULTS = Path(__file__).resolve().parent / "results"
-RUNS = ("reproduction", "substitution", "schemes")
+RUNS = ("reproduction", "reproduction_qa", "substitution", "schemes")
 MACHINE = re.compile(r"Machine: (\S+), (\d+) CPU cores\.")
 
 

@@ -307,13 +307,19 @@ def render_results_runs() -> str:
         ("[reproduction/](reproduction/results.md)",
          "`python benchmarks/reproduce_paper.py --output-dir benchmarks/results/reproduction --show-progress false`",
          _minutes("benchmarks/results/reproduction/results.md")),
+        ("[reproduction_qa/](reproduction_qa/results.md)",
+         "`python benchmarks/reproduce_paper.py --dataset-name toy-qa --fractions 0 0.2 0.4 0.6 0.8 1 "
+         "--methods graddiff kl npo taskvector --output-dir benchmarks/results/reproduction_qa "
+         "--show-progress false`",
+         _minutes("benchmarks/results/reproduction_qa/results.md")),
         ("[schemes/](schemes/results.md)",
          "`waterdrum reproduce --schemes waterfall kgw synthid exp_edit --output-dir benchmarks/results/schemes "
          "--show-progress false`",
          _minutes("benchmarks/results/schemes/results.md")),
         ("[substitution/](substitution/results.md)",
-         "`waterdrum reproduce --quick --watermarking substitution --settings "
-         "exact_duplicate no_duplicate --output-dir benchmarks/results/substitution --show-progress false`",
+         "`waterdrum reproduce --quick --passages-per-owner 6 --holdout-per-owner 6 --watermarking "
+         "substitution --settings exact_duplicate no_duplicate --output-dir "
+         "benchmarks/results/substitution --show-progress false`",
          _minutes("benchmarks/results/substitution/results.md")),
         (f"[mutation.md]({GATE}/mutation.md)",
          "`pip install -e .[mutation]`, then `python mutation/score.py --max-children 2`",

@@ -47,7 +47,7 @@ def test_every_verdict_word_is_its_intervals():
     """In every committed results file, a verdict is "holds" exactly where the interval lies
     above 0, "does not hold" below, "not shown" where it holds 0; and no sentence says holds
     or checked without its interval (the section's heading aside)."""
-    for name in ("reproduction", "substitution", "schemes"):
+    for name in ("reproduction", "reproduction_qa", "substitution", "schemes"):
         found = claims(name)
         seeds = len(json.loads((RESULTS / name / "results.json").read_text())["config"]["seeds"])
         assert bool(found) == (seeds > 1), name  # one seed: no interval, no verdict
@@ -80,11 +80,12 @@ def test_the_scheme_comparisons_intervals_are_welchs_from_its_results():
             assert (float(match[4]), float(match[5])) == pytest.approx((low, high), abs=5e-4)
 
 
-def test_the_reproductions_threshold_claims_are_their_intervals_over_seeds():
+@pytest.mark.parametrize("run", ["reproduction", "reproduction_qa"])
+def test_the_reproductions_threshold_claims_are_their_intervals_over_seeds(run):
     """ "WaterDrum AUROC ... above 0.9": the mean's t interval over seeds less 0.9."""
-    results = json.loads((RESULTS / "reproduction" / "results.json").read_text())
+    results = json.loads((RESULTS / run / "results.json").read_text())
     seeds = len(results["config"]["seeds"])
-    found = claims("reproduction")
+    found = claims(run)
     for setting, summary in results["settings"].items():
         line = next(line for line, _ in found if line.startswith(f"- {setting}:"))
         for name, label in (("auroc", "AUROC"), ("r2", "R²")):

@@ -123,7 +123,7 @@ QUOTED = [
         update_docs.RESULTS_README,
         "## The paper's claims",
         None,
-        [REPRODUCTION, SUBSTITUTION, "duplicate_fidelity/results.md"],
+        [REPRODUCTION, SUBSTITUTION, "duplicate_fidelity/results.md", "reproduction_qa/results.md"],
     ),
 ]
 

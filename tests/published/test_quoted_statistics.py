@@ -26,6 +26,7 @@ GATE = "../../mutation/results/"  # the mutation gate's reports, from RESULTS
 NUMBER = re.compile(r"(?<![\w.])[+-]?\d[\d,]*(?:\.\d+)?")
 
 REPRODUCTION, SCHEMES = "reproduction/results.md", "schemes/results.md"
+QA = "reproduction_qa/results.md"
 NULLS, CAPACITY = "null_agreement.md", "capacity/results.json"
 D1, D2 = "## Separability (D1)", "## Calibration (D2)"
 SETTINGS_ROWS = ("no duplicate", "exact duplicate", "semantic duplicate")
@@ -178,10 +179,10 @@ def _unwatermarked_duplicate(setting: str) -> float:
     return _lead(row["against its forget text"])
 
 
-def _every(table: str, metric: str, setting: str) -> list[float]:
+def _every(table: str, metric: str, setting: str, run: str = REPRODUCTION) -> list[float]:
     """The numbers of one cell of the every-baseline tables: ``table`` is the words that open
     the table ("D1, AUROC", "D2, R²"), a row per metric, a column per setting."""
-    return _numbers(_cell(REPRODUCTION, "## Every baseline", metric, setting, _EVERY[table]))
+    return _numbers(_cell(run, "## Every baseline", metric, setting, _EVERY[table]))
 
 
 _EVERY = {"D1, AUROC": 0, "D2, R²": 1, "D2 with the retrained": 2}
@@ -221,6 +222,41 @@ def _meta_cell(label: str, column: str) -> list[float]:
 CORES = r"Machine: \S+, (\d+) CPU cores"
 
 QUOTES = [
+    Quote(
+        "reproduce",
+        "the QA reproduction's minutes",
+        r"--output-dir reproduction_qa # questions: \+ Truth Ratio, KnowMem \((\d+) min\)",
+        lambda: [_header(QA, TIME)],
+    ),
+    Quote(
+        "in short",
+        "QA, unwatermarked data, exact duplicates: ROUGE-L and Truth Ratio (mean, interval), the "
+        "paper's two, WaterDrum (mean, interval)",
+        r"ROUGE-L's AUROC falls to ([\d.]+) \[([\d.]+), ([\d.]+)\] and Truth Ratio's to "
+        r"([\d.]+) \[([\d.]+), ([\d.]+)\] \(the paper: ([\d.]+) and ([\d.]+)\), while WaterDrum reads "
+        r"([\d.]+) \[([\d.]+), ([\d.]+)\]",
+        lambda: [
+            *_every("D1, AUROC", "ROUGE-L, unwatermarked data", "exact duplicate", QA),
+            *_every("D1, AUROC", "Truth Ratio, unwatermarked data", "exact duplicate", QA),
+            *(
+                _numbers(_cell(QA, D1, "exact duplicate", f"{m}, unwatermarked data (paper)"))[0]
+                for m in ("ROUGE-L", "Truth Ratio")
+            ),
+            *_every("D1, AUROC", "WaterDrum", "exact duplicate", QA),
+        ],
+    ),
+    Quote(
+        "in short",
+        "QA, unwatermarked data, semantic duplicates: Truth Ratio (mean, interval)",
+        r"take Truth Ratio below chance \(([\d.]+) \[([\d.]+), ([\d.]+)\]\)",
+        lambda: _every("D1, AUROC", "Truth Ratio, unwatermarked data", "semantic duplicate", QA),
+    ),
+    Quote(
+        "in short",
+        "QA, exact duplicates: WaterDrum's R² (mean, interval)",
+        r"\(R² ([\d.-]+) \[([\d.-]+), ([\d.-]+)\] with exact duplicates\)",
+        lambda: _every("D2, R²", "WaterDrum", "exact duplicate", QA),
+    ),
     Quote(
         "reproduce",
         "the reproduction: its seeds, its shares k and its minutes",
@@ -664,7 +700,11 @@ def _widest_d2() -> list[float]:
 #: Numbers of these sections that are names or settings, not measurements, each with where
 #: it stands: model names, the command's flags, the thresholds a reader acts at.
 SETTINGS = {
-    "reproduce": [r"Llama-2-7b-hf", r"Llama-3\.1-8B-Instruct"],
+    "reproduce": [
+        r"Llama-2-7b-hf",
+        r"Llama-3\.1-8B-Instruct",
+        r"--fractions 0 0\.2 0\.4 0\.6 0\.8 1",
+    ],
     "in short": [],
     "mutation": [r"--max-children 2"],
     "nulls": [r"far below 0\.001"],

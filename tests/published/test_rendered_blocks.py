@@ -1075,7 +1075,7 @@ def test_results_readme_runs_table_gives_each_folders_command_and_time():
     _, rows = table(text, "folder")
     by_folder = {re.match(r"\[([^\]]+)\]", row[0])[1]: row for row in rows}
     check(by_folder["demo/"][2].removesuffix(" min"), load("demo/run.json")["seconds"] / 60, "demo")
-    for name in ("reproduction", "schemes", "substitution"):
+    for name in ("reproduction", "reproduction_qa", "schemes", "substitution"):
         text = (RESULTS / name / "results.md").read_text()
         found = search(r"Time: ([\d.]+) minutes", text)
         empty = re.search(r"from an empty cache: about (\d+) minutes", text)  # a resumed run
