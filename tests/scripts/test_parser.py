@@ -81,7 +81,7 @@ def test_help_shows_the_defaults_and_the_quick_ones(monkeypatch, capsys):
     assert "--seeds [INT ...]     Training and sampling seeds" in helps["reproduce"]
     assert "(default: (0, 1, 2))" in helps["reproduce"] and "seeds (0,)," in helps["reproduce"]
     assert "Min-k% Prob. (default: 0.4)" in helps["reproduce"]  # a % in a help is no format error
-    assert "--dataset-name {toy,waterdrum-ax,waterdrum-tofu}" in helps["reproduce"]
+    assert "--dataset-name {toy,toy-qa,waterdrum-ax,waterdrum-tofu}" in helps["reproduce"]
     assert (
         "--no-stop-at-double-newline" in helps["watermark"]
         and "(default: owner_id)" in helps["watermark"]
