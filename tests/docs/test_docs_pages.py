@@ -246,4 +246,4 @@ def test_the_set_up_commands_are_the_two_ci_runs():
     )
     for page in ("README.md", "docs/index.md", "docs/quickstart.md"):
         assert block in (ROOT / page).read_text(), page
-    assert "\nbash dev.sh test\n" in (ROOT / ".ci/run").read_text()
+    assert "\nstep bash dev.sh test\n" in (ROOT / ".ci/run").read_text()  # timed, as run

@@ -280,8 +280,10 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     from waterdrum_hf.scripts import main
 
     out = tmp_path / "reproduction"
+    argv = ["reproduce", "--quick", "--output-dir", str(out), "--show-progress", "false"]
+    argv += ["--num-samples", "1", "--null-keys", "20"]  # smaller
     start = time.perf_counter()
-    assert main(["reproduce", "--quick", "--output-dir", str(out), "--show-progress", "false"]) == 0
+    assert main(argv) == 0
     first = time.perf_counter() - start
     results = json.loads((out / "results.json").read_text())
     quick = ReproductionConfig.quick()
@@ -329,13 +331,14 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
         and "| trained on |" in markdown
         and "## Every baseline on the same models" in markdown
         and "| MIA (Min-k%++), unwatermarked data |" in markdown
-        and "waterdrum reproduce --quick" in markdown
+        and f"waterdrum reproduce --quick --output-dir {out} --num-samples 1 --null-keys 20"
+        in markdown
     )
     for plot in ("calibration", "roc", "benchmark", "resilience", "meta_evaluation"):
         assert (out / f"{plot}.png").stat().st_size > 10_000
     # Every model and generation is cached: a second run recomputes nothing.
     start = time.perf_counter()
-    assert main(["reproduce", "--quick", "--output-dir", str(out), "--show-progress", "false"]) == 0
+    assert main(argv) == 0
     assert time.perf_counter() - start < first / 3
     again = json.loads((out / "results.json").read_text())
     assert again["settings"] == results["settings"]
