@@ -103,6 +103,67 @@ def test_calibration_splits_trained_from_untrained_forget_queries():
     assert math.isnan(split["trained"][0]) and math.isnan(split["untrained"][2])  # an empty side
 
 
+def test_a_measure_defined_on_some_seeds_says_on_how_many():
+    """An R² of values that do not vary is undefined on that seed: the cell is the mean over
+    the seeds that gave one, named as such, never an interval of zero width."""
+    from waterdrum_hf.experiments.reproduction.markdown_parts import summary_cell
+
+    fractions = [0.0, 0.2, 1.0]
+    per_seed = {seed: {f: carried_over(f, seed) for f in fractions} for seed in (0, 1, 2)}
+    for seed in (1, 2):
+        for model in per_seed[seed].values():
+            model["mia"] = 0.5  # every model alike on this seed
+    summary = summarise(per_seed)
+    assert summary["r2_seeds"]["mia"] == 1 and summary["r2_seeds"]["waterdrum"] == 3
+    assert summary["r2"]["mia"] == pytest.approx(d2(per_seed[0], "mia")["r2"])
+    assert summary_cell(summary, "r2", "mia", 3) == f"{summary['r2']['mia']:.3f} (1 of 3 seeds)"
+    both = summary_cell(summary, "r2", "waterdrum", 3)
+    assert "seeds)" not in both and both.count("[") == 1
+    for model in per_seed[0].values():
+        model["mia"] = 0.5
+    assert summary_cell(summarise(per_seed), "r2", "mia", 3) == "undefined"
+
+
+def test_forget_quality_tests_each_models_forget_truth_ratios_against_retrainings():
+    """The KS p-value of scipy on the forget questions' R of the model and of the retrained
+    model of the same run (retain questions left out); no Truth Ratio read, no value."""
+    from scipy.stats import ks_2samp
+
+    from waterdrum_hf.experiments.reproduction.analysis import forget_quality_runs
+
+    rng = np.random.default_rng(0)
+    is_forget = np.arange(30) < 20
+
+    def model(shift: float) -> dict:
+        ratios = np.exp(rng.normal(shift, 0.3, 30))
+        ratios[~is_forget] = 0.01  # retain questions: would dominate any test that read them
+        return {"is_forget": is_forget, "truth_ratio_r": ratios}
+
+    calibration = {0.0: model(0.0), 0.5: model(-0.5), 1.0: model(-1.0)}
+    unlearned = {"kl": {"stage": "s", **model(-0.1)}, "npo": {"stage": "s", **model(-1.0)}}
+    quality = forget_quality_runs(calibration, unlearned)
+    reference = calibration[0.0]["truth_ratio_r"][:20]
+    for name, measured in (("original", calibration[1.0]), *unlearned.items()):
+        expected = ks_2samp(measured["truth_ratio_r"][:20], reference).pvalue
+        assert quality[name] == pytest.approx(expected), name
+    assert list(quality) == ["original", "kl", "npo"]
+    assert quality["kl"] > 0.05 > quality["original"]  # near retraining, far from it
+    del unlearned["npo"]["truth_ratio_r"]  # measured without the baselines
+    assert forget_quality_runs(calibration, unlearned) == {}
+
+
+def test_forget_quality_table_gives_each_model_over_seeds():
+    results = {
+        **rendered_results(seeds=(0, 1)),
+        "forget_quality": {"exact_duplicate": {"original": [0.01, 0.03], "kl": [0.9, 1.0]}},
+    }
+    text = markdown(results, command="waterdrum reproduce")
+    assert "## Forget Quality" in text
+    assert "| original | 0.020 [0.000, 0.147] |" in text  # t(1) interval, cut at 0
+    assert "| kl | 0.950 [0.315, 1.000] |" in text
+    assert "## Forget Quality" not in markdown(rendered_results(seeds=(0, 1)), command="c")
+
+
 def rendered_results(seeds: tuple[int, ...]) -> dict:
     """What ``markdown`` renders, from hand-made models (the bent curve of ``carried_over``)."""
     fractions = [0.0, 0.2, 1.0]
@@ -309,6 +370,7 @@ def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_pa
     assert decoy["scaled"][-1] < decoy["scaled"][0]
     assert set(results["resilience"]["dilution"]["auroc"]) == {"none", "waterfall"}
     assert set(results["mia"]) == set(results["settings"])
+    assert "forget_quality" not in results  # passages have no Truth Ratio
     meta = results["meta_evaluation"]  # every metric, each measure on [0, 1]
     on_passages = [m for m in META_METRICS if m not in ("truth_ratio", "knowmem")]  # QA only
     assert list(meta["metrics"]) == on_passages and meta["methods"] == list(quick.methods)

@@ -111,8 +111,14 @@ def test_the_qa_corpus_runs_every_experiment_with_the_qa_baselines(tiny_model, t
         assert qa <= set(summary["auroc"]) and qa <= set(summary["r2"])
         assert all(0 <= summary["auroc"][m] <= 1 for m in qa)
     assert list(results["meta_evaluation"]["metrics"]) == list(META_METRICS)
+    quality = results["forget_quality"]  # each model's KS p-value against retraining's
+    assert set(quality) == set(results["settings"])
+    for per_model in quality.values():
+        assert list(per_model) == ["original", "kl"]
+        assert all(0 < p <= 1 for values in per_model.values() for p in values)
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["config"]["dataset_name"] == "toy-qa"
     markdown = (tmp_path / "results.md").read_text()
     assert "| Truth Ratio, unwatermarked data |" in markdown and "| KnowMem |" in markdown
+    assert "## Forget Quality" in markdown and "| original | " in markdown
     assert "the built-in QA corpus, 3 fictitious authors x 3 questions" in markdown

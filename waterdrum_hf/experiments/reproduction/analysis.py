@@ -35,6 +35,8 @@ MIA_METRICS = {"min_k": "mia", "loss": "mia_loss", "zlib": "mia_zlib",
 """Each membership attack of :func:`~waterdrum_hf.baselines.mia_scores` and the name of its
 MIA value (``2 AUROC - 1``, forget set vs holdout) here; ``mia`` is the paper's (Min-k%)."""
 
+RAW_TRUTH_RATIO = "truth_ratio_r"
+"""Each question's Truth Ratio ``R`` itself (QA runs), kept for Forget Quality."""
 SET_METRICS = tuple(
     f"{metric}{data}" for metric in MIA_METRICS.values() for data in ("", "_unwatermarked")
 )
@@ -86,7 +88,9 @@ def calibrated_metrics(calibration: dict[float, dict[str, Any]]) -> list[str]:
 
 
 def summarise(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, Any]:
-    """Mean and spread over seeds of each metric's AUROC (D1), R^2 and offset R^2 (D2)."""
+    """Mean and spread over seeds of each metric's AUROC (D1), R^2 and offset R^2 (D2), and
+    on how many seeds each is defined (``<name>_seeds``: an R^2 of values that do not vary
+    is not)."""
     table: dict[str, dict[str, list[float]]] = {"auroc": {}, "r2": {}, "r2_offset": {}}
     for calibration in per_seed.values():
         for metric in measured_metrics(calibration[0.0], METRICS):
@@ -98,17 +102,20 @@ def summarise(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, Any
     summary: dict[str, Any] = {}
     for name, columns in table.items():
         stats = {m: _mean_std(v) for m, v in columns.items()}
-        summary[name] = {m: mean for m, (mean, _) in stats.items()}
-        summary[f"{name}_std"] = {m: std for m, (_, std) in stats.items()}
+        summary[name] = {m: mean for m, (mean, _, _) in stats.items()}
+        summary[f"{name}_std"] = {m: std for m, (_, std, _) in stats.items()}
+        summary[f"{name}_seeds"] = {m: count for m, (_, _, count) in stats.items()}
     return summary
 
 
-def _mean_std(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and standard deviation over the seeds with a value; NaN for both without one (a
-    metric that cannot be fitted on any seed), without numpy's empty-slice warning."""
+def _mean_std(values: Sequence[float]) -> tuple[float, float, int]:
+    """Mean, standard deviation and count of the seeds with a value; NaN for both without one
+    (a metric that cannot be fitted on any seed), without numpy's empty-slice warning."""
     finite = np.asarray(values, dtype=float)
     finite = finite[~np.isnan(finite)]
-    return (float(finite.mean()), float(finite.std())) if finite.size else (math.nan, math.nan)
+    if not finite.size:
+        return math.nan, math.nan, 0
+    return float(finite.mean()), float(finite.std()), int(finite.size)
 
 
 def calibration_curves(
@@ -166,6 +173,27 @@ def trained_split(
     values = np.asarray(measured["waterdrum"])[np.asarray(measured["is_forget"])]
     before = np.asarray(retrained["waterdrum"])[np.asarray(retrained["is_forget"])]
     return mean(values[:kept]), mean(values[kept:]), mean(before[kept:])
+
+
+def forget_quality_runs(
+    calibration: dict[float, dict[str, Any]], unlearned: dict[str, dict[str, Any]]
+) -> dict[str, float]:
+    """TOFU's Forget Quality of the original and each unlearned model of one training run:
+    the KS-test p-value between its Truth Ratios ``R`` on the forget questions and the
+    retrained model's (:func:`waterdrum_hf.baselines.forget_quality`); empty where the run
+    read no Truth Ratio (passages, or unlearned models measured without baselines)."""
+    from waterdrum_hf.baselines import forget_quality
+
+    retrained = calibration[0.0]
+    models = {"original": calibration[1.0], **unlearned}
+    if any(RAW_TRUTH_RATIO not in m for m in (retrained, *models.values())):
+        return {}
+    forget = retrained["is_forget"]
+    reference = retrained[RAW_TRUTH_RATIO][forget]
+    return {
+        name: forget_quality(model[RAW_TRUTH_RATIO][forget], reference)
+        for name, model in models.items()
+    }
 
 
 def mia_summary(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, float]:

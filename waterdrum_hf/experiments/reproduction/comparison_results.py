@@ -14,9 +14,9 @@ from waterdrum_hf.experiments.reproduction.markdown_parts import (
     gap_verdict,
     heading,
     number,
-    over_seeds,
     seeds_sentence,
     split_table,
+    summary_cell,
 )
 from waterdrum_hf.experiments.reproduction.results import plot_forget_curves
 from waterdrum_hf.report import json_text
@@ -111,8 +111,8 @@ def _table_5(schemes: Mapping[str, Any], setting: str, seeds: int) -> list[str]:
         paper = PAPER_TABLE_5.get(scheme, ("", "", "", ""))
         lines.append(
             f"| {SCHEME_LABELS.get(scheme, scheme)} | "
-            f"{over_seeds(s['auroc']['waterdrum'], s['auroc_std']['waterdrum'], seeds, AUROC_RANGE)} | "
-            f"{over_seeds(s['r2']['waterdrum'], s['r2_std']['waterdrum'], seeds, R2_RANGE)} | "
+            f"{summary_cell(s, 'auroc', 'waterdrum', seeds, AUROC_RANGE)} | "
+            f"{summary_cell(s, 'r2', 'waterdrum', seeds, R2_RANGE)} | "
             f"{1000 * s['verify_seconds_per_text']:.2f} ms | " + " | ".join(paper) + " |"
         )
     return lines
@@ -142,9 +142,9 @@ def _more_of_the_runs(schemes: Mapping[str, Any], setting: str, seeds: int) -> l
         corrected = "waterdrum_null_corrected"
         lines.append(
             f"| {SCHEME_LABELS.get(scheme, scheme)} | "
-            f"{over_seeds(s['auroc'][corrected], s['auroc_std'][corrected], seeds, AUROC_RANGE)} | "
-            f"{over_seeds(s['r2'][corrected], s['r2_std'][corrected], seeds, R2_RANGE)} | "
-            f"{over_seeds(s['r2_offset']['waterdrum'], s['r2_offset_std']['waterdrum'], seeds, R2_RANGE)} | "
+            f"{summary_cell(s, 'auroc', corrected, seeds, AUROC_RANGE)} | "
+            f"{summary_cell(s, 'r2', corrected, seeds, R2_RANGE)} | "
+            f"{summary_cell(s, 'r2_offset', 'waterdrum', seeds, R2_RANGE)} | "
             f"{number(curve[0])} / {number(curve[-1])} | "
             f"{strength['mean']:+.3f} ± {strength['std']:.3f} | "
             f"{_mean_spread(s['separation'], 'retain')}, "

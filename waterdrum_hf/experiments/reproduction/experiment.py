@@ -29,10 +29,12 @@ import numpy as np
 from waterdrum_hf.experiments.reproduction.analysis import (
     METRICS,
     MIA_METRICS,
+    RAW_TRUTH_RATIO,
     calibration_curves,
     d1,
     d2,
     duplicate_similarity,
+    forget_quality_runs,
     measured_metrics,
     mia_summary,
     summarise,
@@ -110,6 +112,14 @@ class Reproduction:
                 results["benchmark_runs"][data.name] = {
                     model: [run[model] for run in runs] for model in runs[0]
                 }
+                quality = [
+                    forget_quality_runs(measured[data.name][s], unlearned[data.name][s])
+                    for s in config.seeds
+                ]
+                if quality[0]:
+                    results.setdefault("forget_quality", {})[data.name] = {
+                        model: [run[model] for run in quality] for model in quality[0]
+                    }
         if config.meta_evaluation:
             with self._timed(
                 "meta_evaluation",
@@ -352,8 +362,9 @@ class Reproduction:
 
     def _qa_baselines(self, model: Any, data: SettingData) -> dict[str, np.ndarray]:
         """Per question: TOFU's Truth Ratio as ``max(0, 1 - R)`` (its own aggregate for what
-        a model should know, so higher means more of the data, as every value here) and MUSE's
-        KnowMem (ROUGE-L F1 of the greedy answer in MUSE's prompt against the gold answer)."""
+        a model should know, so higher means more of the data, as every value here), ``R``
+        itself (for Forget Quality) and MUSE's KnowMem (ROUGE-L F1 of the greedy answer in
+        MUSE's prompt against the gold answer)."""
         from waterdrum_hf.baselines import knowmem_answers, model_truth_ratio
         from waterdrum_hf.baselines.rouge import rouge_l_scores
 
@@ -366,6 +377,7 @@ class Reproduction:
         scores = rouge_l_scores(predicted, answers.gold, stemmer=False)
         return {
             "truth_ratio": np.maximum(0.0, 1.0 - ratios),
+            RAW_TRUTH_RATIO: ratios,
             "knowmem": np.array([score.fmeasure for score in scores]),
         }
 

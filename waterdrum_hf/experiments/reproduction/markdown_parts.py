@@ -66,6 +66,36 @@ def over_seeds(
     return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
 
 
+def summary_cell(
+    summary: Mapping[str, Any],
+    name: str,
+    metric: str,
+    seeds: int,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> str:
+    """A metric's ``name`` measure (``auroc``, ``r2``, ``r2_offset``) from a setting's summary
+    (:func:`~waterdrum_hf.experiments.reproduction.analysis.summarise`), over the seeds where
+    it is defined (:func:`over_defined_seeds`)."""
+    mean = summary[name].get(metric, math.nan)
+    sd = summary[f"{name}_std"].get(metric, math.nan)
+    defined = summary.get(f"{name}_seeds", {}).get(metric, seeds)  # without counts: every seed
+    return over_defined_seeds(mean, sd, defined, seeds, bounds)
+
+
+def over_defined_seeds(
+    mean: float | None,
+    sd: float,
+    defined: int,
+    seeds: int,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> str:
+    """:func:`over_seeds` over the ``defined`` of the run's ``seeds`` seeds that gave a value;
+    fewer than all are named ("(1 of 3 seeds)"), so one seed's value never reads as an
+    interval of zero width."""
+    cell = over_seeds(mean, sd, defined, bounds)
+    return f"{cell} ({defined} of {seeds} seeds)" if 0 < defined < seeds else cell
+
+
 def run_time(seconds: float, stages: Mapping[str, Any]) -> str:
     """How long the run took; a resumed run's own time is not the whole cost, so the build time
     of the stages it reused is added."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from statistics import fmean, pstdev
 from typing import Any
 
 from waterdrum_hf.experiments.reproduction.config import BUILT_IN, QA_DATASETS
@@ -16,9 +17,11 @@ from waterdrum_hf.experiments.reproduction.markdown_parts import (
     gap_verdict,
     heading,
     number,
+    over_defined_seeds,
     over_seeds,
     seeds_sentence,
     split_table,
+    summary_cell,
 )
 from waterdrum_hf.report import typed
 from waterdrum_hf.report.formatting import format_interval
@@ -236,6 +239,7 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
             "![benchmark](benchmark.png)",
         ),
         _benchmark_over_seeds(results.get("benchmark_runs") or {}),
+        _forget_quality(results),
         _plotted(
             f"Resilience ({first_of(len(results['config']['seeds']))})",
             _resilience_tables(results["resilience"]),
@@ -419,7 +423,13 @@ def _meta_evaluation(results: Mapping[str, Any]) -> list[str]:
     rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for metric, measures in meta["metrics"].items():
         cells = [
-            over_seeds(measures[m]["mean"], measures[m]["std"], seeds, AUROC_RANGE)
+            over_defined_seeds(
+                measures[m]["mean"],
+                measures[m]["std"],
+                sum(v is not None and math.isfinite(v) for v in measures[m]["per_seed"]),
+                seeds,
+                AUROC_RANGE,
+            )
             for m in META_MEASURES
         ]
         rows.append(f"| {LABELS[metric]} | " + " | ".join(cells) + " |")
@@ -464,10 +474,9 @@ def _metric_rows(
     for metric in metrics:
         cells = [LABELS[metric]]
         for setting in settings:
-            ours = results["settings"][setting]
-            value = ours[name].get(metric, math.nan)
-            spread = ours[f"{name}_std"].get(metric, math.nan)
-            cells.append(over_seeds(value, spread, seeds, RANGES[name]))
+            cells.append(
+                summary_cell(results["settings"][setting], name, metric, seeds, RANGES[name])
+            )
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
@@ -492,11 +501,7 @@ def _table(
         ours = results["settings"][setting]
         cells = [setting.replace("_", " ")]
         for metric in metrics:
-            value, spread = (
-                ours[name].get(metric, math.nan),
-                ours[f"{name}_std"].get(metric, math.nan),
-            )
-            cells.append(over_seeds(value, spread, seeds, RANGES[name]))
+            cells.append(summary_cell(ours, name, metric, seeds, RANGES[name]))
         cells += [paper.get(setting, {}).get(m, "–") for m in paper_metrics]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
@@ -572,6 +577,36 @@ def _benchmark_over_seeds(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
             lines += ["", closest_line(comparison)]
         lines.append("")
     return lines
+
+
+def _forget_quality(results: Mapping[str, Any]) -> list[str]:
+    """TOFU's Forget Quality of the original and each unlearned model, a row each, a column
+    per setting (QA runs with the baselines on the unlearned models)."""
+    quality = results.get("forget_quality")
+    if not quality:
+        return []
+    seeds = len(results["config"]["seeds"])
+    settings = list(quality)
+    header = ["model", *(s.replace("_", " ") for s in settings)]
+    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for model in quality[settings[0]]:
+        cells = []
+        for setting in settings:
+            values = quality[setting][model]
+            cells.append(over_seeds(fmean(values), pstdev(values), seeds, AUROC_RANGE))
+        rows.append(f"| {model} | " + " | ".join(cells) + " |")
+    return [
+        "## Forget Quality",
+        "",
+        "TOFU's Forget Quality (open-unlearning's default for TOFU) of each model of the benchmark: "
+        "the p-value of a two-sample KS test between its Truth Ratios R on the forget questions "
+        "and those of the model retrained without them (the same training run; 1 for that "
+        "model itself). High: its Truth Ratios are distributed as retraining's. It reads the "
+        "forget set only: a method that also destroys the retain set can score as high. "
+        f"{_cell_words(seeds).capitalize()}, cut to [0, 1].",
+        "",
+        *rows,
+    ]
 
 
 def _resilience_tables(resilience: Mapping[str, Any]) -> list[str]:
