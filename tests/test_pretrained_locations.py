@@ -112,7 +112,7 @@ def test_unlearn_says_at_once_that_a_local_dataset_is_not_there(
 
     monkeypatch.setattr(datasets, "load_dataset", refuse)
     monkeypatch.chdir(tmp_path)
-    argv = ["unlearn", "--method", "npo", "--model_name_or_path", "tiny", "--dataset_name", name]
+    argv = ["unlearn", "npo", "--model_name_or_path", "tiny", "--dataset_name", name]
     assert main([*argv, "--output_dir", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.strip() == f"waterdrum unlearn: error: {message}"
 

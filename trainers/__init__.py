@@ -71,6 +71,17 @@ def get(name: str) -> tuple[type[UnlearningTrainer], type[UnlearningConfig]]:
     return trainer, trainer.config_class
 
 
+def trainer_for(config: UnlearningConfig) -> type[UnlearningTrainer]:
+    """The trainer of a method's config: each method has a config class of its own."""
+    for trainer in _METHODS.values():
+        if type(config) is trainer.config_class:
+            return trainer
+    raise ValueError(
+        f"{type(config).__name__} is no method's config; each method's is "
+        f"waterdrum_hf.trainers.get(name)[1] ({', '.join(_METHODS)})"
+    )
+
+
 __all__ = [
     "DESCRIPTIONS",
     "REFUSAL_ANSWERS",
@@ -100,4 +111,5 @@ __all__ = [
     "get",
     "losses",
     "scrub_phase",
+    "trainer_for",
 ]

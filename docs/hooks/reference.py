@@ -99,7 +99,7 @@ def script(name: str) -> types.ModuleType:
 
 
 def method_parsers() -> Iterator[tuple[str, argparse.ArgumentParser]]:
-    """``(method, parser)``: ``waterdrum unlearn``'s parser once ``--method`` names a method."""
+    """``(method, parser)``: ``waterdrum unlearn METHOD``'s parser, for each method."""
     import waterdrum_hf.trainers as trainers
 
     for method in trainers.available():
@@ -185,17 +185,18 @@ def commands_page() -> str:
 
 
 def unlearn_methods(generic: argparse.ArgumentParser) -> list[str]:
-    """The options each method adds to ``waterdrum unlearn`` once ``--method`` names it."""
+    """The options each method adds to ``waterdrum unlearn`` once its first word names it."""
     known = {a.dest for a in shown_actions(generic)}
     lines = [
         "### Options of each method",
         "",
-        "`--method METHOD` (or a recipe's `method:` key) adds that method's own settings:",
+        "`waterdrum unlearn METHOD` (the method is the first word) adds that method's own "
+        "settings:",
         "",
     ]
     for method, parser in method_parsers():
         added = {a.dest for a in shown_actions(parser)} - known
-        lines += [f"#### --method {method}", ""]
+        lines += [f"#### waterdrum unlearn {method}", ""]
         lines += [options_tables(parser, only=added) if added else "No options of its own.", ""]
     return lines
 

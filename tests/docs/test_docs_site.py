@@ -86,12 +86,14 @@ def test_commands_page_names_every_option_of_every_parser(commands_page):
 
 
 def test_commands_page_lists_what_each_unlearning_method_adds(commands_page):
-    """``waterdrum unlearn --method M`` takes the options of M's config; the page names, under
+    """``waterdrum unlearn M`` takes the options of M's config; the page names, under
     each method, those the generic parser lacks. Catches: a method's own settings (NPO's beta,
     SCRUB's phases) missing from the page."""
     unlearn = importlib.import_module("waterdrum_hf.scripts.unlearn")
     generic = documented_options(unlearn.make_parser())
-    by_method = sections(commands_page.split("## waterdrum unlearn")[1], "#### --method")
+    by_method = sections(
+        commands_page.split("\n## waterdrum unlearn\n")[1], "#### waterdrum unlearn"
+    )
     assert list(by_method) == trainers.available()
     for method in trainers.available():
         added = documented_options(unlearn.make_parser(method=method)) - generic

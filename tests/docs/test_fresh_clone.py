@@ -30,9 +30,9 @@ def test_the_script_finds_the_pages_commands(listed):
     commands = [c["command"] for c in listed["commands"]]
     assert "bash dev.sh test" in commands and "bash dev.sh demo" in commands
     assert "pip install torch==2.13.0" in commands
-    unlearn = [c for c in commands if c.startswith("waterdrum unlearn --method npo")]
+    unlearn = [c for c in commands if c.startswith("waterdrum unlearn npo")]
     assert unlearn == [
-        "waterdrum unlearn --method npo --config examples/recipes/npo.yaml "
+        "waterdrum unlearn npo --config examples/recipes/npo.yaml "
         "--model_name_or_path M --dataset_name rows.jsonl --output_dir out "
         "--waterdrum_watermark_tokenizer T"
     ]

@@ -157,12 +157,12 @@ class Quote:
 TIME = r"Time: ([\d.]+) minutes"
 
 
-def _minutes_from_empty_cache() -> float:
-    """The reproduction's minutes from an empty cache: its time, or, for a run that reused
+def _minutes_from_empty_cache(run: str = REPRODUCTION) -> float:
+    """A reproduction's minutes from an empty cache: its time, or, for a run that reused
     cached stages, the estimate its heading gives."""
-    text = _text(REPRODUCTION)
+    text = _text(run)
     estimate = re.search(r"from an empty cache: about ([\d.]+) minutes", text)
-    return _value(estimate.group(1)) if estimate else _header(REPRODUCTION, TIME)
+    return _value(estimate.group(1)) if estimate else _header(run, TIME)
 
 
 def _exact(table: str, column: str) -> list[float]:
@@ -226,7 +226,7 @@ QUOTES = [
         "reproduce",
         "the QA reproduction's minutes",
         r"--output-dir reproduction_qa # questions: \+ Truth Ratio, KnowMem \((\d+) min\)",
-        lambda: [_header(QA, TIME)],
+        lambda: [_minutes_from_empty_cache(QA)],
     ),
     Quote(
         "in short",
@@ -250,6 +250,12 @@ QUOTES = [
         "QA, unwatermarked data, semantic duplicates: Truth Ratio (mean, interval)",
         r"take Truth Ratio below chance \(([\d.]+) \[([\d.]+), ([\d.]+)\]\)",
         lambda: _every("D1, AUROC", "Truth Ratio, unwatermarked data", "semantic duplicate", QA),
+    ),
+    Quote(
+        "in short",
+        "QA, exact duplicates: Forget Quality of the original model (mean, interval)",
+        r"with exact duplicates it reads ([\d.]+) \[([\d.]+), ([\d.]+)\] on\s+the original model",
+        lambda: _numbers(_cell(QA, "## Forget Quality", "original", "exact duplicate")),
     ),
     Quote(
         "in short",

@@ -62,9 +62,8 @@ def captured_config(command, argv, monkeypatch, tmp_path):
     monkeypatch.setattr(
         watermarking, "WatermarkedDataset", lambda model, tokenizer, config, **key: capture(config)
     )
-    config_class = trainers.get("kl")[1]
     monkeypatch.setattr(
-        trainers, "get", lambda name: (lambda **kwargs: capture(kwargs["args"]), config_class)
+        trainers, "trainer_for", lambda config: lambda **kwargs: capture(kwargs["args"])
     )
     rows = tmp_path / "rows.jsonl"
     rows.write_text(

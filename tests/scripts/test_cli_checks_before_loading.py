@@ -42,7 +42,7 @@ def test_unlearn_checks_the_callbacks_data_before_the_weights(
     """The rows have a forget column but no owner ids: the callback cannot find the forget
     owners, which it says before the trainer loads the model."""
     rows = rows_file(tmp_path / "rows.jsonl", forget=True)
-    argv = ["unlearn", "--method", "kl", "--model_name_or_path", tiny_folder]
+    argv = ["unlearn", "kl", "--model_name_or_path", tiny_folder]
     argv += ["--dataset_name", rows, "--output_dir", tmp_path / "out", "--use_cpu", "true"]
     code, err = run([*argv, "--waterdrum_watermark_tokenizer", tiny_folder], capsys)
     assert code == 2
@@ -53,7 +53,7 @@ def test_unlearn_checks_the_forget_column_before_the_weights(
     tiny_folder, tmp_path, no_weights, capsys
 ):
     rows = rows_file(tmp_path / "rows.jsonl", forget="yes")
-    argv = ["unlearn", "--method", "kl", "--model_name_or_path", tiny_folder]
+    argv = ["unlearn", "kl", "--model_name_or_path", tiny_folder]
     argv += ["--dataset_name", rows, "--output_dir", tmp_path / "out", "--use_cpu", "true"]
     code, err = run(argv, capsys)
     assert code == 2 and "forget" in err and "bool" in err

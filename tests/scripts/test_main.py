@@ -219,7 +219,6 @@ def test_version_and_module_entry_point():
         (
             [
                 "unlearn",
-                "--method",
                 "kl",
                 "--model_name_or_path",
                 "{tmp}/tok",
@@ -235,7 +234,6 @@ def test_version_and_module_entry_point():
         (
             [
                 "unlearn",
-                "--method",
                 "kl",
                 "--model_name_or_path",
                 "tiny",
@@ -345,12 +343,12 @@ def test_version_and_module_entry_point():
             "give --model-name-or-path",
         ),
         (
-            ["unlearn", "--method", "forgetall", "--model_name_or_path", "x"],
+            ["unlearn", "forgetall", "--model_name_or_path", "x"],
             "unknown unlearning method 'forgetall'; known: gradascent",
         ),
         (
             ["unlearn", "--model_name_or_path", "x"],
-            "the following arguments are required: --method",
+            "name the method first: waterdrum unlearn METHOD [options] (methods: gradascent",
         ),
         (
             [
@@ -426,7 +424,6 @@ def test_version_and_module_entry_point():
         (
             [
                 "unlearn",
-                "--method",
                 "kl",
                 "--model_name_or_path",
                 "tiny",
@@ -475,7 +472,6 @@ def test_version_and_module_entry_point():
         (
             [
                 "unlearn",
-                "--method",
                 "npo",
                 "--model_name_or_path",
                 "tiny",
@@ -487,7 +483,6 @@ def test_version_and_module_entry_point():
         (
             [
                 "unlearn",
-                "--method",
                 "npo",
                 "--model_name_or_path",
                 "{tmp}/no-model",

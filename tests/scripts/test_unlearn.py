@@ -24,7 +24,7 @@ def test_unlearn_method_flags_build_what_hf_argument_parser_builds(monkeypatch, 
     )
     config = captured_config(
         "unlearn",
-        ["--method", "kl", "--model_name_or_path", "tiny", "--dataset_name", "{rows}",
+        ["kl", "--model_name_or_path", "tiny", "--dataset_name", "{rows}",
          *UNLEARN_METHOD_FLAGS],
         monkeypatch,
         tmp_path,
@@ -49,7 +49,6 @@ def test_unlearn_with_a_registered_method(tiny_folder, owner_rows, tmp_path, cap
     code, out, _ = run(
         argv := [
             "unlearn",
-            "--method",
             "kl",
             "--model_name_or_path",
             tiny_folder,
@@ -84,7 +83,7 @@ def test_unlearn_with_a_registered_method(tiny_folder, owner_rows, tmp_path, cap
     code, out, _ = run([*argv, "--overwrite"], capsys)
     assert code == 0 and "saved to" in out
     try:
-        code = main(["unlearn", "--method", "npo", "--help"])
+        code = main(["unlearn", "npo", "--help"])
     except SystemExit as exit_:
         code = exit_.code
     assert code == 0 and "--beta" in capsys.readouterr().out
@@ -98,8 +97,8 @@ def test_unlearn_help_leaves_transformers_general_flags_to_help_all(capsys):
 
     from waterdrum_hf.scripts.unlearn import TRAINING_FLAGS_SHOWN
 
-    brief = help_text(["unlearn", "--method", "npo", "--help"], capsys)
-    full = help_text(["unlearn", "--method", "npo", "--help-all"], capsys)
+    brief = help_text(["unlearn", "npo", "--help"], capsys)
+    full = help_text(["unlearn", "npo", "--help-all"], capsys)
     for flag in ("--beta", "--forget_weight", "--model_name_or_path", "--output_dir",
                  "--learning_rate", "--waterdrum_watermark_tokenizer", "--help-all"):  # fmt: skip
         assert flag in brief and flag in full
@@ -108,4 +107,7 @@ def test_unlearn_help_leaves_transformers_general_flags_to_help_all(capsys):
     assert not [name for name in hidden if f"--{name} " in brief]
     assert all(f"--{name} " in full or f"--{name}\n" in full for name in hidden)
     assert brief.count("\n") < full.count("\n") / 2
-    assert brief.startswith("usage: waterdrum unlearn --method METHOD")
+    assert brief.startswith("usage: waterdrum unlearn npo [--config recipe.yaml]")
+    shared = help_text(["unlearn", "--help"], capsys)  # no method yet: what every method takes
+    assert shared.startswith("usage: waterdrum unlearn METHOD [--config recipe.yaml]")
+    assert "--beta" not in shared and "methods: gradascent, graddiff" in shared

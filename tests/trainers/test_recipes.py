@@ -107,7 +107,7 @@ def test_recipes_run_in_trls_script(method, tiny_folder, tmp_path, monkeypatch):
 def unlearn(method: str, argv: list[str]) -> int:
     from waterdrum_hf.scripts import main
 
-    return main(["unlearn", "--method", method, "--config", str(RECIPES / f"{method}.yaml"), *argv])
+    return main(["unlearn", method, "--config", str(RECIPES / f"{method}.yaml"), *argv])
 
 
 @pytest.mark.parametrize(
@@ -115,7 +115,7 @@ def unlearn(method: str, argv: list[str]) -> int:
     [pytest.param(m, marks=[] if m == "npo" else pytest.mark.slow) for m in trainers.available()],
 )
 def test_recipes_run_as_they_are_in_waterdrum_unlearn(method, tiny_folder, tmp_path):
-    """`waterdrum unlearn --method M --config recipe.yaml` reads the recipe with TRL's own groups
+    """`waterdrum unlearn M --config recipe.yaml` reads the recipe with TRL's own groups
     (ScriptArguments, ModelConfig: the recipe's LoRA) and trains with every loss term logged."""
     output = tmp_path / "out"
     data = tofu_folder(tmp_path / "tofu")
@@ -154,10 +154,10 @@ def test_waterdrum_settings_add_the_callback_its_curves_and_card_values(tiny_fol
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--method", "nope"], "unknown unlearning method 'nope'; known: gradascent"),
-        ([], "required: --method"),
-        (["--method", "npo", "--waterdrum_null_keys", "5"], "give --waterdrum_watermark_tokenizer"),
-        (["--method", "npo", "--model_name_or_path", "./no/such"], "does not exist"),
+        (["nope"], "unknown unlearning method 'nope'; known: gradascent"),
+        ([], "name the method first: waterdrum unlearn METHOD"),
+        (["npo", "--waterdrum_null_keys", "5"], "give --waterdrum_watermark_tokenizer"),
+        (["npo", "--model_name_or_path", "./no/such"], "does not exist"),
     ],
 )
 def test_unlearn_refuses_bad_input_in_one_line(argv, message, tmp_path, capsys):

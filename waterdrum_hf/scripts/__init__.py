@@ -68,8 +68,10 @@ def run_script(script: ModuleType, argv: Sequence[str], prog: str) -> int:
     configure_command_logging()
     try:
         with quiet_backend_logs():
-            keywords = script.parser_keywords(argv) if hasattr(script, "parser_keywords") else {}
-            groups = script.make_parser(prog=prog, **keywords).parse_args_and_config(argv)
+            keywords, options = (
+                script.subcommand(argv) if hasattr(script, "subcommand") else ({}, list(argv))
+            )
+            groups = script.make_parser(prog=prog, **keywords).parse_args_and_config(options)
             return int(script.main(*groups) or 0)
     except (CliError, ServerError, ValueError, TypeError, OSError, ImportError) as error:
         if os.environ.get("WATERDRUM_DEBUG"):

@@ -1,11 +1,12 @@
 """``waterdrum unlearn``: unlearn data owners with a registered method, as TRL's scripts train.
 
 Runs the recipes of ``examples/recipes/`` as they are, the way TRL's ``sft.py`` runs its own:
-``waterdrum unlearn --method npo --config examples/recipes/npo.yaml --model_name_or_path M
---dataset_name D``. The argument groups are TRL's ``ScriptArguments`` (the dataset) and
-``ModelConfig`` (the model; ``--use_peft`` with the LoRA flags; quantization), the method's
-config (a ``TrainingArguments``: ``waterdrum_hf.trainers.get(METHOD)[1]``; a recipe may name
-its ``method``) and ``WaterDrumArguments``: with ``--waterdrum_watermark_tokenizer`` the
+``waterdrum unlearn npo --config examples/recipes/npo.yaml --model_name_or_path M
+--dataset_name D``: the method is the first word, as ``trl sft`` names its trainer. The argument
+groups are TRL's ``ScriptArguments`` (the dataset) and ``ModelConfig`` (the model;
+``--use_peft`` with the LoRA flags; quantization), the method's config (a ``TrainingArguments``:
+``waterdrum_hf.trainers.get(METHOD)[1]``) and ``WaterDrumArguments``: with
+``--waterdrum_watermark_tokenizer`` the
 ``WaterDrumCallback`` logs forget and retain values through ``report_to``, and the model card
 gets the last ones.
 
@@ -56,31 +57,17 @@ SAVED_MODEL_FILES = ("config.json", "adapter_config.json")
 
 @dataclass
 class UnlearnArguments:
-    """Which registered method unlearns, and whether a saved model may be replaced."""
+    """Whether a saved model may be replaced."""
 
-    method: str = flag(
-        help="Registered unlearning method (waterdrum_hf.trainers.available(); the error for "
-        "an unknown one lists them). Its config's fields are flags."
-    )
     overwrite: bool = flag(False, "Replace a model already saved in --output_dir.")
 
 
-def parser_keywords(argv: Sequence[str]) -> dict[str, Any]:
-    """The method whose config the parser needs: ``--method`` on the command line, else the
-    ``method`` of the ``--config`` file (``None``: the parser then asks for it)."""
-    for at, arg in enumerate(argv):
-        if arg.startswith("--method="):
-            return {"method": arg.split("=", 1)[1]}
-        if arg == "--method" and at + 1 < len(argv):
-            return {"method": argv[at + 1]}
-    if "--config" in argv and argv.index("--config") + 1 < len(argv):
-        import yaml
-
-        path = Path(argv[argv.index("--config") + 1])
-        recipe = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-        if isinstance(recipe, dict) and recipe.get("method") is not None:
-            return {"method": str(recipe["method"])}
-    return {"method": None}
+def subcommand(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """``METHOD [options]``: the parser's keywords (the method, its first word) and the
+    options; without a method (``--help``) the options every method shares."""
+    if argv and not argv[0].startswith("-"):
+        return {"method": argv[0]}, list(argv[1:])
+    return {"method": None}, list(argv)
 
 
 def make_parser(prog: str | None = None, method: str | None = None) -> ScriptParser:
@@ -93,8 +80,10 @@ def make_parser(prog: str | None = None, method: str | None = None) -> ScriptPar
     config_class = trainers.get(method)[1] if method else trainers.UnlearningConfig
     return ScriptParser(
         (UnlearnArguments, ScriptArguments, config_class, ModelConfig, WaterDrumArguments),
-        prog=prog,
-        usage="%(prog)s --method METHOD [--config recipe.yaml] [options below]",
+        prog=f"{prog} {trainers.canonical_name(method)}" if prog and method else prog,
+        usage="%(prog)s [--config recipe.yaml] [options below]"
+        if method
+        else "%(prog)s METHOD [--config recipe.yaml] [options below]",
         description=__doc__,
         epilog=f"methods: {', '.join(trainers.available())}",
         brief_help={f.name for f in dataclasses.fields(TrainingArguments)}
@@ -114,7 +103,12 @@ def main(
 
     import waterdrum_hf.trainers as trainers
 
-    trainer_class, _ = trainers.get(args.method)
+    if type(training_args) is trainers.UnlearningConfig:
+        raise CliError(
+            "name the method first: waterdrum unlearn METHOD [options] (methods: "
+            f"{', '.join(trainers.available())})"
+        )
+    trainer_class = trainers.trainer_for(training_args)
     check_output(training_args.output_dir, overwrite=args.overwrite)
     if not model_args.model_name_or_path:
         raise CliError("--model_name_or_path is required (a folder, a Hub id or tiny)")
@@ -152,7 +146,7 @@ def main(
     )
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model(training_args.output_dir)
-    print(f"Unlearned with {args.method}; saved to {training_args.output_dir}")
+    print(f"Unlearned with {trainer_class.method_name}; saved to {training_args.output_dir}")
     return 0
 
 
