@@ -5,6 +5,7 @@ its reason; the README's time is the record's."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,10 @@ def test_the_script_finds_the_pages_commands(listed):
     assert set(listed["not_run"]) <= set(commands)  # no stale reason
 
 
+@pytest.mark.skipif(
+    os.environ.get("WATERDRUM_WRITING_FRESH_CLONE_RECORD") == "1",
+    reason="run by benchmarks/fresh_clone.py, which is writing the record",
+)
 def test_the_record_ran_every_command_the_pages_print(listed):
     record = json.loads(RECORD.read_text())
     ran = {r["command"]: r for r in record["commands"]}
