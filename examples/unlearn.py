@@ -11,14 +11,14 @@ your own model (already trained on the data) and a watermarked dataset saved by
 
 Every field of the method's config is a flag (``HfArgumentParser``), TrainingArguments
 included. Retraining and GD need no trainer of their own: GD (fine-tuning on the retain set) is
-``--method graddiff --forget_weight 0``, and retraining is the same run started from the base
+``graddiff --forget_weight 0``, and retraining is the same run started from the base
 model. IdkDPO and IdkNLL need QA data (``question`` and ``answer`` columns).
 
-    python examples/unlearn.py --method kl
-    python examples/unlearn.py --method npo --beta 0.1 --num_train_epochs 10 --lora
-    python examples/unlearn.py --method scrub --max_phase_steps 2 --min_phase_steps 2
-    python examples/unlearn.py --method graddiff --forget_weight 0          # GD
-    python examples/unlearn.py --method kl --model-name-or-path ./original --dataset-name ./watermarked \\
+    python examples/unlearn.py                    # kl, the default method
+    python examples/unlearn.py npo --beta 0.1 --num_train_epochs 10 --lora
+    python examples/unlearn.py scrub --max_phase_steps 2 --min_phase_steps 2
+    python examples/unlearn.py graddiff --forget_weight 0          # GD
+    python examples/unlearn.py kl --model-name-or-path ./original --dataset-name ./watermarked \\
         --output_dir ./unlearned --learning_rate 1e-4 --num_train_epochs 5
 """
 
@@ -34,16 +34,12 @@ from trl import TrlParser
 import waterdrum_hf
 from waterdrum_hf import trainers
 from waterdrum_hf.data import split_by_owner, toy_corpus
-from waterdrum_hf.scripts.unlearn import parser_keywords
 
 
 @dataclass
 class ScriptArguments:
     """What to unlearn from what; the method's own settings are its config's fields."""
 
-    method: str = field(
-        default="kl", metadata={"help": f"Unlearning method: {', '.join(trainers.available())}."}
-    )
     model: str | None = field(
         default=None, metadata={"help": "Model trained on the data (default: built-in tiny)."}
     )
@@ -80,13 +76,19 @@ EXAMPLE_DEFAULTS = {  # a quick run on the toy corpus; every one can be overridd
 
 
 def parse_args() -> tuple[ScriptArguments, trainers.UnlearningConfig]:
-    """One ``TrlParser`` over the script's arguments and the chosen method's config (the method
-    read first, as ``waterdrum unlearn`` reads it; ``--config recipe.yaml`` works too)."""
-    method = parser_keywords(sys.argv[1:])["method"] or ScriptArguments.method
+    """The method, the first word as ``waterdrum unlearn METHOD`` takes it (kl without one),
+    then one ``TrlParser`` over the script's arguments and that method's config
+    (``--config recipe.yaml`` works too)."""
+    argv = sys.argv[1:]
+    method = argv.pop(0) if argv and not argv[0].startswith("-") else "kl"
     _, config_class = trainers.get(method)
-    parser = TrlParser((ScriptArguments, config_class), description=__doc__.split("\n\n")[0])
+    parser = TrlParser(
+        (ScriptArguments, config_class),
+        description=__doc__.split("\n\n")[0],
+        epilog=f"methods: {', '.join(trainers.available())}",
+    )
     parser.set_defaults(**EXAMPLE_DEFAULTS)
-    script, config = parser.parse_args_and_config()
+    script, config = parser.parse_args_and_config(argv)
     return script, config
 
 
@@ -151,7 +153,7 @@ def run(script: ScriptArguments, config: trainers.UnlearningConfig) -> dict:
     """Unlearn, save the unlearned model (with ``--lora``, the adapter merged into the model
     it was trained on, so the saved folder is the model that was scored) and its tokenizer to
     ``config.output_dir``; returns WaterDrum before and after, and the forget/retain data."""
-    trainer_class, _ = trainers.get(script.method)
+    trainer_class = trainers.trainer_for(config)
     model, tokenizer = load_model(script.model)
     if script.dataset is None:
         forget, retain = toy_data(model, tokenizer, script, config.seed)
@@ -198,7 +200,8 @@ def main() -> None:
     outcome = run(script, config)
     before, after = outcome["before"], outcome["after"]
     print(f"\n{'WaterDrum':24s} {'forget':>7s} {'retain':>7s} {'AUROC':>7s}")
-    for name, result in (("original", before), (f"unlearned ({script.method})", after)):
+    method = trainers.trainer_for(config).method_name
+    for name, result in (("original", before), (f"unlearned ({method})", after)):
         values = [result.get(key, float("nan")) for key in ("forget", "retain")]
         auroc = result.get("separability_auroc", float("nan"))
         print(f"{name:24s} {values[0]:7.3f} {values[1]:7.3f} {auroc:7.3f}")

@@ -466,10 +466,10 @@ def check_waterdrum(argv: list[str]) -> None:
     ``...`` pass); a ``--config`` file is in the repository."""
     import importlib
 
-    argv = [w.replace("[", "").replace("]", "") for w in argv if w not in ("[", "]")]
+    argv = [w.replace("[", "").replace("]", "") for w in argv if w not in ("[", "]", "...")]
     name, argv = argv[0], argv[1:]
     script = importlib.import_module(f"waterdrum_hf.scripts.{name.replace('-', '_')}")
-    keywords = script.parser_keywords(argv) if hasattr(script, "parser_keywords") else {}
+    keywords, argv = script.subcommand(argv) if hasattr(script, "subcommand") else ({}, argv)
     parser = script.make_parser(prog=name, **keywords)
     known = {option for action in parser._actions for option in action.option_strings}
     flags = {token.split("=")[0] for token in argv if token.startswith("--")}

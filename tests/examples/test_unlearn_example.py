@@ -28,7 +28,6 @@ def load_script(monkeypatch):
 def test_lora_run_saves_the_merged_model_it_scored(tiny_model, tmp_path, monkeypatch):
     example = load_script(monkeypatch)
     script = example.ScriptArguments(
-        method="kl",
         lora=True,
         owners=2,
         passages_per_owner=2,

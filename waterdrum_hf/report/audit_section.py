@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from waterdrum_hf.audits.results import BEFORE, AuditResults, audit_title
-from waterdrum_hf.report.formatting import count_phrase, format_interval
+from waterdrum_hf.report.formatting import count_phrase, format_interval, table_head
 from waterdrum_hf.report.plots import error_bars, model_color, new_figure, save_figure
 from waterdrum_hf.scoring import WaterDrumResult
 
@@ -40,7 +40,7 @@ def audit_section(audits: AuditResults) -> list[str]:
         header += [f"forget {audit_title(audit)}"]
         if audits.retrained:
             header += ["excess"]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    rows = table_head(header)
     for model, entries in audits.models.items():
         row = [model, _set_cell(entries.get(BEFORE), "forget")]
         for audit in names:
@@ -96,7 +96,7 @@ def _table(
     """A markdown table: one row per model, ``cell`` of its result before and after each audit."""
     names = [BEFORE, *audits.audits()]
     header = ["model", *(f"{what} {'before' if a == BEFORE else audit_title(a)}" for a in names)]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    rows = table_head(header)
     for model, entries in audits.models.items():
         rows.append("| " + " | ".join([model, *(cell(entries.get(a)) for a in names)]) + " |")
     return rows

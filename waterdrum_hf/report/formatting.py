@@ -1,4 +1,4 @@
-"""How a report writes an interval, a count and a list of names."""
+"""How a report writes an interval, a count, a list of names and a table's head."""
 
 from __future__ import annotations
 
@@ -8,6 +8,11 @@ from collections.abc import Sequence
 def format_interval(low: float | None, high: float | None, spec: str) -> str:
     """``[low, high]`` in ``spec``, or ``–`` without an interval."""
     return "–" if low is None or high is None else f"[{low:{spec}}, {high:{spec}}]"
+
+
+def table_head(header: Sequence[str]) -> list[str]:
+    """A Markdown table's header row and the rule under it."""
+    return ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
 
 
 def count_phrase(n: int, noun: str) -> str:

@@ -16,7 +16,12 @@ from waterdrum_hf.report.findings import (
     typed,
     typed_audits,
 )
-from waterdrum_hf.report.formatting import count_phrase, format_interval, join_names
+from waterdrum_hf.report.formatting import (
+    count_phrase,
+    format_interval,
+    join_names,
+    table_head,
+)
 from waterdrum_hf.report.verdict import verdict
 from waterdrum_hf.scoring import WaterDrumResult
 from waterdrum_hf.scoring.seed_comparison import SeedComparison, SeedValue
@@ -253,7 +258,7 @@ def _table(models: Mapping[str, WaterDrumResult]) -> list[str]:
     header += [f"{s} {ci}" for s in with_ci] + ([f"AUROC {ci}"] if auroc_ci else [])
     header += [f"{s} null (mean ± sd)" for s in with_null]
     header += ["queries", "samples scored / skipped"]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    rows = table_head(header)
     for name, m in models.items():
         row = [name, *(f"{values[name][s].value:+.3f}" if s in values[name] else "–" for s in sets)]
         if "forget" in sets:
@@ -296,7 +301,7 @@ def _runs_table(comparison: SeedComparison) -> list[str]:
     if comparison.distances:
         header.append(f"distance to retrained ({level})")
     header.append("runs")
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    rows = table_head(header)
     for name, sets_of_model in values.items():
         row = [name]
         for s in sets:
@@ -319,7 +324,7 @@ def _runs_table(comparison: SeedComparison) -> list[str]:
 def _settings(settings: Mapping[str, Any], help_text: Mapping[str, str]) -> list[str]:
     """The run's settings as a table, with what each means where known."""
     columns = ["setting", "value", *(["meaning"] if help_text else [])]
-    rows = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    rows = table_head(columns)
     for key, value in settings.items():
         if value is None:
             continue

@@ -24,7 +24,7 @@ from waterdrum_hf.experiments.reproduction.markdown_parts import (
     summary_cell,
 )
 from waterdrum_hf.report import typed
-from waterdrum_hf.report.formatting import format_interval
+from waterdrum_hf.report.formatting import format_interval, table_head
 
 LABELS = {
     "waterdrum": "WaterDrum",
@@ -420,7 +420,7 @@ def _meta_evaluation(results: Mapping[str, Any]) -> list[str]:
     seeds = len(results["config"]["seeds"])
     relearning = meta["relearning"]
     header = ["metric", *META_MEASURES.values()]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    rows = table_head(header)
     for metric, measures in meta["metrics"].items():
         cells = [
             over_defined_seeds(
@@ -470,7 +470,7 @@ def _metric_rows(
     """A row per metric, a column per setting: the ``name`` measure over seeds."""
     seeds = len(results["config"]["seeds"])
     header = ["metric", *(s.replace("_", " ") for s in settings)]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    rows = table_head(header)
     for metric in metrics:
         cells = [LABELS[metric]]
         for setting in settings:
@@ -496,7 +496,7 @@ def _table(
     paper = paper_numbers(results["config"])[name]
     paper_metrics = [m for m in metrics if any(m in paper.get(s, {}) for s in settings)]
     header += [f"{LABELS[m]} (paper)" for m in paper_metrics]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    rows = table_head(header)
     for setting in settings:
         ours = results["settings"][setting]
         cells = [setting.replace("_", " ")]
@@ -588,7 +588,7 @@ def _forget_quality(results: Mapping[str, Any]) -> list[str]:
     seeds = len(results["config"]["seeds"])
     settings = list(quality)
     header = ["model", *(s.replace("_", " ") for s in settings)]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    rows = table_head(header)
     for model in quality[settings[0]]:
         cells = []
         for setting in settings:
