@@ -42,14 +42,6 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Test files with a slow test first, each file's tests in their order: side by side
-    (``bash dev.sh test``: one file per worker, handed out in this order) the long files start
-    at once and the short ones fill the end, so the workers finish together."""
-    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)  # a stable sort
-
-
 @pytest.fixture(scope="session", autouse=True)
 def one_torch_thread():
     """The tests' models are tiny: one thread is as fast, and many times faster on a busy
