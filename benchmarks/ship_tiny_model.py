@@ -3,7 +3,8 @@
 The default build ships with the package so that every machine loads the same weights (built
 on the spot they differ by processor). Run this after a change to the recipe (bump
 ``tiny.VERSION``); it builds under ``tiny.BUILD_KERNELS`` in a child process (about a minute
-on one CPU thread), so the result does not depend on this machine's processor:
+on one CPU thread), so the result does not depend on which Intel processor with AVX2 runs
+it (MKL honours its pinned branch on Intel processors only; elsewhere the build refuses):
 
     python benchmarks/ship_tiny_model.py
 """

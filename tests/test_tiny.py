@@ -12,6 +12,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from waterdrum_hf import completion_queries, generate, tiny
 from waterdrum_hf.data import toy_corpus
+from waterdrum_hf.utils.torch_plumbing import cpu_vendor, mkl_branch
 
 SMALL = tiny._Recipe(steps=2, batch_size=1, block_size=64)
 
@@ -90,12 +91,27 @@ def test_a_reproducible_build_gives_the_shipped_weights_bit_for_bit(tiny_model, 
     differ = {key: context[key] for key in context if context[key] != info[key]}
     if differ:
         pytest.skip(f"this environment is not the shipped build's: {differ}")
+    if mkl_branch(tiny.BUILD_KERNELS["MKL_CBWR"]) != "avx2":  # its refusal: the test below
+        pytest.skip(f"MKL pins its AVX2 branch on Intel processors only, not {cpu_vendor()}")
     built = tiny.build_reproducibly(tmp_path / "tiny", show_progress=False)
     for file in ("model.safetensors", "tokenizer.json", "config.json"):
         assert (built / file).read_bytes() == (tiny.SHIPPED / file).read_bytes(), file
     assert tiny.weights_digest(AutoModelForCausalLM.from_pretrained(built)) == info["digest"]
     with pytest.raises(ValueError, match="exists"):
         tiny.build_reproducibly(built)
+
+
+def test_a_reproducible_build_is_refused_where_mkl_cannot_take_its_branch(tmp_path, monkeypatch):
+    """On a processor not made by Intel, MKL runs its own branch under MKL_CBWR=AVX2: the
+    build says so before it starts a child or makes the folder."""
+    from waterdrum_hf.utils import torch_plumbing
+
+    for module in (torch_plumbing, tiny):
+        monkeypatch.setattr(module, "cpu_vendor", lambda: "AuthenticAMD")
+    monkeypatch.setattr(tiny.subprocess, "run", lambda *a, **k: pytest.fail("a child started"))
+    with pytest.raises(RuntimeError, match="Intel processors only; this one is AuthenticAMD"):
+        tiny.build_reproducibly(tmp_path / "tiny")
+    assert not (tmp_path / "tiny").exists()
 
 
 def test_it_learned_the_corpus(tiny_model):
@@ -181,8 +197,8 @@ def test_sizes_have_folders_of_their_own_named_for_their_kernels(tmp_path, monke
     name = f"tiny-h256x4-{tiny.VERSION}-{tiny._fingerprint(texts, recipe)}-{kernels}"
     assert tiny.cache_path(tmp_path, size="4m").name == name
     # A build under other kernels is another folder, never reused silently.
-    monkeypatch.setenv("MKL_CBWR", "AVX2")
-    assert tiny.cache_path(tmp_path, size="4m").name == f"{name}-mklavx2"
+    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")  # a branch MKL takes on every processor
+    assert tiny.cache_path(tmp_path, size="4m").name == f"{name}-mklcompatible"
     home = (Path(os.environ["HF_HOME"]) / "waterdrum_hf").resolve()
     assert tiny.cache_path(size="4m").parent == home
 

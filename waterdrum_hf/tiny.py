@@ -10,7 +10,9 @@ The default build ships with the package (:data:`SHIPPED`, 3.7 MB), so ``load()`
 same weights on every machine: built on the spot, they would differ by processor, because
 PyTorch and MKL pick their kernels by CPU (AVX2, AVX-512) and a minute of training turns their
 rounding differences into other weights. :func:`build_reproducibly` rebuilds the shipped
-weights bit for bit on any x86-64 processor with AVX2 (it pins :data:`BUILD_KERNELS`).
+weights bit for bit on any Intel x86-64 processor with AVX2 (it pins :data:`BUILD_KERNELS`;
+MKL pins its AVX2 code path on Intel processors only, so on others it refuses rather than
+build other weights).
 
 Larger variants of the same recipe (same tokenizer, corpus, seed and steps; wider and deeper,
 with a lower learning rate) come from ``load(size=...)``: :data:`SIZES` names them (``"1m"``,
@@ -53,7 +55,13 @@ from transformers import (
 from waterdrum_hf.generation.prompting import PARAPHRASE_PREFILL, PARAPHRASE_PROMPT
 from waterdrum_hf.utils.files import building_folder, check_local_location
 from waterdrum_hf.utils.progress import library_progress, progress_bar
-from waterdrum_hf.utils.torch_plumbing import cpu_kernels, load_causal_lm, torch_threads
+from waterdrum_hf.utils.torch_plumbing import (
+    cpu_kernels,
+    cpu_vendor,
+    load_causal_lm,
+    mkl_branch,
+    torch_threads,
+)
 
 VERSION = "2"
 """Bumped whenever the build code changes (recipe fields are hashed into the folder name)."""
@@ -64,9 +72,10 @@ weights (their digest, the recipe's fingerprint, the kernels and versions that b
 
 BUILD_KERNELS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 """The CPU kernels :data:`SHIPPED` was built with: PyTorch's, MKL's and oneDNN's AVX2 code
-paths, which any x86-64 processor with AVX2 runs the same (what a machine whose best kernels are
-AVX2 uses on its own). PyTorch reads its variable once, at import: a build under them runs in a
-child process."""
+paths, which any Intel x86-64 processor with AVX2 runs the same (what a machine whose best
+kernels are AVX2 uses on its own). MKL honours ``MKL_CBWR=AVX2`` on Intel processors only
+(:func:`~waterdrum_hf.utils.torch_plumbing.mkl_branch`). PyTorch reads its variable once, at
+import: a build under them runs in a child process."""
 
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}"
@@ -202,7 +211,8 @@ def cache_path(
     directory or on how ``HF_HOME`` was spelled): :data:`SHIPPED` for the default size, else
     ``tiny-h<hidden>x<layers>-<version>-<hash>-<kernels>`` in ``cache_dir``, built when it is
     missing. The hash covers the recipe and the running Python's ``pydoc_data`` text; the
-    kernels are this process's (``avx512``, ``avx2``, ..., with MKL's ``MKL_CBWR`` if set)."""
+    kernels are this process's (``avx512``, ``avx2``, ..., with MKL's branch where
+    ``MKL_CBWR`` pins one)."""
     recipe = _recipe(size)
     if recipe == _Recipe():
         return SHIPPED
@@ -254,10 +264,20 @@ def build_context() -> dict[str, Any]:
 def build_reproducibly(path: str | os.PathLike[str], *, show_progress: bool | None = None) -> Path:
     """Build the default recipe into ``path`` (which must not exist) in a child process under
     :data:`BUILD_KERNELS`: the shipped weights bit for bit wherever the running versions and
-    corpus are those of :func:`shipped_build_info`. About a minute on one CPU thread."""
+    corpus are those of :func:`shipped_build_info`. About a minute on one CPU thread.
+
+    Raises ``RuntimeError`` on a processor whose MKL cannot take the pinned AVX2 branch (any
+    not made by Intel): there the build would give other weights under the shipped name."""
     path = Path(path).resolve()
     if path.exists():
         raise ValueError(f"{path} exists: build_reproducibly builds into a new folder.")
+    if mkl_branch(BUILD_KERNELS["MKL_CBWR"]) != "avx2":
+        raise RuntimeError(
+            f"the reproducible build needs MKL's AVX2 code path, which MKL takes on Intel "
+            f"processors only; this one is {cpu_vendor() or 'of an unknown vendor'}, where "
+            "MKL_CBWR=AVX2 runs MKL's own choice and the weights would differ from the shipped "
+            "ones. tiny.load(size=...) builds other sizes with this machine's kernels."
+        )
     child = (
         "import sys; from waterdrum_hf import tiny; tiny._build_under_build_kernels(sys.argv[1:])"
     )
@@ -431,7 +451,7 @@ def _build_under_build_kernels(arguments: list[str]) -> None:
     if cpu_kernels() != "avx2-mklavx2-onednnavx2":
         raise SystemExit(
             f"the reproducible build needs {BUILD_KERNELS} in force on a processor with AVX2; "
-            f"this process runs {torch.backends.cpu.get_cpu_capability()} kernels"
+            f"this process runs {cpu_kernels()}"
         )
     folder, progress = arguments
     _build(Path(folder), _Recipe(), show_progress={"": None, "1": True, "0": False}[progress])

@@ -101,3 +101,61 @@ def test_cpu_kernels_names_the_capability_and_a_pinned_mkl_path():
         assert child.stdout.strip() == expected, child.stderr[-2000:]
     if not {"MKL_CBWR", "ONEDNN_MAX_CPU_ISA"} & os.environ.keys():
         assert cpu_kernels() == torch.backends.cpu.get_cpu_capability().lower()
+
+
+@pytest.mark.parametrize(
+    ("vendor", "pinned", "branch"),
+    [
+        ("GenuineIntel", "AVX2", "avx2"),
+        ("GenuineIntel", "BRANCH=AVX512,STRICT", "avx512,strict"),
+        ("AuthenticAMD", "AVX2", "auto"),
+        ("AuthenticAMD", "avx2,strict", "auto,strict"),
+        ("AuthenticAMD", "COMPATIBLE", "compatible"),
+        (None, "AVX2", "auto"),
+        ("AuthenticAMD", "AUTO", "auto"),
+        ("GenuineIntel", None, None),
+    ],
+)
+def test_mkl_takes_a_pinned_isa_branch_on_intel_processors_only(
+    vendor, pinned, branch, monkeypatch
+):
+    from waterdrum_hf.utils import torch_plumbing
+
+    monkeypatch.setattr(torch_plumbing, "cpu_vendor", lambda: vendor)
+    assert torch_plumbing.mkl_branch(pinned) == branch
+
+
+def test_a_pin_mkl_ignores_computes_what_its_auto_branch_does():
+    """Where :func:`mkl_branch` says MKL_CBWR=AVX2 runs the AUTO branch (a processor not made
+    by Intel), a matrix product and a weight gradient have AUTO's bits, and the kernels' name
+    says ``mklauto``; COMPATIBLE (SSE2) has other bits on every processor."""
+    import subprocess
+    import sys
+
+    from waterdrum_hf.utils.torch_plumbing import mkl_branch
+
+    code = (
+        "import hashlib, torch; from waterdrum_hf.utils.torch_plumbing import cpu_kernels\n"
+        "torch.manual_seed(0); a, b = torch.randn(257, 129), torch.randn(129, 300)\n"
+        "w = torch.randn(512, 129, requires_grad=True)\n"
+        "torch.nn.functional.linear(a, w).square().sum().backward()\n"
+        "bits = (a @ b).numpy().tobytes() + w.grad.numpy().tobytes()\n"
+        "print(hashlib.sha256(bits).hexdigest(), cpu_kernels())"
+    )
+
+    def run(pin: str) -> tuple[str, str]:
+        env = {**os.environ, "MKL_CBWR": pin, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        child = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True
+        )
+        assert child.returncode == 0, child.stderr[-2000:]
+        bits, kernels = child.stdout.split()
+        return bits, kernels
+
+    (avx2, avx2_name), (auto, _), (compatible, _) = map(run, ("AVX2", "AUTO", "COMPATIBLE"))
+    assert compatible not in (avx2, auto)
+    if mkl_branch("AVX2") == "auto":
+        assert avx2 == auto
+        assert avx2_name.endswith("-mklauto")
+    else:
+        assert avx2_name.endswith("-mklavx2")

@@ -162,16 +162,46 @@ def _checkpointing_kwargs(model: Any) -> dict[str, Any] | None:
     return None
 
 
+def cpu_vendor() -> str | None:
+    """The processor's vendor as the CPU names itself (``GenuineIntel``, ``AuthenticAMD``),
+    from ``/proc/cpuinfo``; ``None`` where that file does not say."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def mkl_branch(pinned: str | None) -> str | None:
+    """The code branch MKL computes with where ``MKL_CBWR`` is ``pinned`` (lower case;
+    ``None`` where nothing is pinned). MKL honours branches other than ``AUTO`` and
+    ``COMPATIBLE`` on Intel processors only and takes ``AUTO`` on any other without a word
+    (Intel's documentation; on an AMD EPYC, ``AVX2`` and ``AUTO`` give the same bits), so a
+    name built from the variable alone would call two kernel sets one."""
+    if not pinned:
+        return None
+    branch, comma, mode = pinned.lower().removeprefix("branch=").partition(",")  # ",strict"
+    if branch not in ("auto", "compatible") and cpu_vendor() != "GenuineIntel":
+        branch = "auto"
+    return branch + comma + mode
+
+
 def cpu_kernels() -> str:
     """The CPU kernels this process computes with: PyTorch's capability (``avx512``,
     ``avx2``, ``default``: ``ATEN_CPU_CAPABILITY`` lowers it), and MKL's and oneDNN's where
-    ``MKL_CBWR`` or ``ONEDNN_MAX_CPU_ISA`` pins them. Trained weights differ between kernel
-    sets, so whatever caches a trained model names them."""
+    ``MKL_CBWR`` (:func:`mkl_branch`: the branch MKL takes) or ``ONEDNN_MAX_CPU_ISA`` pins
+    them. Trained weights differ between kernel sets, so whatever caches a trained model
+    names them."""
     kernels = torch.backends.cpu.get_cpu_capability().lower()
-    for library, variable in (("mkl", "MKL_CBWR"), ("onednn", "ONEDNN_MAX_CPU_ISA")):
-        pinned = os.environ.get(variable)
-        if pinned:
-            kernels += f"-{library}{pinned.lower()}"
+    mkl = mkl_branch(os.environ.get("MKL_CBWR"))
+    if mkl:
+        kernels += f"-mkl{mkl}"
+    onednn = os.environ.get("ONEDNN_MAX_CPU_ISA")
+    if onednn:
+        kernels += f"-onednn{onednn.lower()}"
     return kernels
 
 
