@@ -1,5 +1,5 @@
-"""One model trained on watermarked data, scored through each engine: the demo's original model
-(``waterdrum demo --quick``, one run) sampled by transformers and by a ``vllm serve`` of its
+"""One model trained on watermarked data, scored through each engine: the quick demo's original
+model sampled by transformers and by a ``vllm serve`` of its
 folder (the ``openai`` engine). Transformers draws other samples from the same distribution,
 so its forget and retain values agree with the server's within the intervals over queries.
 vLLM in this process draws the server's samples from the same weights and seed
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.generation.vllm_marks import VLLM_MARKS
+from tests.generation.vllm_support import VLLM_MARKS
 from waterdrum_hf.generation.vllm_process import vllm_server
 
 pytestmark = VLLM_MARKS
@@ -33,25 +33,36 @@ is chunked: docs/guides/servers.md)."""
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> tuple[Path, list[str]]:
-    """The quick demo's original model folder, and the ``waterdrum score`` options that score
-    it on the demo's owners: 10 samples of 64 tokens a query, 95 % intervals over queries."""
-    from waterdrum_hf.experiments.demo import run_demo
+    """The quick demo's original model (its owners' passages watermarked, the built-in model
+    fine-tuned on them, as ``waterdrum demo --quick`` does, without the rest of the demo), its
+    folder, and the ``waterdrum score`` options that score it on the demo's owners: 10 samples
+    of 64 tokens a query, 95 % intervals over queries."""
+    from waterdrum_hf import tiny
     from waterdrum_hf.experiments.demo_config import DemoConfig
+    from waterdrum_hf.experiments.demo_data import watermark_corpus
+    from waterdrum_hf.experiments.pipeline import CachedPipeline
 
     out = tmp_path_factory.mktemp("demo")
-    config = DemoConfig.quick(
-        output_dir=str(out), num_seeds=1, methods=("graddiff",), write_keys=True,
-        show_progress=False,
-    )  # fmt: skip
-    run_demo(config, log=lambda _: None)
-    [model] = (out / "cache").glob("model-original-*")
+    config = DemoConfig.quick(output_dir=str(out), show_progress=False)
+    model, tokenizer = tiny.load()
+    pipeline = CachedPipeline(model, tokenizer, out / "cache", show_progress=False)
+    data = watermark_corpus(config, pipeline)
+    original = pipeline.finetune(
+        "original", data.texts, epochs=config.epochs, training=config.finetuning()
+    )
+    rows = out / "watermarked.jsonl"
+    rows.write_text("".join(
+        json.dumps({"text": text, "owner_id": key}) + "\n"
+        for text, key in zip(data.texts, data.references, strict=True)
+    ))  # fmt: skip
+    (out / "forget_ids.txt").write_text("".join(f"{key}\n" for key in data.forget_ids))
     options = [
-        "--dataset-name", str(out / "watermarked.jsonl"), "--watermark-tokenizer", "tiny",
+        "--dataset-name", str(rows), "--watermark-tokenizer", "tiny",
         "--forget-ids-file", str(out / "forget_ids.txt"), "--prefix-tokens", "24",
         "--num-samples", "10", "--max-new-tokens", "64", "--seed", "0", "--null", "none",
         "--confidence", "0.95", "--bootstrap-seed", "0",
     ]  # fmt: skip
-    return model, options
+    return Path(original.path), options
 
 
 def score(arguments: list[str], out: Path) -> dict[str, float]:

@@ -10,12 +10,11 @@ import pytest
 import torch
 
 from tests.generation.owner_files import assert_lm_eval_values_are_scores, owner_files
-from tests.generation.vllm_marks import VLLM_MARKS
+from tests.generation.vllm_support import VLLM_MARKS
 from waterdrum_hf import tiny
 from waterdrum_hf.generation.engine import generate
 from waterdrum_hf.generation.sampling import SamplingConfig
 from waterdrum_hf.generation.server import CompletionServer
-from waterdrum_hf.generation.vllm_process import vllm_server
 
 pytestmark = VLLM_MARKS
 pytest.importorskip("vllm")
@@ -23,6 +22,7 @@ pytest.importorskip("vllm")
 QUERIES = ["The river ran", "Once upon a time there", "She opened the door and", "def f(x):"]
 GREEDY = SamplingConfig(num_samples=1, max_new_tokens=24, greedy=True)
 CPU = {"dtype": "float32", "enforce_eager": True, "max_model_len": 1024}
+ENGINE = {"max_lora_rank": 8, **CPU}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -33,27 +33,21 @@ def small_kv_cache():
         yield
 
 
-@pytest.fixture(scope="module")
-def weights(tmp_path_factory):
-    """The built-in model's folder and a LoRA adapter of it."""
-    from peft import LoraConfig, get_peft_model
-
-    root = tmp_path_factory.mktemp("engine")
-    model, tokenizer = tiny.load()
-    model.save_pretrained(root / "tiny")
-    tokenizer.save_pretrained(root / "tiny")
-    torch.manual_seed(0)
-    config = LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
-    get_peft_model(tiny.load()[0], config).save_pretrained(root / "a")
-    return root / "tiny", root / "a"
+@pytest.fixture
+def weights(vllm_weights):
+    """The built-in model's folder and its LoRA adapter ``a`` (the session's)."""
+    folder, adapters = vllm_weights
+    return folder, adapters["a"]
 
 
 @pytest.fixture(scope="module")
-def engine(weights):
+def engine(vllm_weights):
+    """One in-process engine of the built-in model with adapter ``a`` named ``npo`` (the
+    servers guide's name)."""
     from waterdrum_hf.generation.vllm_engine import VLLMEngine
 
-    folder, adapter = weights
-    with VLLMEngine(str(folder), adapters={"a": str(adapter)}, max_lora_rank=8, **CPU) as engine:
+    folder, adapters = vllm_weights
+    with VLLMEngine(str(folder), adapters={"npo": str(adapters["a"])}, **ENGINE) as engine:
         yield engine
 
 
@@ -64,29 +58,22 @@ def test_greedy_text_equals_transformers_for_the_base_and_the_adapter(engine, we
     model, tokenizer = tiny.load()
     assert engine.generate(QUERIES, GREEDY) == generate(model, tokenizer, QUERIES, GREEDY)
     peft = PeftModel.from_pretrained(tiny.load()[0], adapter)
-    assert engine.generate(QUERIES, GREEDY, adapter="a") == generate(
+    assert engine.generate(QUERIES, GREEDY, adapter="npo") == generate(
         peft, tokenizer, QUERIES, GREEDY
     )
 
 
-def test_seeded_samples_equal_a_servers_of_the_same_weights(engine, weights, tmp_path):
-    folder, adapter = weights
+def test_seeded_samples_equal_a_servers_of_the_same_weights(engine, vllm_served):
+    url, _, _ = vllm_served
     sampling = SamplingConfig(num_samples=4, max_new_tokens=16, seed=11)
-    here = engine.generate(QUERIES * 2, sampling, adapter="a")
-    assert here == engine.generate(QUERIES * 2, sampling, adapter="a")
-    options = ("--dtype", "float32", "--enforce-eager", "--max-model-len", "1024")
-    with vllm_server(
-        sys.executable, folder, served_name="tiny", lora_modules={"a": adapter},
-        max_lora_rank=8, options=options, environment={"VLLM_CPU_KVCACHE_SPACE": "1"},
-        log=tmp_path / "server.log",
-    ) as url:  # fmt: skip
-        served = CompletionServer([url], "a").generate(QUERIES * 2, sampling)
-    assert served == here
+    here = engine.generate(QUERIES * 2, sampling, adapter="npo")
+    assert here == engine.generate(QUERIES * 2, sampling, adapter="npo")
+    assert CompletionServer([url], "a").generate(QUERIES * 2, sampling) == here
     assert len({s for samples in here for s in samples}) == 32  # no two queries share draws
 
 
 def test_an_unknown_adapter_and_transformers_settings_are_refused(engine):
-    with pytest.raises(ValueError, match=r"unknown adapter 'b' \(this engine has: a\)"):
+    with pytest.raises(ValueError, match=r"unknown adapter 'b' \(this engine has: npo\)"):
         engine.generate(QUERIES, GREEDY, adapter="b")
     with pytest.raises(ValueError, match="cannot honour batch_size=4"):
         engine.generate(QUERIES, SamplingConfig(batch_size=4))
@@ -115,15 +102,21 @@ def test_score_with_the_vllm_engine_writes_a_report_per_adapter_folder(engine, w
     queries = row_queries(corpus, tokenizer, prefix_tokens=8)
     sampling = SamplingConfig(num_samples=2, max_new_tokens=12, seed=4)
     assert [json.loads(line)["samples"] for line in lines] == engine.generate(
-        queries, sampling, adapter="a"
+        queries, sampling, adapter="npo"
     )
 
 
-def test_the_servers_guides_snippet_runs_as_printed(weights):
+def test_the_servers_guides_snippet_runs_as_printed(engine, weights, monkeypatch):
     """docs/guides/servers.md's in-process block with its folders named (the built-in model
-    and an adapter of it) and float32 (the CPU build's exact dtype): it samples the adapter."""
+    and an adapter of it) and float32 (the CPU build's exact dtype): the engine it builds takes
+    those arguments (``VLLMEngine``'s own signature binds them) and, lent this module's engine
+    of the same weights (a vLLM start costs half a minute), it samples the adapter."""
+    import inspect
     import re
     from pathlib import Path
+
+    import waterdrum_hf
+    from waterdrum_hf.generation.vllm_engine import VLLMEngine
 
     folder, adapter = weights
     page = Path(__file__).resolve().parents[2] / "docs" / "guides" / "servers.md"
@@ -135,9 +128,17 @@ def test_the_servers_guides_snippet_runs_as_printed(weights):
         .replace('dtype="bfloat16"', 'dtype="float32", enforce_eager=True, max_model_len=1024')
     )
     assert code.count(repr(str(folder))) == 1 and "float32" in code
+    built = []
+
+    def lend(*args, **kwargs):
+        bound = inspect.signature(VLLMEngine).bind(*args, **kwargs).arguments
+        built.append({**bound.pop("llm_options", {}), **bound})
+        return engine
+
+    monkeypatch.setattr(waterdrum_hf, "VLLMEngine", lend)
     scope = {"queries": QUERIES}
     exec(compile(code, str(page), "exec"), scope)
-    scope["engine"].close()
+    assert built == [{"model": str(folder), "adapters": {"npo": str(adapter)}, **CPU}]
     assert [len(samples) for samples in scope["completions"]] == [10] * len(QUERIES)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,52 +17,21 @@ import torch
 from scipy.stats import chisquare
 
 from tests.generation.owner_files import assert_lm_eval_values_are_scores, owner_files
-from tests.generation.vllm_marks import VLLM_MARKS
+from tests.generation.vllm_support import VLLM_MARKS, serve_tiny
 from waterdrum_hf import tiny
 from waterdrum_hf.generation.engine import generate
 from waterdrum_hf.generation.sampling import SamplingConfig
 from waterdrum_hf.generation.server import CompletionServer, ServerError
-from waterdrum_hf.generation.vllm_process import vllm_server
 
 pytestmark = VLLM_MARKS
 
-PYTHON = os.environ.get("WATERDRUM_VLLM_PYTHON")
 QUERIES = ["The river ran", "Once upon a time there", "She opened the door and", "def f(x):"]
 GREEDY = SamplingConfig(num_samples=1, max_new_tokens=24, greedy=True)
 
 
-CPU = ("--dtype", "float32", "--enforce-eager", "--max-model-len", "1024")
-"""vLLM's CPU build on the built-in model: float32 as transformers runs it, no graph capture."""
-
-
-def serve(folder: Path, log: Path, **settings):
-    """``vllm serve folder`` as ``tiny`` from vLLM's environment (skipped without it)."""
-    if not PYTHON:
-        pytest.skip("WATERDRUM_VLLM_PYTHON is not set (bash dev.sh vllm sets it)")
-    return vllm_server(
-        PYTHON, folder, served_name="tiny", options=CPU, log=log,
-        environment={"VLLM_CPU_KVCACHE_SPACE": "1"},  # GiB of KV cache, not the default 4
-        **settings,
-    )  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """The built-in model's folder and two LoRA adapters of it, served by one vLLM server."""
-    from peft import LoraConfig, get_peft_model
-
-    root = tmp_path_factory.mktemp("vllm")
-    folder = root / "tiny"
-    shutil.copytree(tiny.pretrained_location(tiny.NAME, "model"), folder)
-    adapters = {}
-    for seed, name in enumerate(["a", "b"]):
-        model, _ = tiny.load()
-        torch.manual_seed(seed)
-        config = LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
-        get_peft_model(model, config).save_pretrained(root / name)
-        adapters[name] = root / name
-    with serve(folder, root / "server.log", lora_modules=adapters, max_lora_rank=8) as url:
-        yield url, folder, adapters
+@pytest.fixture
+def served(vllm_served):
+    return vllm_served
 
 
 def transformers_model(adapter: Path | None = None):
@@ -129,7 +97,7 @@ def test_two_servers_share_the_queries_and_give_what_one_gives(served, tmp_path)
     url, folder, _ = served
     sampling = SamplingConfig(num_samples=3, max_new_tokens=16, seed=7)
     alone = CompletionServer([url], "tiny").generate(QUERIES * 2, sampling)
-    with serve(folder, tmp_path / "second.log") as second:
+    with serve_tiny(folder, tmp_path / "second.log") as second:
         shared = CompletionServer([url, second], "tiny").generate(QUERIES * 2, sampling)
     assert shared == alone
     with pytest.raises(ServerError, match=f"^cannot reach {second} "):  # now stopped
