@@ -11,7 +11,9 @@
 #
 #   bash dev.sh demo     # the whole WaterDrum loop on the built-in small model (`waterdrum demo`)
 #   bash dev.sh test     # the test suite (offline), on every core (pytest-xdist, at most 4
-#                        # workers, one test file per worker); `-n 0` runs it in one process
+#                        # workers, one test file per worker); `-n 0` runs it in one process;
+#                        # tests marked `slow` (they only repeat what a faster test covers) are
+#                        # left out: `-m slow` runs them, `-m "slow or not slow"` everything
 #   bash dev.sh kernels  # the tests marked `kernels` (their values depend on the CPU's kernels)
 #                        # again under other kernels than any machine's own: PyTorch's plain
 #                        # ones (ATEN_CPU_CAPABILITY=default), MKL's processor-independent path
@@ -75,8 +77,10 @@ make_venv() {
     "$venv/bin/python" -m pip install -q --upgrade pip
     local torch_source=()
     [[ -n ${TORCH_INDEX_URL:-} ]] && torch_source=(--index-url "$TORCH_INDEX_URL")
-    "$venv/bin/python" -m pip install -q "torch==2.13.0" "${torch_source[@]}"
-    "$venv/bin/python" -m pip install -q "$@"
+    # --no-compile: pip would byte-compile every file of every package (torch's, vLLM's) at
+    # install, half of an install's time; Python compiles what is imported, on first import.
+    "$venv/bin/python" -m pip install -q --no-compile "torch==2.13.0" "${torch_source[@]}"
+    "$venv/bin/python" -m pip install -q --no-compile "$@"
     echo "$want" > "$stamp"
 }
 
@@ -89,14 +93,14 @@ setup_docs() {
     if [[ -f $stamp && $(cat "$stamp") == "$(install_stamp)" ]]; then
         return
     fi
-    "$VENV/bin/python" -m pip install -q -e ".[dev,docs]"
+    "$VENV/bin/python" -m pip install -q --no-compile -e ".[dev,docs]"
     install_stamp > "$stamp"
 }
 
 floors() {
     make_venv "$FLOORS_VENV" 1 -c .ci/floors.txt -e . pytest pytest-xdist hypothesis scikit-learn tensorboard torchao
     "$FLOORS_VENV/bin/python" -m pip check
-    exec "$FLOORS_VENV/bin/python" -m pytest "${PARALLEL[@]}" -m "not slow" -k "$FLOOR_SKIP" \
+    exec "$FLOORS_VENV/bin/python" -m pytest "${PARALLEL[@]}" -m "not end_to_end and not slow" -k "$FLOOR_SKIP" \
         -p no:cacheprovider \
         "${FLOOR_TESTS[@]}" "$@"
 }
@@ -139,7 +143,7 @@ typecheck() {
 
 case "${1:-}" in
     demo) setup; shift; exec "$VENV/bin/waterdrum" demo "$@" ;;
-    test) setup; shift; exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" --durations=15 "$@" ;;
+    test) setup; shift; exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" --durations=15 -m "not slow" "$@" ;;
     kernels) setup; shift; ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 \
         exec "$VENV/bin/python" -m pytest "${PARALLEL[@]}" -m kernels "$@" ;;
     lint) setup; "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && typecheck ;;

@@ -81,7 +81,7 @@ def copy_of(model):
     return copy.deepcopy(model)
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_a_reproducible_build_gives_the_shipped_weights_bit_for_bit(tiny_model, tmp_path):
     """Built in a child process under the pinned kernels (whatever this processor's own),
     the recipe gives exactly the shipped files: where the corpus and versions are the shipped

@@ -60,7 +60,7 @@ def superficially_unlearned(tiny_model, owners_texts, tmp_path_factory):
     return {"retrained": retrained, "gradascent": unlearned}
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 @pytest.mark.kernels
 def test_relearning_restores_what_superficial_unlearning_hid(
     tiny_model, owners_texts, superficially_unlearned

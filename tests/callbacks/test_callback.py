@@ -185,7 +185,7 @@ def test_confidence_logs_the_metrics_intervals(tiny_model, corpus):
     assert plain.settings()["config"]["interval"] is None
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_the_last_values_go_into_the_output_dirs_model_card(
     tiny_model, corpus, train_set, tmp_path
 ):
@@ -207,7 +207,7 @@ def test_the_last_values_go_into_the_output_dirs_model_card(
     assert not any(str(key) in text for key in KEYS)
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_training_is_not_disturbed(tiny_model, corpus, train_set, tmp_path):
     """Same seed, with and without the callback: the same weights, bit for bit, with dropout
     and gradient checkpointing on; modes are back afterwards."""

@@ -237,7 +237,7 @@ def test_every_nav_page_exists_and_only_the_reference_pages_are_committed(hook):
         assert page in pages, page
 
 
-@pytest.mark.slow  # the floors' transformers words TrainingArguments' help otherwise
+@pytest.mark.end_to_end  # the floors' transformers words TrainingArguments' help otherwise
 @pytest.mark.parametrize(
     "page", ["reference/commands.md", "reference/settings.md", "reference/api.md"]
 )

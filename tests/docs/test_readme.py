@@ -285,7 +285,7 @@ def test_waterdrum_flags_in_a_training_script_run_as_printed(
     assert scope["waterdrum_args"].waterdrum_prefix_tokens == 4
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 @pytest.mark.parametrize(("page", "heading"), pages_with("Score a model"))
 def test_score_a_model_runs_as_printed(
     page, heading, tiny_model, mirrored_hub, tmp_path, monkeypatch
@@ -315,7 +315,7 @@ def test_score_a_model_runs_as_printed(
     assert waterdrum_hf.WaterDrumConfig.from_json("scoring.json") == scope["config"]
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 @pytest.mark.parametrize(
     ("page", "heading"), pages_with("Watermark data, load the benchmarks, sample queries")
 )
@@ -338,7 +338,7 @@ def test_watermark_and_sample_run_as_printed(page, heading, tiny_model, mirrored
     assert len(scope["completions"]) == 2 and all(len(c) == 10 for c in scope["completions"])
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 @pytest.mark.parametrize(("page", "heading"), pages_with("Unlearn, and watch it happen"))
 def test_unlearn_and_watch_runs_as_printed(page, heading, tiny_model, tmp_path, monkeypatch):
     from waterdrum_hf.data import split_by_owner, toy_corpus
@@ -369,7 +369,7 @@ def test_unlearn_and_watch_runs_as_printed(page, heading, tiny_model, tmp_path, 
     assert (tmp_path / "kl-run").is_dir()
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 @pytest.mark.parametrize(("page", "heading"), pages_with("In your TRL script"))
 def test_in_your_trl_script_runs_as_printed(
     page, heading, tiny_model, tiny_folder, tmp_path, monkeypatch
@@ -399,7 +399,7 @@ def test_in_your_trl_script_runs_as_printed(
     assert "| `waterdrum/forget` |" in card.text and "| forget | 2 |" in card.text
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 @pytest.mark.parametrize(
     ("page", "heading"), pages_with("Does the unlearning hold? Relearning and quantization audits")
 )

@@ -24,7 +24,7 @@ def load_script(monkeypatch):
     return module
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_lora_run_saves_the_merged_model_it_scored(tiny_model, tmp_path, monkeypatch):
     example = load_script(monkeypatch)
     script = example.ScriptArguments(

@@ -58,7 +58,7 @@ def quick_demo(tiny_model, tmp_path_factory):
     return out, printed, time.perf_counter() - start, everything_shown(out, printed)
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_demo):
     out, printed, first_run, shown = quick_demo
     report = json.loads((out / "report.json").read_text())
@@ -121,7 +121,7 @@ def test_quick_demo_separates_and_benchmarks_every_method_then_resumes(quick_dem
     assert json.loads((out / "report.json").read_text())["models"] == models
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_the_printed_next_commands_write_the_keys_and_score_the_models_as_the_demo_did(
     quick_demo, capsys
 ):

@@ -336,7 +336,7 @@ def test_substitution_watermark_verifies_and_stays_close_to_the_source(tiny_mode
     assert rouge_l_recall(marked, texts).mean() > 0.6  # few tokens changed
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_quick_reproduction_runs_every_experiment_and_resumes(tiny_model, tmp_path, capsys):
     from waterdrum_hf.scripts import main
 
@@ -455,7 +455,7 @@ def test_published_datasets_become_the_papers_settings(tiny_model, tmp_path):
     assert plain.forget[0] == plain.queries[0] + "a0"
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_a_published_qa_dataset_runs_end_to_end(tiny_model, tmp_path):
     """WaterDrum-TOFU's layout (a local mirror), the small model as the base: every experiment
     runs, MIA is reported as undefined (no held-out set)."""

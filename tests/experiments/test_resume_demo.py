@@ -14,7 +14,7 @@ from killed_runs import kill_after_stage
 from waterdrum_hf.scripts import main
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_a_killed_demo_resumes_to_the_uninterrupted_result(tiny_model, tmp_path, caplog):
     """The killed run built the watermarks and both trained models in its own process; the
     resumed run reuses them and the straight one builds everything again. The metric's

@@ -11,7 +11,7 @@ from killed_runs import kill_after_stage
 from waterdrum_hf.scripts import main
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_a_killed_reproduction_resumes_to_the_uninterrupted_result(tiny_model, tmp_path):
     argv = [
         "reproduce",

@@ -108,7 +108,7 @@ def test_scheme_comparison_is_table_5_with_the_papers_numbers_beside_ours(tmp_pa
     assert paths[2].stat().st_size > 10_000  # the calibration plot
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 @pytest.mark.kernels
 def test_scheme_comparison_runs_both_schemes_on_the_same_owners(tiny_model, tmp_path):
     """``waterdrum reproduce --schemes waterfall kgw`` end to end on a small corpus: a model

@@ -221,7 +221,7 @@ def test_items_log_as_a_summary_and_one_result_serves_every_metric():
     assert item["forget"] == QuerySamples("{}", 1, ("a b", "c d"))
 
 
-@pytest.mark.slow  # ~25 s: lm-eval indexes its own tasks, loads the model and samples
+@pytest.mark.end_to_end  # ~25 s: lm-eval indexes its own tasks, loads the model and samples
 def test_lm_eval_hf_run_reports_the_values_waterdrum_score_gives_and_logs_no_id(
     local_data, tiny_folder, tmp_path, capsys
 ):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_two_processes_log_once_with_the_same_values(tiny_model, tmp_path, run_two_processes):
     run_two_processes(
         Path(__file__).resolve().parents[1] / "programs" / "distributed_callback.py", tmp_path

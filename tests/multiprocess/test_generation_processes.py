@@ -7,7 +7,7 @@ import pytest
 from waterdrum_hf import generate
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_two_processes_split_the_queries_and_all_get_every_answer(
     tiny_model, tmp_path, run_two_processes
 ):

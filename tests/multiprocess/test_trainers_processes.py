@@ -77,7 +77,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_kl_trainer_runs_on_two_cpu_processes(tmp_path):
     script = tmp_path / "run_kl.py"
     script.write_text(SCRIPT)

@@ -214,7 +214,7 @@ def random_key() -> int:
     return key
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_no_key_anywhere_in_a_watermark_train_report_verify_run(
     tiny_model, tmp_path, capsys, caplog
 ):

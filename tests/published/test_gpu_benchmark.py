@@ -61,7 +61,7 @@ def numbers(value: Any) -> list[float]:
     return []
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_smoke_runs_every_step_with_finite_positive_numbers(smoke):
     report, table = smoke
     assert list(report["steps"]) == list(gpu("run").DEFAULT_STEPS)
@@ -83,7 +83,7 @@ def test_smoke_runs_every_step_with_finite_positive_numbers(smoke):
     assert report["steps"]["generation"]["copy_bandwidth_gbs"] > 0
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_smoke_losses_are_float32_and_reference_on_the_policy_device(smoke):
     rows = smoke[0]["steps"]["training"]["rows"]
     settings = {(r["method"], r["reference"], r["checkpointing"]) for r in rows}
@@ -103,7 +103,7 @@ def test_smoke_losses_are_float32_and_reference_on_the_policy_device(smoke):
         assert row["loss_finite"] is True
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_smoke_callback_evaluations_give_their_tensors_back(smoke):
     rows = [r for r in smoke[0]["steps"]["callback"]["rows"] if "evaluations" in r]
     assert [r["max_queries_per_owner"] for r in rows] == [1, 2]
@@ -118,7 +118,7 @@ def test_smoke_callback_evaluations_give_their_tensors_back(smoke):
         assert row["queries"] == 2 * row["max_queries_per_owner"]
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_smoke_generation_stays_under_the_bandwidth_limit(smoke):
     step = smoke[0]["steps"]["generation"]
     paths = ["waterdrum", "transformers", "static"]
@@ -138,7 +138,7 @@ def test_smoke_generation_stays_under_the_bandwidth_limit(smoke):
         assert row["mean_new_tokens"] <= 6  # at most max_new_tokens per completion
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_smoke_verification_reads_the_watermark_and_the_processor_follows_the_scores(smoke):
     end_to_end, *shuffles = smoke[0]["steps"]["verification"]["rows"]
     assert end_to_end["retain"] > end_to_end["forget"] + 0.3  # watermarked vs not
@@ -154,7 +154,7 @@ def test_smoke_verification_reads_the_watermark_and_the_processor_follows_the_sc
         assert row["groups"] <= row["pairs"]
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_smoke_score_runs_the_command_on_an_adapter_and_splits_its_seconds(smoke):
     (row,) = smoke[0]["steps"]["score"]["rows"]
     sizes = gpu("common").SMOKE_SIZES

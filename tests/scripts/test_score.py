@@ -108,7 +108,7 @@ def test_score_writes_the_report_and_rescores_saved_generations(
     assert "| forget 90% CI |" in (tmp_path / "c" / "report.md").read_text()
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_score_writes_and_pushes_the_values_in_the_hubs_formats(
     tiny_folder, owner_rows, tmp_path, capsys, monkeypatch
 ):

@@ -83,7 +83,7 @@ def tofu_folder(folder: Path) -> Path:
     return folder
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 @pytest.mark.parametrize("method", trainers.available())
 def test_recipes_run_in_trls_script(method, tiny_folder, tmp_path, monkeypatch):
     script = patched_sft_script(method, tmp_path)
@@ -110,6 +110,8 @@ def unlearn(method: str, argv: list[str]) -> int:
     return main(["unlearn", method, "--config", str(RECIPES / f"{method}.yaml"), *argv])
 
 
+# Every recipe is read and trained in TRL's script above, and the command's path is the same
+# for every method: another method's run here only repeats npo's (`slow`).
 @pytest.mark.parametrize(
     "method",
     [pytest.param(m, marks=[] if m == "npo" else pytest.mark.slow) for m in trainers.available()],
@@ -192,7 +194,7 @@ def readme_unlearn_line() -> list[str]:
     return shlex.split(block.replace("\\\n", " "))
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_the_readmes_unlearn_command_runs_as_printed_on_a_cpu(
     tiny_folder, tmp_path, monkeypatch, capsys
 ):

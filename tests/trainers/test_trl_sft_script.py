@@ -101,7 +101,7 @@ def test_sft_script_runs_npo_with_qlora(tiny_folder, dataset_folder, tmp_path, m
     check_run("npo", "qlora", output, tiny_folder)
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 @pytest.mark.parametrize("mode", [mode for mode in MODES if mode != "qlora"])
 @pytest.mark.parametrize("method", trainers.available())
 def test_sft_script_runs_every_method(

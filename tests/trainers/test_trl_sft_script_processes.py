@@ -22,8 +22,16 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("method", trainers.available())
+# A method whose distributed path another's run already takes (a frozen reference: npo; a plain
+# ascent: gradascent; refusal pairs: idkdpo) only repeats that run on two processes: `slow`.
+REPEATS = {"kl": "npo", "graddiff": "npo", "simnpo": "gradascent", "idknll": "idkdpo"}
+
+
+@pytest.mark.end_to_end
+@pytest.mark.parametrize(
+    "method",
+    [pytest.param(m, marks=pytest.mark.slow if m in REPEATS else []) for m in trainers.available()],
+)
 def test_sft_script_runs_on_two_cpu_processes(method, tiny_folder, dataset_folder, tmp_path):
     script = patched_sft_script(method, tmp_path)
     output = tmp_path / "out"

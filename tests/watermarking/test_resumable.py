@@ -63,7 +63,7 @@ def killed_and_resumed(tmp_path_factory):
     return interrupted, results
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_a_killed_watermarking_run_resumes_to_the_uninterrupted_result(killed_and_resumed):
     _, results = killed_and_resumed
     resumed, fresh = results["resumed"], results["fresh"]
@@ -74,7 +74,7 @@ def test_a_killed_watermarking_run_resumes_to_the_uninterrupted_result(killed_an
     assert min(fresh["watermark_score"]) > 0.2  # watermarked, not passed through
 
 
-@pytest.mark.slow
+@pytest.mark.end_to_end
 def test_a_cache_of_another_configuration_or_version_is_never_reused(
     killed_and_resumed, tiny_model, monkeypatch
 ):
