@@ -77,10 +77,8 @@ make_venv() {
     "$venv/bin/python" -m pip install -q --upgrade pip
     local torch_source=()
     [[ -n ${TORCH_INDEX_URL:-} ]] && torch_source=(--index-url "$TORCH_INDEX_URL")
-    # --no-compile: pip would byte-compile every file of every package (torch's, vLLM's) at
-    # install, half of an install's time; Python compiles what is imported, on first import.
-    "$venv/bin/python" -m pip install -q --no-compile "torch==2.13.0" "${torch_source[@]}"
-    "$venv/bin/python" -m pip install -q --no-compile "$@"
+    "$venv/bin/python" -m pip install -q "torch==2.13.0" "${torch_source[@]}"
+    "$venv/bin/python" -m pip install -q "$@"
     echo "$want" > "$stamp"
 }
 
@@ -93,7 +91,7 @@ setup_docs() {
     if [[ -f $stamp && $(cat "$stamp") == "$(install_stamp)" ]]; then
         return
     fi
-    "$VENV/bin/python" -m pip install -q --no-compile -e ".[dev,docs]"
+    "$VENV/bin/python" -m pip install -q -e ".[dev,docs]"
     install_stamp > "$stamp"
 }
 
