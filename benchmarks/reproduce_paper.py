@@ -1,6 +1,6 @@
 """Reproduce the WaterDrum paper's claims at small scale: ``waterdrum reproduce`` as a script.
 
-    python benchmarks/reproduce_paper.py --output-dir benchmarks/results/reproduction   # default, ~55 min on 2 cores
+    python benchmarks/reproduce_paper.py --output-dir benchmarks/results/reproduction   # default, about 54 min on 2 cores from an empty cache
     python benchmarks/reproduce_paper.py --quick --output-dir /tmp/reproduction         # ~5 minutes
     python benchmarks/reproduce_paper.py --dataset-name toy-qa --fractions 0 0.2 0.4 0.6 0.8 1 \
         --methods graddiff kl npo taskvector --output-dir benchmarks/results/reproduction_qa  # questions
