@@ -29,11 +29,6 @@ QUERIES = ["The river ran", "Once upon a time there", "She opened the door and",
 GREEDY = SamplingConfig(num_samples=1, max_new_tokens=24, greedy=True)
 
 
-@pytest.fixture
-def served(vllm_served):
-    return vllm_served
-
-
 def transformers_model(adapter: Path | None = None):
     from peft import PeftModel
 
@@ -41,8 +36,8 @@ def transformers_model(adapter: Path | None = None):
     return (PeftModel.from_pretrained(model, adapter) if adapter else model), tokenizer
 
 
-def test_greedy_text_equals_transformers_for_the_base_and_each_adapter(served):
-    url, _, adapters = served
+def test_greedy_text_equals_transformers_for_the_base_and_each_adapter(vllm_served):
+    url, _, adapters = vllm_served
     for name, adapter in [("tiny", None), *adapters.items()]:
         model, tokenizer = transformers_model(adapter)
         ours = generate(model, tokenizer, QUERIES, GREEDY)
@@ -56,18 +51,18 @@ def test_greedy_text_equals_transformers_for_the_base_and_each_adapter(served):
     assert penalized != generate(model, tokenizer, QUERIES, GREEDY)
 
 
-def test_a_name_the_server_does_not_serve_is_one_line_naming_those_it_does(served):
-    url, _, _ = served
+def test_a_name_the_server_does_not_serve_is_one_line_naming_those_it_does(vllm_served):
+    url, _, _ = vllm_served
     with pytest.raises(ServerError) as caught:
         CompletionServer([url], "c").generate(QUERIES, GREEDY)
     assert str(caught.value) == f"{url} serves no model named 'c'; it serves 'a', 'b', 'tiny'"
 
 
-def test_samples_are_drawn_from_the_full_distribution(served):
+def test_samples_are_drawn_from_the_full_distribution(vllm_served):
     """The first sampled token of 2,000 samples against the model's own next-token
     probabilities: the checkpoint's repetition penalty (1.3, generation_config.json), which
     vLLM would otherwise apply, and any top-k would fail this."""
-    url, _, _ = served
+    url, _, _ = vllm_served
     model, tokenizer = tiny.load()
     query = QUERIES[0]
     ids = tokenizer(query).input_ids
@@ -93,8 +88,8 @@ def test_samples_are_drawn_from_the_full_distribution(served):
     assert chisquare(np.array(observed), np.array(expected)).pvalue > 1e-3
 
 
-def test_two_servers_share_the_queries_and_give_what_one_gives(served, tmp_path):
-    url, folder, _ = served
+def test_two_servers_share_the_queries_and_give_what_one_gives(vllm_served, tmp_path):
+    url, folder, _ = vllm_served
     sampling = SamplingConfig(num_samples=3, max_new_tokens=16, seed=7)
     alone = CompletionServer([url], "tiny").generate(QUERIES * 2, sampling)
     with serve_tiny(folder, tmp_path / "second.log") as second:
@@ -105,11 +100,11 @@ def test_two_servers_share_the_queries_and_give_what_one_gives(served, tmp_path)
     assert len({tuple(samples) for samples in alone}) == len(alone)  # seeds differ by query
 
 
-def test_score_writes_one_report_per_served_adapter_from_the_same_queries(served, tmp_path):
+def test_score_writes_one_report_per_served_adapter_from_the_same_queries(vllm_served, tmp_path):
     from waterdrum_hf.generation.prompting import row_queries
     from waterdrum_hf.scripts import main
 
-    url, folder, _ = served
+    url, folder, _ = vllm_served
     corpus, rows, _ = owner_files(tmp_path, passages=3)
     out = tmp_path / "reports"
     code = main([
@@ -131,7 +126,7 @@ def test_score_writes_one_report_per_served_adapter_from_the_same_queries(served
         assert saved == CompletionServer([url], served_name).generate(queries, sampling)
 
 
-def test_lm_eval_local_completions_runs_the_task_against_the_server(served, tmp_path):
+def test_lm_eval_local_completions_runs_the_task_against_the_server(vllm_served, tmp_path):
     """lm-eval's own ``local-completions`` backend on ``waterdrum_local``: with lm-eval's fixed
     request seed the ten repeats are one completion and the task refuses them; with
     ``seed=None`` they differ and the values are those ``waterdrum score`` gives the samples."""
@@ -139,7 +134,7 @@ def test_lm_eval_local_completions_runs_the_task_against_the_server(served, tmp_
 
     from waterdrum_hf.lm_eval_tasks import tasks_path
 
-    url, folder, _ = served
+    url, folder, _ = vllm_served
     _, rows, forget = owner_files(tmp_path)
     metadata = {"forget_ids_file": str(forget), "watermark_tokenizer": "tiny"}
     env = {**os.environ, "WATERDRUM_DATA_FILE": str(rows), "HF_HUB_OFFLINE": "1"}
