@@ -51,7 +51,7 @@ FLOOR_TESTS=(
 # environment; at trl's library floor (0.29) those files differ.
 FLOOR_SKIP="not sft_script and not recipes and not equal_trls and not patch"
 # Test files run side by side, one file per worker (module fixtures such as the demo run are
-# built once); each worker runs torch on one thread (tests/conftest.py).
+# built once); each worker runs torch on one thread (conftest.py).
 PARALLEL=(-n auto --maxprocesses 4 --dist loadfile)
 export HF_HOME=${HF_HOME:-$PWD/.hf_home}
 export HF_EVALUATE_OFFLINE=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false

@@ -202,29 +202,6 @@ def fresh_clone_run(scratch: Path, commands: list[dict[str, str]]) -> dict[str, 
     }
 
 
-def render_fresh_clone() -> str:
-    """The README's sentence on the fresh clone's run, from ``fresh_clone.json``."""
-    results = json.loads(RESULTS.read_text(encoding="utf-8"))
-    ran = {r["command"]: r for r in results["commands"]}
-    demo, test = ran["bash dev.sh demo"], ran["bash dev.sh test"]
-    failed = [c for c, r in ran.items() if r["returncode"] != 0]
-    others = len(ran) - 2
-    outcome = (
-        f"each of the {others} other commands of this README and the quickstart ran as printed too"
-        if not failed
-        else f"these failed: {', '.join(f'`{c}`' for c in failed)}"
-    )
-    return (
-        f"On a fresh clone (commit {results['commit'][:7]}, {results['cpu_count']} CPU cores, "
-        f"{results['processor']}), `bash dev.sh demo` took {demo['seconds'] / 60:.1f} minutes, "
-        f"{demo['install_seconds'] / 60:.1f} of them installing `./.venv`, and `bash dev.sh "
-        f"test` {test['seconds'] / 60:.1f}; {outcome} ({len(results['not_run'])} are names or "
-        "placeholders, or cannot run here, and the record says why: "
-        "[fresh_clone.json](benchmarks/results/fresh_clone.json), written by `python "
-        "benchmarks/fresh_clone.py`)."
-    )
-
-
 def run_order(commands: list[dict[str, str]]) -> list[dict[str, str]]:
     """The pages' order, except that ``bash dev.sh demo`` (which makes ``./.venv``) comes
     before every command that runs in it."""

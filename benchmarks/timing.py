@@ -143,9 +143,3 @@ def write_results(
     print("\n".join(lines))
     print(f"written: {path}")
     return path
-
-
-def read_results(name: str) -> dict[str, Any]:
-    """A results file this module wrote (``name`` without ``.json``)."""
-    data: dict[str, Any] = json.loads((RESULTS / f"{name}.json").read_text())
-    return data

@@ -11,7 +11,7 @@ the same built-in model (it ships with the package).
 
 The demo writes to ``benchmarks/results/demo`` (its ``cache/`` is git-ignored) and its run
 time to ``run.json`` there; then every generated block of the documentation is rewritten
-(``benchmarks/update_docs.py``): the README's ``demo-report`` block gets the plot, the results
+(``python docs/generators/update_docs.py``, run as a command): the README's ``demo-report`` block gets the plot, the results
 table and the best method of ``report.md``, the audits' forget table and plot, with the
 measured time and the machine, so the README never shows numbers pasted by hand.
 """
@@ -27,8 +27,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
-from demo_block import OTHER_KERNELS, RESULTS, RUN
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "demo"
+RUN = RESULTS / "run.json"
+OTHER_KERNELS = RESULTS / "other_kernels"
+"""Where the demo block (``docs/generators/demo_block.py``) reads the other kernels' run."""
 
 PLAIN_KERNELS = {
     "ATEN_CPU_CAPABILITY": "default",
@@ -53,10 +58,9 @@ def main() -> None:
         run_under_other_kernels(other)
     if not (RESULTS / "report.md").is_file():
         raise SystemExit(f"{RESULTS / 'report.md'} does not exist: run without --no-run first")
-    from doc_blocks import update
-    from update_docs import BLOCKS  # the demo block among them (demo_block.py)
-
-    print("rewritten:", ", ".join(update(BLOCKS)) or "nothing (every block was up to date)")
+    subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "generators" / "update_docs.py")], check=True
+    )
 
 
 def record(path: os.PathLike[str], seconds: float, kernels: str) -> None:

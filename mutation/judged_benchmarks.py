@@ -1,4 +1,4 @@
-"""Surviving mutants of the benchmark renderers and studies (``benchmarks/*_block.py``,
+"""Surviving mutants of the benchmark renderers and studies (``docs/generators/*_block.py``,
 ``doc_blocks.py``, ``capacity.py``, ``dilution.py``, ``robustness.py``) judged equivalent or not
 checked (read by ``judged.py``): each entry is ``(function, before, after, reason)``
 or ``(function, before, after, reason, category)``, as ``judged.Judged`` takes them.
@@ -6,8 +6,8 @@ or ``(function, before, after, reason, category)``, as ``judged.Judged`` takes t
 Not checked: the functions that run a study (train, sample and verify models for minutes to
 hours: the committed results are their output, re-run by hand). Every function that turns
 those results into a published table, sentence, figure or estimate is tested instead
-(tests/experiments/test_capacity_*.py, tests/published/test_published_studies.py,
-tests/published/test_rendered_blocks.py)."""
+(benchmarks/tests/test_capacity*.py, benchmarks/tests/test_published_studies.py,
+tests/docs/test_rendered_blocks.py)."""
 
 from __future__ import annotations
 
@@ -120,21 +120,21 @@ JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
     # Equivalent: each proof below; each function has a probe in probes_benchmarks.py.
     *(
         (
-            "benchmarks.trust_block.x_correlation",
-            "xs, ys = zip(*pairs, strict=True)",
+            "docs.generators.trust_block.x_correlation",
+            "xs, ys = zip(*pairs, strict=True) if pairs else ((), ())",
             after,
             "every pair is the 2-tuple (column mean, R² mean) built two lines above, so the "
             "iterables zip reads (the pairs) all have length 2 and strictness never fires",
         )
         for after in (
-            "xs, ys = zip(*pairs, strict=None)",
-            "xs, ys = zip(*pairs, )",
-            "xs, ys = zip(*pairs, strict=False)",
+            "xs, ys = zip(*pairs, strict=None) if pairs else ((), ())",
+            "xs, ys = zip(*pairs, ) if pairs else ((), ())",
+            "xs, ys = zip(*pairs, strict=False) if pairs else ((), ())",
         )
     ),
     *(
         (
-            "benchmarks.doc_blocks.x_read_block",
+            "docs.generators.doc_blocks.x_read_block",
             'return text.split(start, 1)[1].split(end, 1)[0].strip("\\n")',
             after,
             _ONE_MARKER.format(
@@ -155,7 +155,7 @@ JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
     ),
     *(
         (
-            "benchmarks.doc_blocks.x_replace_block",
+            "docs.generators.doc_blocks.x_replace_block",
             before,
             after,
             _ONE_MARKER.format(
@@ -186,7 +186,7 @@ JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
         for after in afters
     ),
     *(
-        ("benchmarks.demo_block.x_render", before, after, _FIRST_PART)
+        ("docs.generators.demo_block.x_render", before, after, _FIRST_PART)
         for before, afters in (
             (
                 _RESULTS_LINE,
@@ -212,7 +212,7 @@ JUDGED_ENTRIES: tuple[tuple[str | None, ...], ...] = (
         for after in afters
     ),
     (
-        "benchmarks.gpu_block.x_versions",
+        "docs.generators.gpu_block.x_versions",
         'floors = {name: pin for name, _, pin in (word.partition("==") for word in pins)}',
         'floors = {name: pin for name, _, pin in (word.rpartition("==") for word in pins)}',
         "pins holds the floors file's words that contain '==', and a pin is name==version "

@@ -185,7 +185,14 @@ def run_child(function: str, mutants: list[str], locale_name: str) -> dict[str, 
     env.update(extra)
     mutants_dir = WORKSPACE / "mutants"
     env["PYTHONPATH"] = os.pathsep.join(
-        str(p) for p in (mutants_dir / "src", mutants_dir, mutants_dir / "benchmarks", TOOLS)
+        str(p)
+        for p in (
+            mutants_dir / "src",
+            mutants_dir,
+            mutants_dir / "benchmarks",
+            mutants_dir / "docs" / "generators",
+            TOOLS,
+        )
     )
     env.update({k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
     with tempfile.TemporaryDirectory() as folder:

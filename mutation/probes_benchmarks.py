@@ -1,7 +1,8 @@
-"""Probes of the benchmark renderers' and studies' uncounted mutants (``benchmarks/*_block.py``,
+"""Probes of the benchmark renderers' and studies' uncounted mutants (``docs/generators/*_block.py``,
 ``doc_blocks.py``, ``capacity.py``, ``dilution.py``, ``robustness.py``): see
 ``probes.py``. Each script is imported as the runner imported it
-(``benchmarks.<name>``, with ``benchmarks/`` on the path for the scripts' own imports)."""
+(``benchmarks.<name>`` or ``docs.generators.<name>``, with their folders on the path for the
+scripts' own imports)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from typing import Any
 from probe_kit import each
 
 _B = "benchmarks."
+_G = "docs.generators."
+GENERATORS = {"trust_block", "doc_blocks", "demo_block", "gpu_block", "schemes_block"}
+"""The documentation's generators (``docs/generators/``); the rest are studies of ``benchmarks/``."""
 
 
 def _script(name: str) -> Any:
-    return importlib.import_module(_B + name)
+    return importlib.import_module((_G if name in GENERATORS else _B) + name)
 
 
 def _exits(call: Any) -> Any:
@@ -196,14 +200,14 @@ def robustness_plot(tmp: Path) -> Any:
 PROBES = {
     _B + "capacity.x_plot": capacity_plot,
     _B + "robustness.x_plot": robustness_plot,
-    _B + "trust_block.x_correlation": correlation,
-    _B + "trust_block.x_load": trust_files,
-    _B + "trust_block.x_table_rows": trust_files,
-    _B + "doc_blocks.x_read_block": read_block,
-    _B + "doc_blocks.x_replace_block": replace_block,
-    _B + "demo_block.x_render": demo_render,
-    _B + "gpu_block.x_versions": versions,
+    _G + "trust_block.x_correlation": correlation,
+    _G + "trust_block.x_load": trust_files,
+    _G + "trust_block.x_table_rows": trust_files,
+    _G + "doc_blocks.x_read_block": read_block,
+    _G + "doc_blocks.x_replace_block": replace_block,
+    _G + "demo_block.x_render": demo_render,
+    _G + "gpu_block.x_versions": versions,
     _B + "robustness.x_attacked": attacked,
     _B + "capacity.xǁPlanǁof": plan,
-    _B + "schemes_block.x_render_schemes": render_schemes,
+    _G + "schemes_block.x_render_schemes": render_schemes,
 }

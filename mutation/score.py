@@ -228,14 +228,14 @@ def changed_code(original: str, mutant: str) -> tuple[str, str]:
 
 def module_of(source: str) -> str:
     """The dotted module of a mutated file's installed path, e.g. ``trainers.losses`` (the
-    package's) or ``benchmarks.trust_block``."""
+    package's), ``benchmarks.capacity`` or ``docs.generators.trust_block``."""
     return source.removeprefix("src/waterdrum_hf/").removesuffix(".py").replace("/", ".")
 
 
 def mutant_pattern(module: str) -> str:
     """mutmut's pattern for every mutant of ``module`` (as ``module_of`` spells it)."""
     dotted = module.removesuffix(".__init__")  # mutmut names a package's mutants after it
-    package = "" if module.startswith("benchmarks.") else "waterdrum_hf."
+    package = "" if module.startswith(("benchmarks.", "docs.generators.")) else "waterdrum_hf."
     return f"{package}{dotted}.x*"  # its functions' mutants (x_f, xǁClassǁf), not submodules'
 
 

@@ -54,6 +54,9 @@ MOVED = {
         ("hub_results", "hub_results/publish"),
         ("hub_results_config", "hub_results/config"),
     )
+} | {
+    f"benchmarks/{name}.py": f"docs/generators/{name}.py"
+    for name in ("trust_block", "gpu_block", "demo_block", "doc_blocks", "schemes_block")
 }
 
 

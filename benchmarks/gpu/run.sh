@@ -6,7 +6,7 @@
 #
 #   bash benchmarks/gpu/run.sh --only training --output-dir "$OUT"
 #   bash benchmarks/gpu/run.sh --smoke --output-dir /tmp/smoke      # the same on the CPU, tiny shape
-#   bash benchmarks/gpu/run.sh pytest -m cuda tests/published/test_gpu_benchmark.py   # the CUDA tests
+#   bash benchmarks/gpu/run.sh pytest -m cuda benchmarks/tests/test_gpu.py   # the CUDA tests
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-python3}

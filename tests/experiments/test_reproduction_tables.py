@@ -873,7 +873,7 @@ def committed(name: str) -> tuple[dict, str]:
 def test_committed_results_md_is_the_render_of_its_results_json(name):
     """The committed results.md is what `waterdrum reproduce` writes from the results.json
     beside it (the command rebuilt from its config, the machine as results.json records it):
-    `python benchmarks/rerender_reproduction.py` rewrites it after a change of wording."""
+    `python docs/generators/rerender_reproduction.py` rewrites it after a change of wording."""
     results, text = committed(name)
     assert set(results["machine"]) == {"machine", "cpu_count"}
     config = ReproductionConfig(

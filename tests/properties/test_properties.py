@@ -37,7 +37,7 @@ from waterdrum_hf.data.pairing import IGNORE_INDEX, ForgetRetainCollator
 
 WORD_N = 64
 SPECIALS = ("<eos>", "<sep>")
-BOUNDED = settings(  # derandomized, no database: tests/conftest.py's profile
+BOUNDED = settings(  # derandomized, no database: the repository's conftest.py's profile
     max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -1,6 +1,6 @@
 """The mutation gate's own tools (``mutation/*.py``), which CI cannot run whole (a
 gate run takes an hour): what a probe observes, which lines a mutant changes, the plugin that
-imports benchmark scripts under their mutants' names, and a probe for every judgement."""
+imports gated scripts under their mutants' names, and a probe for every judgement."""
 
 from __future__ import annotations
 
@@ -139,24 +139,39 @@ def test_a_variant_is_observed_with_the_lines_it_ran_and_the_files_it_wrote(tmp_
     assert len(mutant["lines"]) == 5
 
 
-def test_benchmark_scripts_get_their_mutants_module_name_and_keep_their_own():
+def test_gated_scripts_get_their_mutants_module_name_and_keep_their_own(tmp_path):
+    """A script of a gated folder (loaded from its file, or imported with its folder on the
+    path) runs under its mutants' name; a module elsewhere keeps its own."""
+    studies, generators = tmp_path / "benchmarks", tmp_path / "docs" / "generators"
+    for folder, name in ((studies, "study"), (generators, "block"), (tmp_path, "elsewhere")):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.py").write_text("def render():\n    return 1\n")
     code = textwrap.dedent(
         f"""
         import importlib.util, sys
+        from pathlib import Path
         sys.path.insert(0, {str(ROOT)!r})
         import mutation.names
-        path = {str(ROOT / "benchmarks" / "dilution.py")!r}
-        spec = importlib.util.spec_from_file_location("benchmark_dilution", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        import json
-        print(module.__name__, module.summarise.__module__, json.__name__, json.dumps.__module__)
+        mutation.names.SCRIPT_FOLDERS = {{
+            Path({str(studies)!r}): "benchmarks", Path({str(generators)!r}): "docs.generators"
+        }}
+        spec = importlib.util.spec_from_file_location("benchmark_study", {str(studies / "study.py")!r})
+        study = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = study
+        spec.loader.exec_module(study)
+        sys.path[:0] = [{str(generators)!r}, {str(tmp_path)!r}]
+        import block, elsewhere
+        for module in (study, block, elsewhere):
+            print(module.__name__, module.render.__module__)
         """
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["benchmark_dilution", "benchmarks.dilution", "json", "json"]
+    assert run.stdout.splitlines() == [
+        "benchmark_study benchmarks.study",
+        "block docs.generators.block",
+        "elsewhere elsewhere",
+    ]
 
 
 def test_every_equivalence_judgement_has_a_probe():

@@ -45,7 +45,7 @@ SECTIONS = {
     "capacity": (TRUST, "- **Calibration goes with memorisation", None),
 }
 #: Generated sentences whose statistics are also read here by label (the renderer's output is
-#: checked against the renderer by tests/published/test_published_numbers.py, not against the data).
+#: checked against the renderer by tests/docs/test_published_numbers.py, not against the data).
 GENERATED = {
     "trust correlations": (TRUST, "Over these ", "<!-- trust:end -->"),
     "generation speed": (

@@ -2,8 +2,8 @@
 here from the per-seed or per-draw values of the results JSON beside it, formatted as the table
 documents, and compared whole.
 
-``test_published_studies.py`` checks that the robustness and capacity tables are their scripts'
-own ``markdown`` of the committed JSON (a renderer that computes a cell wrongly would pass it
+``benchmarks/tests/test_published_studies.py`` checks that the robustness and capacity tables
+are their scripts' own ``markdown`` of the committed JSON (a renderer that computes a cell wrongly would pass it
 after a rerun); here nothing comes from ``benchmarks/``: means and Student's t intervals over
 seeds are computed with numpy and scipy, Clopper-Pearson intervals from the beta distribution,
 and each GPU column that a step derives from others (rates, shares, limits) from those others.

@@ -4,7 +4,7 @@ no published number is pasted by hand.
 
 A :class:`Block` names the file, the marker name, the results files it reads and the function
 that renders it; :func:`update` rewrites every block (or, with ``check=True``, lists those whose
-text differs from what their results files give). ``benchmarks/update_docs.py`` holds the
+text differs from what their results files give). ``update_docs.py`` (beside this module) holds the
 blocks of README.md, the documentation pages under ``docs/``, the metric card and
 ``benchmarks/results/README.md``.
 
@@ -15,13 +15,22 @@ one renderer serves a page at any depth and every link resolves from where it is
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def read_results(name: str) -> dict[str, Any]:
+    """A timing benchmark's results file, ``benchmarks/results/<name>.json``."""
+    data: dict[str, Any] = json.loads((RESULTS / f"{name}.json").read_text())
+    return data
 
 
 def markers(name: str) -> tuple[str, str]:

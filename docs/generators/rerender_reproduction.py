@@ -5,7 +5,7 @@ when only the wording of ``results.md`` changes (a renamed flag in its command l
 sentence), this renders it again from the committed numbers, with the command rebuilt from
 the recorded config (``reproduce_command``), so no number is touched by hand.
 
-    python benchmarks/rerender_reproduction.py     # seconds
+    python docs/generators/rerender_reproduction.py     # seconds
 
 A run made before results recorded their machine has it added to ``results.json`` once, read
 from the heading of the ``results.md`` it wrote then ("Machine: x86_64, 2 CPU cores.").
@@ -19,13 +19,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from doc_blocks import ROOT
+
 from waterdrum_hf.experiments.reproduction import ReproductionConfig
 from waterdrum_hf.experiments.reproduction.comparison_results import comparison_markdown
 from waterdrum_hf.experiments.reproduction.results_markdown import markdown
 from waterdrum_hf.report.files import json_text
 from waterdrum_hf.scripts.reproduce import reproduce_command
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = ROOT / "benchmarks" / "results"
 RUNS = ("reproduction", "reproduction_qa", "substitution", "schemes")
 MACHINE = re.compile(r"Machine: (\S+), (\d+) CPU cores\.")
 

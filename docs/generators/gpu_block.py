@@ -1,6 +1,6 @@
 """The GPU guide's block (docs/guides/gpu.md): what ``python -m benchmarks.gpu`` measured on a
 lent GPU, rendered from the committed ``benchmarks/results/gpu/*/results.json``
-(``benchmarks/update_docs.py`` writes it)."""
+(``docs/generators/update_docs.py`` writes it)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Every number we publish comes from a committed results file.
 
 Two kinds of check: a generated block (between ``<!-- NAME:start/end -->`` markers) must read
-exactly what ``benchmarks/update_docs.py`` renders from its results files today, so a hand
+exactly what ``docs/generators/update_docs.py`` renders from its results files today, so a hand
 edit of a number, or a results file changed without re-rendering, fails here; and the prose
 quoted from the reproduction runs, which is not generated, must have each of its numbers in
 the results file it cites (equal, or equal once that file's value is rounded to the same
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "docs" / "generators"))
 
 import doc_blocks  # noqa: E402
 import update_docs  # noqa: E402
@@ -32,7 +32,7 @@ def test_each_generated_block_reads_what_its_results_files_give(block):
         assert (ROOT / source).is_file(), f"{source} is not committed"
     text = (ROOT / block.path).read_text()
     assert doc_blocks.read_block(text, block.name) == block.text(), (
-        f"{block.path}:{block.name} differs from its results: run python benchmarks/update_docs.py"
+        f"{block.path}:{block.name} differs from its results: run python docs/generators/update_docs.py"
     )
 
 

@@ -1,7 +1,7 @@
 """The demo block of README.md and docs/concepts.md: the full demo's plot, results table
 (means over its training runs), verdict and audits, with its measured run time and how far its
 values moved on another machine, from the committed ``benchmarks/results/demo`` (``python
-benchmarks/update_readme_demo.py`` runs the demo; ``benchmarks/update_docs.py`` writes the
+benchmarks/update_readme_demo.py`` runs the demo; ``docs/generators/update_docs.py`` writes the
 block).
 
 ``demo/other_kernels/`` holds the same command's first run (one training run, seed 0) computed

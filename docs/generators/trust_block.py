@@ -1,7 +1,7 @@
 """The README's "How far to trust the numbers" block: what the robustness, dilution and
 capacity studies found, rendered from their committed results (``python
 benchmarks/robustness.py``, ``python benchmarks/dilution.py``, ``python
-benchmarks/capacity.py``); ``benchmarks/update_docs.py`` writes it."""
+benchmarks/capacity.py``); ``docs/generators/update_docs.py`` writes it."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from capacity import FULL_SIZES, correlation_text, scratch_hours
+from doc_blocks import RESULTS
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
 SHOWN_STRENGTHS = (0.3, 0.5)
 SCHEME_NAMES = {"waterfall": "Waterfall", "kgw": "KGW"}
 
@@ -119,29 +117,35 @@ def render(
         "(negative would mean less carry-over, better calibration); mean training NLL against "
         f"mean D2 R² gives {correlation(capacity, 'nll')} (negative: more memorised, better "
         f"calibration). So few cells, with D2 intervals over seeds as wide as {widest_d2(capacity)}, "
-        "make both weak evidence." + not_run(capacity),
+        "make both weak evidence.",
         "",
         f"Regenerate: `{robustness['command']}` ({minutes(robustness)} on "
         f"{robustness['machine']}), `{dilution['command']}` ({minutes(dilution)}), "
         f"`{capacity['command']}` (an estimated {scratch_hours(capacity):.1f} hours from "
         "nothing on one thread: measured where built, estimated where not), then "
-        "`python benchmarks/update_docs.py`.",
+        "`python docs/generators/update_docs.py`.",
     ]
     return "\n".join(lines)
 
 
 def correlation(capacity: dict[str, Any], column: str = "carry_over") -> str:
-    """The capacity study's correlation of a column's cell means with the mean D2 R², with
-    its number of cells and two-sided p-value."""
+    """The capacity study's correlation (scipy's Pearson r) of a column's cell means with the
+    mean D2 R², with its number of cells and two-sided p-value; undefined below three cells or
+    without spread, as the study's own table says."""
     from scipy.stats import pearsonr
 
-    r = correlation_text(capacity, column)
     pairs = [(s[column]["mean"], s["r2"]["mean"]) for s in capacity["summary"]]
     pairs = [pair for pair in pairs if all(math.isfinite(v) for v in pair)]
-    if r == "undefined":
+    xs, ys = zip(*pairs, strict=True) if pairs else ((), ())
+    if len(pairs) < 3 or len(set(xs)) == 1 or len(set(ys)) == 1:
         return f"an undefined r, n = {len(pairs)}"
-    xs, ys = zip(*pairs, strict=True)
-    return f"r = {r}, n = {len(pairs)}, p = {pearsonr(xs, ys).pvalue:.2g}"
+    result = pearsonr(xs, ys)
+    return f"r = {result.statistic:+.2f}, n = {len(pairs)}, p = {result.pvalue:.2g}"
+
+
+def scratch_hours(capacity: dict[str, Any]) -> float:
+    """The full capacity study's hours from nothing on one thread, as its run estimated them."""
+    return float(capacity["full_estimate_seconds"]["total"] / 3600)
 
 
 def widest_d2(capacity: dict[str, Any]) -> str:
@@ -155,16 +159,3 @@ def widest_d2(capacity: dict[str, Any]) -> str:
 
 def minutes(results: dict[str, Any]) -> str:
     return f"{results['seconds'] / 60:.0f} minutes"
-
-
-def not_run(capacity: dict[str, Any]) -> str:
-    """A sentence on the sizes of the full study left out of the committed run, with the run's
-    own estimate of the full study's time; empty when none was left out."""
-    missing = [size for size in FULL_SIZES if size not in capacity["plan"]["sizes"]]
-    if not missing:
-        return ""
-    return (
-        f" Not run yet: the {', '.join(missing)} model (the full study, `python "
-        f"benchmarks/capacity.py`, is estimated at {scratch_hours(capacity):.1f} hours on one "
-        "thread from this run's timings)."
-    )

@@ -1,6 +1,6 @@
 """Every figure of the generated documentation blocks, recomputed here from the results files.
 
-``tests/published/test_published_numbers.py`` checks that each block reads what its renderer gives
+``tests/docs/test_published_numbers.py`` checks that each block reads what its renderer gives
 today; a renderer that computes a figure wrongly (a ratio over the wrong baseline, an interval
 over the wrong runs) would pass that check once ``update_docs.py`` is re-run. Here each block is
 rendered as ``update_docs.py`` would write it, its numbers are read back out of the text next to
@@ -27,7 +27,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 GATE = ROOT / "mutation" / "results"
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "docs" / "generators"))
 
 import demo_block  # noqa: E402
 import doc_blocks  # noqa: E402
@@ -1063,7 +1063,7 @@ def test_results_readme_mutation_sentence_is_the_sum_of_the_module_rows():
     checked = total["mutants"] - total["message-only"] - total["equivalent"] - total["not checked"]
     check(found[9], 100 * (total["killed"] + total["timeout"]) / checked, "score")
     assert f"mutants of the {len(modules)} modules" in text
-    assert "[mutation_summary.md](../../mutation/results/mutation_summary.md)" in text
+    assert "[summary.md](../../mutation/results/summary.md)" in text
     minutes = search(r"\*\*(\d+) minutes\*\* in all", (GATE / "mutation.md").read_text())[1]
     assert f"{minutes} minutes" in text
 
@@ -1178,6 +1178,9 @@ def test_trust_correlation_counts_the_finite_cells_and_says_when_r_is_undefined(
         return {"summary": [{"carry_over": {"mean": x}, "r2": {"mean": y}} for x, y in pairs]}
 
     assert trust_block.correlation(cells((0.1, 0.5), (0.2, 0.7))) == "an undefined r, n = 2"
+    # Without spread (a constant column) r is undefined too, and no warning is raised.
+    flat = cells((0.3, 0.5), (0.3, 0.7), (0.3, 0.6))
+    assert trust_block.correlation(flat) == "an undefined r, n = 3"
     pairs = ((0.1, 0.5), (0.2, 0.7), (math.nan, 0.9), (0.4, 0.6))
     finite = [(0.1, 0.5), (0.2, 0.7), (0.4, 0.6)]
     pearson = stats.pearsonr(*zip(*finite, strict=True))
@@ -1186,7 +1189,7 @@ def test_trust_correlation_counts_the_finite_cells_and_says_when_r_is_undefined(
     )
 
 
-def test_trust_minutes_widest_interval_and_the_sizes_not_run():
+def test_trust_minutes_widest_interval_and_the_capacity_studys_hours():
     assert trust_block.minutes({"seconds": 2760}) == "46 minutes"
     summary = [
         {"r2": {"mean": 0.5}},  # no interval (one seed): left out
@@ -1194,12 +1197,7 @@ def test_trust_minutes_widest_interval_and_the_sizes_not_run():
         {"r2": {"mean": 0.7, "low": 0.65, "high": 0.75}},
     ]
     assert trust_block.widest_d2({"summary": summary}) == "[0.40, 0.80]"
-    capacity = {"plan": {"sizes": ["1m"]}, "full_estimate_seconds": {"total": 9000.0}}
-    assert trust_block.not_run(capacity) == (
-        " Not run yet: the 4m, 16m model (the full study, `python benchmarks/capacity.py`, is "
-        "estimated at 2.5 hours on one thread from this run's timings)."
-    )
-    assert trust_block.not_run({"plan": {"sizes": ["1m", "4m", "16m"]}}) == ""
+    assert trust_block.scratch_hours({"full_estimate_seconds": {"total": 9000.0}}) == 2.5
 
 
 def test_trust_lowest_auroc_is_an_attacks_and_rows_follow_the_first_schemes_order():

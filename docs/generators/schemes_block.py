@@ -1,14 +1,15 @@
 """The watermarking guide's "Choosing a scheme" table: every data owner's scheme at our scale
 beside the paper's Table 5, rendered from the committed scheme comparison (``waterdrum
 reproduce --schemes waterfall kgw synthid exp_edit --output-dir benchmarks/results/schemes``);
-``benchmarks/update_docs.py`` writes it."""
+``docs/generators/update_docs.py`` writes it."""
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
+
+from doc_blocks import RESULTS
 
 from waterdrum_hf.experiments.reproduction.comparison_results import PAPER_TABLE_5, SCHEME_LABELS
 from waterdrum_hf.experiments.reproduction.markdown_parts import (
@@ -17,8 +18,7 @@ from waterdrum_hf.experiments.reproduction.markdown_parts import (
     over_seeds,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-SCHEMES = ROOT / "benchmarks" / "results" / "schemes"
+SCHEMES = RESULTS / "schemes"
 SETTING = "no_duplicate"
 
 
