@@ -23,7 +23,7 @@ from datasets import Dataset
 
 import waterdrum_hf
 from waterdrum_hf import (
-    EvaluationPlan,
+    CallbackPlan,
     SamplingConfig,
     WaterDrumCallback,
     WatermarkedDataset,
@@ -95,7 +95,7 @@ def main() -> None:
         prefix_tokens=24,
         owner_names=dict(zip(keys, names, strict=True)),
         sampling=SamplingConfig(num_samples=1, max_new_tokens=48, seed=0),
-        plan=EvaluationPlan(
+        plan=CallbackPlan(
             eval_steps=args.eval_steps,
             stop_when={"max_forget_ratio": args.stop_forget_ratio, "min_retain_ratio": 0.8}
             if args.stop_forget_ratio is not None

@@ -144,7 +144,7 @@ def read_waterdrum(model, tokenizer, forget: Dataset, retain: Dataset, script, s
         num_samples=script.num_samples, max_new_tokens=script.max_new_tokens, seed=seed
     )
     completions = waterdrum_hf.generate(model, tokenizer, queries, sampling)
-    return waterdrum_hf.compute_waterdrum(
+    return waterdrum_hf.waterdrum_metrics(
         completions, owners, tokenizer, forget_ids=sorted(set(forget["owner_id"]))
     )
 

@@ -30,12 +30,12 @@ def _result() -> Any:
     use_test_helpers()
     from tokenizer_builders import word_texts, word_tokenizer
 
-    from waterdrum_hf import compute_waterdrum
+    from waterdrum_hf import waterdrum_metrics
     from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 
     keys = [3_000_000_017, 3_999_999_929]
     config = WaterDrumConfig(null=NullConfig("analytic"), interval=IntervalConfig(0.9, 100))
-    return compute_waterdrum(
+    return waterdrum_metrics(
         word_texts(512, 8, 30, seed=7), [keys[i % 2] for i in range(8)], word_tokenizer(512),
         config=config, forget_ids=[keys[1]],
     )  # fmt: skip

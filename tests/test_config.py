@@ -23,7 +23,7 @@ from waterdrum_hf import (
     WaterDrumArguments,
     WaterDrumConfig,
     WaterfallScheme,
-    compute_waterdrum,
+    waterdrum_metrics,
     waterdrum_result,
 )
 from waterdrum_hf.bootstrap import DEFAULT_RESAMPLES
@@ -128,7 +128,7 @@ def test_keywords_map_as_the_evaluate_module_documents():
 def test_flat_keywords_beside_config_are_refused(texts):
     """Nothing was released with flat keywords on the functions: they take ``config=`` only."""
     with pytest.raises(TypeError, match="null_keys"):
-        compute_waterdrum(texts, OWNERS, word_tokenizer(60), null_keys=5, forget_ids=[13])
+        waterdrum_metrics(texts, OWNERS, word_tokenizer(60), null_keys=5, forget_ids=[13])
 
 
 def test_the_evaluate_module_maps_flat_keywords_without_warning(texts):
@@ -147,7 +147,7 @@ def test_the_evaluate_module_maps_flat_keywords_without_warning(texts):
             k_p=2,
         )
     config = WaterDrumConfig(scheme=WaterfallScheme(k_p=2), null=NullConfig("analytic"))
-    expected = compute_waterdrum(texts, OWNERS, tokenizer, config=config, forget_ids=[13])
+    expected = waterdrum_metrics(texts, OWNERS, tokenizer, config=config, forget_ids=[13])
     assert flat == pytest.approx(expected)
 
 
@@ -190,7 +190,7 @@ def test_waterdrum_arguments_in_a_real_trl_parser(tmp_path):
         null=NullConfig("analytic"),
         interval=IntervalConfig(0.9),
     )
-    assert waterdrum.evaluation_plan().eval_steps == 7
+    assert waterdrum.callback_plan().eval_steps == 7
     with pytest.raises(ValueError, match="the empirical null.s"):
         parser.parse_args_and_config(
             [

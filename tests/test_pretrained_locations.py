@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import transformers
 
-from waterdrum_hf import compute_waterdrum, load_metric
+from waterdrum_hf import load_metric, waterdrum_metrics
 from waterdrum_hf.lm_eval_tasks import Source
 from waterdrum_hf.scoring.verification import load_tokenizer
 from waterdrum_hf.scripts import main
@@ -28,9 +28,9 @@ def no_hub(monkeypatch):
 
 def test_tiny_names_the_built_in_tokenizer_in_the_evaluate_module(tiny_model):
     _, tokenizer = tiny_model
-    expected = compute_waterdrum(TEXTS, [7, 9], tokenizer, forget_ids=[9])
+    expected = waterdrum_metrics(TEXTS, [7, 9], tokenizer, forget_ids=[9])
     with pytest.raises(ValueError, match=r"in Python pass waterdrum_hf.tiny.load\(\)\[1\]"):
-        compute_waterdrum(TEXTS, [7, 9], "tiny", forget_ids=[9])  # not a Hub lookup
+        waterdrum_metrics(TEXTS, [7, 9], "tiny", forget_ids=[9])  # not a Hub lookup
     module = load_metric()
     got = module.compute(
         predictions=TEXTS, references=[7, 9], watermark_tokenizer="tiny", forget_ids=[9]

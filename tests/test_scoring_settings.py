@@ -40,7 +40,7 @@ def evaluate_keywords(settings: dict, monkeypatch) -> WaterDrumConfig:
     """The config the `evaluate` module hands the computation for these keywords."""
     seen = {}
     monkeypatch.setattr(
-        metric_module, "compute_waterdrum", lambda *a, config, **k: seen.setdefault("c", config)
+        metric_module, "waterdrum_metrics", lambda *a, config, **k: seen.setdefault("c", config)
     )
     metric_module.Waterdrum()._compute(["text"], [1], object(), **settings)
     return seen["c"]
@@ -89,7 +89,7 @@ def test_every_entry_point_without_settings_reads_with_the_same_configuration(
     tiny_model, tiny_folder, texts, monkeypatch
 ):
     """One default: the dataclass, the flat door (the evaluate module, the commands, the
-    training scripts' group), the callback, the lm-eval task, compute_waterdrum and the audits
+    training scripts' group), the callback, the lm-eval task, waterdrum_metrics and the audits
     all read with ``WaterDrumConfig()`` (the analytic null, no intervals) when given nothing;
     verify_dataset takes it too."""
     from datasets import Dataset
@@ -98,9 +98,9 @@ def test_every_entry_point_without_settings_reads_with_the_same_configuration(
         AuditConfig,
         AuditQueries,
         WaterDrumCallback,
-        compute_waterdrum,
         run_audits,
         verify_dataset,
+        waterdrum_metrics,
     )
     from waterdrum_hf.lm_eval_tasks import Source
 
@@ -115,8 +115,8 @@ def test_every_entry_point_without_settings_reads_with_the_same_configuration(
     assert Source().scoring is None  # the aggregation reads None as WaterDrumConfig()
 
     samples, owners = [[texts[0]], [texts[1]]], [1, 2]
-    given = compute_waterdrum(samples, owners, str(tiny_folder), forget_ids=[1])
-    explicit = compute_waterdrum(samples, owners, str(tiny_folder), forget_ids=[1], config=default)
+    given = waterdrum_metrics(samples, owners, str(tiny_folder), forget_ids=[1])
+    explicit = waterdrum_metrics(samples, owners, str(tiny_folder), forget_ids=[1], config=default)
     assert given == explicit and "forget_p_value" in given
 
     model, tokenizer = tiny_model

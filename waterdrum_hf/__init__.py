@@ -11,6 +11,7 @@ imports it (:func:`waterdrum_hf.utils.backend_logs.drop_torchao_import_lines`).
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from waterdrum_hf._version import library_version
@@ -27,7 +28,7 @@ _EXPORTS = {
     "IntervalConfig": "config",
     "WaterDrumArguments": "callbacks.arguments",
     "SamplingConfig": "generation.sampling",
-    "EvaluationPlan": "callbacks.plan",
+    "CallbackPlan": "callbacks.plan",
     "AuditQueries": "audits",
     "KGWScheme": "schemes",
     "EXPEditScheme": "schemes",
@@ -52,7 +53,7 @@ _EXPORTS = {
     "percentile_interval": "bootstrap",
     "load_metric": "metrics.loading",
     "register_metric": "metrics.loading",
-    "compute_waterdrum": "scoring",
+    "waterdrum_metrics": "scoring",
     "waterdrum_result": "scoring",
     "WaterDrumResult": "scoring",
     "SetValue": "scoring",
@@ -104,13 +105,17 @@ _EXPORTS = {
     "extraction_strength": "baselines.extraction",
     "model_extraction_strength": "baselines.extraction",
 }
+_RENAMED = {"compute_waterdrum": "waterdrum_metrics", "EvaluationPlan": "CallbackPlan"}
+"""Public names renamed in 0.2 (old -> new): the old name still works, with a FutureWarning,
+until 0.3."""
+
 _SUBMODULES = {"attacks", "audits", "data", "tiny", "trainers", "metrics", "lm_eval_tasks"}
 
 __all__ = [
     "AnalyticNull",
     "AuditConfig",
     "AuditQueries",
-    "EvaluationPlan",
+    "CallbackPlan",
     "IntervalConfig",
     "KGWScheme",
     "EXPEditScheme",
@@ -153,7 +158,7 @@ __all__ = [
     "bootstrap_replicates",
     "calibration_r2",
     "completion_queries",
-    "compute_waterdrum",
+    "waterdrum_metrics",
     "data",
     "extraction_strength",
     "forget_quality",
@@ -226,7 +231,7 @@ if TYPE_CHECKING:
     from waterdrum_hf.bound_callback import BoundCallback
     from waterdrum_hf.callbacks.arguments import WaterDrumArguments
     from waterdrum_hf.callbacks.callback import WaterDrumCallback
-    from waterdrum_hf.callbacks.plan import EvaluationPlan
+    from waterdrum_hf.callbacks.plan import CallbackPlan
     from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
     from waterdrum_hf.generation.engine import auto_batch_size, generate
     from waterdrum_hf.generation.prompting import completion_queries, qa_queries
@@ -251,7 +256,7 @@ if TYPE_CHECKING:
         OwnerValue,
         SetValue,
         WaterDrumResult,
-        compute_waterdrum,
+        waterdrum_metrics,
         waterdrum_result,
     )
     from waterdrum_hf.scoring.analytic_null import AnalyticNull
@@ -280,6 +285,15 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    if name in _RENAMED:  # not cached: every use of an old name warns
+        new = _RENAMED[name]
+        warnings.warn(
+            f"`waterdrum_hf.{name}` is renamed `waterdrum_hf.{new}`; the old name will be "
+            "removed in 0.3",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return __getattr__(new)
     if name in _EXPORTS:
         value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
     elif name in _SUBMODULES:

@@ -72,7 +72,7 @@ def _evaluates(callback: Any, state: Any, control: Any) -> bool:
 
 
 def callback_for(setup: Setup, queries_per_owner: int) -> Any:
-    from waterdrum_hf import EvaluationPlan, WaterDrumCallback
+    from waterdrum_hf import CallbackPlan, WaterDrumCallback
 
     sizes = setup.sizes
     owners = secret_ids(sizes.callback_owners)
@@ -84,7 +84,7 @@ def callback_for(setup: Setup, queries_per_owner: int) -> Any:
         ids,
         owners[: len(owners) // 2],
         word_tokenizer(setup.shape.vocab_size),
-        plan=EvaluationPlan(
+        plan=CallbackPlan(
             eval_steps=sizes.callback_eval_steps, max_queries_per_owner=queries_per_owner
         ),
     )

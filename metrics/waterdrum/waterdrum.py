@@ -1,6 +1,6 @@
 """WaterDrum: watermark-based, data-centric unlearning metric (an `evaluate` module).
 
-A thin wrapper: all logic lives in ``waterdrum_hf.compute_waterdrum``. Scoring settings come
+A thin wrapper: all logic lives in ``waterdrum_hf.waterdrum_metrics``. Scoring settings come
 as flat keyword arguments here, as ``evaluate`` modules take them, and are mapped to a
 ``waterdrum_hf.WaterDrumConfig`` in one place (``WaterDrumConfig.from_keywords``).
 """
@@ -12,7 +12,7 @@ import datasets
 import evaluate
 
 from waterdrum_hf.config import WaterDrumConfig
-from waterdrum_hf.scoring import compute_waterdrum
+from waterdrum_hf.scoring import waterdrum_metrics
 from waterdrum_hf.tiny import pretrained_location
 
 _CITATION = """\
@@ -141,7 +141,7 @@ class Waterdrum(evaluate.Metric):
     ) -> dict[str, Any]:
         if isinstance(watermark_tokenizer, str):  # "tiny": the built-in model's
             watermark_tokenizer = pretrained_location(watermark_tokenizer, "watermark_tokenizer")
-        return compute_waterdrum(
+        return waterdrum_metrics(
             predictions,
             references,
             watermark_tokenizer,

@@ -19,7 +19,7 @@ from transformers import (
 )
 
 from waterdrum_hf import (
-    EvaluationPlan,
+    CallbackPlan,
     IntervalConfig,
     NullConfig,
     SamplingConfig,
@@ -27,8 +27,8 @@ from waterdrum_hf import (
     WaterDrumConfig,
     WaterDrumResult,
     completion_queries,
-    compute_waterdrum,
     generate,
+    waterdrum_metrics,
     waterdrum_result,
 )
 from waterdrum_hf.data import toy_corpus
@@ -67,7 +67,7 @@ def train_set(tiny_model, corpus):
 
 def make_callback(tiny_model, corpus, *, seed=0, confidence=None, prefix_tokens=8, **kwargs):
     """A callback on the corpus (owner KEYS[2] forgotten): one 8-token sample per query;
-    ``kwargs`` are EvaluationPlan fields (every 2 steps by default) or callback arguments."""
+    ``kwargs`` are CallbackPlan fields (every 2 steps by default) or callback arguments."""
     _, tokenizer = tiny_model
     plan = {"eval_steps": 2} | {k: kwargs.pop(k) for k in PLAN_FIELDS if k in kwargs}
     interval = None if confidence is None else IntervalConfig(confidence, seed=seed)
@@ -79,7 +79,7 @@ def make_callback(tiny_model, corpus, *, seed=0, confidence=None, prefix_tokens=
         prefix_tokens=prefix_tokens,
         config=WaterDrumConfig(interval=interval),
         sampling=SamplingConfig(num_samples=1, max_new_tokens=8, seed=seed),
-        plan=EvaluationPlan(**plan),
+        plan=CallbackPlan(**plan),
         **kwargs,
     )
 
@@ -129,7 +129,7 @@ def test_values_reach_log_history_and_tensorboard(tiny_model, corpus, train_set,
     assert queries == callback.queries
     completions = generate(model, tokenizer, queries, num_samples=1, max_new_tokens=8, seed=0)
     owners = [corpus["owner_id"][i] for i in rows]
-    expected = compute_waterdrum(completions, owners, tokenizer, forget_ids=[KEYS[2]])
+    expected = waterdrum_metrics(completions, owners, tokenizer, forget_ids=[KEYS[2]])
 
     trainer = make_trainer(tiny_model, train_set, tmp_path, [callback], report_to=["tensorboard"])
     trainer.train()
@@ -168,7 +168,7 @@ def test_confidence_logs_the_metrics_intervals(tiny_model, corpus):
         model, tokenizer, callback.queries, num_samples=1, max_new_tokens=8, seed=3
     )
     owners = sorted(corpus["owner_id"], key=lambda owner: owner != KEYS[2])  # forget first
-    expected = compute_waterdrum(
+    expected = waterdrum_metrics(
         completions,
         owners,
         tokenizer,
@@ -322,7 +322,7 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
         tokenizer,
         config=WaterDrumConfig(null=NullConfig("empirical", 4)),
         sampling=SamplingConfig(num_samples=1, max_new_tokens=6, seed=0),
-        plan=EvaluationPlan(eval_steps=2),
+        plan=CallbackPlan(eval_steps=2),
     )
     with caplog.at_level(logging.DEBUG):
         trainer = make_trainer(
@@ -347,7 +347,7 @@ def test_no_key_in_logs_repr_or_event_files(tiny_model, train_set, tmp_path, cap
 
 
 def test_owners_are_named_as_the_metric_names_them_in_the_datas_order(tiny_model, corpus):
-    """The forget owner (KEYS[2], the data's third owner) is owner-3, as compute_waterdrum
+    """The forget owner (KEYS[2], the data's third owner) is owner-3, as waterdrum_metrics
     names it on the same queries in order, not owner-1 for coming first in the forget set."""
     callback = make_callback(tiny_model, corpus)
     model, tokenizer = tiny_model
@@ -376,7 +376,7 @@ def test_owners_are_named_as_the_metric_names_them_in_the_datas_order(tiny_model
 
 
 def stop(rule):
-    return {"plan": lambda: EvaluationPlan(stop_when=rule)}
+    return {"plan": lambda: CallbackPlan(stop_when=rule)}
 
 
 @pytest.mark.parametrize(
@@ -385,7 +385,7 @@ def stop(rule):
         ({"forget_ids": [KEYS[2]]}, ValueError, "`forget_ids` has 1 entries but there are 2"),
         ({"retain_queries": [], "retain_ids": []}, ValueError, "`retain_queries` is empty"),
         ({"watermark_tokenizer": "/no/such/tokenizer"}, ValueError, "does not exist"),
-        ({"plan": lambda: EvaluationPlan(eval_steps=0)}, ValueError, "`eval_steps` must be >= 1"),
+        ({"plan": lambda: CallbackPlan(eval_steps=0)}, ValueError, "`eval_steps` must be >= 1"),
         ({"sampling": lambda: SamplingConfig(num_samples=0)}, ValueError, "`num_samples`"),
         ({"sampling": lambda: SamplingConfig(seed=None)}, ValueError, "SamplingConfig\\(seed="),
         ({"config": lambda: "kgw"}, TypeError, "`config` must be a WaterDrumConfig"),
@@ -397,7 +397,7 @@ def stop(rule):
         (stop(0.05), TypeError, "callable or a dict"),
         ({"owner_names": {KEYS[0]: "a", KEYS[2]: "a"}}, ValueError, "same name"),
         (
-            {"plan": lambda: EvaluationPlan(max_queries_per_owner=0)},
+            {"plan": lambda: CallbackPlan(max_queries_per_owner=0)},
             ValueError,
             "`max_queries_per_owner`",
         ),
@@ -446,7 +446,7 @@ def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):
         "owner/bo",
     ]
     for name in logged:
-        plan = EvaluationPlan(stop_when={f"max_{name}": 1.0, f"min_{name}": 0.0})
+        plan = CallbackPlan(stop_when={f"max_{name}": 1.0, f"min_{name}": 0.0})
         WaterDrumCallback(**arguments, plan=plan)
     for name in (
         "owner/cy",
@@ -458,7 +458,7 @@ def test_stop_when_accepts_every_logged_value_and_nothing_else(tiny_model):
         "forget_p",
     ):
         with pytest.raises(ValueError, match="not a value the callback logs"):
-            WaterDrumCallback(**arguments, plan=EvaluationPlan(stop_when={f"max_{name}": 1.0}))
+            WaterDrumCallback(**arguments, plan=CallbackPlan(stop_when={f"max_{name}": 1.0}))
 
 
 def scripted_values(model, tokenizer, accelerator=None):

@@ -150,7 +150,7 @@ def test_quickstart_metric_runs_as_printed(page, heading, tiny_model, owners_tex
 
     assert len(scope["completions"]) == 4 and all(len(c) == 10 for c in scope["completions"])
     config = waterdrum_hf.WaterDrumConfig(null=waterdrum_hf.NullConfig("analytic"))
-    expected = waterdrum_hf.compute_waterdrum(
+    expected = waterdrum_hf.waterdrum_metrics(
         scope["completions"], owner_ids, tokenizer, config=config, forget_ids=[19]
     )
     assert scope["results"] == pytest.approx(expected)
@@ -180,7 +180,7 @@ def test_the_cards_example_output_has_only_keys_a_result_has(tiny_model, owners_
     texts, owner_ids = owners_texts
     scope: dict = {}
     exec("example = " + BLOCKS["metrics/waterdrum/README.md", "Output values"].strip(), scope)
-    result = waterdrum_hf.compute_waterdrum(
+    result = waterdrum_hf.waterdrum_metrics(
         [[t] for t in texts],
         owner_ids,
         tokenizer,

@@ -21,7 +21,7 @@ from transformers import (
 )
 
 from waterdrum_hf import (
-    EvaluationPlan,
+    CallbackPlan,
     SamplingConfig,
     WaterDrumCallback,
     WaterDrumConfig,
@@ -125,7 +125,7 @@ def test_the_callbacks_later_evaluations_compile_nothing(tiny_model, tmp_path):
         prefix_tokens=8,
         config=WaterDrumConfig(),
         sampling=SamplingConfig(num_samples=1, max_new_tokens=6, seed=0, batch_size=4, **EAGER),
-        plan=EvaluationPlan(eval_steps=2),
+        plan=CallbackPlan(eval_steps=2),
     )
     train_set = corpus.map(
         lambda b: tokenizer(b["text"], truncation=True, max_length=48),

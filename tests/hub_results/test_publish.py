@@ -21,7 +21,7 @@ from huggingface_hub.errors import (
 )
 from tokenizer_builders import word_texts, word_tokenizer
 
-from waterdrum_hf import WaterDrumResult, compute_waterdrum
+from waterdrum_hf import WaterDrumResult, waterdrum_metrics
 from waterdrum_hf.config import IntervalConfig, NullConfig, WaterDrumConfig
 from waterdrum_hf.data.hub import WATERDRUM_AX, WATERDRUM_TOFU
 from waterdrum_hf.hub_results.publish import (
@@ -44,7 +44,7 @@ def result() -> dict:
     texts = word_texts(4096, 12, 40, seed=7)
     owners = [KEYS[i % 2] for i in range(12)]
     config = WaterDrumConfig(null=NullConfig("analytic"), interval=IntervalConfig(0.9, 200))
-    return compute_waterdrum(
+    return waterdrum_metrics(
         texts, owners, word_tokenizer(4096), config=config, forget_ids=[KEYS[1]]
     )
 

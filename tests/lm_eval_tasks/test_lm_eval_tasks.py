@@ -166,7 +166,7 @@ def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(
     name and settings) is checked when the task is built, travels in the documents as JSON,
     and is what the aggregations score with (a scheme's settings dropped on the way fail
     here)."""
-    from waterdrum_hf import NullConfig, WaterDrumConfig, compute_waterdrum
+    from waterdrum_hf import NullConfig, WaterDrumConfig, waterdrum_metrics
     from waterdrum_hf.schemes import resolve_scheme
 
     folder, rows = local_data
@@ -189,7 +189,7 @@ def test_a_tasks_scoring_metadata_is_the_configuration_it_aggregates_with(
         QuerySamples(source.to_json(), owner, tuple(pair))
         for owner, pair in zip([0, 0, 1, 1], samples, strict=True)
     ]
-    expected = compute_waterdrum(
+    expected = waterdrum_metrics(
         samples, [r["owner_id"] for r in rows], str(tiny_folder), config=config,
         forget_ids=[KEYS[1]],
     )  # fmt: skip

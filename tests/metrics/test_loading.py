@@ -73,7 +73,7 @@ def test_evaluate_load_by_the_bare_name_after_register_metric_offline(tiny_folde
     evaluate only. A copy an older waterdrum-hf left (newer on disk, so evaluate would pick it)
     is replaced; a copy someone else wrote is left alone."""
     from waterdrum_hf.config import NullConfig, WaterDrumConfig
-    from waterdrum_hf.scoring import compute_waterdrum
+    from waterdrum_hf.scoring import waterdrum_metrics
 
     hf_home = tmp_path / "hf_home"
     folder = module_folder(hf_home / "modules")
@@ -105,7 +105,7 @@ def test_evaluate_load_by_the_bare_name_after_register_metric_offline(tiny_folde
     assert loaded["module"] == f"evaluate_modules.metrics.{MODULE_NAME}.{written.name}.waterdrum"
     assert "Using the latest cached version of the module" in done.stderr  # evaluate's one line
     analytic = WaterDrumConfig(null=NullConfig("analytic"))  # the module's default null
-    expected = compute_waterdrum(
+    expected = waterdrum_metrics(
         texts, [11, 22, 11, 22], str(tiny_folder), config=analytic, forget_ids=[22]
     )
     assert json.dumps(loaded["result"]) == json.dumps(expected)  # NaN-safe, exact floats

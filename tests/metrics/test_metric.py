@@ -23,9 +23,9 @@ from waterdrum_hf import (
     OwnerValue,
     SetValue,
     WaterDrumResult,
-    compute_waterdrum,
     holm_adjusted,
     verify_texts,
+    waterdrum_metrics,
     waterdrum_result,
 )
 from waterdrum_hf.config import KEYWORDS, NullConfig, WaterDrumConfig
@@ -116,7 +116,7 @@ def test_samples_pool_per_query_like_a_hand_computation(tok, per_query, pooling)
     nested, owners = per_query
     expected = hand_pooled(nested, owners, tok, pooling)
     forget = np.isin(owners, KEYS[2:])
-    result = compute_waterdrum(
+    result = waterdrum_metrics(
         nested,
         owners,
         tok,
@@ -133,7 +133,7 @@ def test_samples_pool_per_query_like_a_hand_computation(tok, per_query, pooling)
     assert (result["num_queries"], result["num_scored"], result["num_skipped"]) == (8, 23, 1)
     # Flat samples grouped by query_ids, in any order, are the same queries.
     flat = [(q, s, owners[q]) for q, samples in enumerate(nested) for s in samples][::-1]
-    grouped = compute_waterdrum(
+    grouped = waterdrum_metrics(
         [s for _, s, _ in flat],
         [o for *_, o in flat],
         tok,
@@ -147,8 +147,8 @@ def test_samples_pool_per_query_like_a_hand_computation(tok, per_query, pooling)
 
 def test_token_pooling_differs_from_the_mean_of_samples(tok, per_query):
     nested, owners = per_query
-    tokens = compute_waterdrum(nested, owners, tok, return_details=True)["query_values"]
-    means = compute_waterdrum(
+    tokens = waterdrum_metrics(nested, owners, tok, return_details=True)["query_values"]
+    means = waterdrum_metrics(
         nested,
         owners,
         tok,
@@ -173,7 +173,7 @@ def test_generate_output_goes_in_as_it_is(tiny_model):
         forget_ids=[KEYS[0]],
     )
     assert result["num_queries"] == 3 and result["num_scored"] + result["num_skipped"] == 6
-    direct = compute_waterdrum(
+    direct = waterdrum_metrics(
         completions, KEYS[:3], tokenizer, config=ANALYTIC, forget_ids=[KEYS[0]]
     )  # the module's default null: the analytic one
     assert result == pytest.approx(direct)
@@ -181,7 +181,7 @@ def test_generate_output_goes_in_as_it_is(tiny_model):
 
 def test_results_are_flat_scalars_that_log_and_save_as_they_are(tok, batch, tmp_path):
     texts, owners = batch
-    result = compute_waterdrum(
+    result = waterdrum_metrics(
         texts,
         owners,
         tok,
@@ -204,7 +204,7 @@ def test_results_are_flat_scalars_that_log_and_save_as_they_are(tok, batch, tmp_
 
 def test_without_forget_ids_only_overall(tok, batch):
     texts, owners = batch
-    result = compute_waterdrum(texts, owners, tok)
+    result = waterdrum_metrics(texts, owners, tok)
     assert {"forget", "retain", "separability_auroc"}.isdisjoint(result)
     assert result["overall"] == pytest.approx(np.nanmean(verify_texts(texts, owners, tok)))
     assert "scores" not in result
@@ -215,7 +215,7 @@ def test_without_forget_ids_only_overall(tok, batch):
 
 def test_add_batch_and_add_accumulate_like_one_compute(tok, batch, per_query):
     texts, owners = batch
-    direct = compute_waterdrum(texts, owners, tok, config=ANALYTIC, forget_ids=[KEYS[3]])
+    direct = waterdrum_metrics(texts, owners, tok, config=ANALYTIC, forget_ids=[KEYS[3]])
     metric = evaluate.load(str(metric_path()))
     metric.add_batch(predictions=texts[:10], references=owners[:10])
     for text, owner in zip(texts[10:], owners[10:], strict=True):
@@ -226,7 +226,7 @@ def test_add_batch_and_add_accumulate_like_one_compute(tok, batch, per_query):
     metric.add_batch(predictions=nested[:4], references=query_owners[:4])
     metric.add_batch(predictions=nested[4:], references=query_owners[4:])
     assert metric.compute(watermark_tokenizer=tok) == pytest.approx(
-        compute_waterdrum(nested, query_owners, tok, config=ANALYTIC)
+        waterdrum_metrics(nested, query_owners, tok, config=ANALYTIC)
     )
 
 
@@ -254,13 +254,13 @@ def test_combine_with_another_module(tok, batch, tmp_path):
     )
     assert result["text_count"] == len(texts)
     assert result["forget"] == pytest.approx(
-        compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])["forget"]
+        waterdrum_metrics(texts, owners, tok, forget_ids=[KEYS[3]])["forget"]
     )
 
 
 def test_null_keys_report_the_no_watermark_level(tok, batch):
     texts, owners = batch
-    result = compute_waterdrum(
+    result = waterdrum_metrics(
         texts,
         owners,
         tok,
@@ -275,7 +275,7 @@ def test_null_keys_report_the_no_watermark_level(tok, batch):
     assert result["forget_z"] == pytest.approx(
         (result["forget"] - key_means.mean()) / key_means.std()
     )
-    detailed = compute_waterdrum(
+    detailed = waterdrum_metrics(
         texts,
         owners.tolist(),
         tok,
@@ -294,7 +294,7 @@ def test_the_metric_null_is_the_verifier_null_reference(tok, batch):
     the null reference's, exactly."""
     texts, owners = batch
     null = waterdrum_hf.Verifier(tok).null_reference(texts, 8, exclude_ids=KEYS, seed=5)
-    result = compute_waterdrum(
+    result = waterdrum_metrics(
         texts,
         owners,
         tok,
@@ -318,7 +318,7 @@ def test_typed_result_is_the_flat_dict(tok, batch):
             forget_ids=[KEYS[3], 12345],
             return_details=True,
         )
-        flat = compute_waterdrum(
+        flat = waterdrum_metrics(
             texts,
             owners,
             tok,
@@ -373,21 +373,21 @@ def test_to_dict_and_from_dict_round_trip_also_through_json(tok, batch):
 def test_scalar_names_are_every_scalar_a_result_can_hold(tok, batch):
     texts, owners = batch
     with pytest.warns(UserWarning):
-        both = compute_waterdrum(
+        both = waterdrum_metrics(
             texts,
             owners,
             tok,
             config=cfg(null_keys=4),
             forget_ids=[KEYS[3], 99],
         )
-        intervals = compute_waterdrum(
+        intervals = waterdrum_metrics(
             texts,
             owners,
             tok,
             config=cfg(confidence=0.9),
             forget_ids=[KEYS[3], 99],
         )
-    overall = compute_waterdrum(texts, owners, tok, config=cfg(null_keys=4, confidence=0.9))
+    overall = waterdrum_metrics(texts, owners, tok, config=cfg(null_keys=4, confidence=0.9))
     names = set(both) | set(intervals) | set(overall)
     assert names == set(WaterDrumResult.scalar_names())
 
@@ -409,11 +409,11 @@ def test_confidence_intervals_are_flat_repeatable_and_hold_the_value(tok, batch)
         assert owner.ci_low <= owner.value <= owner.ci_high
     again = waterdrum_result(texts, owners, tok, config=cfg(confidence=0.9), **options)  # same
     assert again.scalars() == result.scalars() and again.per_owner == result.per_owner
-    other = compute_waterdrum(
+    other = waterdrum_metrics(
         texts, owners, tok, config=cfg(confidence=0.9, bootstrap_seed=1), **options
     )
     assert other["forget_ci_low"] != flat["forget_ci_low"]  # the seed is what fixes it
-    fewer = compute_waterdrum(
+    fewer = waterdrum_metrics(
         texts,
         owners,
         tok,
@@ -422,7 +422,7 @@ def test_confidence_intervals_are_flat_repeatable_and_hold_the_value(tok, batch)
     )
     assert fewer["forget_ci_low"] != flat["forget_ci_low"]  # so is the number of resamples
     assert other["forget"] == flat["forget"]  # and it touches no value
-    wider = compute_waterdrum(texts, owners, tok, config=cfg(confidence=0.99), **options)
+    wider = waterdrum_metrics(texts, owners, tok, config=cfg(confidence=0.99), **options)
     assert wider["forget_ci_low"] < flat["forget_ci_low"] < flat["forget_ci_high"]
     assert flat["forget_ci_high"] < wider["forget_ci_high"]
     saved = WaterDrumResult.from_dict(json.loads(json.dumps(flat)))
@@ -431,7 +431,7 @@ def test_confidence_intervals_are_flat_repeatable_and_hold_the_value(tok, batch)
         predictions=texts, references=owners, watermark_tokenizer=tok, confidence=0.9, **options
     )
     assert {k: module[k] for k in result.scalars()} == result.scalars()
-    plain = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])
+    plain = waterdrum_metrics(texts, owners, tok, forget_ids=[KEYS[3]])
     assert not any("ci_" in k for k in plain) and "confidence" not in plain  # off by default
 
 
@@ -491,7 +491,7 @@ def test_intervals_resample_queries_within_each_owner(tok):
     assert result.per_owner["owner-1"].ci_high == pytest.approx(result.per_owner["owner-1"].value)
     lone = result.per_owner["owner-4"]
     assert lone.num_scored_queries == 1 and lone.ci_low is None and lone.ci_high is None
-    alone = compute_waterdrum(
+    alone = waterdrum_metrics(
         texts,
         owners,
         tok,
@@ -563,7 +563,7 @@ def test_p_value_is_calibrated_on_unwatermarked_text_and_small_on_watermarked_te
     for draw in range(200):
         texts = word_texts(vocab, 4, 12, seed=1000 + draw, zipf=None)
         owner = int(rng.integers(2**32))
-        result = compute_waterdrum(
+        result = waterdrum_metrics(
             texts,
             [owner] * 4,
             tok,
@@ -573,7 +573,7 @@ def test_p_value_is_calibrated_on_unwatermarked_text_and_small_on_watermarked_te
     assert 0.02 <= rejected / 200 <= 0.08
 
     texts = watermarked_words(KEYS[0], vocab, 4, 12, seed=1)
-    result = compute_waterdrum(texts, [KEYS[0]] * 4, tok, config=cfg(null_keys=200))
+    result = waterdrum_metrics(texts, [KEYS[0]] * 4, tok, config=cfg(null_keys=200))
     assert result["overall"] > 0.5 and result["overall_p_value"] < 0.01
     assert result["overall_z"] > 3
 
@@ -593,8 +593,8 @@ def test_analytic_null_agrees_with_the_empirical_one(pooling, scheme):
     options = {"forget_ids": [KEYS[1]]}
     analytic_config = cfg(null="analytic", pooling=pooling, scheme=scheme)
     empirical_config = cfg(null_keys=1500, pooling=pooling, scheme=scheme)
-    analytic = compute_waterdrum(nested, owners, tok, config=analytic_config, **options)
-    empirical = compute_waterdrum(nested, owners, tok, config=empirical_config, **options)
+    analytic = waterdrum_metrics(nested, owners, tok, config=analytic_config, **options)
+    empirical = waterdrum_metrics(nested, owners, tok, config=empirical_config, **options)
     assert analytic.keys() == empirical.keys()
     for name in ("forget", "retain"):
         assert analytic[name] == empirical[name]
@@ -635,7 +635,7 @@ def test_analytic_p_value_is_calibrated_on_unwatermarked_text_and_small_on_water
         texts = word_texts(vocab, 4, 12, seed=1000 + draw, zipf=None)
         owner = int(rng.integers(2**32))
         p_values.append(
-            compute_waterdrum(texts, [owner] * 4, tok, config=cfg(null="analytic"))[
+            waterdrum_metrics(texts, [owner] * 4, tok, config=cfg(null="analytic"))[
                 "overall_p_value"
             ]
         )
@@ -643,7 +643,7 @@ def test_analytic_p_value_is_calibrated_on_unwatermarked_text_and_small_on_water
     assert 0.4 <= np.mean(p_values) <= 0.6
 
     texts = watermarked_words(KEYS[0], vocab, 4, 12, seed=1)
-    result = compute_waterdrum(texts, [KEYS[0]] * 4, tok, config=cfg(null="analytic"))
+    result = waterdrum_metrics(texts, [KEYS[0]] * 4, tok, config=cfg(null="analytic"))
     assert result["overall"] > 0.5 and result["overall_p_value"] < 1e-6
     assert result["overall_z"] > 5
 
@@ -658,23 +658,23 @@ def test_analytic_p_value_is_calibrated_on_unwatermarked_text_and_small_on_water
 )
 def test_null_settings_that_do_not_fit_are_refused(tok, options, match):
     with pytest.raises(ValueError, match=match):
-        compute_waterdrum(["w1 w2 w3"], [1], tok, config=cfg(**options))
+        waterdrum_metrics(["w1 w2 w3"], [1], tok, config=cfg(**options))
 
 
 def test_null_empirical_is_what_null_keys_alone_gives(tok, batch):
     texts, owners = batch
-    assert compute_waterdrum(
+    assert waterdrum_metrics(
         texts,
         owners,
         tok,
         config=cfg(null="empirical", null_keys=5),
-    ) == (compute_waterdrum(texts, owners, tok, config=cfg(null_keys=5)))
+    ) == (waterdrum_metrics(texts, owners, tok, config=cfg(null_keys=5)))
 
 
 def test_owners_are_named_never_keyed(tok, batch, caplog):
     texts, owners = batch
     with pytest.warns(UserWarning, match="1 of 2 forget_ids own no query") as record:
-        result = compute_waterdrum(
+        result = waterdrum_metrics(
             texts,
             owners,
             tok,
@@ -695,19 +695,19 @@ def test_owners_are_named_never_keyed(tok, batch, caplog):
     assert not any(str(key) in shown for key in [*KEYS, 12_345_678_9])
 
     names = {KEYS[0]: "alice", KEYS[1]: "bob", KEYS[2]: "carol", KEYS[3]: "dan"}
-    named = compute_waterdrum(texts, owners, tok, owner_names=names, return_details=True)
+    named = waterdrum_metrics(texts, owners, tok, owner_names=names, return_details=True)
     assert set(named["per_owner"]) == {"alice", "bob", "carol", "dan"}
     assert named["query_owners"][:4] == ["alice", "bob", "carol", "dan"]
     # Owners without a given name get the default names, skipping those already taken.
-    partial = compute_waterdrum(
+    partial = waterdrum_metrics(
         texts, owners, tok, owner_names={KEYS[1]: "owner-1", KEYS[3]: "dan"}, return_details=True
     )
     assert partial["query_owners"][:4] == ["owner-2", "owner-1", "owner-3", "dan"]
     with pytest.raises(TypeError, match="non-empty strings") as error:
-        compute_waterdrum(texts, owners, tok, owner_names={KEYS[3]: ""})
+        waterdrum_metrics(texts, owners, tok, owner_names={KEYS[3]: ""})
     assert str(KEYS[3]) not in str(error.value)
     with pytest.raises(ValueError, match="same name"):
-        compute_waterdrum(texts, owners, tok, owner_names={k: "x" for k in KEYS})
+        waterdrum_metrics(texts, owners, tok, owner_names={k: "x" for k in KEYS})
 
 
 @pytest.mark.parametrize("forget_ids", [None, [KEYS[1], KEYS[2], KEYS[3]]])
@@ -737,7 +737,7 @@ def test_each_owners_p_value_is_holm_adjusted_within_its_set(tok, forget_ids, nu
 
 def test_a_set_without_scored_queries_is_left_out(tok):
     with pytest.warns(UserWarning):
-        result = compute_waterdrum(["w1 w2 w3", "w4"], [1, 2], tok, forget_ids=[2, 99])
+        result = waterdrum_metrics(["w1 w2 w3", "w4"], [1, 2], tok, forget_ids=[2, 99])
     assert "forget" not in result and "separability_auroc" not in result
     assert result["retain"] == pytest.approx(verify_texts(["w1 w2 w3"], 1, tok)[0])
     assert None not in result.values()
@@ -746,7 +746,7 @@ def test_a_set_without_scored_queries_is_left_out(tok):
 def test_old_call_style_still_works(tok, batch):
     """Flat predictions, one id each, positional tokenizer, return_scores: as before."""
     texts, owners = batch
-    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]], return_scores=True)
+    result = waterdrum_metrics(texts, owners, tok, forget_ids=[KEYS[3]], return_scores=True)
     np.testing.assert_allclose(result["scores"], verify_texts(texts, owners, tok))
     assert math.isnan(result["scores"][24])
 
@@ -792,7 +792,7 @@ def test_bad_input(tok, kwargs, error, match):
     settings = {k: v for k, v in kwargs.items() if k in KEYWORDS}
     args.update({k: v for k, v in kwargs.items() if k not in KEYWORDS})
     with pytest.raises(error, match=match):
-        compute_waterdrum(**args, config=cfg(**settings))
+        waterdrum_metrics(**args, config=cfg(**settings))
 
 
 def test_wheel_ships_the_metric_module(tmp_path):
@@ -826,7 +826,7 @@ def test_wheel_ships_the_metric_module(tmp_path):
 
 def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
     with caplog.at_level(logging.WARNING, logger="waterdrum_hf.scoring.inputs"):
-        result = compute_waterdrum([["", "w1 w2 w3"], ["w4", "w5 w6"]], [1, 2], tok)
+        result = waterdrum_metrics([["", "w1 w2 w3"], ["w4", "w5 w6"]], [1, 2], tok)
     assert result["num_skipped"] == 2
     message = caplog.text
     assert "2 of 4 samples" in message and "1 are empty" in message and "max_fraction" in message
@@ -841,11 +841,11 @@ def test_the_skipped_warning_names_the_cause_and_the_fix(tok, caplog):
     ) in message
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="waterdrum_hf.scoring.inputs"):
-        compute_waterdrum([["w1"], ["w4 w5"]], [1, 2], tok)
+        waterdrum_metrics([["w1"], ["w4 w5"]], [1, 2], tok)
     assert "1 of 2 samples" in caplog.text and "empty" not in caplog.text
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="waterdrum_hf.scoring.inputs"):
-        compute_waterdrum([[""], ["w4 w5"]], [1, 2], tok)
+        waterdrum_metrics([[""], ["w4 w5"]], [1, 2], tok)
     assert "1 are empty" in caplog.text and "n_gram" not in caplog.text
 
 
@@ -858,7 +858,7 @@ def test_one_null_key_has_no_spread_so_no_z(tok, batch):
     """With one null key the null mean is that key's value and its spread is 0: z is left out
     (not a division by zero) and the p-value is 1/2 or 1."""
     texts, owners = batch
-    result = compute_waterdrum(texts, owners, tok, config=cfg(null_keys=1, null_seed=4))
+    result = waterdrum_metrics(texts, owners, tok, config=cfg(null_keys=1, null_seed=4))
     null = waterdrum_hf.null_reference(texts, tok, num_keys=1, exclude_ids=KEYS, seed=4)
     assert result["overall_null_mean"] == pytest.approx(null.mean)
     assert result["overall_null_std"] == 0.0 and "overall_z" not in result
@@ -868,7 +868,7 @@ def test_one_null_key_has_no_spread_so_no_z(tok, batch):
 def test_an_owner_needs_two_scored_queries_for_a_spread(tok):
     texts = word_texts(N, 3, 30, seed=21)
     owners = [KEYS[0], KEYS[0], KEYS[1]]
-    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[1]], return_details=True)
+    result = waterdrum_metrics(texts, owners, tok, forget_ids=[KEYS[1]], return_details=True)
     values = verify_texts(texts, owners, tok)
     two, one = result["per_owner"]["owner-1"], result["per_owner"]["owner-2"]
     assert two["std"] == pytest.approx(abs(values[0] - values[1]) / math.sqrt(2))
@@ -883,7 +883,7 @@ def test_the_owners_keys_are_never_null_keys(tok, batch):
 
     texts, _ = batch
     owner = int(random_keys(1, seed=9)[0])
-    result = compute_waterdrum(
+    result = waterdrum_metrics(
         texts,
         [owner] * len(texts),
         tok,
@@ -901,7 +901,7 @@ def test_a_single_counted_token_is_a_value_and_a_query_without_samples_is_not(to
     query with no samples at all (the last one, here) counts as a query without a value."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no numpy warning about 0/0 leaks out
-        result = compute_waterdrum([['w1 w2'], ['w3 w4 w5', 'w6'], []], [1, 2, 3], tok, config=cfg(pooling=pooling), return_details=True)  # fmt: skip
+        result = waterdrum_metrics([['w1 w2'], ['w3 w4 w5', 'w6'], []], [1, 2, 3], tok, config=cfg(pooling=pooling), return_details=True)  # fmt: skip
     single = verify_texts(["w1 w2", "w3 w4 w5"], [1, 2], tok)
     np.testing.assert_allclose(result["query_values"][:2], single)
     assert math.isnan(result["query_values"][2])
@@ -912,7 +912,7 @@ def test_a_single_counted_token_is_a_value_and_a_query_without_samples_is_not(to
 def test_per_owner_entries_of_owners_without_a_scored_query(tok):
     """An owner none of whose queries is scored keeps its counts and set, nothing else, and
     the owners after it are still reported."""
-    result = compute_waterdrum(
+    result = waterdrum_metrics(
         ["w1 w2 w3", "w4", "w5 w6 w7"], [1, 2, 3], tok, forget_ids=[2], return_details=True
     )
     owners = result["per_owner"]
@@ -924,29 +924,29 @@ def test_per_owner_entries_of_owners_without_a_scored_query(tok):
 def test_missing_forget_ids_are_counted(tok, batch):
     texts, owners = batch
     with pytest.warns(UserWarning, match="2 of 3 forget_ids own no query"):
-        result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3], 5, 6])
+        result = waterdrum_metrics(texts, owners, tok, forget_ids=[KEYS[3], 5, 6])
     assert result["num_missing_forget_ids"] == 2
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[3]])
+        result = waterdrum_metrics(texts, owners, tok, forget_ids=[KEYS[3]])
     assert "num_missing_forget_ids" not in result
 
 
 @pytest.mark.parametrize("forget_ids", [5, "12"])
 def test_forget_ids_must_be_a_list(tok, forget_ids):
     with pytest.raises(TypeError, match="`forget_ids` must be a list of watermark ids"):
-        compute_waterdrum(["w1 w2"], [5], tok, forget_ids=forget_ids)
+        waterdrum_metrics(["w1 w2"], [5], tok, forget_ids=forget_ids)
 
 
 def test_compute_forwards_the_watermark_settings(tok, batch):
     texts, owners = batch
     for settings in ({"n_gram": 3}, {"k_p": 2}, {"scheme": "kgw"}):
-        result = compute_waterdrum(texts, owners, tok, config=cfg(**settings), return_scores=True)
+        result = waterdrum_metrics(texts, owners, tok, config=cfg(**settings), return_scores=True)
         np.testing.assert_allclose(result["scores"], verify_texts(texts, owners, tok, **settings))
 
 
 def test_queries_without_any_sample(tok):
-    result = compute_waterdrum([[], []], [1, 2], tok, return_details=True)
+    result = waterdrum_metrics([[], []], [1, 2], tok, return_details=True)
     assert (result["num_queries"], result["num_scored"], result["num_skipped"]) == (2, 0, 0)
     assert "overall" not in result and all(math.isnan(v) for v in result["query_values"])
 
@@ -964,7 +964,7 @@ def test_typed_result_defaults_have_the_analytic_null_and_no_details(tok, batch)
 def test_null_values_pool_samples_like_the_owners_values(tok, per_query):
     """The null of a query pools its samples' token sums under each key, as its value does."""
     nested, owners = per_query
-    result = compute_waterdrum(
+    result = waterdrum_metrics(
         nested,
         owners,
         tok,
@@ -985,7 +985,7 @@ def test_the_missing_forget_ids_warning_points_at_the_callers_line(tok, batch):
     """The "forget_ids own no query" warning is attributed to the line that called the metric
     (here, this file), not to a module of the library, through either entry point."""
     texts, owners = batch
-    for entry in (compute_waterdrum, waterdrum_result):
+    for entry in (waterdrum_metrics, waterdrum_result):
         with pytest.warns(UserWarning, match="1 of 2 forget_ids own no query") as record:
             entry(texts, owners, tok, forget_ids=[KEYS[3], 12345])
         assert [w.filename for w in record] == [__file__]
@@ -998,7 +998,7 @@ def test_no_auroc_when_no_retain_query_could_be_scored(tok, batch):
     forget = [(t, o) for t, o in zip(texts[:24], owners[:24], strict=True) if o == KEYS[0]]
     texts = [t for t, _ in forget] + ["", "w3"]
     owners = [o for _, o in forget] + [KEYS[1], KEYS[1]]
-    result = compute_waterdrum(texts, owners, tok, forget_ids=[KEYS[0]])
+    result = waterdrum_metrics(texts, owners, tok, forget_ids=[KEYS[0]])
     assert result["num_skipped"] == 2
     assert result["forget"] is not None and result.get("retain") is None
     assert result.get("separability_auroc") is None

@@ -28,13 +28,13 @@ from waterdrum_hf import (
     WaterDrumCallback,
     WaterfallLogitsProcessor,
     WatermarkedDataset,
-    compute_waterdrum,
     key_from_secret,
     load_metric,
     verify_dataset,
     verify_texts,
+    waterdrum_metrics,
 )
-from waterdrum_hf.callbacks.plan import EvaluationPlan
+from waterdrum_hf.callbacks.plan import CallbackPlan
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.data import toy_corpus
 from waterdrum_hf.generation.engine import SamplingConfig
@@ -113,7 +113,7 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
         prefix_tokens=8,
         config=WaterDrumConfig(null=NullConfig("empirical", 3)),
         sampling=SamplingConfig(num_samples=1, max_new_tokens=8, seed=0),
-        plan=EvaluationPlan(eval_steps=2),
+        plan=CallbackPlan(eval_steps=2),
     )
     train_set = watermarked.map(
         lambda b: tokenizer(
@@ -150,7 +150,7 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
     # 3. The metric, directly and as the evaluate module; a forget id that owns nothing.
     completions = [[t] for t in watermarked["text"]]
     owners = list(watermarked["owner_id"])
-    result = compute_waterdrum(
+    result = waterdrum_metrics(
         completions,
         owners,
         tokenizer,
@@ -190,7 +190,7 @@ def run_pipeline(key: int, other: int, root: Path, model, tokenizer) -> list[str
     # 5. Errors where a key is at hand.
     for call in (
         lambda: verify_texts(["a b c"], [key, key], tokenizer),
-        lambda: compute_waterdrum(["a b"], [key], tokenizer, owner_names={key: ""}),
+        lambda: waterdrum_metrics(["a b"], [key], tokenizer, owner_names={key: ""}),
         lambda: fixed({"body": ["x"]}),
         lambda: WaterDrumCallback(["q"], [key], ["r"], [key], tokenizer),
         lambda: verify_dataset(

@@ -11,7 +11,7 @@ import torch.distributed
 from datasets import Dataset
 from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
-from waterdrum_hf import EvaluationPlan, SamplingConfig, WaterDrumCallback, tiny
+from waterdrum_hf import CallbackPlan, SamplingConfig, WaterDrumCallback, tiny
 from waterdrum_hf.data import toy_corpus
 
 out = Path(sys.argv[1])
@@ -31,7 +31,7 @@ callback = WaterDrumCallback.from_dataset(
     [keys[2]],
     tokenizer,
     tokenizer,
-    plan=EvaluationPlan(eval_steps=1),
+    plan=CallbackPlan(eval_steps=1),
     sampling=SamplingConfig(num_samples=1, max_new_tokens=6, seed=0),
     prefix_tokens=6,
 )

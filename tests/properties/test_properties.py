@@ -28,9 +28,9 @@ from tokenizer_builders import pydoc_bpe_tokenizer, word_tokenizer
 from waterdrum_hf import (
     Verifier,
     completion_queries,
-    compute_waterdrum,
     verify_dataset,
     verify_texts,
+    waterdrum_metrics,
 )
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.data.pairing import IGNORE_INDEX, ForgetRetainCollator
@@ -177,7 +177,7 @@ def test_lone_surrogates_are_refused_with_a_value_error(texts, position, data):
     with pytest.raises(ValueError, match=rf"`texts\[{position}\]`.*surrogate"):
         verify_texts(texts, 7, tok)
     with pytest.raises(ValueError, match=rf"`predictions\[{position}\]`.*surrogate"):
-        compute_waterdrum(texts, [7] * len(texts), tok)
+        waterdrum_metrics(texts, [7] * len(texts), tok)
     with pytest.raises(ValueError, match=rf"texts\[{position}\].*surrogate"):
         completion_queries(texts, tok, 5)
     collator = ForgetRetainCollator(collator_tokenizer("bpe"))
@@ -278,7 +278,7 @@ def test_metric_counts_and_values_equal_the_rederivation(case):
         predictions, references, kwargs = samples, query_owner, {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = compute_waterdrum(
+        result = waterdrum_metrics(
             predictions,
             references,
             tok,
@@ -354,11 +354,11 @@ def test_metric_input_errors_are_documented_ones(predictions, references):
     tok = tokenizer("word")
     valid = len(references) == len(predictions) and all(_is_valid_id(r) for r in references)
     if valid:
-        result = compute_waterdrum(predictions, references, tok)
+        result = waterdrum_metrics(predictions, references, tok)
         assert result["num_scored"] + result["num_skipped"] == len(predictions)
     else:
         with pytest.raises((ValueError, TypeError), match="references"):
-            compute_waterdrum(predictions, references, tok)
+            waterdrum_metrics(predictions, references, tok)
 
 
 # ---- completion queries --------------------------------------------------------------------

@@ -18,7 +18,7 @@ from matplotlib.transforms import Bbox
 from scipy import stats
 from tokenizer_builders import word_texts, word_tokenizer
 
-from waterdrum_hf import OwnerValue, WaterDrumResult, compute_waterdrum, report, trainers
+from waterdrum_hf import OwnerValue, WaterDrumResult, report, trainers, waterdrum_metrics
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.report import findings, formatting, verdict
 from waterdrum_hf.scoring import SetValue
@@ -33,7 +33,7 @@ def models():
 
     def scored(shift):
         predictions = texts[shift:] + texts[:shift]
-        return compute_waterdrum(
+        return waterdrum_metrics(
             predictions,
             [owners[i % 3] for i in range(6)],
             tok,
@@ -427,7 +427,7 @@ def test_intervals_show_as_a_column_and_as_error_bars(tmp_path, figures):
     owners = [11, 22, 33] * 4
     texts = [word_texts(512, 2, 30, seed=i) for i in range(12)]
     models = {
-        name: compute_waterdrum(
+        name: waterdrum_metrics(
             texts[shift:] + texts[:shift],
             owners,
             tok,

@@ -17,7 +17,7 @@ import pytest
 from ascii_locale import run_in_ascii_locale
 from tokenizer_builders import pydoc_bpe_tokenizer, word_texts, word_tokenizer
 
-from waterdrum_hf import Verifier, WaterDrumConfig, compute_waterdrum
+from waterdrum_hf import Verifier, WaterDrumConfig, waterdrum_metrics
 from waterdrum_hf.report.token_view import (
     NEGATIVE_RGB,
     NEUTRAL_RGB,
@@ -120,7 +120,7 @@ def test_null_level_and_p_value_are_the_metrics_analytic_null_of_the_text(words,
     tok, texts = words
     view = token_view(texts[1], KEY, Verifier(tok, scheme=scheme))
     config = WaterDrumConfig.from_keywords({"null": "analytic", "scheme": scheme})
-    metric = compute_waterdrum([texts[1]], [KEY], tok, config=config)
+    metric = waterdrum_metrics([texts[1]], [KEY], tok, config=config)
     assert view.score == pytest.approx(metric["overall"], abs=1e-12)
     assert view.null_mean == pytest.approx(metric["overall_null_mean"], abs=1e-12)
     assert view.null_std == pytest.approx(metric["overall_null_std"], rel=1e-9)

@@ -163,7 +163,7 @@ def test_scheme_settings_are_checked():
 
 
 def test_schemes_by_name_and_every_reader_takes_one():
-    from waterdrum_hf import compute_waterdrum, null_reference, verify_texts
+    from waterdrum_hf import null_reference, verify_texts, waterdrum_metrics
     from waterdrum_hf.schemes import KGWScheme, resolve_scheme
 
     assert resolve_scheme() == WaterfallScheme() and resolve_scheme("KGW") == KGWScheme()
@@ -177,14 +177,14 @@ def test_schemes_by_name_and_every_reader_takes_one():
     assert not np.allclose(kgw, verify_texts(texts, owners, tokenizer))
     null = null_reference(texts, tokenizer, num_keys=5, scheme=KGWScheme(gamma=0.25))
     assert null.scores.shape == (6, 5)
-    waterfall_result = compute_waterdrum(
+    waterfall_result = waterdrum_metrics(
         texts,
         owners,
         tokenizer,
         config=WaterDrumConfig.from_keywords(dict(null_keys=4)),
         forget_ids=[13],
     )
-    kgw_result = compute_waterdrum(
+    kgw_result = waterdrum_metrics(
         texts,
         owners,
         tokenizer,

@@ -10,7 +10,7 @@ import pytest
 from tokenizer_builders import word_texts, word_tokenizer
 
 from tests.scripts.cli_cases import KEYS, audit_argv
-from waterdrum_hf import attacks, compute_waterdrum
+from waterdrum_hf import attacks, waterdrum_metrics
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.scripts import audit, main
 
@@ -88,7 +88,7 @@ def test_score_verifies_the_attacked_texts_and_records_the_attacks(saved, capsys
     value = truncated["models"]["model"]
     assert value["forget"] != plain["forget"] and value["retain"] != plain["retain"]
     config = WaterDrumConfig(null=NullConfig("analytic"))
-    expected = compute_waterdrum(cut, owners, tok, config=config, forget_ids=[KEYS[1]])
+    expected = waterdrum_metrics(cut, owners, tok, config=config, forget_ids=[KEYS[1]])
     assert value["forget"] == pytest.approx(expected["forget"])
     # The output records the attacks and their seed; the attacked texts re-score alike.
     assert truncated["settings"]["attacks"] == ["truncation:0.5"]

@@ -15,7 +15,7 @@ from tests.scripts.cli_cases import (
     VERIFY,
     run,
 )
-from waterdrum_hf import compute_waterdrum
+from waterdrum_hf import waterdrum_metrics
 from waterdrum_hf.scripts import COMMANDS, main
 
 
@@ -626,7 +626,7 @@ def test_a_byte_order_mark_is_accepted(scored_file, capsys):
         encoding="utf-8-sig",
     )
     (tmp_path / "key.txt").write_text(f"{KEYS[0]}\n", encoding="utf-8-sig")
-    expected = compute_waterdrum(texts, owners, tok)
+    expected = waterdrum_metrics(texts, owners, tok)
     for name in ("bom.jsonl", "bom.csv"):
         code, out, err = run(
             [
@@ -657,7 +657,7 @@ def test_a_byte_order_mark_is_accepted(scored_file, capsys):
         ],
         capsys,
     )
-    expected = compute_waterdrum(texts, [KEYS[0]] * 10, tok)
+    expected = waterdrum_metrics(texts, [KEYS[0]] * 10, tok)
     assert code == 0 and f"overall: {expected['overall']:.4f}" in out, err
 
 

@@ -16,7 +16,7 @@ from tests.scripts.cli_cases import (
     help_text,
     run,
 )
-from waterdrum_hf import compute_waterdrum
+from waterdrum_hf import waterdrum_metrics
 from waterdrum_hf.config import WaterDrumConfig
 from waterdrum_hf.experiments.demo import DemoConfig
 from waterdrum_hf.experiments.reproduction import ReproductionConfig
@@ -39,7 +39,7 @@ def test_a_yaml_config_gives_options_and_the_command_line_overrides_it(scored_fi
     assert code == 0, err
     written = json.loads((tmp_path / "yaml.json").read_text())
     config = WaterDrumConfig.from_keywords({"k_p": 2, "null_keys": 4})  # 4: the flag's
-    expected = compute_waterdrum(texts, owners, tok, config=config, forget_ids=[KEYS[1]])
+    expected = waterdrum_metrics(texts, owners, tok, config=config, forget_ids=[KEYS[1]])
     assert {k: v for k, v in written.items() if k in expected} == pytest.approx(expected)
     recipe.write_text("null_kyes: 3\n")
     code, _, err = run([*argv, "--output-file", tmp_path / "bad.json"], capsys)

@@ -13,7 +13,7 @@ from tests.scripts.cli_cases import (
     lm_eval_samples,
     run,
 )
-from waterdrum_hf import compute_waterdrum
+from waterdrum_hf import waterdrum_metrics
 from waterdrum_hf.scripts import main
 
 
@@ -165,7 +165,7 @@ def test_score_rescores_an_lm_eval_samples_file_by_its_documents_rows(
     assert code == 0, err
     ours = json.loads((tmp_path / "a" / "report.json").read_text())["models"]["model"]
     order = sorted(range(4), key=lambda i: rows[i])
-    expected = compute_waterdrum(
+    expected = waterdrum_metrics(
         [samples[i] for i in order],
         [owners[rows[i]] for i in order],
         tok,

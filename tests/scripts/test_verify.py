@@ -10,7 +10,7 @@ from tests.scripts.cli_cases import (
     KEYS,
     run,
 )
-from waterdrum_hf import compute_waterdrum
+from waterdrum_hf import waterdrum_metrics
 from waterdrum_hf.config import NullConfig, WaterDrumConfig
 from waterdrum_hf.schemes import KGWScheme, WaterfallScheme
 
@@ -30,7 +30,7 @@ def test_verify_takes_the_analytic_null_or_none(scored_file, capsys, null):
     assert code == 0
     written = json.loads((tmp_path / f"{null}.json").read_text())
     config = WaterDrumConfig(null=NullConfig("analytic") if null == "analytic" else None)
-    expected = compute_waterdrum(texts, owners, tok, config=config, forget_ids=[KEYS[1]])
+    expected = waterdrum_metrics(texts, owners, tok, config=config, forget_ids=[KEYS[1]])
     assert {k: v for k, v in written.items() if k in expected} == pytest.approx(expected)
     assert ("retain_p_value" in written) == (null == "analytic")
 
@@ -55,7 +55,7 @@ def test_verify_prints_scores_summary_and_p_values(scored_file, capsys):
         ],
         capsys,
     )
-    expected = compute_waterdrum(
+    expected = waterdrum_metrics(
         texts,
         owners,
         tok,
@@ -100,7 +100,7 @@ def test_verify_lists_each_owner_with_its_holm_adjusted_verdict(scored_file, cap
     ]
     argv += ["--id-column", "owner_id"] + (["--forget-ids", forget_ids] if forget_ids else [])
     code, out, _ = run([*argv, "--null-keys", 39], capsys)
-    expected = compute_waterdrum(
+    expected = waterdrum_metrics(
         texts,
         owners,
         tok,
@@ -170,7 +170,7 @@ def test_verify_a_plain_text_file_with_one_id(scored_file, capsys):
         ],
         capsys,
     )
-    expected = compute_waterdrum(texts[:3], [7] * 3, tok)
+    expected = waterdrum_metrics(texts[:3], [7] * 3, tok)
     assert code == 0 and f"overall: {expected['overall']:.4f}" in out and "num_queries: 3" in out
 
 
@@ -192,7 +192,7 @@ def test_verify_reads_the_scheme_the_data_was_watermarked_with(scored_file, flag
         tmp_path / "tok",
     ]
     code, out, _ = run([*argv, "--id-column", "owner_id", "--null-keys", 0, *flags], capsys)
-    expected = compute_waterdrum(
+    expected = waterdrum_metrics(
         texts, owners, tok, config=WaterDrumConfig.from_keywords(dict(scheme=scheme))
     )
     assert code == 0 and f"overall: {expected['overall']:.4f}" in out

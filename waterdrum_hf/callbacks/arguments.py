@@ -28,7 +28,7 @@ from waterdrum_hf.utils.fields import flag
 
 if TYPE_CHECKING:
     from waterdrum_hf.callbacks.callback import WaterDrumCallback
-    from waterdrum_hf.callbacks.plan import EvaluationPlan
+    from waterdrum_hf.callbacks.plan import CallbackPlan
     from waterdrum_hf.generation.sampling import SamplingConfig
 
 
@@ -64,7 +64,7 @@ class WaterDrumArguments:
     def __post_init__(self) -> None:
         self.scoring_config()  # every setting checked when the flags are parsed
         self.sampling_config()
-        self.evaluation_plan()
+        self.callback_plan()
 
     def scoring_config(self) -> WaterDrumConfig:
         """The scoring fields as one :class:`~waterdrum_hf.WaterDrumConfig`, read by
@@ -84,11 +84,11 @@ class WaterDrumArguments:
             seed=self.waterdrum_seed,
         )
 
-    def evaluation_plan(self) -> EvaluationPlan:
+    def callback_plan(self) -> CallbackPlan:
         """When the callback evaluates, and on how many queries per owner."""
-        from waterdrum_hf.callbacks.plan import EvaluationPlan
+        from waterdrum_hf.callbacks.plan import CallbackPlan
 
-        return EvaluationPlan(
+        return CallbackPlan(
             eval_steps=self.waterdrum_eval_steps,
             max_queries_per_owner=self.waterdrum_max_queries_per_owner,
         )
@@ -104,7 +104,7 @@ class WaterDrumArguments:
                 "--waterdrum_watermark_tokenizer is required: the tokenizer that watermarked "
                 "the data."
             )
-        kwargs.setdefault("plan", self.evaluation_plan())
+        kwargs.setdefault("plan", self.callback_plan())
         return WaterDrumCallback.from_dataset(
             dataset,
             self._forget_ids(dataset),

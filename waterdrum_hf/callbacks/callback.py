@@ -35,7 +35,7 @@ from waterdrum_hf.callbacks.plan import (
     CALLBACK_SAMPLING,
     OWNER_PREFIX,
     RATIO_SETS,
-    EvaluationPlan,
+    CallbackPlan,
     dataset_queries,
     query_set,
     stop_rule,
@@ -77,7 +77,7 @@ class WaterDrumCallback(BoundCallback):
         sampling: how completions are sampled (:class:`~waterdrum_hf.SamplingConfig`);
             default :data:`CALLBACK_SAMPLING` (2 samples of 64 tokens, seed 0). Its seed must be
             set: every evaluation samples with it, and the training RNG is untouched.
-        plan: when to evaluate and stop (:class:`EvaluationPlan`; default every 50 steps).
+        plan: when to evaluate and stop (:class:`CallbackPlan`; default every 50 steps).
         owner_names: display name per owner id; default ``owner-1``, ``owner-2``, ... by first
             appearance in the forget then retain queries here, in the data's order through
             :meth:`from_queries`/:meth:`from_dataset` (as the metric names them).
@@ -104,7 +104,7 @@ class WaterDrumCallback(BoundCallback):
         *,
         config: WaterDrumConfig | None = None,
         sampling: SamplingConfig | None = None,
-        plan: EvaluationPlan | None = None,
+        plan: CallbackPlan | None = None,
         owner_names: Mapping[int, str] | None = None,
         trainer: Trainer | None = None,
     ) -> None:
@@ -114,7 +114,7 @@ class WaterDrumCallback(BoundCallback):
         self.sampling = (
             check_instance_or_none(sampling, SamplingConfig, "sampling") or CALLBACK_SAMPLING
         )
-        self.plan = check_instance_or_none(plan, EvaluationPlan, "plan") or EvaluationPlan()
+        self.plan = check_instance_or_none(plan, CallbackPlan, "plan") or CallbackPlan()
         if self.sampling.seed is None:
             raise ValueError(
                 "The callback samples every evaluation with the same seed, so that its curves "

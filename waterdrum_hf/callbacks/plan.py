@@ -1,5 +1,6 @@
-"""What :class:`~waterdrum_hf.WaterDrumCallback` evaluates and when: the evaluation plan, the
-query sets it samples from (checked, subsampled per owner), and the stopping rule."""
+"""What :class:`~waterdrum_hf.WaterDrumCallback` does during a run: its plan
+(:class:`CallbackPlan`: when it evaluates, stops, saves and writes the model card), the query
+sets it samples from (checked, subsampled per owner), and the stopping rule."""
 
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ StopRule = Callable[[Mapping[str, float]], bool] | Mapping[str, float]
 
 
 @dataclass(frozen=True)
-class EvaluationPlan:
-    """When :class:`WaterDrumCallback` evaluates, on how many queries, and when it stops the run.
+class CallbackPlan:
+    """What :class:`WaterDrumCallback` does during a run: when it evaluates and on how many
+    queries, when it stops the run, whether it saves the model then, and the model card.
 
     Args:
         eval_steps: evaluate every this many optimizer steps (and at step 0 and the end).

@@ -420,7 +420,7 @@ class _Demo:
     def callback(self, setting: _Setting) -> Any:
         """The WaterDrum curve logger: a few queries per owner, one short sample each."""
         from waterdrum_hf.callbacks.callback import WaterDrumCallback
-        from waterdrum_hf.callbacks.plan import EvaluationPlan
+        from waterdrum_hf.callbacks.plan import CallbackPlan
         from waterdrum_hf.generation.sampling import SamplingConfig
 
         config = self.config
@@ -433,7 +433,7 @@ class _Demo:
             sampling=SamplingConfig(
                 num_samples=1, max_new_tokens=min(48, config.max_new_tokens), seed=config.seed
             ),
-            plan=EvaluationPlan(
+            plan=CallbackPlan(
                 eval_steps=max(1, config.unlearn_steps // config.curve_points),
                 max_queries_per_owner=3,
             ),

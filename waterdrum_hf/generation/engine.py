@@ -131,7 +131,7 @@ def generate(
 
     Returns:
         ``out[i][s]``: completion ``s`` of query ``i``, special tokens removed. This is the
-        shape :func:`waterdrum_hf.compute_waterdrum` takes as ``predictions``.
+        shape :func:`waterdrum_hf.waterdrum_metrics` takes as ``predictions``.
     """
     if sampling is None:
         sampling = SamplingConfig(**settings)

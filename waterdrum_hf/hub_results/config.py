@@ -1,6 +1,6 @@
 """Where WaterDrum values were measured, as the Hub records them (:class:`HubResultsConfig`):
 what :mod:`waterdrum_hf.hub_results.publish` writes into a model card, and what the callback's
-:class:`~waterdrum_hf.EvaluationPlan` takes to write one at the end of training."""
+:class:`~waterdrum_hf.CallbackPlan` takes to write one at the end of training."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ reproduction. A report is a dict::
      # optional: the relearning and quantization audits (waterdrum_hf.audits)
      "audits": AuditResults or its to_dict()}
 
-A model's result may also be its flat dict (``compute_waterdrum``'s, or one read back from
+A model's result may also be its flat dict (``waterdrum_metrics``'s, or one read back from
 ``report.json``): every function here takes either and reads a
 :class:`~waterdrum_hf.scoring.WaterDrumResult`; ``report.json`` holds the flat dicts.
 

@@ -5,12 +5,12 @@ maps it over a ``datasets.Dataset``), :mod:`~.inputs` checks and groups the inpu
 :mod:`~.pooling` pools each query's samples, :mod:`~.nulls` reads what keys that own nothing
 read (:mod:`~.analytic_null` without scoring them), :mod:`~.intervals` adds bootstrap
 intervals, :mod:`~.results` holds the typed result and its flat dict, :mod:`~.compute` puts
-them together (:func:`waterdrum_result`, :func:`compute_waterdrum`) and
+them together (:func:`waterdrum_result`, :func:`waterdrum_metrics`) and
 :mod:`~.seed_comparison` compares results over seeds. How values are read is one
 :class:`~waterdrum_hf.WaterDrumConfig`.
 """
 
-from waterdrum_hf.scoring.compute import compute_waterdrum, waterdrum_result
+from waterdrum_hf.scoring.compute import waterdrum_metrics, waterdrum_result
 from waterdrum_hf.scoring.inputs import owner_display_names
 from waterdrum_hf.scoring.results import OwnerValue, SetValue, WaterDrumResult
 
@@ -18,7 +18,7 @@ __all__ = [
     "OwnerValue",
     "SetValue",
     "WaterDrumResult",
-    "compute_waterdrum",
+    "waterdrum_metrics",
     "owner_display_names",
     "waterdrum_result",
 ]

@@ -1,6 +1,6 @@
 """WaterDrum values of generated texts, each verified with its owner's key: the logic behind
 the ``evaluate`` module (``metrics/waterdrum/waterdrum.py``, a thin wrapper around
-:func:`compute_waterdrum`)."""
+:func:`waterdrum_metrics`)."""
 
 from __future__ import annotations
 
@@ -27,14 +27,15 @@ from waterdrum_hf.scoring.verification import Verifier, scores_from_sums
 from waterdrum_hf.statistics import holm_adjusted, separability_auroc
 
 
-def compute_waterdrum(
+def waterdrum_metrics(
     predictions: Sequence[str] | Sequence[Sequence[str]],
     references: Sequence[int],
     watermark_tokenizer: Any = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """WaterDrum values of generated texts as a flat dict (what the `evaluate` module returns):
-    :func:`waterdrum_result` ``.to_dict()``; ``options`` are its keyword arguments (``config``,
+    """WaterDrum values of generated texts as a flat dict of scalars, the metrics that
+    ``trainer.log``, ``evaluate.save`` and W&B take as they are (what the `evaluate` module
+    returns): :func:`waterdrum_result` ``.to_dict()``; ``options`` are its keyword arguments (``config``,
     ``forget_ids``, ``owner_names``, ``query_ids``, ``return_details``, ``return_scores``).
 
     Returns:

@@ -163,7 +163,7 @@ def verify_dataset(
         config: the scoring configuration; its ``scheme`` (with ``k_p``, ``n_gram``...) decides
             the scores. Rows are not pooled and have no null: the pooling and the analytic null
             (the defaults) are not used, and an empirical null or an interval, work asked for
-            that rows cannot use, is refused (they belong to :func:`waterdrum_hf.compute_waterdrum`).
+            that rows cannot use, is refused (they belong to :func:`waterdrum_hf.waterdrum_metrics`).
         num_proc: processes for ``Dataset.map`` (``None``: this process only).
         batch_size: rows per call of the scorer; larger batches share more permutations.
         score_column: name of the new column; it must not exist yet.
@@ -179,7 +179,7 @@ def verify_dataset(
     if (config.null is not None and config.null.method == "empirical") or config.interval:
         raise ValueError(
             "verify_dataset scores rows one by one: an empirical null or an interval applies "
-            "to a set's value (compute_waterdrum). Pass a config without them, e.g. "
+            "to a set's value (waterdrum_metrics). Pass a config without them, e.g. "
             "WaterDrumConfig(scheme=config.scheme)."
         )
     if isinstance(dataset, (DatasetDict, IterableDatasetDict)):

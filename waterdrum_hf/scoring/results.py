@@ -1,6 +1,6 @@
 """The metric's results: typed inside, a flat dict of scalars at the edges.
 
-:meth:`WaterDrumResult.to_dict` (what :func:`~waterdrum_hf.compute_waterdrum` returns) is a dict
+:meth:`WaterDrumResult.to_dict` (what :func:`~waterdrum_hf.waterdrum_metrics` returns) is a dict
 of scalars that ``Trainer.log``, ``evaluate.save`` and W&B take as it is, and
 :meth:`WaterDrumResult.from_dict` reads one back. Per-owner and per-sample detail only on
 request. Owners appear under display names, never under their watermark ids (secret keys).
@@ -96,7 +96,7 @@ def _part(kind: str, **kwargs: Any) -> Any:
 @dataclass(frozen=True, kw_only=True)
 class WaterDrumResult:
     """What :func:`waterdrum_result` computes; :meth:`to_dict` gives the flat dict that
-    :func:`compute_waterdrum`, ``evaluate``, ``Trainer.log`` and JSON take.
+    :func:`waterdrum_metrics`, ``evaluate``, ``Trainer.log`` and JSON take.
 
     Attributes:
         forget, retain: the sets' values with ``forget_ids``; ``overall`` without. ``None``
@@ -192,7 +192,7 @@ class WaterDrumResult:
         unknown = sorted(set(flat) - set(cls.scalar_names()) - set(details))
         if unknown:
             raise ValueError(
-                f"{unknown} are not keys of a WaterDrum result (see compute_waterdrum)."
+                f"{unknown} are not keys of a WaterDrum result (see waterdrum_metrics)."
             )
         present = {k: v for k, v in flat.items() if v is not None}
         required = {f.name for f in fields(cls) if f.default is MISSING}
