@@ -33,6 +33,23 @@ counted: it grows by a row with each scheme setting."""
 
 #: Units of the old README reworded in the move: its first words -> the new unit's.
 REWORDED = {
+    # 0.2's names: compute_waterdrum is waterdrum_metrics, EvaluationPlan is CallbackPlan
+    "```python import waterdrum_hf from waterdrum_hf import IntervalConfig, NullConfig,": (
+        "```python import waterdrum_hf from waterdrum_hf import IntervalConfig, NullConfig,"
+    ),
+    "`waterdrum_result` takes the same arguments and returns the typed `WaterDrumResult`;": (
+        "`waterdrum_result` takes the same arguments and returns the typed `WaterDrumResult`; "
+        "`waterdrum_metrics`"
+    ),
+    "The flat keyword arguments of 0.1 (`compute_waterdrum(..., k_p=1": (
+        "The flat keyword arguments of 0.1 (`compute_waterdrum(..., k_p=1"
+    ),
+    "```python import waterdrum_hf from waterdrum_hf.data import ForgetRetainDataset": (
+        "```python import waterdrum_hf from waterdrum_hf.data import ForgetRetainDataset"
+    ),
+    "`WaterDrumCallback` works with any `Trainer` (plain, the unlearning trainers,": (
+        "`WaterDrumCallback` works with any `Trainer` (plain, the unlearning trainers,"
+    ),
     # the reproduction rerun with the baselines also on the unwatermarked data (issue 54)
     "Separability (D1: AUROC of per-query values on the retrained model) and calibration": (
         "Separability (D1: AUROC of per-query values on the retrained model) and calibration"
