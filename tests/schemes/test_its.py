@@ -9,6 +9,7 @@ import pytest
 import torch
 from transformers import LogitsProcessorList
 
+from waterdrum_hf.schemes.its.processor import ITSLogitsProcessor
 from waterdrum_hf.schemes.its.scheme import DOMAIN, ITSWatermark
 
 KEY = 424242
@@ -143,16 +144,34 @@ def test_reset_draws_new_shifts_and_sets_where_generation_starts():
     )
 
 
+class AnyKey:
+    """A writer's key that checks nothing: the processor's own checks must hold."""
+
+    key_length = 4
+
+    def key(self, watermark_id, vocab_size):
+        return np.full(self.key_length, 0.5), np.arange(vocab_size)
+
+    def settings(self):
+        return {"scheme": "any"}
+
+
 @pytest.mark.parametrize(
     ("make", "error", "match"),
     [
         (lambda: ITSWatermark(key_length=0), ValueError, r"`key_length` must be >= 1"),
         (lambda: ITSWatermark(key_length=2.5), TypeError, r"`key_length` must be an integer"),
-        (lambda: ITSWatermark().key(2**32, 10), ValueError, r"must be in 0\.\.2\*\*32-1"),
-        (lambda: ITSWatermark().key(-1, 10), ValueError, r"must be in 0\.\.2\*\*32-1"),
+        (lambda: ITSWatermark().key(2**32, 10), ValueError, r"`watermark_id` must be in 0\.\.2"),
+        (lambda: ITSWatermark().key(-1, 10), ValueError, r"`watermark_id` must be in 0\.\.2"),
+        (lambda: ITSWatermark().key(5, 1), ValueError, r"`vocab_size` must be >= 2, got 1"),
+        (lambda: ITSWatermark().key(5, "9"), TypeError, r"`vocab_size` must be an integer"),
         (lambda: ITSWatermark().logits_processor(10, True), TypeError, r"integer watermark id"),
         (lambda: ITSWatermark().logits_processor(1, 5), ValueError, r"`vocab_size` must be"),
         (lambda: ITSWatermark().score([12, 13], 5, 10), ValueError, r"no token of the vocab"),
+        (lambda: ITSWatermark().score([10, -1], 5, 10), ValueError, r"no token of the vocab"),
+        (lambda: ITSLogitsProcessor(AnyKey(), 1, 5), ValueError, r"`vocab_size` must be >= 2"),
+        (lambda: ITSLogitsProcessor(AnyKey(), 9, 2**32), ValueError, r"`watermark_id` must be"),
+        (lambda: ITSLogitsProcessor(AnyKey(), 9, "5"), TypeError, r"`watermark_id` must be an"),
     ],
 )
 def test_bad_input_gets_one_clear_line(make, error, match):
@@ -166,3 +185,33 @@ def test_the_key_is_never_shown():
     assert str(KEY) not in repr(processor)
     assert str(KEY) not in str(processor.settings())
     assert processor.settings()["scheme"] == "its"
+
+
+def test_settings_key_length_and_the_smallest_vocabulary():
+    watermark = ITSWatermark(key_length=np.int64(8))
+    assert type(watermark.key_length) is int
+    assert watermark.settings() == {"scheme": "its", "key_length": 8}
+    uniforms, order = watermark.key(KEY, 2)  # two tokens are enough
+    assert uniforms.shape == (8,) and sorted(order) == [0, 1]
+    processor = watermark.logits_processor(2, KEY)
+    out = processor(torch.zeros((1, 1), dtype=torch.long), torch.zeros(1, 2))
+    assert sorted(out[0].tolist()) == [-np.inf, 0.0]
+    assert processor.settings() != watermark.logits_processor(3, KEY).settings()
+
+
+def test_shifts_are_none_until_a_call_and_after_a_reset():
+    processor = ITSWatermark(key_length=4).logits_processor(9, KEY)
+    assert processor.shifts is None
+    processor(torch.zeros((3, 2), dtype=torch.long), torch.zeros(3, 9))
+    assert processor.shifts is not None and processor.shifts.shape == (3,)
+    processor.reset()
+    assert processor.shifts is None
+
+
+def test_the_writer_keeps_to_the_scores_device():
+    """On scores of another device (meta: shapes only) every tensor the writer builds goes
+    there too, as on a GPU."""
+    processor = ITSWatermark(key_length=4).logits_processor(9, KEY)
+    scores = torch.zeros(2, 11, device="meta")
+    out = processor(torch.zeros((2, 3), dtype=torch.long, device="meta"), scores)
+    assert out.device.type == "meta" and out.shape == (2, 11)

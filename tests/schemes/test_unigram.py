@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from waterdrum_hf.schemes import UnigramWatermark
+from waterdrum_hf.schemes.unigram.processor import UnigramLogitsProcessor
 
 N = 1000
 
@@ -56,7 +57,7 @@ def test_settings_are_checked_and_keys_never_shown():
             UnigramWatermark(**bad)
     with pytest.raises(TypeError, match="`gamma` must be a number"):
         UnigramWatermark(gamma=True)
-    with pytest.raises(ValueError, match="leaves no green or no red token"):
+    with pytest.raises(ValueError, match="leaves no green token in a vocabulary of 9"):
         UnigramWatermark(gamma=0.1).green_lists(5, 9)
     with pytest.raises(ValueError, match="`watermark_ids` is empty"):
         UnigramWatermark().green_lists([], N)
@@ -92,3 +93,80 @@ def test_text_written_with_it_leans_green(tiny_model):
 
     marked, plain = green_share(watermark.logits_processor(vocab_size, 42)), green_share(None)
     assert marked > 0.75 and marked > plain + 0.2
+
+
+def test_settings_are_the_schemes_parameters_as_floats_and_delta_zero_is_allowed():
+    watermark = UnigramWatermark(gamma=np.float64(0.25), delta=2)
+    assert type(watermark.gamma) is float and type(watermark.delta) is float
+    assert watermark.settings() == {"scheme": "unigram", "gamma": 0.25, "delta": 2.0}
+    for delta in (0, 0.5):  # no bias at all is a valid (unwatermarked) writer
+        assert UnigramWatermark(delta=delta).delta == delta
+
+
+@pytest.mark.parametrize(
+    ("vocab_size", "gamma", "size"), [(2, 0.5, 1), (4, 0.75, 3), (9, 0.999, 8)]
+)
+def test_the_smallest_vocabulary_and_one_red_token_are_accepted(vocab_size, gamma, size):
+    """Two tokens are enough, and a green list of all tokens but one is allowed."""
+    watermark = UnigramWatermark(gamma=gamma)
+    assert watermark.green_size(vocab_size) == size
+    assert watermark.green_lists(3, vocab_size).sum() == size
+    assert watermark.logits_processor(vocab_size, 3).vocab_size == vocab_size
+
+
+class FixedGreen:
+    """A writer's green lists that check nothing: the processor's own checks must hold."""
+
+    gamma, delta = 0.5, 1.0
+
+    def green_lists(self, watermark_ids, vocab_size):
+        count = 1 if isinstance(watermark_ids, int) else len(watermark_ids)
+        return np.ones((count, vocab_size), dtype=bool)
+
+    def settings(self):
+        return {"scheme": "fixed"}
+
+
+@pytest.mark.parametrize(
+    ("vocab_size", "ids", "error", "match"),
+    [
+        (1, 3, ValueError, "`vocab_size` must be >= 2, got 1"),
+        ("8", 3, TypeError, "`vocab_size` must be an integer"),
+        (8, [2**32], ValueError, r"`watermark_ids\[0\]`"),
+        (8, [3, -1], ValueError, r"`watermark_ids\[1\]`"),
+    ],
+)
+def test_the_processor_checks_its_own_arguments(vocab_size, ids, error, match):
+    with pytest.raises(error, match=match):
+        UnigramWatermark().logits_processor(vocab_size, ids)
+    with pytest.raises(error, match=match):
+        UnigramLogitsProcessor(FixedGreen(), vocab_size, ids)
+
+
+def test_processor_settings_follow_the_vocabulary():
+    """The cache digest of a writer changes with everything that decides its perturbation."""
+    watermark = UnigramWatermark()
+    small, large = watermark.logits_processor(10, 5), watermark.logits_processor(12, 5)
+    assert small.settings() != large.settings()
+    assert small.settings() == UnigramWatermark().logits_processor(10, 5).settings()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_the_bias_is_added_in_the_scores_dtype(dtype):
+    """Half-precision logits get the bias rounded to their dtype, then added in it: what a
+    model's own logits would hold, and the same on every device."""
+    watermark = UnigramWatermark(gamma=0.5, delta=0.1)
+    processor = watermark.logits_processor(N, 7)
+    scores = torch.randn(2, N, generator=torch.Generator().manual_seed(0)).to(dtype)
+    out = processor(torch.zeros(2, 1, dtype=torch.long), scores)
+    green = torch.from_numpy(watermark.green_lists(7, N)[0])
+    assert out.dtype == dtype
+    expected = torch.where(green, scores + torch.tensor(0.1, dtype=dtype), scores)
+    assert torch.equal(out, expected)
+
+
+def test_the_bias_follows_the_scores_device():
+    """On scores of another device (meta: shapes only) the bias goes there too, as on a GPU."""
+    processor = UnigramWatermark().logits_processor(N, 7)
+    out = processor(torch.zeros((2, 1), dtype=torch.long), torch.zeros(2, N + 3, device="meta"))
+    assert out.device.type == "meta" and out.shape == (2, N + 3)

@@ -71,8 +71,8 @@ class ITSLogitsProcessor(LogitsProcessor):
             self.shifts = torch.randint(self.watermark.key_length, (rows,))
         position = (self.shifts + (length - self._prompt_length)) % self.watermark.key_length
         order = self._order.to(scores.device)
-        probs = torch.softmax(scores[:, : self.vocab_size].double(), dim=-1)[:, order]
-        cumulative = probs.cumsum(dim=-1)
+        probs = torch.softmax(scores[:, : self.vocab_size].double(), dim=1)[:, order]
+        cumulative = probs.cumsum(dim=1)
         targets = self._uniforms[position].to(device=scores.device).unsqueeze(1)
         # the first rank whose cumulative probability reaches u; u above a total rounded below
         # 1 takes the last token of positive probability

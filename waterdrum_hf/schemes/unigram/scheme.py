@@ -65,13 +65,14 @@ class UnigramWatermark:
         object.__setattr__(self, "delta", float(self.delta))
 
     def green_size(self, vocab_size: int) -> int:
-        """``G = floor(gamma * N)``, checked to leave at least one green and one red token."""
+        """``G = floor(gamma * N)``, checked to leave at least one green token (``gamma < 1``
+        leaves a red one: the float product ``gamma * N`` stays below ``N``)."""
         vocab_size = check_positive_int(vocab_size, "vocab_size", minimum=2)
         size = math.floor(self.gamma * vocab_size)
-        if not 1 <= size <= vocab_size - 1:
+        if size < 1:
             raise ValueError(
-                f"`gamma`={self.gamma} leaves no green or no red token in a vocabulary of "
-                f"{vocab_size}: pick gamma so that 1 <= gamma * N < N."
+                f"`gamma`={self.gamma} leaves no green token in a vocabulary of {vocab_size}: "
+                "pick gamma so that gamma * N >= 1."
             )
         return size
 
