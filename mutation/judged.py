@@ -70,6 +70,11 @@ _ON_GPU = (
     "CPUs, cannot check it"
 )
 _PROCESSOR = "waterdrum_hf.schemes.permutation_processor.xǁPermutationLogitsProcessorǁ"
+_DEVICE_ON_CPU = (
+    "the device of an index or a bias: torch indexes and adds a CPU tensor to scores of any "
+    "device the gate has (CPU, and meta, which the tests use to follow devices), so only a GPU "
+    "tells, and the gate runs on CPUs"
+)
 _SAME_LENGTH = (
     "the two sequences have one entry per row by construction (keys and contexts per batch "
     "row; missing seeds and their computed permutations), so zip never meets unequal lengths"
@@ -403,6 +408,32 @@ JUDGED: tuple[Judged, ...] = (
         for after in (
             "bias = self._bias.to(device=None, dtype=scores.dtype)",
             "bias = self._bias.to(dtype=scores.dtype)",
+        )
+    ),
+    *(
+        Judged(f"waterdrum_hf.schemes.{function}", before, after, _DEVICE_ON_CPU, NOT_CHECKED)
+        for function, before, after in (
+            (
+                "its.processor.xǁITSLogitsProcessorǁ__call__",
+                "order = self._order.to(scores.device)",
+                "order = self._order.to(None)",
+            ),
+            (
+                "its.processor.xǁITSLogitsProcessorǁ__call__",
+                "out[torch.arange(rows, device=scores.device), order[rank]] = 0.0",
+                "out[torch.arange(rows, ), order[rank]] = 0.0",
+            ),
+            *(
+                (
+                    "unigram.processor.xǁUnigramLogitsProcessorǁ__call__",
+                    "bias = self._bias.to(device=scores.device, dtype=scores.dtype)",
+                    after,
+                )
+                for after in (
+                    "bias = self._bias.to(device=None, dtype=scores.dtype)",
+                    "bias = self._bias.to(dtype=scores.dtype)",
+                )
+            ),
         )
     ),
     Judged(

@@ -141,6 +141,9 @@ def test_the_processor_checks_its_own_arguments(vocab_size, ids, error, match):
         UnigramWatermark().logits_processor(vocab_size, ids)
     with pytest.raises(error, match=match):
         UnigramLogitsProcessor(FixedGreen(), vocab_size, ids)
+    if ids == 3:  # the green size checks the vocabulary itself
+        with pytest.raises(error, match=match):
+            UnigramWatermark().green_size(vocab_size)
 
 
 def test_processor_settings_follow_the_vocabulary():

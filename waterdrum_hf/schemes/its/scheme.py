@@ -76,12 +76,11 @@ class ITSWatermark:
         shifts ``s`` of ``12 * mean_i (u[(s + i) mod n] - 1/2) (eta_i - 1/2)``. Tokens ``>= N``
         are dropped; a sequence with none left raises."""
         uniforms, order = self.key(watermark_id, vocab_size)
-        tokens = np.asarray(token_ids, dtype=np.int64)
+        tokens = np.asarray(token_ids)
         tokens = tokens[(tokens >= 0) & (tokens < vocab_size)]
         if tokens.size == 0:
             raise ValueError("The sequence has no token of the vocabulary to test.")
-        rank = np.empty(vocab_size, dtype=np.int64)
-        rank[order] = np.arange(vocab_size)
+        rank = np.argsort(order)  # the inverse permutation: rank[pi[j]] = j
         eta = rank[tokens] / (vocab_size - 1) - 0.5
         n = self.key_length
         positions = (np.arange(n)[:, None] + np.arange(tokens.size)[None, :]) % n
