@@ -418,10 +418,16 @@ JUDGED: tuple[Judged, ...] = (
                 "order = self._order.to(scores.device)",
                 "order = self._order.to(None)",
             ),
-            (
-                "its.processor.xǁITSLogitsProcessorǁ__call__",
-                "out[torch.arange(rows, device=scores.device), order[rank]] = 0.0",
-                "out[torch.arange(rows, ), order[rank]] = 0.0",
+            *(
+                (
+                    "its.processor.xǁITSLogitsProcessorǁ__call__",
+                    "out[torch.arange(rows, device=scores.device), order[rank]] = 0.0",
+                    after,
+                )
+                for after in (
+                    "out[torch.arange(rows, device=None), order[rank]] = 0.0",
+                    "out[torch.arange(rows, ), order[rank]] = 0.0",
+                )
             ),
             *(
                 (

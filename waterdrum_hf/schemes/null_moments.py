@@ -77,7 +77,7 @@ class PositionMoments:
             _, context_of_pair = np.unique(contexts[:, 0], return_inverse=True)
         else:
             _, context_of_pair = np.unique(contexts, axis=0, return_inverse=True)
-        context_weights = np.bincount(context_of_pair.reshape(-1), weights=pair_weights)
+        context_weights = np.bincount(context_of_pair.ravel(), weights=pair_weights)
         n = self.vocab_size
         if n <= 1:
             return 0.0
