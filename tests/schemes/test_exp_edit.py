@@ -380,3 +380,45 @@ def test_whole_text_counts_are_integers_and_the_bar_counts_chunks_as_asked(capsy
     quiet.token_sums(ids, np.array([[7], [8]]))
     quiet.shared_key_sums(ids, np.array([7, 8]))
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda: EXPEditScheme(key_length=0), ValueError, "`key_length` must be >= 1"),
+        (lambda: EXPEditScheme(key_length=2.0), TypeError, "`key_length` must be an integer"),
+        (lambda: EXPEditScheme(block_size=0), ValueError, "`block_size` must be >= 1"),
+        (lambda: EXPEditScheme().check_vocab_size(1), ValueError, "`vocab_size` must be >= 2"),
+        (lambda: EXPEditScheme().key(2**32, 10), ValueError, r"`watermark_id\[0\]` must be in"),
+        (lambda: EXPEditScheme().logits_processor(1, 7), ValueError, "`vocab_size` must be >= 2"),
+    ],
+)
+def test_refusals_name_their_argument(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_settings_keep_their_types_and_two_tokens_are_a_vocabulary():
+    scheme = EXPEditScheme(key_length=np.int64(8), gamma_edit=1, block_size=np.int64(4))
+    assert (type(scheme.key_length), type(scheme.gamma_edit), type(scheme.block_size)) == (
+        int, float, int,
+    )  # fmt: skip
+    assert scheme.settings()["key_length"] == 8 and scheme.settings()["block_size"] == 4
+    scheme.check_vocab_size(2)
+    processor = scheme.logits_processor(2, 7)
+    out = processor(torch.zeros((1, 1), dtype=torch.long), torch.zeros(1, 2))
+    assert sorted(out[0].tolist()) == [-math.inf, 0.0]
+
+
+def test_the_shortest_text_it_reads_is_named():
+    assert EXPEditScheme().min_tokens() == "1 token"
+    assert EXPEditScheme(block_size=4).min_tokens() == "block_size=4 tokens"
+
+
+def test_writer_settings_follow_the_vocabulary_and_the_ids_without_showing_them():
+    scheme = EXPEditScheme(key_length=8)
+    settings = scheme.logits_processor(10, [123456, 7]).settings()
+    assert settings == scheme.logits_processor(10, [123456, 7]).settings()
+    assert settings != scheme.logits_processor(12, [123456, 7]).settings()
+    assert settings != scheme.logits_processor(10, [123456, 8]).settings()
+    assert "123456" not in repr(settings)

@@ -85,10 +85,10 @@ class EXPEditLogitsProcessor(LogitsProcessor):
             for k in set(keys.tolist())
         }
         uniforms = np.stack([rows_of[int(key)] for key in keys])
-        probs = torch.softmax(scores[:, : self.vocab_size].double(), dim=-1)
+        probs = torch.softmax(scores[:, : self.vocab_size].double(), dim=1)
         # argmax of u ** (1 / p) is argmax of log(u) / p (p = 0 gives -inf, never chosen)
         race = torch.from_numpy(np.log(uniforms)).to(probs.device) / probs
-        chosen = race.argmax(dim=-1)
+        chosen = race.argmax(dim=1)
         out = torch.full_like(scores, -math.inf)
         out[torch.arange(rows, device=scores.device), chosen] = 0.0
         return out
