@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,18 +11,6 @@ from saved_figures import drawn
 from scipy import stats
 
 from waterdrum_hf import tiny
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "capacity.py"
-
-
-@pytest.fixture(scope="module")
-def capacity():
-    spec = importlib.util.spec_from_file_location("capacity_benchmark", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up while being made
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
 
 
 def model(kept: int, forget: list[float], retain: list[float], share: float) -> dict:

@@ -5,11 +5,9 @@ Pearson r of the per-cell means), so the published "r = -0.82" rests on positive
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,18 +16,7 @@ import pytest
 from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "capacity.py"
 RESULTS = ROOT / "benchmarks" / "results" / "capacity"
-
-
-@pytest.fixture(scope="module")
-def capacity():
-    spec = importlib.util.spec_from_file_location("capacity_memorisation", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up while being made
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
 
 
 def torch_nll(model, tokenizer, text: str) -> float:

@@ -5,13 +5,10 @@ from another run)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 import warnings
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -22,26 +19,17 @@ from scipy import stats
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
-def script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 def as_json(value: object) -> str:
     """One spelling for comparing results (NaN equals NaN; tuples are lists)."""
     return json.dumps(value, sort_keys=True)
 
 
 @pytest.mark.parametrize("name", ["capacity", "dilution", "robustness"])
-def test_committed_study_is_the_scripts_output(name):
+def test_committed_study_is_the_scripts_output(name, request):
     folder = BENCHMARKS / "results" / name
     if not (folder / "results.json").exists():
         pytest.fail(f"{folder}/results.json is missing: run python benchmarks/{name}.py")
-    module = script(name)
+    module = request.getfixturevalue(name)
     results = json.loads((folder / "results.json").read_text())
     assert "--quick" not in results["command"]  # the full study, not its smoke test
     if name == "dilution":
@@ -57,16 +45,6 @@ def test_committed_study_is_the_scripts_output(name):
 
 # ---------------------------------------------------------------------------------------------
 # The studies' pure parts: what turns their rows into the committed summaries, tables and plots
-
-
-@pytest.fixture(scope="module")
-def robustness() -> ModuleType:
-    return script("robustness")
-
-
-@pytest.fixture(scope="module")
-def dilution() -> ModuleType:
-    return script("dilution")
 
 
 def t_interval(values: list[float]) -> tuple[float, float, float]:
