@@ -7,9 +7,10 @@ query each, ``--owners`` owners of which two are forgotten; every call is
 the analytic null take turns, ``--repeats`` times after a warm-up; the empirical null with
 each K of ``--empirical-keys`` is timed the same way. The analytic null's own cost is not the
 difference of two totals (that sits below their noise): a clock around the null's own work
-inside the analytic call (building it from the token pairs, ``read_null``, and every
-mean/sd it reads, ``AnalyticReading.statistics`` and ``query_means``) adds up its seconds in
-each repeat. Medians and ranges go to ``benchmarks/results/null_cost.json``.
+inside the analytic call (building it from the token pairs, ``Verifier.null_evidence``;
+pooling it, ``read_null``; and every mean/sd it reads, ``AnalyticReading.statistics`` and
+``query_means``) adds up its seconds in each repeat. Medians and ranges go to
+``benchmarks/results/null_cost.json``.
 
     python benchmarks/null_cost.py --texts 100 --empirical-keys 20        # ~2 minutes
     python benchmarks/null_cost.py --texts 250 --empirical-keys 20 100
@@ -28,7 +29,7 @@ import numpy as np
 import timing
 from verify_speed import build_texts, build_tokenizer
 
-from waterdrum_hf import NullConfig, WaterDrumConfig
+from waterdrum_hf import NullConfig, Verifier, WaterDrumConfig
 from waterdrum_hf.scoring import compute, nulls, waterdrum_result
 
 
@@ -51,8 +52,10 @@ class NullClock:
 
     @contextmanager
     def around_the_null(self) -> Iterator[NullClock]:
-        """Time ``read_null`` and the analytic reading's methods while in the block."""
+        """Time the null's evidence, ``read_null`` and the analytic reading's methods while in
+        the block."""
         patched = [
+            (Verifier, "null_evidence"),
             (compute, "read_null"),
             (nulls.AnalyticReading, "statistics"),
             (nulls.AnalyticReading, "query_means"),

@@ -13,8 +13,10 @@ from tokenizer_builders import pydoc_bpe_tokenizer, word_texts, word_tokenizer
 from waterfall.WatermarkerBase import Watermarker
 
 import waterdrum_hf
-from waterdrum_hf import Verifier, null_reference, verify_texts
+from waterdrum_hf import NullConfig, Verifier, null_reference, verify_texts
 from waterdrum_hf.keys import random_keys
+from waterdrum_hf.scoring.analytic_null import AnalyticNull
+from waterdrum_hf.scoring.verification import NullReference
 
 
 def waterfall_scores(texts: list[str], key: int, tokenizer, k_p: int = 1) -> np.ndarray:
@@ -152,6 +154,38 @@ def test_null_keys_batched_give_the_per_key_sums_bit_for_bit(vocab_size, options
     per_key = verifier.token_sums(token_ids, np.broadcast_to(null.keys, (len(token_ids), 7)))
     np.testing.assert_array_equal(null.sums, per_key[0])
     np.testing.assert_array_equal(null.counts, per_key[1])
+
+
+def test_null_evidence_is_what_the_config_asks_for():
+    """The empirical null reads the null reference of the config's keys and seed, none of the
+    excluded owners; the analytic null, the exact moments of the same token pairs."""
+    tok = word_tokenizer(1000)
+    verifier = Verifier(tok)
+    token_ids = verifier.token_ids(word_texts(1000, 12, 40, seed=5) + ["w5"])
+    owner = int(random_keys(1, seed=3)[0])  # the first key seed 3 draws: excluded, not used
+    empirical = verifier.null_evidence(
+        NullConfig("empirical", keys=7, seed=3), token_ids, exclude_ids=[owner]
+    )
+    expected = verifier.null_reference_of_token_ids(token_ids, 7, exclude_ids=[owner], seed=3)
+    assert isinstance(empirical, NullReference) and owner not in empirical.keys.tolist()
+    np.testing.assert_array_equal(empirical.keys, expected.keys)
+    np.testing.assert_array_equal(empirical.sums, expected.sums)
+    np.testing.assert_array_equal(empirical.counts, expected.counts)
+
+    analytic = verifier.null_evidence(NullConfig("analytic"), token_ids)
+    assert isinstance(analytic, AnalyticNull)
+    built = AnalyticNull(
+        *verifier.countable_pairs(token_ids), len(token_ids), verifier.scheme.null_moments(1000)
+    )
+    samples, weights = np.array([0, 3, 12]), np.array([0.5, 0.25, 0.25])
+    assert analytic.mean_std(samples, weights) == built.mean_std(samples, weights)
+    assert analytic.mean_std(samples[:1], weights[:1]) != analytic.mean_std(samples, weights)
+
+
+def test_null_evidence_refuses_an_analytic_null_the_scheme_cannot_state():
+    verifier = Verifier(word_tokenizer(200), "exp_edit")
+    with pytest.raises(TypeError, match="empirical null"):
+        verifier.null_evidence(NullConfig("analytic"), verifier.token_ids(["w1 w2 w3"]))
 
 
 def test_null_keys_read_like_waterfall():

@@ -123,14 +123,18 @@ def waterdrum_result(
         verifier.scheme.null_moments(verifier.vocab_size)  # refused here, not after scoring
     token_ids = verifier.token_ids(queries.samples) if queries.samples else []
     sums, counts = verifier.token_sums(token_ids, queries.sample_ids[:, None])
+    evidence = None
+    if config.null is not None:
+        owners = np.unique(queries.watermark_ids).tolist()
+        evidence = verifier.null_evidence(config.null, token_ids, exclude_ids=owners)
     values = pool_queries(sums, counts, queries, config.pooling)[:, 0]
+    null = None
+    if evidence is not None:
+        null = read_null(evidence, counts, queries, config.pooling)
     sets, missing = set_masks(queries.watermark_ids, forget_ids)
     num_skipped = int((counts == 0).sum())
     if num_skipped:
         warn_skipped(queries.samples, counts, verifier.scheme.min_tokens())
-    null = None
-    if config.null is not None:
-        null = read_null(config.null, verifier, token_ids, counts, queries, config.pooling)
     details: dict[str, Any] = {}
     if return_details:
         details = _details(values, queries, names, sets, null)

@@ -1,19 +1,19 @@
 """What keys that own nothing read on the queries: the empirical null (random keys) or the
-analytic one (exact moments from the token-pair counts), behind one interface."""
+analytic one (exact moments from the token-pair counts), behind one interface, from what the
+verifier read (:meth:`~waterdrum_hf.Verifier.null_evidence`) pooled as the owners' values are."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from waterdrum_hf.config import NullConfig, Pooling
+from waterdrum_hf.config import Pooling
 from waterdrum_hf.scoring.analytic_null import AnalyticNull, normal_p_value
 from waterdrum_hf.scoring.inputs import Queries
 from waterdrum_hf.scoring.pooling import pool_queries, sample_weights
-from waterdrum_hf.scoring.verification import Verifier
+from waterdrum_hf.scoring.verification import NullReference
 from waterdrum_hf.statistics import null_p_value
 
 
@@ -64,26 +64,11 @@ class AnalyticReading(NullReading):
 
 
 def read_null(
-    null: NullConfig,
-    verifier: Verifier,
-    token_ids: Sequence[np.ndarray],
-    counts: np.ndarray,
-    queries: Queries,
-    pooling: Pooling,
+    evidence: NullReference | AnalyticNull, counts: np.ndarray, queries: Queries, pooling: Pooling
 ) -> NullReading:
-    """The null ``null`` asks for, on the queries' tokenised samples (``counts``: each
-    sample's countable tokens), pooled as the owners' values are."""
-    if null.method == "empirical":
-        reference = verifier.null_reference_of_token_ids(
-            token_ids,
-            null.keys,
-            exclude_ids=np.unique(queries.watermark_ids).tolist(),
-            seed=null.seed,
-        )
-        return EmpiricalReading(pool_queries(reference.sums, reference.counts, queries, pooling))
-    moments = verifier.scheme.null_moments(verifier.vocab_size)
-    return AnalyticReading(
-        AnalyticNull(*verifier.countable_pairs(token_ids), len(token_ids), moments),
-        sample_weights(counts, queries, pooling),
-        queries.sample_query,
-    )
+    """The null reading of ``evidence`` (the null keys' token sums, or the analytic null of the
+    queries' token pairs), pooled as the owners' values are (``counts``: each sample's
+    countable tokens)."""
+    if isinstance(evidence, NullReference):
+        return EmpiricalReading(pool_queries(evidence.sums, evidence.counts, queries, pooling))
+    return AnalyticReading(evidence, sample_weights(counts, queries, pooling), queries.sample_query)

@@ -25,9 +25,11 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from waterdrum_hf.config import NullConfig
 from waterdrum_hf.keys import check_watermark_ids, random_keys
 from waterdrum_hf.schemes import WatermarkScheme, resolve_scheme
 from waterdrum_hf.schemes.base import SequenceScheme
+from waterdrum_hf.scoring.analytic_null import AnalyticNull
 from waterdrum_hf.utils.progress import progress_bar
 from waterdrum_hf.utils.validation import check_positive_int, check_texts
 
@@ -174,14 +176,29 @@ class Verifier:
         exclude_ids: Sequence[int] = (),
         seed: int = 0,
     ) -> NullReference:
-        """Like :meth:`null_reference` for already tokenised text.
-
-        The one null computation: the metric's ``null_keys`` pools these token sums per query.
-        """
+        """Like :meth:`null_reference` for already tokenised text (what :meth:`null_evidence`
+        reads for the empirical null)."""
         check_positive_int(num_keys, "num_keys")
         keys = random_keys(num_keys, exclude=exclude_ids, seed=seed)
         sums, counts = self.shared_key_sums(token_ids, keys)
         return NullReference(keys=keys, sums=sums, counts=counts)
+
+    def null_evidence(
+        self,
+        null: NullConfig,
+        token_ids: Sequence[TokenIds],
+        *,
+        exclude_ids: Sequence[int] = (),
+    ) -> NullReference | AnalyticNull:
+        """What keys that own nothing read on ``token_ids``, as ``null`` asks: the token sums
+        under ``null.keys`` random keys that are none of ``exclude_ids`` (empirical), or the
+        token-pair counts that give the exact null moments (analytic; a scheme without them is
+        refused here)."""
+        if null.method == "empirical":
+            keys = random_keys(null.keys, exclude=exclude_ids, seed=null.seed)
+            return NullReference(keys, *self.shared_key_sums(token_ids, keys))
+        moments = self.scheme.null_moments(self.vocab_size)
+        return AnalyticNull(*self.countable_pairs(token_ids), len(token_ids), moments)
 
     def shared_key_sums(
         self, token_ids: Sequence[TokenIds], keys: np.ndarray
