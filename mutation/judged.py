@@ -442,6 +442,21 @@ JUDGED: tuple[Judged, ...] = (
             ),
         )
     ),
+    *(
+        Judged(
+            "waterdrum_hf.schemes.mt19937.x_run_spread",
+            'with ThreadPoolExecutor(threads, thread_name_prefix="waterdrum-permutation") as pool:',
+            after,
+            "exactly `threads` tasks are submitted, and an executor starts at most one worker "
+            "per task, so its default maximum (min(32, cores + 4), above `threads`, which is at "
+            "most the cores) runs them on as many workers as `threads` does; each task writes "
+            "its own rows",
+        )
+        for after in (
+            'with ThreadPoolExecutor(None, thread_name_prefix="waterdrum-permutation") as pool:',
+            'with ThreadPoolExecutor(thread_name_prefix="waterdrum-permutation") as pool:',
+        )
+    ),
     Judged(
         _PROCESSOR + "__call__",
         "keys = np.repeat(self._watermark_ids, rows // len(self._watermark_ids))",

@@ -930,6 +930,14 @@ def waterfall_post_init(tmp: Path) -> Any:
     )
 
 
+def run_spread(tmp: Path) -> Any:
+    """Enough shuffle work for every core: 8 seeds of 70,000 positions (thread_count > 1 on a
+    machine with two cores or more)."""
+    from waterdrum_hf.schemes.permutation import full_permutations
+
+    return full_permutations(np.arange(8, dtype=np.int64)[:, None], 70_000)
+
+
 _V = _PKG + "scoring.verification."
 _S = _PKG + "schemes."
 PROBES = {
@@ -995,6 +1003,7 @@ PROBES = {
     _S + "permutation_processor.xǁPermutationLogitsProcessorǁ__call__": processor_call,
     _S + "permutation_processor.xǁPermutationLogitsProcessorǁ__init__": processor_init,
     _S + "permutation_processor.xǁPermutationLogitsProcessorǁ_permutations": permutations,
+    _S + "mt19937.x_run_spread": run_spread,
     _S + "registry.x_resolve_scheme": resolve_scheme,
     _S + "registry.x_scheme_from_settings": scheme_from_settings,
     _S + "registry.x_setting_help": setting_help,
