@@ -443,6 +443,78 @@ JUDGED: tuple[Judged, ...] = (
         )
     ),
     *(
+        Judged(f"waterdrum_hf.schemes.permutation.x_{function}", before, after, reason)
+        for function, before, after, reason in (
+            *(
+                (
+                    function,
+                    'if array.dtype.kind not in "iu":',
+                    'if array.dtype.kind not in "XXiuXX":',
+                    "a dtype's kind is one lower-case letter (b, i, u, f, c, m, M, O, S, U, V), so "
+                    "only i and u are in either string",
+                )
+                for function in ("_check_seeds", "_check_tokens")
+            ),
+            *(
+                (
+                    "_check_seeds",
+                    "return np.ascontiguousarray(array, dtype=np.int64)",
+                    after,
+                    "the seeds' dtype goes no further than the grouping (which packs them as "
+                    "uint64 or sorts them) and the kernels (which take them as uint32, or as "
+                    "Python ints in numpy's path), so any integer dtype in range gives the same "
+                    "permutations",
+                )
+                for after in (
+                    "return np.ascontiguousarray(array, dtype=None)",
+                    "return np.ascontiguousarray(array, )",
+                )
+            ),
+            *(
+                (
+                    "_check_tokens",
+                    "return array.astype(np.int64, copy=False)",
+                    f"return array.astype(np.int64, {copy})",
+                    "the tokens are only read (indexed), never written, so whether the int64 "
+                    "array is a copy changes nothing",
+                )
+                for copy in ("copy=None", "", "copy=True")
+            ),
+            *(
+                (
+                    "_group_rows",
+                    'order = np.argsort(packed, kind="stable")',
+                    after,
+                    "the rows of one group hold the same seed, so the order of the rows within "
+                    "a group (the only thing a sort's stability decides) changes no output; "
+                    "'STABLE' is the same sort (numpy reads kind case-insensitively)",
+                )
+                for after in (
+                    "order = np.argsort(packed, kind=None)",
+                    "order = np.argsort(packed, )",
+                    'order = np.argsort(packed, kind="STABLE")',
+                )
+            ),
+            *(
+                (
+                    function,
+                    before,
+                    before.replace("np.uint32", "None"),
+                    "astype(None) gives float64, which holds every seed in 0..2**32-1 exactly, "
+                    "and the kernel reads each entry as np.int64(key[j]): the same state, the "
+                    "same permutation (numba compiles a float64 version once more)",
+                )
+                for function, before in (
+                    (
+                        "_full_numba",
+                        "run_spread(full_kernel, len(unique), vocab_size, unique.astype(np.uint32), out)",
+                    ),
+                    ("_positions_numba", "unique.astype(np.uint32),"),
+                )
+            ),
+        )
+    ),
+    *(
         Judged(
             "waterdrum_hf.schemes.mt19937.x_run_spread",
             'with ThreadPoolExecutor(threads, thread_name_prefix="waterdrum-permutation") as pool:',

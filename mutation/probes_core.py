@@ -930,6 +930,26 @@ def waterfall_post_init(tmp: Path) -> Any:
     )
 
 
+def permutation_inputs(tmp: Path) -> Any:
+    """Both public functions on seeds and tokens of every integer dtype, with seeds of two and
+    of three entries, repeated seeds, and (for the compiled path) enough work for threads."""
+    from waterdrum_hf.schemes.permutation import full_permutations, permuted_positions
+
+    calls = []
+    for dtype in (np.int8, np.uint16, np.int32, np.uint32, np.int64, np.uint64):
+        tokens = np.array([0, 5, 9, 5], dtype=dtype)
+        for seeds in (
+            [[1, 2], [3, 4], [1, 2], [3, 4]],
+            [[1, 2, 3], [1, 2, 3], [0, 5, 1], [1, 0, 3]],
+        ):
+            array = np.array(seeds, dtype=dtype)
+            calls.append(lambda a=array, t=tokens: permuted_positions(a, t, 50))
+            calls.append(lambda a=array: full_permutations(a, 50))
+    big = np.arange(600, dtype=np.int64)[:, None] % 300
+    calls.append(lambda: permuted_positions(big, np.arange(600) % 1000, 1000))
+    return each(*calls)
+
+
 def run_spread(tmp: Path) -> Any:
     """Enough shuffle work for every core: 8 seeds of 70,000 positions (thread_count > 1 on a
     machine with two cores or more)."""
@@ -1004,6 +1024,16 @@ PROBES = {
     _S + "permutation_processor.xǁPermutationLogitsProcessorǁ__init__": processor_init,
     _S + "permutation_processor.xǁPermutationLogitsProcessorǁ_permutations": permutations,
     _S + "mt19937.x_run_spread": run_spread,
+    **{
+        _S + f"permutation.x_{name}": permutation_inputs
+        for name in (
+            "_check_seeds",
+            "_check_tokens",
+            "_group_rows",
+            "_full_numba",
+            "_positions_numba",
+        )
+    },
     _S + "registry.x_resolve_scheme": resolve_scheme,
     _S + "registry.x_scheme_from_settings": scheme_from_settings,
     _S + "registry.x_setting_help": setting_help,

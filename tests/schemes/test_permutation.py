@@ -226,6 +226,55 @@ def test_each_backend_answers_through_the_public_functions(backend: str, monkeyp
     assert full_permutations(empty, vocab_size).dtype == np.int64
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_the_active_backend_does_the_work(backend: str, monkeypatch) -> None:
+    """Only the active backend's functions run (the other would give the same numbers, so a
+    dispatch that picks the wrong one shows only here, or in the time it takes)."""
+    if backend == "numba":
+        pytest.importorskip("numba")
+    other = "numpy" if backend == "numba" else "numba"
+
+    def refuse(*args: object) -> None:
+        raise AssertionError(f"the {other} backend ran")
+
+    monkeypatch.setattr(_permutation, "_BACKEND", backend)
+    monkeypatch.setattr(_permutation, f"_positions_{other}", refuse)
+    monkeypatch.setattr(_permutation, f"_full_{other}", refuse)
+    seeds, tokens = random_pairs(np.random.default_rng(4), 300, num_seeds=3, per_seed=2)
+    np.testing.assert_array_equal(
+        permuted_positions(seeds, tokens, 300), expected_positions(seeds, tokens, 300)
+    )
+    np.testing.assert_array_equal(
+        full_permutations(seeds[:1], 300)[0], numpy_permutation(seeds[0], 300)
+    )
+
+
+@pytest.mark.parametrize("width", [2, 3])
+def test_equal_seed_rows_are_grouped_once_in_lexicographic_order(width: int) -> None:
+    """Every distinct seed tuple is one group (so one expansion), the groups sorted as tuples;
+    rows that agree on all but a middle entry are different seeds."""
+    rows = [[1] * width, [0, 9, 5][:width], [1] * width, [0, 2, 5][:width], [0, 9, 5][:width]]
+    unique, order, bounds = _permutation._group_rows(np.array(rows, dtype=np.int64))
+    expected = sorted({tuple(r) for r in rows})
+    assert [tuple(u) for u in unique.tolist()] == expected
+    for u, seed in enumerate(expected):
+        members = sorted(order[bounds[u] : bounds[u + 1]].tolist())
+        assert members == [i for i, r in enumerate(rows) if tuple(r) == seed]
+
+
+def test_the_largest_vocabulary_is_accepted() -> None:
+    """N = 2**31 - 1 (int32 positions) is allowed; nothing is expanded for no tokens."""
+    largest = _permutation.MAX_VOCAB_SIZE
+    none = np.zeros((0, 2), dtype=np.int64)
+    assert permuted_positions(none, np.zeros(0, dtype=np.int64), largest).shape == (0,)
+
+
+@pytest.mark.parametrize("vocab_size", [True, 3.0, "3", None])
+def test_a_vocab_size_that_is_not_an_integer_is_refused(vocab_size: object) -> None:
+    with pytest.raises(TypeError, match="`vocab_size` must be an integer"):
+        full_permutations(np.array([[1, 2]]), vocab_size)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("choice", ["numpy", "numba"])
 def test_backend_can_be_forced(choice: str) -> None:
     if choice == "numba":
