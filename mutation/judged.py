@@ -79,6 +79,12 @@ _SAME_LENGTH = (
     "the two sequences have one entry per row by construction (keys and contexts per batch "
     "row; missing seeds and their computed permutations), so zip never meets unequal lengths"
 )
+_EXP_EDIT = "waterdrum_hf.schemes.exp_edit.scheme."
+_EXP_EDIT_PROCESSOR = "waterdrum_hf.schemes.exp_edit.processor.xǁEXPEditLogitsProcessorǁ"
+_UNIQUE_PAIRS = (
+    "zip(*pairs) of np.unique's (values, inverse) pairs gives two tuples of one entry per "
+    "scored text, so zip never meets unequal lengths"
+)
 _TOKEN_KL_ON_GPU = _ON_GPU.format(
     "tests/trainers/test_losses.py::test_token_kl_on_the_gpu_equals_the_cpu"
 )
@@ -438,6 +444,77 @@ JUDGED: tuple[Judged, ...] = (
                 for after in (
                     "bias = self._bias.to(device=None, dtype=scores.dtype)",
                     "bias = self._bias.to(dtype=scores.dtype)",
+                )
+            ),
+        )
+    ),
+    Judged(
+        "waterdrum_hf.schemes.exp_edit.kernel.x__jit",
+        "return cast(F, numba.njit(cache=True, nogil=True)(function))  # called as the function is",
+        "return cast(None, numba.njit(cache=True, nogil=True)(function))  # called as the function is",
+        "typing.cast returns its value unchanged, whatever type it names",
+    ),
+    Judged(
+        _EXP_EDIT_PROCESSOR + "__call__",
+        "keys = np.repeat(self._ids, rows // len(self._ids))",
+        "keys = np.repeat(self._ids, rows / len(self._ids))",
+        "rows is a multiple of the ids (checked just above), so the quotient is an exact float "
+        "that np.repeat takes as the same count",
+    ),
+    *(
+        Judged(_EXP_EDIT_PROCESSOR + "__call__", before, after, _DEVICE_ON_CPU, NOT_CHECKED)
+        for before, after in (
+            (
+                "race = torch.from_numpy(np.log(uniforms)).to(probs.device) / probs",
+                "race = torch.from_numpy(np.log(uniforms)).to(None) / probs",
+            ),
+            *(
+                ("out[torch.arange(rows, device=scores.device), chosen] = 0.0", after)
+                for after in (
+                    "out[torch.arange(rows, device=None), chosen] = 0.0",
+                    "out[torch.arange(rows, ), chosen] = 0.0",
+                )
+            ),
+        )
+    ),
+    *(
+        Judged(
+            _EXP_EDIT + "x__in_vocabulary",
+            "array = np.asarray(ids, dtype=np.int64)",
+            after,
+            "the kept ids reach the kernel only through np.unique and np.concatenate, whose "
+            "dtype may then be uint64 or float64 (exact below 2**53, and every kept id is below "
+            "vocab_size); the kernel turns each into np.uint64(token) for the key stream",
+        )
+        for after in ("array = np.asarray(ids, dtype=None)", "array = np.asarray(ids, )")
+    ),
+    *(
+        Judged(_EXP_EDIT + "xǁEXPEditSchemeǁalignment_costs", before, after, reason)
+        for before, after, reason in (
+            *(
+                (
+                    "*(np.unique(kept[i], return_inverse=True) for i in scored), strict=True",
+                    "*(np.unique(kept[i], return_inverse=True) for i in scored), strict=" + strict,
+                    _UNIQUE_PAIRS,
+                )
+                for strict in ("None", "False")
+            ),
+            (
+                "*(np.unique(kept[i], return_inverse=True) for i in scored), strict=True )",
+                "*(np.unique(kept[i], return_inverse=True) for i in scored), )",
+                _UNIQUE_PAIRS,
+            ),
+            *(
+                (
+                    "cells = self.key_length * int(np.mean(counts[scored])) ** 2",
+                    after,
+                    "cells only sizes the work for run_spread's thread count; each job writes "
+                    "its own cost, so any number of threads gives the same costs",
+                )
+                for after in (
+                    "cells = self.key_length / int(np.mean(counts[scored])) ** 2",
+                    "cells = self.key_length * int(np.mean(counts[scored])) * 2",
+                    "cells = self.key_length * int(np.mean(counts[scored])) ** 3",
                 )
             ),
         )

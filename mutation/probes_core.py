@@ -930,6 +930,48 @@ def waterfall_post_init(tmp: Path) -> Any:
     )
 
 
+def _add_one(x: Any) -> Any:
+    return x + 1
+
+
+def exp_edit_jit(tmp: Path) -> Any:
+    """What a compiled kernel is (not compiled here: nothing is written to numba's cache)."""
+    from waterdrum_hf.schemes.exp_edit.kernel import _jit
+
+    compiled = _jit(_add_one)
+    return [type(compiled).__name__, compiled.targetoptions, type(compiled._cache).__name__]
+
+
+def exp_edit_processor(tmp: Path) -> Any:
+    """One id for three rows, two ids for four rows, and two ids for three rows (refused)."""
+    import torch
+
+    from waterdrum_hf.schemes.exp_edit.scheme import EXPEditScheme
+
+    scheme = EXPEditScheme(key_length=8)
+
+    def call(ids: Any, rows: int) -> Any:
+        processor = scheme.logits_processor(6, ids)
+        scores = torch.linspace(-1.0, 1.0, 6 * rows).reshape(rows, 6)
+        return processor(torch.zeros((rows, 2), dtype=torch.long), scores).numpy()
+
+    return each(lambda: call(7, 3), lambda: call([7, 8], 4), lambda: call([7, 8], 3))
+
+
+def exp_edit_costs(tmp: Path) -> Any:
+    """Ids as lists, uint64, 2-D, out of the vocabulary, empty and as floats; with blocks and
+    without."""
+    from waterdrum_hf.schemes.exp_edit.scheme import EXPEditScheme
+
+    texts = [[3, 1, 4, 1, 5], np.array([9, 2, 6], dtype=np.uint64), [], [30, 2], [[1, 2], [3, 4]]]
+    keys = np.array([[21, 22]] * len(texts))
+    schemes = (EXPEditScheme(key_length=8), EXPEditScheme(key_length=8, block_size=2))
+    return each(
+        *(lambda s=scheme: s.alignment_costs(texts, keys, 10) for scheme in schemes),
+        lambda: schemes[0].alignment_costs([[1.7, 2.2, 3.0]], np.array([[5]]), 10),
+    )
+
+
 def permutation_inputs(tmp: Path) -> Any:
     """Both public functions on seeds and tokens of every integer dtype, with seeds of two and
     of three entries, repeated seeds, and (for the compiled path) enough work for threads."""
@@ -1023,6 +1065,10 @@ PROBES = {
     _S + "permutation_processor.xǁPermutationLogitsProcessorǁ__call__": processor_call,
     _S + "permutation_processor.xǁPermutationLogitsProcessorǁ__init__": processor_init,
     _S + "permutation_processor.xǁPermutationLogitsProcessorǁ_permutations": permutations,
+    _S + "exp_edit.kernel.x__jit": exp_edit_jit,
+    _S + "exp_edit.processor.xǁEXPEditLogitsProcessorǁ__call__": exp_edit_processor,
+    _S + "exp_edit.scheme.x__in_vocabulary": exp_edit_costs,
+    _S + "exp_edit.scheme.xǁEXPEditSchemeǁalignment_costs": exp_edit_costs,
     _S + "mt19937.x_run_spread": run_spread,
     **{
         _S + f"permutation.x_{name}": permutation_inputs

@@ -422,3 +422,47 @@ def test_writer_settings_follow_the_vocabulary_and_the_ids_without_showing_them(
     assert settings != scheme.logits_processor(12, [123456, 7]).settings()
     assert settings != scheme.logits_processor(10, [123456, 8]).settings()
     assert "123456" not in repr(settings)
+
+
+def test_no_texts_one_text_and_only_short_texts_read_as_any_batch():
+    """A text's cost does not depend on the batch it comes in: alone, or beside texts too
+    short to score; no texts give empty results of the usual types."""
+    scheme = EXPEditScheme(key_length=8, block_size=3)
+    long, short = [3, 1, 4, 1, 5], [2]
+    keys = np.array([[21, 22]] * 3)
+    costs, counts = scheme.alignment_costs([long, short, long], keys, 10)
+    alone, alone_counts = scheme.alignment_costs([long], keys[:1], 10)
+    np.testing.assert_array_equal(alone, costs[:1])
+    assert alone_counts.tolist() == [3] and np.isfinite(alone).all()
+    only_short, short_counts = scheme.alignment_costs([short, []], keys[:2], 10)
+    assert np.isnan(only_short).all() and short_counts.tolist() == [0, 0]
+    for reader in (scheme, EXPEditScheme(key_length=8)):  # with blocks and without
+        none, none_counts = reader.alignment_costs([], np.zeros((0, 2), dtype=np.int64), 10)
+        assert none.shape == (0, 2) and none_counts.shape == (0,)
+        assert none_counts.dtype == np.int64
+    with pytest.raises(ValueError, match=r"a row of keys per text, shape \(2, K\)"):
+        scheme.alignment_costs([long, long], np.array([21, 22]), 10)
+
+
+def test_a_one_token_text_is_read():
+    """Without blocks a single token is a text (min_tokens says "1 token"): its sum is minus its
+    cost, not 0."""
+    scheme = EXPEditScheme(key_length=8)
+    sums, counts = scheme.text_sums([[4]], np.array([[21]]), 10)
+    costs, _ = scheme.alignment_costs([[4]], np.array([[21]]), 10)
+    assert counts.tolist() == [1] and sums[0, 0] == -costs[0, 0] != 0
+
+
+def test_ids_and_sizes_of_any_integer_type_read_the_same():
+    """Texts' ids as uint64 beside int64, key rows as uint8, the vocabulary size as a numpy
+    integer: the same numbers as with Python ints."""
+    scheme = EXPEditScheme(key_length=256)
+    texts = [[3, 1, 4, 1, 5], [9, 2, 6]]
+    keys = np.array([[21], [22]])
+    expected, _ = scheme.alignment_costs(texts, keys, 10)
+    mixed = [np.array(texts[0], dtype=np.uint64), np.array(texts[1])]
+    np.testing.assert_array_equal(scheme.alignment_costs(mixed, keys, np.uint64(10))[0], expected)
+    np.testing.assert_array_equal(
+        scheme.key(21, 10, rows=np.array([1, 255], dtype=np.uint8)),
+        scheme.key(21, 10, rows=[1, 255]),
+    )

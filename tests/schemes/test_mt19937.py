@@ -11,6 +11,7 @@ import types
 import pytest
 
 from waterdrum_hf.schemes import mt19937
+from waterdrum_hf.schemes.exp_edit import kernel
 
 numba = pytest.importorskip("numba")
 
@@ -39,13 +40,17 @@ def add_one(x):
     return x + 1
 
 
-def test_kernels_compile_cached_and_without_the_gil(monkeypatch):
-    compiled = mt19937._jit(add_one)
+@pytest.mark.parametrize("jit", [mt19937._jit, kernel._jit], ids=["permutation", "exp_edit"])
+def test_kernels_compile_cached_and_without_the_gil(jit):
+    """Both compiled schemes' kernels: numba dispatchers, cached on disk (compiled once per
+    machine), releasing the GIL (their threads run in parallel)."""
+    compiled = jit(add_one)
     assert isinstance(compiled, numba.core.dispatcher.Dispatcher)
     assert compiled.targetoptions["nogil"] is True
-    assert (
-        type(compiled._cache).__name__ == "FunctionCache"
-    )  # cache=True: compiled once per machine
+    assert type(compiled._cache).__name__ == "FunctionCache"
+
+
+def test_without_numba_the_permutation_kernels_stay_python(monkeypatch):
     monkeypatch.setattr(mt19937, "_numba", None)
     assert mt19937._jit(add_one) is add_one
 

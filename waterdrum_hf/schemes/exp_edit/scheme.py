@@ -120,8 +120,14 @@ class EXPEditScheme(SequenceScheme):
         vocab_size: int,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The statistic itself, ``(num_texts, K)`` least costs (low: watermark; NaN: not
-        scored), and the ``(num_texts,)`` tokens each rests on (0: too short)."""
-        watermark_ids = np.asarray(watermark_ids, dtype=np.int64).reshape(len(token_ids), -1)
+        scored), and the ``(num_texts,)`` tokens each rests on (0: too short), under the
+        ``(num_texts, K)`` ``watermark_ids``."""
+        watermark_ids = np.asarray(watermark_ids)
+        if watermark_ids.ndim != 2 or len(watermark_ids) != len(token_ids):
+            raise ValueError(
+                f"`watermark_ids` must hold a row of keys per text, shape ({len(token_ids)}, K); "
+                f"got shape {watermark_ids.shape}."
+            )
         kept = [_in_vocabulary(ids, vocab_size) for ids in token_ids]
         lengths = np.array([len(ids) for ids in kept], dtype=np.int64)
         counts = np.where(lengths >= (self.block_size or 1), self.block_size or lengths, 0)
@@ -134,7 +140,7 @@ class EXPEditScheme(SequenceScheme):
             *(np.unique(kept[i], return_inverse=True) for i in scored), strict=True
         )
         jobs = np.stack(
-            [np.repeat(np.arange(len(scored)), num_keys), watermark_ids[scored].reshape(-1)], 1
+            [np.repeat(np.arange(len(scored)), num_keys), watermark_ids[scored].ravel()], 1
         ).astype(np.int64)
         out = np.empty(len(jobs))
         cells = self.key_length * int(np.mean(counts[scored])) ** 2
@@ -169,11 +175,11 @@ class EXPEditScheme(SequenceScheme):
 
 def _bounds(arrays: Sequence[np.ndarray]) -> np.ndarray:
     """Where each of ``arrays`` starts in their concatenation, and where the last ends."""
-    return np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
+    return np.cumsum([0, *(len(a) for a in arrays)])
 
 
 def _in_vocabulary(ids: Sequence[int] | np.ndarray, vocab_size: int) -> np.ndarray:
     """The ids of ``ids`` in ``0..vocab_size-1``, in order, as int64."""
-    array = np.asarray(ids, dtype=np.int64).reshape(-1)
-    kept: np.ndarray = array[(array >= 0) & (array < vocab_size)]
+    array = np.asarray(ids, dtype=np.int64)
+    kept: np.ndarray = array[(array >= 0) & (array < vocab_size)]  # a mask reads any shape flat
     return kept
