@@ -79,6 +79,9 @@ _SAME_LENGTH = (
     "the two sequences have one entry per row by construction (keys and contexts per batch "
     "row; missing seeds and their computed permutations), so zip never meets unequal lengths"
 )
+_SYNTHID = "waterdrum_hf.schemes.synthid.scheme."
+_SYNTHID_PROCESSOR = "waterdrum_hf.schemes.synthid.processor.xǁSynthIDLogitsProcessorǁ"
+_ANY_NEGATIVE = "numpy infers the size of an axis given as any negative number, not only -1"
 _EXP_EDIT = "waterdrum_hf.schemes.exp_edit.scheme."
 _EXP_EDIT_PROCESSOR = "waterdrum_hf.schemes.exp_edit.processor.xǁEXPEditLogitsProcessorǁ"
 _UNIQUE_PAIRS = (
@@ -447,6 +450,85 @@ JUDGED: tuple[Judged, ...] = (
                 )
             ),
         )
+    ),
+    Judged(
+        _SYNTHID_PROCESSOR + "__call__",
+        "row_ids = np.repeat(self._watermark_ids, rows // len(self._watermark_ids))",
+        "row_ids = np.repeat(self._watermark_ids, rows / len(self._watermark_ids))",
+        "rows is a multiple of the ids (checked just above), so the quotient is an exact float "
+        "that np.repeat takes as the same count",
+    ),
+    Judged(
+        _SYNTHID_PROCESSOR + "__call__",
+        "updated[selected] = processor(input_ids[selected], scores[selected]).to(scores.dtype)",
+        "updated[selected] = processor(input_ids[selected], scores[selected]).to(None)",
+        "updated is a clone of scores: assigning rows into it casts them to scores' dtype, "
+        "whatever dtype the processor returns",
+    ),
+    *(
+        Judged(_SYNTHID_PROCESSOR + "__call__", before, after, _DEVICE_ON_CPU, NOT_CHECKED)
+        for before, after in (
+            *(
+                (
+                    "selected = torch.as_tensor(np.flatnonzero(row_ids == owner), device=scores.device)",
+                    after,
+                )
+                for after in (
+                    "selected = torch.as_tensor(np.flatnonzero(row_ids == owner), device=None)",
+                    "selected = torch.as_tensor(np.flatnonzero(row_ids == owner), )",
+                )
+            ),
+            ("device=scores.device,", "device=None,"),
+        )
+    ),
+    Judged(
+        _SYNTHID + "x_synthid_keys",
+        "ids = np.atleast_1d(np.asarray(watermark_ids)).reshape(-1)",
+        "ids = np.atleast_1d(np.asarray(watermark_ids)).reshape(-2)",
+        _ANY_NEGATIVE,
+    ),
+    *(
+        Judged(_SYNTHID + "xǁSynthIDSchemeǁ_each_layer", before, after, reason)
+        for before, after, reason in (
+            *(
+                (
+                    "distinct, which = np.unique(np.asarray(watermark_ids, np.int64), return_inverse=True)",
+                    f"distinct, which = np.unique(np.asarray(watermark_ids, {dtype}), return_inverse=True)",
+                    "the ids reach nothing but self.keys, which reads them as Python ints "
+                    "(tolist()) to check and derive the keys: any integer dtype gives the same keys",
+                )
+                for dtype in ("None", "")
+            ),
+            *(
+                (
+                    "keys = self.keys(distinct)[which.reshape(-1)]",
+                    f"keys = self.keys(distinct)[which.reshape({shape})]",
+                    _FLAT_INVERSE,
+                )
+                for shape in ("None", "-2")
+            ),
+            *(
+                (
+                    "yield table[mixed & (size - 1) if size & (size - 1) == 0 else np.mod(mixed, size)]",
+                    after,
+                    "for a power-of-two size, mixed & (size - 1) is the floor modulo of mixed, "
+                    "negative mixed included (two's complement), which np.mod computes too: "
+                    "taking np.mod for a power of two gives the same index",
+                )
+                for after in (
+                    "yield table[mixed & (size - 1) if (size & (size - 1) == 0) and False else np.mod(mixed, size)]",
+                    "yield table[mixed & (size - 1) if size | (size - 1) == 0 else np.mod(mixed, size)]",
+                    "yield table[mixed & (size - 1) if size & (size - 1) == 1 else np.mod(mixed, size)]",
+                )
+            ),
+        )
+    ),
+    Judged(
+        _SYNTHID + "xǁSynthIDSchemeǁnull_moments",
+        "if size & (size - 1):",
+        "if size & (size - 2):",
+        "sizes are at least 2, and for those size & (size - 2) is 0 exactly for powers of two "
+        "(an odd size keeps its lowest bit; an even size 2m gives 2 (m & (m - 1)))",
     ),
     Judged(
         "waterdrum_hf.schemes.exp_edit.kernel.x__jit",

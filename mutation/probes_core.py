@@ -934,6 +934,49 @@ def _add_one(x: Any) -> Any:
     return x + 1
 
 
+def synthid_reading(tmp: Path) -> Any:
+    """Keys of ids as a list, a 2-D array and uint32; g-values and terms under ids of several
+    dtypes, for power-of-two and other table sizes (negative mixed hashes included); the
+    analytic null for table sizes 2, 4, 6 and 2**16."""
+    from waterdrum_hf.schemes.synthid.scheme import SynthIDScheme, synthid_keys
+
+    rng = np.random.default_rng(2)
+    contexts, tokens = rng.integers(0, 200_000, (40, 2)), rng.integers(0, 200_000, 40)
+    owners = rng.integers(0, 2**32, 40) % 3 * 12345
+    calls: list[Any] = [
+        lambda: synthid_keys([0, 7, 2**32 - 1], 3),
+        lambda: synthid_keys(np.array([[1, 2]], dtype=np.uint32), 2),
+        lambda: synthid_keys(5, 2),
+    ]
+    for size in (2, 4, 6, 7, 2**16):
+        scheme = SynthIDScheme(n_gram=3, depth=3, sampling_table_size=size)
+        for ids in (owners, owners.astype(np.uint32), owners.tolist()):
+            calls.append(lambda s=scheme, i=ids: s.g_values(i, contexts, tokens))
+            calls.append(lambda s=scheme, i=ids: s.token_terms(i, contexts, tokens, 200_000))
+        calls.append(lambda s=scheme: type(s.null_moments(1000)).__name__)
+    return each(*calls)
+
+
+def synthid_writer(tmp: Path) -> Any:
+    """Two owners over four rows in float32 and bfloat16 scores; rows that cannot be split."""
+    import torch
+
+    from waterdrum_hf.schemes.synthid.scheme import SynthIDScheme
+
+    scheme = SynthIDScheme(n_gram=2, depth=3)
+
+    def call(rows: int, dtype: Any) -> Any:
+        generator = torch.Generator().manual_seed(rows)
+        input_ids = torch.randint(0, 50, (rows, 3), generator=generator)
+        scores = torch.randn(rows, 52, generator=generator).to(dtype)
+        return scheme.logits_processor(50, [11, 22])(input_ids, scores).float().numpy()
+
+    return each(
+        *(lambda d=d: call(4, d) for d in (torch.float32, torch.bfloat16)),
+        lambda: call(3, torch.float32),
+    )
+
+
 def exp_edit_jit(tmp: Path) -> Any:
     """What a compiled kernel is (not compiled here: nothing is written to numba's cache)."""
     from waterdrum_hf.schemes.exp_edit.kernel import _jit
@@ -1070,6 +1113,10 @@ PROBES = {
     _S + "exp_edit.scheme.x__in_vocabulary": exp_edit_costs,
     _S + "exp_edit.scheme.xǁEXPEditSchemeǁalignment_costs": exp_edit_costs,
     _S + "mt19937.x_run_spread": run_spread,
+    _S + "synthid.processor.xǁSynthIDLogitsProcessorǁ__call__": synthid_writer,
+    _S + "synthid.scheme.x_synthid_keys": synthid_reading,
+    _S + "synthid.scheme.xǁSynthIDSchemeǁ_each_layer": synthid_reading,
+    _S + "synthid.scheme.xǁSynthIDSchemeǁnull_moments": synthid_reading,
     **{
         _S + f"permutation.x_{name}": permutation_inputs
         for name in (

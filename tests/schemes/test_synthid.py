@@ -34,12 +34,12 @@ def transformers_processor(
 
 @pytest.mark.parametrize(
     ("n_gram", "depth", "size", "seed"),
-    [(2, 1, 2**16, 0), (3, 7, 2**10, 5), (5, 30, 2**16, 0), (4, 4, 1000, 2**32 - 1)],
+    [(2, 1, 2**16, 0), (3, 7, 2**10, 5), (5, 30, 2**16, 0), (4, 4, 1000, 2**32 - 1), (2, 3, 7, 1)],
 )
 def test_g_values_equal_transformers_compute_g_values(n_gram, depth, size, seed):
     """Random owners and token ids, including ids past 2**15 (hash products that overflow
-    int64) and a table size that is not a power of two (torch's floor modulo of a negative
-    hash). Catches a hash over the tokens in the wrong order, a key mixed in differently, a
+    int64) and table sizes that are not a power of two (torch's floor modulo of a negative
+    hash; 7, one below a power of two). Catches a hash over the tokens in the wrong order, a key mixed in differently, a
     C-style remainder on negative hashes, or table bits that are not torch's."""
     rng = np.random.default_rng(n_gram * 100 + depth)
     scheme = SynthIDScheme(
@@ -312,3 +312,71 @@ def test_the_token_view_shows_synthid_terms_about_their_null_level():
     assert page.count(f'title="{LEVEL_WORDS["for"]}"') > 50
     assert page.count(f'title="{LEVEL_WORDS["against"]}"') > 50
     assert f'title="{LEVEL_WORDS["neutral"]}"' not in page
+
+
+def test_hashes_and_keys_read_ids_of_any_integer_type_and_shape():
+    """uint64 contexts and tokens hash as int64 ones do (not through float64); ids given as a
+    2-D array are read flat."""
+    rng = np.random.default_rng(5)
+    contexts, tokens = rng.integers(0, 200_000, (6, 3)), rng.integers(0, 200_000, 6)
+    np.testing.assert_array_equal(
+        ngram_hashes(contexts.astype(np.uint64), tokens.astype(np.uint64)),
+        ngram_hashes(contexts, tokens),
+    )
+    np.testing.assert_array_equal(synthid_keys([[0, 7]], 4), synthid_keys([0, 7], 4))
+
+
+@pytest.mark.parametrize(
+    ("setting", "largest"), [("depth", 1024), ("sampling_table_seed", 2**32 - 1)]
+)
+def test_settings_reach_their_largest_value_and_no_further(setting, largest):
+    assert getattr(SynthIDScheme(**{setting: largest}), setting) == largest
+    with pytest.raises(ValueError, match=f"`{setting}` must be in"):
+        SynthIDScheme(**{setting: largest + 1})
+
+
+def test_the_writer_keeps_its_settings_and_refuses_bad_ones():
+    """Transformers' default context history (1024) unless given; the vocabulary and history
+    checked by name; other writer settings refused; the repr without ids; the cache settings
+    with the ids as digests."""
+    from waterdrum_hf.schemes.synthid.processor import SynthIDLogitsProcessor
+    from waterdrum_hf.utils.fingerprint import key_digest
+
+    scheme = SynthIDScheme(n_gram=3, depth=6)
+    writer = scheme.logits_processor(N, [11, 22])
+    assert (writer.vocab_size, writer.context_history_size) == (N, 1024)
+    assert SynthIDLogitsProcessor(scheme, 2, 7).context_history_size == 1024  # 2 tokens suffice
+    assert scheme.logits_processor(N, 7, context_history_size=16).context_history_size == 16
+    assert repr(writer) == (
+        "SynthIDLogitsProcessor(vocab_size=1000, num_ids=2, depth=6, n_gram=3, "
+        "context_history_size=1024)"
+    )
+    assert writer.settings() == {
+        **scheme.settings(),
+        "vocab_size": N,
+        "keys": [key_digest(11), key_digest(22)],
+        "context_history_size": 1024,
+    }
+    with pytest.raises(ValueError, match="`vocab_size`"):
+        SynthIDLogitsProcessor(scheme, 1, 7)
+    with pytest.raises(ValueError, match="`context_history_size`"):
+        scheme.logits_processor(N, 7, context_history_size=0)
+    with pytest.raises(TypeError, match="top_k"):
+        scheme.logits_processor(N, 7, top_k=3)
+
+
+def test_reset_starts_afresh_with_new_ids_or_the_same_ones():
+    """After ``reset(ids)`` the rows are written under the new owner, from a fresh state, as a
+    new processor of that owner writes them; ``reset()`` keeps the ids and forgets the state."""
+    scheme = SynthIDScheme(n_gram=2, depth=4)
+    generator = torch.Generator().manual_seed(1)
+    input_ids = torch.randint(0, N, (2, 4), generator=generator)
+    scores = torch.randn(2, N, generator=generator)
+    writer = scheme.logits_processor(N, [11, 22])
+    writer(input_ids, scores)
+    writer.reset(33)
+    first = writer(input_ids, scores)
+    torch.testing.assert_close(first, scheme.logits_processor(N, 33)(input_ids, scores))
+    writer(input_ids, scores)  # a context now seen: not watermarked again ...
+    writer.reset()
+    torch.testing.assert_close(writer(input_ids, scores), first)  # ... until reset
