@@ -167,17 +167,19 @@ def test_the_callbacks_later_evaluations_compile_nothing(tiny_model, tmp_path):
 def test_the_compilers_notices_are_dropped_on_the_static_path_alone(
     tiny_model, queries, monkeypatch
 ):
-    """torch's compile-time hint (TF32) and its own imports' deprecation, raised inside the
-    static path's ``generate``, do not reach the caller; any other warning does, and on the
-    dynamic path nothing is dropped."""
+    """torch's compile-time hint (TF32), its own imports' deprecation and its empty CUDA graph,
+    raised inside the static path's ``generate``, do not reach the caller; any other warning
+    does, and on the dynamic path nothing is dropped."""
     from waterdrum_hf.generation.engine import COMPILER_NOTICES
 
     model, tokenizer = tiny_model
     original = model.generate
+    tf32, script_method, empty_graph = COMPILER_NOTICES
 
     def noisy_generate(*args, **kwargs):
-        warnings.warn(COMPILER_NOTICES[0] + ". Consider setting ...", UserWarning, stacklevel=1)
-        warnings.warn(COMPILER_NOTICES[1] + ". Please switch ...", DeprecationWarning, stacklevel=1)
+        warnings.warn(tf32 + ". Consider setting ...", UserWarning, stacklevel=1)
+        warnings.warn(script_method + ". Please switch ...", DeprecationWarning, stacklevel=1)
+        warnings.warn(empty_graph + ". This usually means ...", UserWarning, stacklevel=1)
         warnings.warn("something else", RuntimeWarning, stacklevel=1)
         return original(*args, **kwargs)
 
@@ -191,5 +193,5 @@ def test_the_compilers_notices_are_dropped_on_the_static_path_alone(
         seen[cache] = [type(w.message) for w in caught]
     assert seen == {
         "static": [RuntimeWarning],
-        "dynamic": [UserWarning, DeprecationWarning, RuntimeWarning],
+        "dynamic": [UserWarning, DeprecationWarning, UserWarning, RuntimeWarning],
     }

@@ -238,10 +238,13 @@ def _sample_all(
 COMPILER_NOTICES = (
     "TensorFloat32 tensor cores for float32 matrix multiplication available but not enabled",
     "`torch.jit.script_method` is deprecated",
+    "The CUDA Graph is empty",
 )
 """What torch's compiler says while the static path compiles, none of it the caller's to act on:
-a float32-matmul hint for models that run in bf16 (inductor, on a GPU with TF32) and a
-deprecation inside torch's own imports (torch 2.11's inductor imports ``torch.utils.mkldnn``)."""
+a float32-matmul hint for models that run in bf16 (inductor, on a GPU with TF32), a
+deprecation inside torch's own imports (torch 2.11's inductor imports ``torch.utils.mkldnn``),
+and the empty CUDA graph that ``reduce-overhead`` captures for a compiled region without
+compute (a reshape between graph breaks; pytorch/pytorch#149653), seen on an H200."""
 
 
 @contextmanager
