@@ -453,13 +453,6 @@ JUDGED: tuple[Judged, ...] = (
     ),
     Judged(
         _SYNTHID_PROCESSOR + "__call__",
-        "row_ids = np.repeat(self._watermark_ids, rows // len(self._watermark_ids))",
-        "row_ids = np.repeat(self._watermark_ids, rows / len(self._watermark_ids))",
-        "rows is a multiple of the ids (checked just above), so the quotient is an exact float "
-        "that np.repeat takes as the same count",
-    ),
-    Judged(
-        _SYNTHID_PROCESSOR + "__call__",
         "updated[selected] = processor(input_ids[selected], scores[selected]).to(scores.dtype)",
         "updated[selected] = processor(input_ids[selected], scores[selected]).to(None)",
         "updated is a clone of scores: assigning rows into it casts them to scores' dtype, "
@@ -535,13 +528,6 @@ JUDGED: tuple[Judged, ...] = (
         "return cast(F, numba.njit(cache=True, nogil=True)(function))  # called as the function is",
         "return cast(None, numba.njit(cache=True, nogil=True)(function))  # called as the function is",
         "typing.cast returns its value unchanged, whatever type it names",
-    ),
-    Judged(
-        _EXP_EDIT_PROCESSOR + "__call__",
-        "keys = np.repeat(self._ids, rows // len(self._ids))",
-        "keys = np.repeat(self._ids, rows / len(self._ids))",
-        "rows is a multiple of the ids (checked just above), so the quotient is an exact float "
-        "that np.repeat takes as the same count",
     ),
     *(
         Judged(_EXP_EDIT_PROCESSOR + "__call__", before, after, _DEVICE_ON_CPU, NOT_CHECKED)
@@ -688,12 +674,19 @@ JUDGED: tuple[Judged, ...] = (
             'with ThreadPoolExecutor(thread_name_prefix="waterdrum-permutation") as pool:',
         )
     ),
-    Judged(
-        _PROCESSOR + "__call__",
-        "keys = np.repeat(self._watermark_ids, rows // len(self._watermark_ids))",
-        "keys = np.repeat(self._watermark_ids, rows / len(self._watermark_ids))",
-        "rows is a multiple of the ids (checked just above), so the quotient is an exact float "
-        "that np.repeat takes as the same count",
+    *(
+        Judged(
+            function,
+            f"{name} = np.repeat({ids}, rows // len({ids}))",
+            f"{name} = np.repeat({ids}, rows / len({ids}))",
+            "rows is a multiple of the ids (checked just above), so the quotient is an exact "
+            "float that np.repeat takes as the same count",
+        )
+        for function, name, ids in (
+            (_PROCESSOR + "__call__", "keys", "self._watermark_ids"),
+            (_EXP_EDIT_PROCESSOR + "__call__", "keys", "self._ids"),
+            (_SYNTHID_PROCESSOR + "__call__", "row_ids", "self._watermark_ids"),
+        )
     ),
     *(
         Judged(_PROCESSOR + "_permutations", before, after, _SAME_LENGTH)
