@@ -79,6 +79,11 @@ _SAME_LENGTH = (
     "the two sequences have one entry per row by construction (keys and contexts per batch "
     "row; missing seeds and their computed permutations), so zip never meets unequal lengths"
 )
+_SCHEME_CASE = "scheme names are case-insensitive (resolve_scheme lowercases them)"
+_NO_PAIRS = (
+    "every scheme's null moments (PositionMoments, SynthIDNull) give a variance of 0.0 for no "
+    "pairs, the value the guard returns"
+)
 _SYNTHID = "waterdrum_hf.schemes.synthid.scheme."
 _SYNTHID_PROCESSOR = "waterdrum_hf.schemes.synthid.processor.xǁSynthIDLogitsProcessorǁ"
 _ANY_NEGATIVE = "numpy infers the size of an axis given as any negative number, not only -1"
@@ -157,17 +162,20 @@ JUDGED: tuple[Judged, ...] = (
         'with np.errstate(invalid="ignore", ):',
         "as above: 0/0 is 'invalid', never 'divide'",
     ),
-    Judged(
-        _VERIFICATION + "xǁVerifierǁ__init__",
-        'scheme: str | WatermarkScheme = "waterfall",',
-        'scheme: str | WatermarkScheme = "WATERFALL",',
-        "scheme names are case-insensitive (resolve_scheme lowercases them)",
+    *(
+        Judged(
+            _VERIFICATION + function,
+            'scheme: str | WatermarkScheme = "waterfall",',
+            'scheme: str | WatermarkScheme = "WATERFALL",',
+            _SCHEME_CASE,
+        )
+        for function in ("xǁVerifierǁ__init__", "x_null_reference", "x_verify_texts")
     ),
     Judged(
         "waterdrum_hf.schemes.registry.x_resolve_scheme",
         'def resolve_scheme(scheme: str | WatermarkScheme = "waterfall", **settings: Any) -> WatermarkScheme:',
         'def resolve_scheme(scheme: str | WatermarkScheme = "WATERFALL", **settings: Any) -> WatermarkScheme:',
-        "scheme names are case-insensitive (resolve_scheme lowercases them)",
+        _SCHEME_CASE,
     ),
     *(
         Judged(_INPUTS + "x_group_queries", before, after, reason)
@@ -218,12 +226,6 @@ JUDGED: tuple[Judged, ...] = (
                 "no texts: one placeholder id broadcast against no text offsets gives no pairs",
             ),
         ]
-    ),
-    Judged(
-        _VERIFICATION + "x_null_reference",
-        'scheme: str | WatermarkScheme = "waterfall",',
-        'scheme: str | WatermarkScheme = "WATERFALL",',
-        "scheme names are case-insensitive (resolve_scheme lowercases them)",
     ),
     Judged(
         _VERIFICATION + "x_scores_from_sums",
@@ -522,6 +524,12 @@ JUDGED: tuple[Judged, ...] = (
         "if size & (size - 2):",
         "sizes are at least 2, and for those size & (size - 2) is 0 exactly for powers of two "
         "(an odd size keeps its lowest bit; an even size 2m gives 2 (m & (m - 1)))",
+    ),
+    Judged(
+        _ANALYTIC + "xǁAnalyticNullǁmean_std",
+        "variance = self.moments.sum_variance(pair_weights, contexts, tokens) if len(pairs) else 0.0",
+        "variance = self.moments.sum_variance(pair_weights, contexts, tokens) if (len(pairs)) or True else 0.0",
+        _NO_PAIRS,
     ),
     Judged(
         "waterdrum_hf.schemes.exp_edit.kernel.x__jit",

@@ -934,6 +934,41 @@ def _add_one(x: Any) -> Any:
     return x + 1
 
 
+def verify_texts(tmp: Path) -> Any:
+    """The default scheme, and the scheme named in capitals."""
+    from waterdrum_hf import verify_texts as verify
+
+    texts, tokenizer = _texts(3), _tokenizer()
+    return each(
+        lambda: verify(texts, 5, tokenizer), lambda: verify(texts, 5, tokenizer, scheme="KGW")
+    )
+
+
+def analytic_mean_std(tmp: Path) -> Any:
+    """Samples without a countable pair, beside ones with pairs, for every scheme's null."""
+    from waterdrum_hf import Verifier
+    from waterdrum_hf.schemes import KGWScheme, SynthIDScheme, WaterfallScheme
+    from waterdrum_hf.scoring.analytic_null import AnalyticNull
+
+    calls = []
+    for scheme in (
+        WaterfallScheme(),
+        KGWScheme(),
+        SynthIDScheme(n_gram=3),
+        WaterfallScheme(n_gram=3),
+    ):
+        verifier = Verifier(_tokenizer(), scheme)
+        token_ids = verifier.token_ids([*_texts(2), "", "w4"])
+        null = AnalyticNull(
+            *verifier.countable_pairs(token_ids),
+            len(token_ids),
+            scheme.null_moments(verifier.vocab_size),
+        )
+        for samples in ([2, 3], [0, 2], [0, 1]):
+            calls.append(lambda n=null, s=samples: n.mean_std(np.array(s), np.array([0.5, 0.5])))
+    return each(*calls)
+
+
 def synthid_reading(tmp: Path) -> Any:
     """Keys of ids as a list, a 2-D array and uint32; g-values and terms under ids of several
     dtypes, for power-of-two and other table sizes (negative mixed hashes included); the
@@ -1085,6 +1120,8 @@ PROBES = {
     _V + "x_load_tokenizer": load_tokenizer,
     _V + "x_null_reference": null_reference,
     _V + "x_scores_from_sums": scores_from_sums,
+    _V + "x_verify_texts": verify_texts,
+    _PKG + "scoring.analytic_null.xǁAnalyticNullǁmean_std": analytic_mean_std,
     _V + "xǁVerifierǁ__init__": verifier_init,
     _V + "xǁVerifierǁ_report_unscored": report_unscored,
     _V + "xǁVerifierǁcountable_pairs": countable_pairs,

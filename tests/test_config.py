@@ -122,6 +122,13 @@ def test_keywords_map_as_the_evaluate_module_documents():
     analytic = WaterDrumConfig.from_keywords({"null": "analytic", "scheme": "kgw", "gamma": 0.3})
     assert analytic == WaterDrumConfig(scheme=KGWScheme(gamma=0.3), null=NullConfig("analytic"))
     assert WaterDrumConfig.from_keywords({}) == WaterDrumConfig(null=NullConfig("analytic"))
+    assert WaterDrumConfig.from_keywords({"null": "none"}).null is None  # --null none
+
+
+def test_a_config_without_a_null_or_interval_goes_to_a_dict_and_back():
+    bare = WaterDrumConfig(null=None)
+    assert bare.to_dict()["null"] is None and bare.to_dict()["interval"] is None
+    assert WaterDrumConfig.from_dict(bare.to_dict()) == bare
     assert set(KEYWORDS) >= {"scheme", "k_p", "null", "confidence"}
 
 

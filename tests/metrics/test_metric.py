@@ -959,6 +959,7 @@ def test_typed_result_defaults_have_the_analytic_null_and_no_details(tok, batch)
     assert typed.per_owner is None and typed.scores is None and typed.query_values is None
     bare = waterdrum_result(texts, owners, tok, config=WaterDrumConfig(null=None))
     assert bare.overall.null_mean is None and bare.overall.p_value is None
+    assert bare.overall.value == typed.overall.value  # the same value, without its verdict
 
 
 def test_null_values_pool_samples_like_the_owners_values(tok, per_query):

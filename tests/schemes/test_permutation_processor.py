@@ -136,3 +136,10 @@ def test_the_bias_is_added_on_the_gpu():
     on_gpu = processor(input_ids.cuda(), scores.cuda())
     assert on_gpu.device.type == "cuda"
     torch.testing.assert_close(on_gpu.cpu(), on_cpu)
+
+
+@pytest.mark.parametrize(("vocab_size", "cached"), [(128_000, 524), (2**25 + 1, 1)])
+def test_the_default_cache_holds_what_fits_in_256_mib(vocab_size, cached):
+    """Permutations are cached as int32: 256 MiB // (4 N) of them, at least one."""
+    processor = PermutationLogitsProcessor(vocab_size, 7, np.zeros(vocab_size))
+    assert processor.cache_size == cached

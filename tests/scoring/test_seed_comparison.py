@@ -544,3 +544,59 @@ def test_values_and_differences_stay_in_the_range_a_value_can_take():
     assert seed_interval([0.1, 0.2, 0.15]).ci_low == pytest.approx(
         stats.t.interval(0.95, 2, loc=0.15, scale=stats.sem([0.1, 0.2, 0.15]))[0]
     )  # inside the range, t's own ends
+
+
+def unpaired_jackknife(statistic, samples, level):
+    """t interval (fewest runs - 1 degrees of freedom) with the jackknife's standard error,
+    leaving out one run of one sample at a time: the variances of each sample's left-out
+    values add."""
+    arrays = [np.asarray(x, dtype=np.float64) for x in samples]
+    variance = 0.0
+    for i, sample in enumerate(arrays):
+        left = [
+            statistic(*[np.delete(x, k, axis=0) if j == i else x for j, x in enumerate(arrays)])
+            for k in range(len(sample))
+        ]
+        variance += (len(left) - 1) / len(left) * np.sum((np.array(left) - np.mean(left)) ** 2)
+    value = statistic(*arrays)
+    half = stats.t.ppf((1 + level) / 2, min(len(x) for x in arrays) - 1) * math.sqrt(variance)
+    return value - half, value + half
+
+
+def test_unpaired_runs_of_equal_count_keep_their_unpaired_distance_and_interval():
+    """paired=False with three runs on each side: the unpaired estimator (not the paired one,
+    which equal counts would allow) and its jackknife over each sample in turn, as roots,
+    over the three runs."""
+    runs = {
+        "retrained": [result(0.02, 0.70), result(0.06, 0.66), result(0.01, 0.69)],
+        "kl": [result(0.30, 0.40), result(0.20, 0.52), result(0.26, 0.45)],
+    }
+    distance = compare_seeds(runs, paired=False).distances["kl"]
+    method, reference = points(runs["kl"]), points(runs["retrained"])
+    squared = u_squared(method, reference, paired=False)
+    assert squared != pytest.approx(u_squared(method, reference, paired=True))
+    assert distance.value == pytest.approx(math.sqrt(squared))
+    low, high = unpaired_jackknife(
+        lambda m, r: u_squared(m, r, paired=False), [method, reference], 0.95
+    )
+    assert (distance.ci_low, distance.ci_high) == pytest.approx(
+        (math.sqrt(max(low, 0.0)), math.sqrt(high))
+    )
+    assert (distance.num_seeds, distance.interval_over, distance.std) == (3, "seeds", None)
+
+
+def test_one_runs_distance_is_that_of_its_two_points():
+    runs = {"retrained": [result(0.0, 0.7)], "kl": [result(0.3, 0.3)]}
+    distance = compare_seeds(runs).distances["kl"]
+    assert distance == SeedValue(pytest.approx(0.5), None, None, 1)
+
+
+def test_a_single_run_adds_no_noise_beside_a_sample_of_several():
+    """Unpaired, a method of one run is read at its full offset (one run has no spread to
+    subtract), so a farther single run does not overtake a nearer method of several runs."""
+    runs = {
+        "retrained": [result(0.00, 0.70), result(0.02, 0.68), result(0.01, 0.71)],
+        "far": [result(0.30, 0.70)],
+        "near": [result(0.10, 0.70), result(0.11, 0.69), result(0.09, 0.71)],
+    }
+    assert compare_seeds(runs, paired=False).closest.names[0] == "near"
