@@ -532,6 +532,13 @@ JUDGED: tuple[Judged, ...] = (
         _NO_PAIRS,
     ),
     Judged(
+        "waterdrum_hf.scoring.seed_comparison.x__points",
+        "return points if reference in points and len(points) > 1 else {}",
+        "return points if reference in points and len(points) >= 1 else {}",
+        "with the reference's points alone, the distances (every point but the reference's) "
+        "are none either way, and without distances there is no closest method",
+    ),
+    Judged(
         "waterdrum_hf.schemes.exp_edit.kernel.x__jit",
         "return cast(F, numba.njit(cache=True, nogil=True)(function))  # called as the function is",
         "return cast(None, numba.njit(cache=True, nogil=True)(function))  # called as the function is",

@@ -969,6 +969,28 @@ def analytic_mean_std(tmp: Path) -> Any:
     return each(*calls)
 
 
+def seed_points(tmp: Path) -> Any:
+    """Comparisons where only the reference has both sets, where a method has them too, and
+    without a reference."""
+    from waterdrum_hf import SetValue, WaterDrumResult, compare_seeds
+
+    def run(forget: float | None, retain: float | None) -> WaterDrumResult:
+        sets = {
+            name: SetValue(v)
+            for name, v in (("forget", forget), ("retain", retain))
+            if v is not None
+        }
+        return WaterDrumResult(**sets, num_queries=4, num_scored=4, num_skipped=0)
+
+    both, retain_only = [run(0.1, 0.7), run(0.2, 0.6)], [run(None, 0.7), run(None, 0.6)]
+    return each(
+        lambda: compare_seeds({"retrained": both, "kl": retain_only}).to_dict(),
+        lambda: compare_seeds({"retrained": both, "original": both}).to_dict(),
+        lambda: compare_seeds({"retrained": both, "kl": both}).to_dict(),
+        lambda: compare_seeds({"kl": both, "ga": both}).to_dict(),
+    )
+
+
 def synthid_reading(tmp: Path) -> Any:
     """Keys of ids as a list, a 2-D array and uint32; g-values and terms under ids of several
     dtypes, for power-of-two and other table sizes (negative mixed hashes included); the
@@ -1088,6 +1110,7 @@ PROBES = {
     _PKG + "statistics.x_null_p_value": null_p_value,
     _PKG + "statistics.x_separability_auroc": separability_auroc,
     _PKG + "scoring.seed_comparison.x__finite": finite,
+    _PKG + "scoring.seed_comparison.x__points": seed_points,
     _PKG + "scoring.seed_comparison.x__typed_runs": typed_runs,
     _PKG + "scoring.seed_comparison.x_difference_interval": difference_interval,
     _PKG + "bootstrap.x_check_confidence": check_confidence,

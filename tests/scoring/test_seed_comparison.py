@@ -600,3 +600,35 @@ def test_a_single_run_adds_no_noise_beside_a_sample_of_several():
         "near": [result(0.10, 0.70), result(0.11, 0.69), result(0.09, 0.71)],
     }
     assert compare_seeds(runs, paired=False).closest.names[0] == "near"
+
+
+def test_paired_runs_rank_methods_by_their_paired_distances():
+    """Runs that share seeds: a method that moves with the retrained model's seed is ranked by
+    its steady offset (0.10), beside a steady method whose offset from each run varies
+    (0.08 on average): paired, the nearer one leads; the unpaired estimator would flip them."""
+    reference = [result(0.0, 0.7), result(0.3, 0.7), result(0.6, 0.7)]
+    runs = {
+        "retrained": reference,
+        "follows": [result(r.forget.value + 0.10, 0.7) for r in reference],
+        "steady": [result(0.38, 0.7)] * 3,
+    }
+    assert compare_seeds(runs).closest.names[0] == "steady"
+    assert compare_seeds(runs, paired=False).closest.names[0] == "follows"
+
+
+def test_methods_with_the_same_runs_tie():
+    """Two methods with identical runs: the interval of their difference is [0, 0], which does
+    not lie above 0, so both are named."""
+    runs = {
+        "retrained": [result(0.0, 0.7), result(0.02, 0.69), result(0.01, 0.71)],
+        "a": [result(0.2, 0.5), result(0.25, 0.55), result(0.22, 0.52)],
+    }
+    runs["b"] = list(runs["a"])
+    assert compare_seeds(runs).closest.names == ("a", "b")
+
+
+def test_float32_run_values_are_averaged_in_float64():
+    values = np.array([0.1, 0.2, 0.4, 0.7], dtype=np.float32)
+    expected = values.astype(np.float64)
+    interval = seed_interval(values)
+    assert interval.value == expected.mean() and interval.std == expected.std(ddof=1)

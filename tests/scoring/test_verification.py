@@ -530,3 +530,15 @@ def test_an_unscored_text_scores_numpys_nan():
     scores = Verifier(word_tokenizer(64)).score_token_ids([[1, 2, 3], [4], []], 9)
     assert np.isnan(scores[1:]).all() and not np.signbit(scores[1:]).any()
     assert scores[1:].tobytes() == np.array([np.nan, np.nan]).tobytes()
+
+
+def test_texts_with_nothing_to_count_are_logged_with_the_shortest_text_read(caplog):
+    with caplog.at_level(logging.WARNING, logger="waterdrum_hf.scoring.verification"):
+        scores = Verifier(word_tokenizer(64)).verify(["w1", "w1 w2 w3"], 5)
+    assert np.isnan(scores[0]) and not np.isnan(scores[1])
+    assert "1 of 2 texts have no countable token (fewer than n_gram=2 tokens" in caplog.text
+
+
+def test_the_built_in_tokenizers_name_is_refused_with_what_to_pass():
+    with pytest.raises(ValueError, match=r"pass waterdrum_hf.tiny.load\(\)\[1\]"):
+        Verifier("tiny")
