@@ -542,3 +542,8 @@ def test_texts_with_nothing_to_count_are_logged_with_the_shortest_text_read(capl
 def test_the_built_in_tokenizers_name_is_refused_with_what_to_pass():
     with pytest.raises(ValueError, match=r"pass waterdrum_hf.tiny.load\(\)\[1\]"):
         Verifier("tiny")
+
+
+def test_a_missing_local_tokenizer_is_named_as_a_tokenizer(tmp_path):
+    with pytest.raises(ValueError, match=r"^the tokenizer '.*missing' does not exist"):
+        Verifier(str(tmp_path / "missing"))
