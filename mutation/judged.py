@@ -80,6 +80,10 @@ _SAME_LENGTH = (
     "row; missing seeds and their computed permutations), so zip never meets unequal lengths"
 )
 _SCHEME_CASE = "scheme names are case-insensitive (resolve_scheme lowercases them)"
+_POWER_OF_TWO = (
+    "table sizes are at least 2, and for those size & (size - 2) is 0 exactly for powers of "
+    "two (an odd size keeps its lowest bit; an even size 2m gives 2 (m & (m - 1)))"
+)
 _NO_PAIRS = (
     "every scheme's null moments (PositionMoments, SynthIDNull) give a variance of 0.0 for no "
     "pairs, the value the guard returns"
@@ -518,12 +522,20 @@ JUDGED: tuple[Judged, ...] = (
             ),
         )
     ),
-    Judged(
-        _SYNTHID + "xǁSynthIDSchemeǁnull_moments",
-        "if size & (size - 1):",
-        "if size & (size - 2):",
-        "sizes are at least 2, and for those size & (size - 2) is 0 exactly for powers of two "
-        "(an odd size keeps its lowest bit; an even size 2m gives 2 (m & (m - 1)))",
+    *(
+        Judged(
+            _SYNTHID + function,
+            before,
+            before.replace("size & (size - 1)", "size & (size - 2)"),
+            _POWER_OF_TWO,
+        )
+        for function, before in (
+            ("xǁSynthIDSchemeǁnull_moments", "if size & (size - 1):"),
+            (
+                "xǁSynthIDSchemeǁ_each_layer",
+                "yield table[mixed & (size - 1) if size & (size - 1) == 0 else np.mod(mixed, size)]",
+            ),
+        )
     ),
     Judged(
         _ANALYTIC + "xǁAnalyticNullǁmean_std",
