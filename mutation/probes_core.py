@@ -991,6 +991,34 @@ def seed_points(tmp: Path) -> Any:
     )
 
 
+def scheme_refusals(tmp: Path) -> Any:
+    """Every scheme's refusals whose messages the gate reads as message-only."""
+    import torch
+
+    from waterdrum_hf.schemes import EXPEditScheme, SynthIDScheme
+    from waterdrum_hf.schemes.its.scheme import ITSWatermark
+    from waterdrum_hf.schemes.permutation import full_permutations, permuted_positions
+    from waterdrum_hf.schemes.unigram.scheme import UnigramWatermark
+
+    seeds = np.array([[1, 2]])
+    unigram = UnigramWatermark()
+    writer = unigram.logits_processor(10, [3, 4])
+    return each(
+        lambda: EXPEditScheme(gamma_edit="x"),  # type: ignore[arg-type]
+        lambda: EXPEditScheme(n_gram=3),
+        lambda: ITSWatermark(key_length=4).score([50, 60], 7, 10),
+        lambda: full_permutations(np.zeros((2, 0), dtype=np.int64), 10),
+        lambda: full_permutations(np.array([[-1, 2]]), 10),
+        lambda: full_permutations(seeds, 2.5),  # type: ignore[arg-type]
+        lambda: permuted_positions(seeds, np.array([1.5]), 10),
+        lambda: SynthIDScheme(depth=2.5),  # type: ignore[arg-type]
+        lambda: writer(torch.zeros((3, 1), dtype=torch.long), torch.zeros(3, 10)),
+        lambda: UnigramWatermark(gamma="x"),  # type: ignore[arg-type]
+        lambda: unigram.green_lists([], 10),
+        lambda: UnigramWatermark(gamma=0.01).green_size(10),
+    )
+
+
 def synthid_reading(tmp: Path) -> Any:
     """Keys of ids as a list, a 2-D array and uint32; g-values and terms under ids of several
     dtypes, for power-of-two and other table sizes (negative mixed hashes included); the
@@ -1092,6 +1120,11 @@ def permutation_inputs(tmp: Path) -> Any:
     return each(*calls)
 
 
+def permutation_checks(tmp: Path) -> Any:
+    """The seed and token checks: accepted inputs of every integer dtype, then each refusal."""
+    return [permutation_inputs(tmp), scheme_refusals(tmp)]
+
+
 def run_spread(tmp: Path) -> Any:
     """Enough shuffle work for every core: 8 seeds of 70,000 positions (thread_count > 1 on a
     machine with two cores or more)."""
@@ -1173,19 +1206,28 @@ PROBES = {
     _S + "exp_edit.scheme.x__in_vocabulary": exp_edit_costs,
     _S + "exp_edit.scheme.xǁEXPEditSchemeǁalignment_costs": exp_edit_costs,
     _S + "mt19937.x_run_spread": run_spread,
+    _S + "permutation.x__check_seeds": permutation_checks,
+    _S + "permutation.x__check_tokens": permutation_checks,
+    **{
+        _S + name: scheme_refusals
+        for name in (
+            "exp_edit.scheme.xǁEXPEditSchemeǁ__post_init__",
+            "its.scheme.xǁITSWatermarkǁscore",
+            "permutation.x__check_vocab_size",
+            "synthid.scheme.xǁSynthIDSchemeǁ__post_init__",
+            "unigram.processor.xǁUnigramLogitsProcessorǁ__call__",
+            "unigram.scheme.xǁUnigramWatermarkǁ__post_init__",
+            "unigram.scheme.xǁUnigramWatermarkǁgreen_lists",
+            "unigram.scheme.xǁUnigramWatermarkǁgreen_size",
+        )
+    },
     _S + "synthid.processor.xǁSynthIDLogitsProcessorǁ__call__": synthid_writer,
     _S + "synthid.scheme.x_synthid_keys": synthid_reading,
     _S + "synthid.scheme.xǁSynthIDSchemeǁ_each_layer": synthid_reading,
     _S + "synthid.scheme.xǁSynthIDSchemeǁnull_moments": synthid_reading,
     **{
         _S + f"permutation.x_{name}": permutation_inputs
-        for name in (
-            "_check_seeds",
-            "_check_tokens",
-            "_group_rows",
-            "_full_numba",
-            "_positions_numba",
-        )
+        for name in ("_group_rows", "_full_numba", "_positions_numba")
     },
     _S + "registry.x_resolve_scheme": resolve_scheme,
     _S + "registry.x_scheme_from_settings": scheme_from_settings,
