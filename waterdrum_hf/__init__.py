@@ -45,6 +45,8 @@ _EXPORTS = {
     "compare_seeds": "scoring.seed_comparison",
     "seed_interval": "scoring.seed_comparison",
     "difference_interval": "scoring.seed_comparison",
+    "moments_interval": "scoring.seed_comparison",
+    "welch_interval": "scoring.seed_comparison",
     "SeedComparison": "scoring.seed_comparison",
     "SeedValue": "scoring.seed_comparison",
     "ClosestMethods": "scoring.seed_comparison",
@@ -135,7 +137,9 @@ __all__ = [
     "SeedValue",
     "compare_seeds",
     "difference_interval",
+    "moments_interval",
     "seed_interval",
+    "welch_interval",
     "Interval",
     "NullReference",
     "OwnerValue",
@@ -267,7 +271,9 @@ if TYPE_CHECKING:
         SeedValue,
         compare_seeds,
         difference_interval,
+        moments_interval,
         seed_interval,
+        welch_interval,
     )
     from waterdrum_hf.scoring.verification import (
         NullReference,

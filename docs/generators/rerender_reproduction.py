@@ -22,7 +22,7 @@ from typing import Any
 from doc_blocks import ROOT
 
 from waterdrum_hf.experiments.reproduction import ReproductionConfig
-from waterdrum_hf.experiments.reproduction.comparison_results import comparison_markdown
+from waterdrum_hf.experiments.reproduction.comparison import comparison_markdown
 from waterdrum_hf.experiments.reproduction.results_markdown import markdown
 from waterdrum_hf.report.files import json_text
 from waterdrum_hf.scripts.reproduce import reproduce_command

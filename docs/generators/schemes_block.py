@@ -11,7 +11,7 @@ from typing import Any
 
 from doc_blocks import RESULTS
 
-from waterdrum_hf.experiments.reproduction.comparison_results import PAPER_TABLE_5, SCHEME_LABELS
+from waterdrum_hf.experiments.reproduction.comparison import PAPER_TABLE_5, SCHEME_LABELS
 from waterdrum_hf.experiments.reproduction.markdown_parts import (
     AUROC_RANGE,
     R2_RANGE,

@@ -26,7 +26,7 @@ from waterdrum_hf.experiments.reproduction.analysis import (
     mia_summary,
     summarise,
 )
-from waterdrum_hf.experiments.reproduction.comparison_results import comparison_markdown
+from waterdrum_hf.experiments.reproduction.comparison import comparison_markdown
 from waterdrum_hf.experiments.reproduction.meta_evaluation import summarise_seeds
 from waterdrum_hf.experiments.reproduction.results import markdown
 from waterdrum_hf.scripts.reproduce import reproduce_command

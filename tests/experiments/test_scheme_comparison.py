@@ -56,7 +56,7 @@ def comparison_results(auroc: dict[str, float], r2: dict[str, float], sd: float)
 
 
 def test_scheme_comparison_is_table_5_with_the_papers_numbers_beside_ours(tmp_path):
-    from waterdrum_hf.experiments.reproduction.comparison_results import (
+    from waterdrum_hf.experiments.reproduction.comparison import (
         comparison_markdown,
         write_comparison,
     )

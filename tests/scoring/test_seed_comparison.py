@@ -16,7 +16,9 @@ from waterdrum_hf import (
     WaterDrumResult,
     compare_seeds,
     difference_interval,
+    moments_interval,
     seed_interval,
+    welch_interval,
 )
 
 
@@ -85,6 +87,31 @@ def test_differences_are_paired_t_by_run_or_welch_unpaired():
     assert (welch.ci_low, welch.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
     with pytest.raises(ValueError, match="same runs"):
         difference_interval(a, [0.1, 0.2])
+
+
+def test_intervals_from_a_results_files_moments_are_those_of_its_runs():
+    a, b = [0.29, 0.21, 0.25, 0.31], [0.1, 0.2, 0.05]
+    moments = [(float(np.mean(v)), float(np.std(v, ddof=1)), len(v)) for v in (a, b)]
+    got = moments_interval(*moments[0], 0.9)
+    assert got == seed_interval(a, 0.9)
+    low, high = stats.t.interval(0.9, 3, loc=np.mean(a), scale=stats.sem(a))
+    assert (got.ci_low, got.ci_high) == pytest.approx((low, high), abs=1e-12)
+    welch = welch_interval(*moments, 0.8)
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.8)
+    assert welch.value == pytest.approx(np.mean(a) - np.mean(b))  # a minus b
+    assert (welch.ci_low, welch.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert welch == difference_interval(a, b, 0.8, paired=False)
+    fixed = welch_interval(moments[0], (0.2, 0.0, 4))  # a mean against a fixed number: one-sample t
+    one_sample = stats.ttest_1samp(a, 0.2).confidence_interval()
+    assert (fixed.ci_low, fixed.ci_high) == pytest.approx(
+        (one_sample.low - 0.2, one_sample.high - 0.2), abs=1e-12
+    )
+    assert moments_interval(0.3, math.nan, 1) == SeedValue(0.3, None, None, 1)
+    assert welch_interval((0.3, math.nan, 1), moments[1]).ci_low is None
+    cut = moments_interval(0.155, float(np.std([0.01, 0.3], ddof=1)), 2, bounds=(0.0, 1.0))
+    assert cut == seed_interval([0.01, 0.3], bounds=(0.0, 1.0)) and cut.ci_low == 0.0
+    with pytest.raises(ValueError, match="confidence"):
+        welch_interval(*moments, 1.5)
 
 
 def test_compare_seeds_values_differences_and_distances_from_flat_or_typed_results():

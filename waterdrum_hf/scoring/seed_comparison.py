@@ -171,13 +171,27 @@ def seed_interval(
     ``bounds``, the range the quantity can take (a distance's starts at 0): with few runs t's
     interval can reach past it, and the true mean cannot lie there."""
     array = _finite(values, "values")
+    mean, std = float(array.mean()), _sample_std(array)
+    return moments_interval(mean, std, len(array), confidence, bounds=bounds)
+
+
+def moments_interval(
+    mean: float,
+    std: float,
+    num_seeds: int,
+    confidence: float = 0.95,
+    *,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> SeedValue:
+    """:func:`seed_interval` from the runs' mean and sample standard deviation (ddof 1) alone,
+    as a results file keeps them: Student's t interval over ``num_seeds`` runs, cut to
+    ``bounds`` (none for one run)."""
     confidence = check_confidence(confidence)
-    if len(array) == 1:
-        return SeedValue(float(array[0]), None, None, 1)
-    mean, std = float(array.mean()), float(array.std(ddof=1))
-    half = _t(confidence, len(array) - 1) * std / math.sqrt(len(array))
+    if num_seeds < 2:
+        return SeedValue(mean, None, None, num_seeds)
+    half = _t(confidence, num_seeds - 1) * std / math.sqrt(num_seeds)
     low, high = max(mean - half, bounds[0]), min(mean + half, bounds[1])
-    return SeedValue(mean, low, high, len(array), std, "seeds")
+    return SeedValue(mean, low, high, num_seeds, std, "seeds")
 
 
 def difference_interval(
@@ -199,18 +213,32 @@ def difference_interval(
                 f"{len(y)}: pass paired=False for runs that share no seed."
             )
         return seed_interval(x - y, confidence, bounds=bounds)
+    x_moments, y_moments = ((float(v.mean()), _sample_std(v), len(v)) for v in (x, y))
+    return welch_interval(x_moments, y_moments, confidence, bounds=bounds)
+
+
+def welch_interval(
+    a: tuple[float, float, int],
+    b: tuple[float, float, int],
+    confidence: float = 0.95,
+    *,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> SeedValue:
+    """``a``'s mean minus ``b``'s with Welch's t interval, from each side's ``(mean, sample
+    standard deviation (ddof 1), runs)`` alone, as a results file keeps them; cut to
+    ``bounds``. No interval where a side has one run; a side of sd 0 is a fixed number."""
     confidence = check_confidence(confidence)
-    value = float(x.mean() - y.mean())
-    if len(x) < 2 or len(y) < 2:
-        return SeedValue(value, None, None, min(len(x), len(y)))
-    vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
-    se = math.sqrt(vx + vy)
+    value, runs = a[0] - b[0], min(a[2], b[2])
+    if runs < 2:
+        return SeedValue(value, None, None, runs)
+    va, vb = a[1] ** 2 / a[2], b[1] ** 2 / b[2]
+    se = math.sqrt(va + vb)
     if se == 0:
-        return SeedValue(value, value, value, min(len(x), len(y)), 0.0, "seeds")
-    df = (vx + vy) ** 2 / (vx**2 / (len(x) - 1) + vy**2 / (len(y) - 1))
+        return SeedValue(value, value, value, runs, 0.0, "seeds")
+    df = (va + vb) ** 2 / (va**2 / (a[2] - 1) + vb**2 / (b[2] - 1))
     half = _t(confidence, df) * se
     low, high = max(value - half, bounds[0]), min(value + half, bounds[1])
-    return SeedValue(value, low, high, min(len(x), len(y)), None, "seeds")
+    return SeedValue(value, low, high, runs, None, "seeds")
 
 
 def compare_seeds(
@@ -430,6 +458,10 @@ def _closest(
         if interval is None or interval[0] <= 0:
             tied.append(m)
     return ClosestMethods((best, *tied), runs)
+
+
+def _sample_std(values: np.ndarray) -> float:
+    return float(values.std(ddof=1)) if len(values) > 1 else math.nan
 
 
 def _t(confidence: float, df: float) -> float:

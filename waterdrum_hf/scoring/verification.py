@@ -138,7 +138,6 @@ class Verifier:
     def verify(self, texts: str | Sequence[str], watermark_ids: int | Sequence[int]) -> np.ndarray:
         """Score each text under its owner's watermark id (one for all texts or one per text);
         returns float64 scores (NaN: nothing to count)."""
-        texts = check_texts(texts)
         return self.score_token_ids(self.token_ids(texts), watermark_ids)
 
     def score_token_ids(

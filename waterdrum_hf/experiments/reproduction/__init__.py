@@ -29,21 +29,18 @@ def run_reproduction(
     instead), write ``results.json``, ``results.md`` and the plots into ``config.output_dir``;
     return the results. torch runs on one thread meanwhile (the small model gains nothing from
     more; restored after)."""
-    from waterdrum_hf.utils.torch_plumbing import torch_threads
-
-    if config.schemes:
-        from waterdrum_hf.experiments.reproduction.comparison import compare_schemes
-        from waterdrum_hf.experiments.reproduction.comparison_results import write_comparison
-
-        with torch_threads(1 if config.model_name_or_path is None else None):
-            results = compare_schemes(config, log)
-        write_comparison(results, config.output_dir, command=command)
-        return results
-
+    from waterdrum_hf.experiments.reproduction.comparison import compare_schemes, write_comparison
     from waterdrum_hf.experiments.reproduction.experiment import Reproduction
     from waterdrum_hf.experiments.reproduction.results import write_results
+    from waterdrum_hf.utils.torch_plumbing import torch_threads
 
-    with torch_threads(1 if config.model_name_or_path is None else None):
-        results = Reproduction(config, log).run()
-    write_results(results, config.output_dir, command=command)
+    threads = 1 if config.model_name_or_path is None else None
+    if config.schemes:
+        with torch_threads(threads):
+            results = compare_schemes(config, log)
+        write_comparison(results, config.output_dir, command=command)
+    else:
+        with torch_threads(threads):
+            results = Reproduction(config, log).run()
+        write_results(results, config.output_dir, command=command)
     return results

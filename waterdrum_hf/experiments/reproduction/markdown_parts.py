@@ -1,13 +1,17 @@
-"""Pieces shared by the results files of the reproduction and of the scheme comparison: the
-heading (command, machine, time), what ± means, numbers as the tables print them, the
-forget-value split table, and a claim's verdict read from its interval over seeds."""
+"""The parts of the reproduction's and the scheme comparison's results files that rest on the
+seeds or are shared: the heading (command, machine, time), what ± means, the forget-value split
+table, every cell over seeds (mean [t interval]) and every claim's verdict read from its
+interval. :func:`reproduction_cells` and :func:`comparison_cells` compute all of them at once
+from ``results.json``, before ``results_markdown`` and ``comparison`` lay them out."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from statistics import fmean, pstdev
 from typing import Any
 
+from waterdrum_hf.scoring.seed_comparison import moments_interval, welch_interval
 from waterdrum_hf.utils.machine import machine_record
 
 
@@ -43,6 +47,8 @@ AUROC_RANGE = (0.0, 1.0)
 R2_RANGE = (-math.inf, 1.0)
 MIA_RANGE = (-1.0, 1.0)
 """The ranges of D1 AUROC, D2 R² and the MIA value (2 AUROC - 1)."""
+MEASURE_RANGES = {"auroc": AUROC_RANGE, "r2": R2_RANGE, "r2_offset": R2_RANGE}
+"""The range of each measure of a setting's summary that a table shows."""
 
 
 def over_seeds(
@@ -57,13 +63,15 @@ def over_seeds(
     held-out set), as :func:`number`."""
     if mean is None or not math.isfinite(mean):
         return "undefined"
-    if seeds < 2:
+    cell = moments_interval(mean, _sample_sd(sd, seeds), seeds, bounds=bounds)
+    if cell.ci_low is None or cell.ci_high is None:
         return f"{mean:.3f}"
-    from scipy import stats
+    return f"{mean:.3f} [{cell.ci_low:.3f}, {cell.ci_high:.3f}]"
 
-    half = float(stats.t.ppf(0.975, seeds - 1)) * sd / math.sqrt(seeds - 1)  # sd * √(n/(n-1)) / √n
-    low, high = max(mean - half, bounds[0]), min(mean + half, bounds[1])
-    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+
+def _sample_sd(sd: float, seeds: int) -> float:
+    """The sample sd (ddof 1) of ``seeds`` values from their population sd (ddof 0)."""
+    return sd * math.sqrt(seeds / (seeds - 1)) if seeds > 1 else math.nan
 
 
 def summary_cell(
@@ -143,19 +151,135 @@ def gap_verdict(a: tuple[float, float], b: tuple[float, float], seeds: int) -> s
     interval of the gap lies above 0, "does not hold" where it lies below, "not shown" where
     it holds 0; with the gap and its interval (one seed: the gap and no verdict). ``b`` may be
     ``(0.0, 0.0)``: a mean against a fixed number."""
-    from scipy import stats
-
-    gap = a[0] - b[0]
-    words = f"{seeds} seed{'s' if seeds != 1 else ''}"
-    if seeds < 2:
-        return f"gap {gap:+.3f} at one seed, which gives no interval: no verdict"
-    variances = [(sd * sd * seeds / (seeds - 1)) / seeds for _, sd in (a, b)]
-    se = math.sqrt(sum(variances))
-    if se == 0:
-        low = high = gap
-    else:
-        df = se**4 / sum(v * v / (seeds - 1) for v in variances if v > 0)
-        half = float(stats.t.ppf(0.975, df)) * se
-        low, high = gap - half, gap + half
+    gap = welch_interval(
+        (a[0], _sample_sd(a[1], seeds), seeds), (b[0], _sample_sd(b[1], seeds), seeds)
+    )
+    if gap.ci_low is None or gap.ci_high is None:
+        return f"gap {gap.value:+.3f} at one seed, which gives no interval: no verdict"
+    low, high = gap.ci_low, gap.ci_high
     verdict = "holds" if low > 0 else "does not hold" if high < 0 else "not shown"
-    return f"{verdict} over {words} (gap {gap:+.3f}, 95 % interval [{low:+.3f}, {high:+.3f}])"
+    words = f"{seeds} seed{'s' if seeds != 1 else ''}"
+    return f"{verdict} over {words} (gap {gap.value:+.3f}, 95 % interval [{low:+.3f}, {high:+.3f}])"
+
+
+def reproduction_cells(results: Mapping[str, Any], *, title: str, command: str) -> dict[str, Any]:
+    """Everything of a reproduction's ``results.md`` that rests on the seeds, as its tables
+    print it: the heading and the words on the seeds; per setting, every measure's cells
+    (``summaries[setting][measure][metric]``), the MIA on the original and the retrained model,
+    and the claims of the expected outcome (WaterDrum's AUROC and R² above 0.9, by
+    :func:`gap_verdict`); each metric's meta-evaluation measures; each model's Forget Quality
+    per setting; the forget-value split table."""
+    seeds = len(results["config"]["seeds"])
+    meta = results.get("meta_evaluation") or {}
+    quality = results.get("forget_quality") or {}
+    return {
+        "heading": heading(title, results, command=command),
+        "seeds_sentence": seeds_sentence(seeds),
+        "first_of": first_of(seeds),
+        "summaries": {
+            setting: _summary_cells(summary, seeds)
+            for setting, summary in results["settings"].items()
+        },
+        "claims": {
+            setting: _threshold_claims(summary, seeds)
+            for setting, summary in results["settings"].items()
+        },
+        "mia": {
+            setting: {
+                model: over_seeds(m[model], m[f"{model}_std"], seeds, MIA_RANGE)
+                for model in ("original", "retrained")
+            }
+            for setting, m in results["mia"].items()
+        },
+        "meta_evaluation": {
+            metric: {
+                name: over_defined_seeds(
+                    measure["mean"],
+                    measure["std"],
+                    sum(v is not None and math.isfinite(v) for v in measure["per_seed"]),
+                    seeds,
+                    AUROC_RANGE,
+                )
+                for name, measure in measures.items()
+            }
+            for metric, measures in meta.get("metrics", {}).items()
+        },
+        "forget_quality": {
+            setting: {
+                model: over_seeds(fmean(values), pstdev(values), seeds, AUROC_RANGE)
+                for model, values in models.items()
+            }
+            for setting, models in quality.items()
+        },
+        "split": split_table(results["curves"]),
+    }
+
+
+def comparison_cells(
+    results: Mapping[str, Any],
+    curves: Mapping[str, Any],
+    *,
+    title: str,
+    command: str,
+) -> dict[str, Any]:
+    """Everything of a scheme comparison's ``results.md`` that rests on the seeds, as its
+    tables print it: the heading and the words on the seeds; every measure's cells per scheme
+    and setting (``summaries[scheme][setting][measure][metric]``); the verdict (by
+    :func:`gap_verdict`) that one scheme's WaterDrum AUROC or R² exceeds another's
+    (``exceeds[setting, measure, a, b]``) and that a scheme's R² lies below 0
+    (``below_zero[setting, scheme]``); the forget-value split table of ``curves`` (its rows'
+    labels to curves)."""
+    schemes = results["schemes"]
+    seeds = len(results["config"]["seeds"])
+
+    def waterdrum(scheme: str, setting: str, measure: str) -> tuple[float, float]:
+        summary = schemes[scheme][setting]
+        return summary[measure]["waterdrum"], summary[f"{measure}_std"]["waterdrum"]
+
+    return {
+        "heading": heading(title, results, command=command),
+        "seeds_sentence": seeds_sentence(seeds),
+        "summaries": {
+            scheme: {setting: _summary_cells(s, seeds) for setting, s in per_setting.items()}
+            for scheme, per_setting in schemes.items()
+        },
+        "exceeds": {
+            (setting, measure, a, b): gap_verdict(
+                waterdrum(a, setting, measure), waterdrum(b, setting, measure), seeds
+            )
+            for a in schemes
+            for b in schemes
+            if a != b
+            for setting in schemes[a]
+            if setting in schemes[b]
+            for measure in ("auroc", "r2")
+        },
+        "below_zero": {
+            (setting, scheme): gap_verdict((0.0, 0.0), waterdrum(scheme, setting, "r2"), seeds)
+            for scheme, per_setting in schemes.items()
+            for setting in per_setting
+        },
+        "split": split_table(curves, label="scheme, setting"),
+    }
+
+
+def _summary_cells(summary: Mapping[str, Any], seeds: int) -> dict[str, dict[str, str]]:
+    """Every metric's cell of each measure a setting's summary has (:func:`summary_cell`)."""
+    return {
+        measure: {
+            metric: summary_cell(summary, measure, metric, seeds, bounds)
+            for metric in summary[measure]
+        }
+        for measure, bounds in MEASURE_RANGES.items()
+        if measure in summary
+    }
+
+
+def _threshold_claims(summary: Mapping[str, Any], seeds: int) -> list[str]:
+    """WaterDrum's AUROC and R² above 0.9, each with its verdict over the seeds."""
+    claims = []
+    for name, label in (("auroc", "AUROC"), ("r2", "R²")):
+        mean, sd = summary[name]["waterdrum"], summary[f"{name}_std"]["waterdrum"]
+        verdict = gap_verdict((mean, sd), (0.9, 0.0), seeds) if math.isfinite(mean) else ""
+        claims.append(f"WaterDrum {label} {number(mean)} above 0.9: {verdict or 'undefined'}")
+    return claims

@@ -10,14 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.experiments.reproduction.markdown_parts import (
-    heading,
-    number,
-    over_seeds,
-    run_time,
-    seeds_sentence,
-    split_table,
-)
 from waterdrum_hf.experiments.reproduction.results_markdown import (
     D2_METRICS,
     LABELS,
@@ -32,23 +24,17 @@ from waterdrum_hf.report import (
     save_figure,
 )
 
-__all__ = [  # results.md's words live in results_markdown and markdown_parts
+__all__ = [  # results.md's words live in results_markdown
     "LABELS",
     "METRIC_COLORS",
     "PAPER",
-    "heading",
     "markdown",
-    "over_seeds",
-    "number",
     "plot_benchmarks",
     "plot_calibration",
     "plot_decoy",
     "plot_meta_evaluation",
     "plot_forget_curves",
     "plot_separability",
-    "run_time",
-    "seeds_sentence",
-    "split_table",
     "write_results",
 ]
 

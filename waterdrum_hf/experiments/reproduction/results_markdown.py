@@ -5,24 +5,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from statistics import fmean, pstdev
 from typing import Any
 
 from waterdrum_hf.experiments.reproduction.config import BUILT_IN, QA_DATASETS
-from waterdrum_hf.experiments.reproduction.markdown_parts import (
-    AUROC_RANGE,
-    MIA_RANGE,
-    R2_RANGE,
-    first_of,
-    gap_verdict,
-    heading,
-    number,
-    over_defined_seeds,
-    over_seeds,
-    seeds_sentence,
-    split_table,
-    summary_cell,
-)
+from waterdrum_hf.experiments.reproduction.markdown_parts import number, reproduction_cells
 from waterdrum_hf.report import typed
 from waterdrum_hf.report.formatting import format_interval, table_head
 
@@ -67,9 +53,6 @@ EVERY_METRIC = (
 )  # fmt: skip
 """The rows of the every-baseline tables, where measured: WaterDrum and each baseline on the
 watermarked data, then the baselines on the unwatermarked twin."""
-
-RANGES = {"auroc": AUROC_RANGE, "r2": R2_RANGE, "r2_offset": R2_RANGE}
-"""The range of each measure a table shows."""
 
 PAPER: dict[str, Any] = {
     # WaterDrum-Ax, Llama-2-7B. WaterDrum: Table 1 (AUROC +- 3 seeds), Table 2 and the offset
@@ -223,46 +206,50 @@ def paper_numbers(config: Mapping[str, Any]) -> dict[str, Any]:
     return PAPER_TOFU if config["dataset_name"] in QA_DATASETS else PAPER
 
 
+TITLE = "Reproducing WaterDrum's claims at small scale"
+
+
 def markdown(results: Mapping[str, Any], *, command: str) -> str:
     """The paper's tables with our numbers (mean [t interval] over seeds) and its numbers
-    beside."""
+    beside: every cell over seeds computed first (:func:`reproduction_cells`), then laid out
+    section by section."""
+    cells = reproduction_cells(results, title=TITLE, command=command)
     sections = (
-        _introduction(results, command),
-        _separability(results),
-        _calibration(results),
-        _mia(results),
-        _every_baseline(results),
-        _meta_evaluation(results),
+        _introduction(results, cells),
+        _separability(results, cells),
+        _calibration(results, cells),
+        _mia(results, cells),
+        _every_baseline(results, cells),
+        _meta_evaluation(results, cells),
         _plotted(
-            f"The benchmark of unlearning methods ({first_of(len(results['config']['seeds']))})",
+            f"The benchmark of unlearning methods ({cells['first_of']})",
             _benchmark_table(results["benchmark"]),
             "![benchmark](benchmark.png)",
         ),
         _benchmark_over_seeds(results.get("benchmark_runs") or {}),
-        _forget_quality(results),
+        _forget_quality(results, cells),
         _plotted(
-            f"Resilience ({first_of(len(results['config']['seeds']))})",
+            f"Resilience ({cells['first_of']})",
             _resilience_tables(results["resilience"]),
             "![decoy curve](resilience.png)",
         ),
-        ["## Expected outcome, checked", "", *_checks(results)],
+        ["## Expected outcome, checked", "", *_checks(results, cells)],
     )
     return "\n".join(line for section in sections if section for line in (*section, ""))
 
 
-def _introduction(results: Mapping[str, Any], command: str) -> list[str]:
+def _introduction(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """The title, the run's heading and what was run, in one paragraph."""
     config = results["config"]
-    seeds = len(config["seeds"])
     return [
-        *heading("Reproducing WaterDrum's claims at small scale", results, command=command),
+        *cells["heading"],
         f"Data: {_data(config)}. Model: {config['model_name_or_path'] or 'the built-in small model'}, fine-tuned "
         f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
         f"{config['max_new_tokens']} tokens each, pooled per query; ROUGE-L: the greedy continuation "
         f"({config['rouge_new_tokens']} tokens) against {_reference(config)}; MIA: Min-k% Prob "
         f"(k = {config['mia_k']:g}), reported as 2 AUROC - 1 (forget vs holdout; the paper's "
         f"1 - 2 AUROC with holdout positive). "
-        + seeds_sentence(seeds)
+        + cells["seeds_sentence"]
         + f"The paper's numbers are {_paper_dataset(config)} on Llama-2-7B. The paper measures WaterDrum on "
         "the watermarked data and, in its main tables, the baselines on models fine-tuned on the "
         "unwatermarked data, where an exact duplicate is a literal copy of its forget text; its "
@@ -285,13 +272,13 @@ def _twin(results: Mapping[str, Any]) -> bool:
     return "rouge_l_unwatermarked" in _present(results, "auroc", D1_METRICS)
 
 
-def _separability(results: Mapping[str, Any]) -> list[str]:
+def _separability(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """D1's table, and how close the duplicates are to what they duplicate."""
     settings = list(results["settings"])
     return [
         "## Separability (D1): AUROC of per-query values on the retrained model",
         "",
-        *_table(results, "auroc", settings, _present(results, "auroc", D1_METRICS)),
+        *_table(results, cells, "auroc", settings, _present(results, "auroc", D1_METRICS)),
         "",
         *_duplicate_table(
             results.get("duplicate_similarity", {}),
@@ -306,7 +293,7 @@ def _present(results: Mapping[str, Any], name: str, metrics: tuple[str, ...]) ->
     return tuple(m for m in metrics if any(m in s[name] for s in results["settings"].values()))
 
 
-def _calibration(results: Mapping[str, Any]) -> list[str]:
+def _calibration(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """D2's tables (plain and offset), the curves, the forget value split by query, and the
     ROC plot."""
     settings = list(results["settings"])
@@ -317,11 +304,11 @@ def _calibration(results: Mapping[str, Any]) -> list[str]:
         "Without referencing the retrained model (the paper's main table; its appendix's for "
         "the baselines on the watermarked data):",
         "",
-        *_table(results, "r2", settings, metrics),
+        *_table(results, cells, "r2", settings, metrics),
         "",
         "With the paper's offset relaxation (the retrained model's value subtracted first):",
         "",
-        *_table(results, "r2_offset", settings, metrics),
+        *_table(results, cells, "r2_offset", settings, metrics),
         "",
         "![calibration curves](calibration.png)",
         "",
@@ -331,29 +318,24 @@ def _calibration(results: Mapping[str, Any]) -> list[str]:
         "k = 0 value, the model carried the forget owners' watermark over from the texts it was "
         "trained on to the others, which bends the curve above the line:",
         "",
-        *split_table(results["curves"]),
+        *cells["split"],
         "",
         "![ROC curves](roc.png)",
     ]
 
 
-def _mia(results: Mapping[str, Any]) -> list[str]:
+def _mia(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """The MIA baseline on the original and the retrained model."""
-    seeds = len(results["config"]["seeds"])
     return [
         "## MIA baseline (Min-k% Prob)",
         "",
         "| setting | original model | retrained model |",
         "| --- | --- | --- |",
-        *[
-            f"| {s} | {over_seeds(m['original'], m['original_std'], seeds, MIA_RANGE)} | "
-            f"{over_seeds(m['retrained'], m['retrained_std'], seeds, MIA_RANGE)} |"
-            for s, m in results["mia"].items()
-        ],
+        *[f"| {s} | {m['original']} | {m['retrained']} |" for s, m in cells["mia"].items()],
     ]
 
 
-def _every_baseline(results: Mapping[str, Any]) -> list[str]:
+def _every_baseline(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """D1 and D2 of WaterDrum and every baseline measured, a row each, a column per setting:
     the metrics users run today beside the paper's, on the same models."""
     settings = list(results["settings"])
@@ -374,15 +356,15 @@ def _every_baseline(results: Mapping[str, Any]) -> list[str]:
         "",
         "D1, AUROC of per-query values on the retrained model (the set-level MIAs have none):",
         "",
-        *_metric_rows(results, "auroc", settings, d1_rows),
+        *_metric_rows(cells, "auroc", settings, d1_rows),
         "",
         "D2, R² of the forget value against k/|D_F| through the origin:",
         "",
-        *_metric_rows(results, "r2", settings, d2_rows),
+        *_metric_rows(cells, "r2", settings, d2_rows),
         "",
         "D2 with the retrained model's value subtracted first:",
         "",
-        *_metric_rows(results, "r2_offset", settings, d2_rows),
+        *_metric_rows(cells, "r2_offset", settings, d2_rows),
     ]
 
 
@@ -412,7 +394,7 @@ META_MEASURES = {
 """The meta-evaluation table's columns."""
 
 
-def _meta_evaluation(results: Mapping[str, Any]) -> list[str]:
+def _meta_evaluation(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """Each metric's faithfulness and robustness (OpenUnlearning's protocol), a row each."""
     meta = results.get("meta_evaluation")
     if not meta:
@@ -421,18 +403,9 @@ def _meta_evaluation(results: Mapping[str, Any]) -> list[str]:
     relearning = meta["relearning"]
     header = ["metric", *META_MEASURES.values()]
     rows = table_head(header)
-    for metric, measures in meta["metrics"].items():
-        cells = [
-            over_defined_seeds(
-                measures[m]["mean"],
-                measures[m]["std"],
-                sum(v is not None and math.isfinite(v) for v in measures[m]["per_seed"]),
-                seeds,
-                AUROC_RANGE,
-            )
-            for m in META_MEASURES
-        ]
-        rows.append(f"| {LABELS[metric]} | " + " | ".join(cells) + " |")
+    for metric, measures in cells["meta_evaluation"].items():
+        row = [measures[m] for m in META_MEASURES]
+        rows.append(f"| {LABELS[metric]} | " + " | ".join(row) + " |")
     return [
         "## The metrics' own meta-evaluation",
         "",
@@ -465,20 +438,20 @@ def _cell_words(seeds: int) -> str:
 
 
 def _metric_rows(
-    results: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]
+    cells: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]
 ) -> list[str]:
     """A row per metric, a column per setting: the ``name`` measure over seeds."""
-    seeds = len(results["config"]["seeds"])
     header = ["metric", *(s.replace("_", " ") for s in settings)]
     rows = table_head(header)
     for metric in metrics:
-        cells = [LABELS[metric]]
-        for setting in settings:
-            cells.append(
-                summary_cell(results["settings"][setting], name, metric, seeds, RANGES[name])
-            )
-        rows.append("| " + " | ".join(cells) + " |")
+        row = [LABELS[metric], *(_cell(cells, setting, name, metric) for setting in settings)]
+        rows.append("| " + " | ".join(row) + " |")
     return rows
+
+
+def _cell(cells: Mapping[str, Any], setting: str, name: str, metric: str) -> str:
+    """A setting's ``name`` measure of ``metric`` over seeds; "undefined" where not measured."""
+    return cells["summaries"][setting].get(name, {}).get(metric, "undefined")
 
 
 def _plotted(title: str, tables: list[str], plot: str) -> list[str]:
@@ -488,7 +461,11 @@ def _plotted(title: str, tables: list[str], plot: str) -> list[str]:
 
 
 def _table(
-    results: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]
+    results: Mapping[str, Any],
+    cells: Mapping[str, Any],
+    name: str,
+    settings: list[str],
+    metrics: tuple[str, ...],
 ) -> list[str]:
     seeds = len(results["config"]["seeds"])
     ours = "ours" if seeds > 1 else "ours, one seed"
@@ -498,12 +475,10 @@ def _table(
     header += [f"{LABELS[m]} (paper)" for m in paper_metrics]
     rows = table_head(header)
     for setting in settings:
-        ours = results["settings"][setting]
-        cells = [setting.replace("_", " ")]
-        for metric in metrics:
-            cells.append(summary_cell(ours, name, metric, seeds, RANGES[name]))
-        cells += [paper.get(setting, {}).get(m, "–") for m in paper_metrics]
-        rows.append("| " + " | ".join(cells) + " |")
+        row = [setting.replace("_", " ")]
+        row += [_cell(cells, setting, name, metric) for metric in metrics]
+        row += [paper.get(setting, {}).get(m, "–") for m in paper_metrics]
+        rows.append("| " + " | ".join(row) + " |")
     return rows
 
 
@@ -579,7 +554,7 @@ def _benchmark_over_seeds(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _forget_quality(results: Mapping[str, Any]) -> list[str]:
+def _forget_quality(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """TOFU's Forget Quality of the original and each unlearned model, a row each, a column
     per setting (QA runs with the baselines on the unlearned models)."""
     quality = results.get("forget_quality")
@@ -590,11 +565,8 @@ def _forget_quality(results: Mapping[str, Any]) -> list[str]:
     header = ["model", *(s.replace("_", " ") for s in settings)]
     rows = table_head(header)
     for model in quality[settings[0]]:
-        cells = []
-        for setting in settings:
-            values = quality[setting][model]
-            cells.append(over_seeds(fmean(values), pstdev(values), seeds, AUROC_RANGE))
-        rows.append(f"| {model} | " + " | ".join(cells) + " |")
+        row = [cells["forget_quality"][setting][model] for setting in settings]
+        rows.append(f"| {model} | " + " | ".join(row) + " |")
     return [
         "## Forget Quality",
         "",
@@ -634,17 +606,12 @@ def _resilience_tables(resilience: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _checks(results: Mapping[str, Any]) -> list[str]:
+def _checks(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """The expected outcome (WaterDrum's AUROC and R² above 0.9), each claim read from its
-    interval over the seeds (:func:`gap_verdict`)."""
+    interval over the seeds."""
     lines = []
-    seeds = len(results["config"]["seeds"])
     for setting, summary in results["settings"].items():
-        claims = []
-        for name, label in (("auroc", "AUROC"), ("r2", "R²")):
-            mean, sd = summary[name]["waterdrum"], summary[f"{name}_std"]["waterdrum"]
-            verdict = gap_verdict((mean, sd), (0.9, 0.0), seeds) if math.isfinite(mean) else ""
-            claims.append(f"WaterDrum {label} {number(mean)} above 0.9: {verdict or 'undefined'}")
+        claims = cells["claims"][setting]
         rouge = f"ROUGE-L AUROC {summary['auroc']['rouge_l']:.3f}"
         if "rouge_l_unwatermarked" in summary["auroc"]:
             rouge += f" ({summary['auroc']['rouge_l_unwatermarked']:.3f} on the unwatermarked data)"
@@ -653,7 +620,7 @@ def _checks(results: Mapping[str, Any]) -> list[str]:
     decoy = results["resilience"]["decoy"]
     gap = max(abs(s - (1 - i)) for i, s in zip(decoy["intercepted"], decoy["scaled"], strict=True))
     lines.append(
-        f"- Decoy curve ({first_of(seeds)}): largest distance from the diagonal {gap:.2f} "
+        f"- Decoy curve ({cells['first_of']}): largest distance from the diagonal {gap:.2f} "
         "(scaled units)."
     )
     return lines
