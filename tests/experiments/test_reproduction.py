@@ -25,7 +25,7 @@ from waterdrum_hf.experiments.reproduction.experiment import (
     summarise,
 )
 from waterdrum_hf.experiments.reproduction.meta_evaluation import META_METRICS
-from waterdrum_hf.experiments.reproduction.results import markdown
+from waterdrum_hf.experiments.reproduction.results_markdown import markdown
 from waterdrum_hf.statistics import calibration_r2, separability_auroc
 
 

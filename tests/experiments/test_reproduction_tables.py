@@ -28,7 +28,7 @@ from waterdrum_hf.experiments.reproduction.analysis import (
 )
 from waterdrum_hf.experiments.reproduction.comparison import comparison_markdown
 from waterdrum_hf.experiments.reproduction.meta_evaluation import summarise_seeds
-from waterdrum_hf.experiments.reproduction.results import markdown
+from waterdrum_hf.experiments.reproduction.results_markdown import markdown
 from waterdrum_hf.scripts.reproduce import reproduce_command
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"

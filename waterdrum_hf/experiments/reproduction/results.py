@@ -10,33 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from waterdrum_hf.experiments.reproduction.results_markdown import (
-    D2_METRICS,
-    LABELS,
-    PAPER,
-    markdown,
-)
-from waterdrum_hf.report import (
-    benchmark_figure,
-    draw_roc,
-    json_text,
-    new_figure,
-    save_figure,
-)
-
-__all__ = [  # results.md's words live in results_markdown
-    "LABELS",
-    "METRIC_COLORS",
-    "PAPER",
-    "markdown",
-    "plot_benchmarks",
-    "plot_calibration",
-    "plot_decoy",
-    "plot_meta_evaluation",
-    "plot_forget_curves",
-    "plot_separability",
-    "write_results",
-]
+from waterdrum_hf.experiments.reproduction.results_markdown import D2_METRICS, LABELS, markdown
+from waterdrum_hf.report import benchmark_figure, draw_roc, json_text, new_figure, save_figure
 
 _PALETTE = (
     *(f"C{i}" for i in range(10)),
