@@ -539,6 +539,17 @@ def test_join_names_lists_every_name_in_order():
     assert formatting.join_names(["a", "b", "c", "d"]) == "a, b, c and d"
 
 
+def test_the_null_floor_is_one_over_one_plus_the_keys_within_rounding():
+    """``1 / (1 + K)`` and anything within 1e-9 of it (relative) is the floor of an empirical
+    null of K keys; the next p-value up is not, and the analytic null (0 or no keys) has none."""
+    for keys in (1, 99, 1000):
+        assert formatting.on_null_floor(1 / (1 + keys), keys)
+        assert not formatting.on_null_floor(2 / (1 + keys), keys)
+    assert formatting.on_null_floor((1 + 1e-9) / 2, 1)  # the tolerance's edge is on the floor
+    assert not formatting.on_null_floor((1 + 2e-9) / 2, 1)
+    assert not formatting.on_null_floor(1e-6, 0) and not formatting.on_null_floor(1e-6, None)
+
+
 def test_count_phrase_plural():
     """One noun is singular, any other count plural."""
     assert formatting.count_phrase(1, "text") == "1 text"
@@ -740,6 +751,10 @@ def test_a_method_whose_pooled_watermark_is_gone_but_an_owners_is_not_says_both(
     models["npo"] = _model(_set(0.4, 0.3, 0.5), 0.3, per_owner={**owners, "a": _owner(0.3, 0.6)})
     text = "\n".join(verdict.verdict(models, {"null_keys": 99}))
     assert "pooled" not in text.split("`npo`'s answers")[1].split("\n")[0]
+    still = {"a": _owner(0.01, 0.02), "b": _owner(0.01, 0.02), "c": _owner(0.5, 0.5)}
+    models["npo"] = _model(_set(0.4, 0.3, 0.5), 0.3, per_owner=still)
+    text = "\n".join(verdict.verdict(models, {"null_keys": 99}))
+    assert "a and b's alone still are (Holm-adjusted over the 3 forgotten owners)" in text
 
 
 def test_detection_sentences_say_which_run_they_read():
@@ -750,6 +765,8 @@ def test_detection_sentences_say_which_run_they_read():
     runs = {name: [m, m] for name, m in models.items()}
     text = "\n".join(verdict.verdict(models, {"null_keys": 99}, compare_seeds(runs)))
     assert "no longer detected in `npo`'s answers in the first of the 2 runs (p = 0.300)" in text
+    assert "Still detected? In the first of the 2 training runs:" in text
+    assert "its answers in the first of the 2 runs no longer show" in text  # the closest's line
     text = "\n".join(verdict.verdict(models, {"null_keys": 99}))
     assert "no longer detected in `npo`'s answers (p = 0.300)" in text
     models["npo"] = _model(_set(0.4, 0.01, 2.5), 0.3)

@@ -228,11 +228,14 @@ def test_waterfall_function_numbers():
 
 @pytest.mark.parametrize(
     ("scheme", "settings", "error", "message"),
-    [("kgw", {"k_p": 2}, ValueError, "`k_p` is a setting of the Waterfall scheme, not of 'kgw'"),
+    [("kgw", {"k_p": 2}, ValueError,
+      "`k_p` is a setting of the Waterfall scheme, not of 'kgw': drop it, or set `gamma` instead."),
      ("waterfall", {"gamma": 0.3}, ValueError, "`gamma` is a setting of the KGW scheme"),
      ("kgw", {"gamma": 1.5}, ValueError, "`gamma` must be in (0, 1)"),
      ("kirchenbauer", {}, ValueError, "`scheme` must be one of"),
-     ("synthid", {"k_p": 2}, ValueError, "`k_p` is a setting of the Waterfall scheme, not of 'synthid'"),
+     ("synthid", {"k_p": 2}, ValueError,
+      "`k_p` is a setting of the Waterfall scheme, not of 'synthid': drop it, or set `depth` or "
+      "`sampling_table_size` or `sampling_table_seed` instead."),
      ("waterfall", {"depth": 4}, ValueError, "`depth` is a setting of the SynthID scheme"),
      ("waterfall", {"kappa": 4}, TypeError, "['kappa'] are not settings of any scheme"),
      (WaterfallScheme(), {"k_p": 2}, TypeError, "pass `k_p` inside the scheme")],

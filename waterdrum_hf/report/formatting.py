@@ -37,4 +37,6 @@ def p_value_text(p_value: float, null_keys: int | None) -> str:
 def on_null_floor(p_value: float, null_keys: int | None) -> bool:
     """Whether ``p_value`` is the smallest an empirical null of ``null_keys`` keys gives,
     ``1 / (1 + K)`` (never, for the analytic null: ``null_keys`` 0 or None)."""
-    return bool(null_keys) and p_value * (1 + (null_keys or 0)) <= 1 + 1e-9
+    if not null_keys:
+        return False
+    return p_value * (1 + null_keys) <= 1 + 1e-9  # within rounding of the floor

@@ -79,11 +79,10 @@ def resolve_scheme(scheme: str | WatermarkScheme = "waterfall", **settings: Any)
     for setting in given:
         if setting not in READING_SETTINGS[name] + COMMON_SETTINGS:
             owner = next(s for s, names in READING_SETTINGS.items() if setting in names)
-            own = READING_SETTINGS[name]
-            instead = f"set {' or '.join(f'`{n}`' for n in own)} instead" if own else "it has none"
+            own = " or ".join(f"`{n}`" for n in READING_SETTINGS[name])  # every scheme has one
             raise ValueError(
                 f"`{setting}` is a setting of the {scheme_label(owner)} scheme, not of "
-                f"{name!r}: drop it, or {instead}."
+                f"{name!r}: drop it, or set {own} instead."
             )
     return SCHEMES[name](**given)
 
