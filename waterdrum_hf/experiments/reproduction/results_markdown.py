@@ -401,11 +401,13 @@ def _meta_evaluation(results: Mapping[str, Any], cells: Mapping[str, Any]) -> li
         return []
     seeds = len(results["config"]["seeds"])
     relearning = meta["relearning"]
-    header = ["metric", *META_MEASURES.values()]
-    rows = table_head(header)
-    for metric, measures in cells["meta_evaluation"].items():
-        row = [measures[m] for m in META_MEASURES]
-        rows.append(f"| {LABELS[metric]} | " + " | ".join(row) + " |")
+    rows = _rows(
+        ["metric", *META_MEASURES.values()],
+        {
+            LABELS[metric]: [m[k] for k in META_MEASURES]
+            for metric, m in cells["meta_evaluation"].items()
+        },
+    )
     return [
         "## The metrics' own meta-evaluation",
         "",
@@ -441,12 +443,18 @@ def _metric_rows(
     cells: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]
 ) -> list[str]:
     """A row per metric, a column per setting: the ``name`` measure over seeds."""
-    header = ["metric", *(s.replace("_", " ") for s in settings)]
-    rows = table_head(header)
-    for metric in metrics:
-        row = [LABELS[metric], *(_cell(cells, setting, name, metric) for setting in settings)]
-        rows.append("| " + " | ".join(row) + " |")
-    return rows
+    return _rows(
+        ["metric", *(s.replace("_", " ") for s in settings)],
+        {LABELS[m]: [_cell(cells, setting, name, m) for setting in settings] for m in metrics},
+    )
+
+
+def _rows(header: list[str], rows: Mapping[str, list[str]]) -> list[str]:
+    """A Markdown table: ``header``, then a row per name, its cells after it."""
+    return [
+        *table_head(header),
+        *(f"| {name} | " + " | ".join(row) + " |" for name, row in rows.items()),
+    ]
 
 
 def _cell(cells: Mapping[str, Any], setting: str, name: str, metric: str) -> str:
@@ -473,13 +481,16 @@ def _table(
     paper = paper_numbers(results["config"])[name]
     paper_metrics = [m for m in metrics if any(m in paper.get(s, {}) for s in settings)]
     header += [f"{LABELS[m]} (paper)" for m in paper_metrics]
-    rows = table_head(header)
-    for setting in settings:
-        row = [setting.replace("_", " ")]
-        row += [_cell(cells, setting, name, metric) for metric in metrics]
-        row += [paper.get(setting, {}).get(m, "–") for m in paper_metrics]
-        rows.append("| " + " | ".join(row) + " |")
-    return rows
+    return _rows(
+        header,
+        {
+            setting.replace("_", " "): [
+                *(_cell(cells, setting, name, metric) for metric in metrics),
+                *(paper.get(setting, {}).get(m, "–") for m in paper_metrics),
+            ]
+            for setting in settings
+        },
+    )
 
 
 def _duplicate_table(
@@ -562,11 +573,10 @@ def _forget_quality(results: Mapping[str, Any], cells: Mapping[str, Any]) -> lis
         return []
     seeds = len(results["config"]["seeds"])
     settings = list(quality)
-    header = ["model", *(s.replace("_", " ") for s in settings)]
-    rows = table_head(header)
-    for model in quality[settings[0]]:
-        row = [cells["forget_quality"][setting][model] for setting in settings]
-        rows.append(f"| {model} | " + " | ".join(row) + " |")
+    rows = _rows(
+        ["model", *(s.replace("_", " ") for s in settings)],
+        {m: [cells["forget_quality"][s][m] for s in settings] for m in quality[settings[0]]},
+    )
     return [
         "## Forget Quality",
         "",
