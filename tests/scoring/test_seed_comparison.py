@@ -612,6 +612,31 @@ def test_unpaired_runs_of_equal_count_keep_their_unpaired_distance_and_interval(
     assert (distance.num_seeds, distance.interval_over, distance.std) == (3, "seeds", None)
 
 
+def test_unpaired_runs_of_unequal_counts_leave_out_each_samples_own_runs():
+    """Four retrained runs beside three of the method: the jackknife leaves out each run of
+    each sample in turn (four from the reference, three from the method), never a run of the
+    other sample; t over the fewer runs."""
+    runs = {
+        "retrained": [
+            result(0.02, 0.70),
+            result(0.06, 0.66),
+            result(0.01, 0.69),
+            result(0.04, 0.71),
+        ],
+        "kl": [result(0.30, 0.40), result(0.20, 0.52), result(0.26, 0.45)],
+    }
+    distance = compare_seeds(runs, paired=False).distances["kl"]
+    method, reference = points(runs["kl"]), points(runs["retrained"])
+    low, high = unpaired_jackknife(
+        lambda m, r: u_squared(m, r, paired=False), [method, reference], 0.95
+    )
+    assert distance.value == pytest.approx(math.sqrt(u_squared(method, reference, paired=False)))
+    assert (distance.ci_low, distance.ci_high) == pytest.approx(
+        (math.sqrt(max(low, 0.0)), math.sqrt(high))
+    )
+    assert distance.num_seeds == 3
+
+
 def test_one_runs_distance_is_that_of_its_two_points():
     runs = {"retrained": [result(0.0, 0.7)], "kl": [result(0.3, 0.3)]}
     distance = compare_seeds(runs).distances["kl"]
