@@ -87,6 +87,15 @@ def test_differences_are_paired_t_by_run_or_welch_unpaired():
     assert (welch.ci_low, welch.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
     with pytest.raises(ValueError, match="same runs"):
         difference_interval(a, [0.1, 0.2])
+    cut = difference_interval([0.01, 0.3], [0.0, 0.01], paired=False, bounds=(0.0, math.inf))
+    assert (
+        cut.ci_low == 0.0
+        and cut.ci_high
+        == welch_interval(
+            (0.155, float(np.std([0.01, 0.3], ddof=1)), 2),
+            (0.005, float(np.std([0.0, 0.01], ddof=1)), 2),
+        ).ci_high
+    )  # Welch's interval reaches below 0; cut there, and only there
 
 
 def test_intervals_from_a_results_files_moments_are_those_of_its_runs():
