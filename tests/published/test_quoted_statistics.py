@@ -495,8 +495,8 @@ QUOTES = [
     ),
     Quote(
         "mutation",
-        "the minutes of the last complete run of the core (26 Nov)",
-        r"the last complete run of the core: (\d+) minutes",
+        "the minutes of the last fresh run of every module (26 Nov)",
+        r"the last fresh run of every module: (\d+) minutes",
         lambda: [
             _header(
                 GATE + "mutation.md",
