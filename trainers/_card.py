@@ -13,11 +13,12 @@ import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, cast
 
 from huggingface_hub import ModelCard, ModelCardData
 from transformers import Trainer
+
+from waterdrum_hf.trainers._upstream import installed_version
 
 WATERDRUM_PREFIX = "waterdrum/"
 TAGS = ("unlearning", "waterdrum")
@@ -131,13 +132,8 @@ def last_waterdrum_values(
 
 def framework_versions() -> list[tuple[str, str]]:
     """``(package, version)`` of the frameworks installed among :data:`FRAMEWORKS`."""
-    found = []
-    for name in FRAMEWORKS:
-        try:
-            found.append((name, version(name)))
-        except PackageNotFoundError:
-            continue
-    return found
+    installed = [(name, installed_version(name)) for name in FRAMEWORKS]
+    return [(name, number) for name, number in installed if number is not None]
 
 
 def model_card(facts: CardFacts, log_history: Iterable[Mapping[str, Any]]) -> ModelCard:

@@ -43,20 +43,11 @@ def build_pairs(
                 "pass either train_dataset (forget/retain pairs, or rows with a boolean forget "
                 "column) or forget_dataset and retain_dataset, not both"
             )
-        if not _holds_pairs(train_dataset):
-            forget_dataset, retain_dataset = split_on_forget_column(
-                train_dataset, forget_column, retain_needed=retain_needed
-            )
-            return build_pairs(
-                None,
-                forget_dataset,
-                retain_dataset,
-                seed=seed,
-                retain_needed=retain_needed,
-                alternative_answers=alternative_answers,
-                **columns,
-            )
-        return _checked_pairs(train_dataset, alternative_answers, columns)
+        if _holds_pairs(train_dataset):
+            return _checked_pairs(train_dataset, alternative_answers, columns)
+        forget_dataset, retain_dataset = split_on_forget_column(
+            train_dataset, forget_column, retain_needed=retain_needed
+        )
     if forget_dataset is None:
         raise ValueError(
             "no forget set: pass train_dataset= with a boolean 'forget' column, or "
@@ -278,7 +269,7 @@ def _row_columns(dataset: Any) -> list[set[str]]:
     if isinstance(dataset, Sequence):
         return [set(row) if isinstance(row, Mapping) else set() for row in dataset]
     try:
-        first = _first_row(dataset)
+        first = dataset[0] if len(dataset) else {}
     except (TypeError, NotImplementedError):  # iterable only: checked at the first batch
         return []
     return [set(first)] if isinstance(first, Mapping) else [set()]
@@ -300,7 +291,3 @@ def _holds_pairs(train_dataset: Any) -> bool:
     except (TypeError, NotImplementedError, KeyError):
         return not isinstance(train_dataset, Dataset)
     return isinstance(first, Mapping) and "forget" in first and "retain" in first
-
-
-def _first_row(dataset: Any) -> Mapping[str, Any]:
-    return dataset[0] if len(dataset) else {}

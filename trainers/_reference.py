@@ -47,10 +47,10 @@ def build_reference(
         return None, reference_adapter(trainer.model)
     if ref_model is None:
         assert trainer.model is not None  # Trainer.__init__ has set the model it was given
-        reference = frozen_copy(trainer.model)
+        reference = copy_model(trainer.model, "the frozen reference").eval()
     else:
         reference = load_model(ref_model, trainer.args, quantization_config, argument="ref_model")
-        reference.requires_grad_(False)
+    reference.requires_grad_(False)
     if trainer.is_deepspeed_enabled:
         return reference_preparer("deepspeed")(reference, trainer.accelerator), None
     if trainer.is_fsdp_enabled:
@@ -68,13 +68,6 @@ def copy_model(model: torch.nn.Module, purpose: str) -> torch.nn.Module:
             "ref_model= a frozen copy of it (e.g. loaded again with from_pretrained), or train a "
             "peft model, whose reference is the same model with its adapter disabled"
         ) from error
-
-
-def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:
-    """An eval-mode copy of ``model`` with every parameter frozen."""
-    reference = copy_model(model, "the frozen reference")
-    reference.requires_grad_(False)
-    return reference.eval()
 
 
 def reference_adapter(model: PeftModel) -> str | None:

@@ -50,7 +50,7 @@ def reference_preparer(kind: str, trl_version: str | None = None) -> Callable[[A
     installed TRL is outside :data:`TRL_TESTED` or lacks them."""
     if kind not in ("deepspeed", "fsdp"):
         raise ValueError(f"kind must be 'deepspeed' or 'fsdp', got {kind!r}")
-    trl_version = _installed("trl") if trl_version is None else trl_version
+    trl_version = installed_version("trl") if trl_version is None else trl_version
     name = f"prepare_{kind}"
     fix = (
         f"install trl{TRL_TESTED}, or train a PEFT model (its reference is the same model with "
@@ -69,7 +69,8 @@ def reference_preparer(kind: str, trl_version: str | None = None) -> Callable[[A
     return preparer
 
 
-def _installed(package: str) -> str | None:
+def installed_version(package: str) -> str | None:
+    """The installed version of ``package`` (``None``: not installed)."""
     try:
         return version(package)
     except PackageNotFoundError:

@@ -317,12 +317,11 @@ class UnlearningTrainer(ModelCardTrainer):
         """
         mode = self._mode()
         pending = self._metrics[mode]
-        loss_key = "loss" if mode == "train" else f"{self._eval_prefix}_loss"
-        if pending and loss_key in logs:
+        prefix = "" if mode == "train" else f"{self._eval_prefix}_"
+        if pending and f"{prefix}loss" in logs:
             names = sorted(pending)
             local = torch.stack([torch.stack(pending[name]).mean() for name in names])
             means = self.accelerator.reduce(local, reduction="mean").tolist()
-            prefix = "" if mode == "train" else f"{self._eval_prefix}_"
             logs.update({f"{prefix}{name}": mean for name, mean in zip(names, means, strict=True)})
             pending.clear()
         super().log(logs, start_time)
@@ -370,9 +369,7 @@ class UnlearningTrainer(ModelCardTrainer):
         if self.model is not None:
             self.model_wrapped = self.model
         self.accelerator.free_memory()
-        parent = getattr(super(), "end", None)
-        if parent is not None:
-            parent()
+        super().end()  # type: ignore[no-untyped-call]  # unannotated in transformers
 
     # ---- the model card --------------------------------------------------------------------
 

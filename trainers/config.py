@@ -79,7 +79,7 @@ class UnlearningConfig(TrainingArguments):
             self.model_init_kwargs = _json_object(self.model_init_kwargs, "model_init_kwargs")
         self._bf16_where_supported()
         super().__post_init__()  # type: ignore[no-untyped-call]  # unannotated in transformers
-        if self.dataloader_pin_memory and (self.use_cpu or not _has_accelerator()):
+        if self.dataloader_pin_memory and (self.use_cpu or not torch.accelerator.is_available()):
             self.dataloader_pin_memory = False  # pinning without an accelerator only warns
         check_fields(self, non_negative=("forget_weight", "retain_weight"))
         if self.forget_weight == 0 and self.retain_weight == 0:
@@ -135,12 +135,3 @@ def _json_object(text: str, name: str) -> dict[str, Any]:
             f'{name} must be a JSON object such as \'{{"dtype": "bfloat16"}}\', got {text!r}'
         )
     return value
-
-
-def _has_accelerator() -> bool:
-    """Whether torch sees a device that pinned memory serves (``torch.accelerator``, torch >=
-    2.6; CUDA before)."""
-    accelerator = getattr(torch, "accelerator", None)
-    if accelerator is not None and hasattr(accelerator, "is_available"):
-        return bool(accelerator.is_available())
-    return torch.cuda.is_available()

@@ -47,14 +47,9 @@ class IdkDPOTrainer(IdkTrainer):
     needs_reference = True
 
     def forget_loss(self, model: torch.nn.Module, inputs: Mapping[str, Batch]) -> torch.Tensor:
-        chosen, rejected = self.refusal_batch(inputs), inputs["forget"]
-        log_probs = [self.log_prob(model, chosen), self.log_prob(model, rejected)]
-        ref_log_probs = [
-            self.log_prob(model, chosen, reference=True),
-            self.log_prob(model, rejected, reference=True),
-        ]
-        margin = (log_probs[0] - ref_log_probs[0]) - (log_probs[1] - ref_log_probs[1])
+        pair = self.refusal_batch(inputs), inputs["forget"]  # (chosen, rejected)
+        chosen, rejected = [self.log_prob(model, batch) for batch in pair]
+        ref_chosen, ref_rejected = [self.log_prob(model, batch, reference=True) for batch in pair]
+        margin = (chosen - ref_chosen) - (rejected - ref_rejected)
         self.record("rewards/margin", self.args.beta * margin.mean())
-        return dpo_sigmoid_loss(
-            log_probs[0], log_probs[1], ref_log_probs[0], ref_log_probs[1], self.args.beta
-        ).mean()
+        return dpo_sigmoid_loss(chosen, rejected, ref_chosen, ref_rejected, self.args.beta).mean()

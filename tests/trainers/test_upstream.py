@@ -43,7 +43,7 @@ def test_the_fence_gives_trls_preparers_in_the_tested_range(kind):
 
 @pytest.mark.parametrize("installed", ["0.28.1", "2.0.0", None])
 def test_the_fence_refuses_other_trl_versions_in_one_line(installed, monkeypatch):
-    monkeypatch.setattr(_upstream, "_installed", lambda package: installed)
+    monkeypatch.setattr(_upstream, "installed_version", lambda package: installed)
     with pytest.raises(RuntimeError, match=r"^a frozen reference model under fsdp is wrapped with "
                        r"trl.models.utils.prepare_fsdp, tested with trl<2,>=0.29 only") as raised:  # fmt: skip
         _upstream.reference_preparer("fsdp")

@@ -175,10 +175,9 @@ def min_k_plus_plus_prob(
 ) -> np.ndarray:
     """Min-k%++ of each text under ``model`` (tokens scored as :func:`mia_scores` says; NaN
     for a text of fewer than two tokens)."""
-    attacks = ["min_k_plus_plus"]
-    return mia_scores(model, tokenizer, texts, k=k, attacks=attacks, batch_size=batch_size)[
-        attacks[0]
-    ]
+    return mia_scores(
+        model, tokenizer, texts, k=k, attacks=["min_k_plus_plus"], batch_size=batch_size
+    )["min_k_plus_plus"]
 
 
 def mia_value(member_scores: Sequence[float], holdout_scores: Sequence[float]) -> float:

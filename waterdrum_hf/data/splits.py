@@ -52,8 +52,7 @@ def split_by_owner(
     Row order is kept on both sides. Every forget id must own at least one row, so a typo
     cannot silently give an empty forget set.
     """
-    owners = list(dataset[_checked_id_column(dataset, id_column)])
-    ids = _checked_forget_ids(forget_ids, owners)
+    owners, ids = _owners_and_forget_ids(dataset, forget_ids, id_column)
     forget_rows, retain_rows = partition_by_owner(range(len(owners)), owners, ids)
     return dataset.select(forget_rows), dataset.select(retain_rows)
 
@@ -70,24 +69,23 @@ def mark_forget(
     The one-dataset form the unlearning trainers and ``waterdrum unlearn`` take (TRL-style:
     one ``train_dataset``); the same checks as :func:`split_by_owner`.
     """
-    owners = list(dataset[_checked_id_column(dataset, id_column)])
-    ids = _checked_forget_ids(forget_ids, owners)
+    owners, ids = _owners_and_forget_ids(dataset, forget_ids, id_column)
     if forget_column in dataset.column_names:
         raise ValueError(f"the dataset already has a {forget_column!r} column")
     return dataset.add_column(forget_column, [owner in ids for owner in owners])
 
 
-def _checked_id_column(dataset: Dataset, id_column: str) -> str:
+def _owners_and_forget_ids(
+    dataset: Dataset, forget_ids: int | Iterable[int], id_column: str
+) -> tuple[list[Hashable], set[int]]:
+    """Each row's owner (its ``id_column``), and the forget ids as a set, each owning a row
+    (errors never show an id)."""
     if id_column not in dataset.column_names:
         raise ValueError(
             f"id_column {id_column!r} is not a column of the dataset (columns: "
             f"{dataset.column_names}); add one, e.g. with waterdrum_hf.data.load_waterdrum_ax"
         )
-    return id_column
-
-
-def _checked_forget_ids(forget_ids: int | Iterable[int], owners: list[Hashable]) -> set[int]:
-    """The forget ids as a set, each owning a row of ``owners`` (errors never show an id)."""
+    owners = list(dataset[id_column])
     ids = [forget_ids] if isinstance(forget_ids, int) else list(forget_ids)
     if not ids or any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
         kinds = ", ".join(sorted({type(i).__name__ for i in ids})) or "nothing"
@@ -102,7 +100,7 @@ def _checked_forget_ids(forget_ids: int | Iterable[int], owners: list[Hashable])
             f"{len(missing)} of {len(set(ids))} forget_ids own no row of the dataset "
             f"({len(set(owners))} owners present); check the ids and `id_column`."
         )
-    return set(ids)
+    return owners, set(ids)
 
 
 def calibration_train_set(forget: Dataset, retain: Dataset, fraction: float) -> Dataset:

@@ -34,7 +34,6 @@ reads one text token by token under an owner's key, and
 from waterdrum_hf.report.audit_section import (
     AUDIT_EXPLANATION,
     audit_section,
-    plot_audits,
 )
 from waterdrum_hf.report.files import (
     json_text,
@@ -43,11 +42,8 @@ from waterdrum_hf.report.files import (
 )
 from waterdrum_hf.report.findings import (
     DETECTION_LEVEL,
-    Results,
     closest_to_retrained,
     detected,
-    forgotten_owners,
-    interval_level,
     p_value_floor,
     run_comparison,
     typed,
@@ -56,7 +52,6 @@ from waterdrum_hf.report.findings import (
 from waterdrum_hf.report.plots import (
     IDEAL_COLOR,
     LABEL_OFFSETS,
-    MODEL_COLORS,
     OTHER_COLORS,
     benchmark_figure,
     draw_benchmark,
@@ -76,18 +71,8 @@ from waterdrum_hf.report.text import (
     markdown,
 )
 from waterdrum_hf.report.token_view import (
-    TokenView,
-    level_colour,
-    token_colour,
-    token_level,
     token_view,
     unlearning_token_views,
-)
-from waterdrum_hf.report.token_view_render import (
-    plot_token_views,
-    token_views_figure,
-    token_views_html,
-    write_token_views,
 )
 
 __all__ = [
@@ -95,11 +80,8 @@ __all__ = [
     "DETECTION_LEVEL",
     "IDEAL_COLOR",
     "LABEL_OFFSETS",
-    "MODEL_COLORS",
     "OTHER_COLORS",
     "Q_DEFINITION",
-    "Results",
-    "TokenView",
     "audit_section",
     "benchmark_figure",
     "closest_to_retrained",
@@ -107,32 +89,22 @@ __all__ = [
     "detected",
     "draw_benchmark",
     "draw_roc",
-    "forgotten_owners",
-    "interval_level",
     "json_text",
     "label_points",
     "markdown",
     "model_color",
     "new_figure",
     "p_value_floor",
-    "plot_audits",
     "plot_benchmark",
-    "level_colour",
     "plot_curves",
     "plot_per_owner",
     "plot_roc",
-    "plot_token_views",
     "read_report",
     "run_comparison",
     "save_figure",
-    "token_colour",
-    "token_level",
     "token_view",
-    "token_views_figure",
-    "token_views_html",
     "typed",
     "typed_audits",
     "unlearning_token_views",
     "write_report",
-    "write_token_views",
 ]
