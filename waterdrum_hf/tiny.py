@@ -217,7 +217,9 @@ def cache_path(
     if recipe == _Recipe():
         return SHIPPED
     if cache_dir is None:
-        cache_dir = Path(_hf_home()) / "waterdrum_hf"
+        from huggingface_hub import constants
+
+        cache_dir = Path(os.environ.get("HF_HOME") or constants.HF_HOME) / "waterdrum_hf"
     label = f"h{recipe.hidden_size}x{recipe.num_layers}"
     name = f"tiny-{label}-{VERSION}-{_fingerprint(_corpus_texts(), recipe)}-{cpu_kernels()}"
     return (Path(cache_dir) / name).resolve()
@@ -282,13 +284,9 @@ def build_reproducibly(path: str | os.PathLike[str], *, show_progress: bool | No
         "import sys; from waterdrum_hf import tiny; tiny._build_under_build_kernels(sys.argv[1:])"
     )
     arguments = [str(path), {None: "", True: "1", False: "0"}[show_progress]]
-    subprocess.run([sys.executable, "-c", child, *arguments], env=_build_env(), check=True)
+    env = {**os.environ, **BUILD_KERNELS, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, "-c", child, *arguments], env=env, check=True)
     return path
-
-
-def _build_env() -> dict[str, str]:
-    """This process's environment with :data:`BUILD_KERNELS` and one thread everywhere."""
-    return {**os.environ, **BUILD_KERNELS, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _recipe(size: str | TinySize) -> _Recipe:
@@ -309,12 +307,6 @@ def _fingerprint(texts: list[str], recipe: _Recipe) -> str:
     for text in texts:
         digest.update(text.encode())
     return digest.hexdigest()[:10]
-
-
-def _hf_home() -> str:
-    from huggingface_hub import constants
-
-    return os.environ.get("HF_HOME") or constants.HF_HOME
 
 
 def _corpus_texts() -> list[str]:

@@ -260,11 +260,10 @@ class WaterDrumCallback(BoundCallback):
         if self._train_start is None or not state.is_world_process_zero:
             return
         total = time.perf_counter() - self._train_start
-        message = (
+        logger.info(
             f"WaterDrumCallback: {self._seconds:.1f} s of {total:.1f} s of training "
             f"({100 * self._seconds / max(total, 1e-9):.1f} %) went to WaterDrum evaluation."
         )
-        logger.info(message)
         if self.plan.model_card is not None and self.last_result is not None:
             from waterdrum_hf.hub_results.publish import write_hub_results
 
@@ -349,23 +348,17 @@ class WaterDrumCallback(BoundCallback):
                 values[f"{name}_ratio"] = values[name] / base
         self.history.append({"step": state.global_step, **values})
         if self.stop_when is not None and self.stopped_at is None and state.global_step > 0:
-            # The rule sees what every process sees alike: not the local timing.
-            self._check_stop(
-                {k: v for k, v in values.items() if k != "seconds"}, values, state, control
-            )
+            self._check_stop(values, state, control)
         should_log = control.should_log  # Trainer.log resets it: the step's own log must stay
         trainer.log({PREFIX + name: value for name, value in values.items()})
         control.should_log = should_log
 
     def _check_stop(
-        self,
-        shared: dict[str, float],
-        values: dict[str, float],
-        state: TrainerState,
-        control: TrainerControl,
+        self, values: dict[str, float], state: TrainerState, control: TrainerControl
     ) -> None:
         assert self.stop_when is not None  # _evaluate checks before it calls
-        holds, reason = self.stop_when(shared)
+        # The rule sees what every process sees alike: not the local timing.
+        holds, reason = self.stop_when({k: v for k, v in values.items() if k != "seconds"})
         if not holds:
             return
         self.stopped_at, self.stop_reason = state.global_step, reason

@@ -47,9 +47,7 @@ from waterdrum_hf.utils.progress import logged_stage
 __all__ = [
     "DEFAULT_METHODS",
     "DemoConfig",
-    "DemoData",
     "demo_command",
-    "demo_corpus",
     "run_demo",
     "score_command",
     "train_models",
@@ -135,9 +133,7 @@ class _Demo:
         curves, curve_sampling = self.unlearn(setting, models)
         results, sampled = self.score(setting, models)
         runs = [results] + [self.rerun(setting, seed) for seed in other_seeds]
-        audits = None
-        if self.config.audits:
-            audits = self.audit(setting, models, results)
+        audits = self.audit(setting, models, results) if self.config.audits else None
         report = self.report(data, results, curves, curve_sampling, audits, runs)
         report["token_views"] = self.token_views(setting, results, sampled)
         write_report(report, self.out, title="WaterDrum demo report")

@@ -236,6 +236,8 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
     """The ``waterdrum score`` command that scores the demo's model ``name`` (saved in
     ``model``) as the demo did: the same queries, samples, null keys and seed, so it prints the
     demo's values (it needs the files of ``write_keys``)."""
+    import shlex
+
     out = Path(config.output_dir)
     arguments = {
         "--model-name-or-path": model,
@@ -254,7 +256,10 @@ def score_command(config: DemoConfig, name: str, model: str | Path) -> str:
         "--name": name,
         "--output-dir": out / f"score-{name}",
     }
-    return _command([*waterdrum_program(), "score"], arguments)
+    words = [*waterdrum_program(), "score"]
+    for option, value in arguments.items():
+        words += [option, str(value)]
+    return shlex.join(words)
 
 
 def demo_command(config: DemoConfig) -> str:
@@ -287,11 +292,3 @@ def waterdrum_program() -> list[str]:
     ):
         return [os.path.relpath(sys.executable), "-m", "waterdrum_hf"]
     return ["waterdrum"]
-
-
-def _command(words: list[str], arguments: Mapping[str, Any]) -> str:
-    import shlex
-
-    for option, value in arguments.items():
-        words += [option, str(value)]
-    return shlex.join(words)

@@ -83,12 +83,8 @@ class CachedPipeline:
                 out = rows.map(watermarker, batched=True, batch_size=64, load_from_cache_file=False)
             return {"text": list(out["text"]), "score": list(out[SCORE_COLUMN])}
 
-        data = self.cached(stage, compute)
+        data = self.cache.cached_json(stage, compute)
         return data["text"], data["score"]
-
-    def cached(self, stage: Stage, compute: Callable[[], Any]) -> Any:
-        """``compute()`` (anything JSON can hold), computed once per stage."""
-        return self.cache.cached_json(stage, compute)
 
     def save(self, model: Any, folder: Path) -> None:
         """``model`` and the tokenizer saved into ``folder`` (``save_pretrained``)."""
@@ -174,9 +170,11 @@ class CachedPipeline:
             curve = [
                 {k: v for k, v in h.items() if k in ("step", "forget", "retain")} for h in history
             ]
-            _write_json(folder / "curve.json", curve)
+            (folder / "curve.json").write_text(json.dumps(curve))
 
-        return stage, self.cache.load_or_build(stage, build, lambda f: _read_json(f / "curve.json"))
+        return stage, self.cache.load_or_build(
+            stage, build, lambda folder: json.loads((folder / "curve.json").read_text())
+        )
 
     def relearned(self, model: Stage, texts: Sequence[str], config: Any) -> Stage:
         """``model`` fine-tuned on ``texts`` as the relearning audit does it
@@ -265,7 +263,7 @@ class CachedPipeline:
             model_stage,
         )
 
-        return self.cached(
+        return self.cache.cached_json(
             stage,
             lambda: generate(
                 self.load(model_stage),
@@ -287,7 +285,7 @@ class CachedPipeline:
 
         def cache(model: str, audit: str, settings: Mapping[str, Any], compute: Callable[[], Any]):
             stage = self.cache.stage(f"audit-{model}-{audit}", dict(settings), stages[model])
-            return self.cached(stage, compute)
+            return self.cache.cached_json(stage, compute)
 
         return cache
 
@@ -302,11 +300,3 @@ class CachedPipeline:
 
         with library_progress(self.show_progress):
             return load_causal_lm(stage.path)
-
-
-def _write_json(path: Path, value: Any) -> None:
-    path.write_text(json.dumps(value))
-
-
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text())

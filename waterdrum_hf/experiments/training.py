@@ -80,7 +80,6 @@ def finetune(
         )
     model = copy.deepcopy(model).train()
     encoded = [prompt_token_ids(tokenizer, t)[:255] + [tokenizer.eos_token_id] for t in texts]
-    dataset = Dataset.from_dict({"input_ids": encoded})
     args = TrainingArguments(
         **training.arguments(output_dir, show_progress),
         num_train_epochs=epochs,
@@ -90,7 +89,7 @@ def finetune(
     trainer = Trainer(
         model=model,
         args=args,
-        train_dataset=dataset,
+        train_dataset=Dataset.from_dict({"input_ids": encoded}),
         data_collator=functools.partial(causal_lm_batch, pad_id=pad_token_id(tokenizer)),
     )
     quiet_trainer_logs(trainer)

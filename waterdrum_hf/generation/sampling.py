@@ -1,10 +1,6 @@
 """How completions are sampled: :class:`SamplingConfig` (what :func:`~waterdrum_hf.generate`
 and :class:`~waterdrum_hf.WaterDrumCallback` take) and the package's one sampling
 ``GenerationConfig``, :func:`unfiltered_sampling_config` (the paraphraser uses it too).
-
-The paper samples by pure ancestral sampling: temperature 1, top-p 1 and *no* top-k.
-transformers would otherwise apply its global ``top_k=50`` (or a checkpoint's own warpers)
-behind the caller's back, which changes the watermark signal.
 """
 
 from __future__ import annotations

@@ -84,7 +84,9 @@ class Source:
     def from_metadata(cls, metadata: Mapping[str, Any]) -> Source:
         """The source a task's metadata describes (environment variables fill in the
         file-naming settings it leaves out); relative paths become absolute."""
-        given = {key: metadata[key] for key in _field_names() if metadata.get(key) is not None}
+        given = {
+            key: metadata[key] for key in cls.__dataclass_fields__ if metadata.get(key) is not None
+        }
         for key, variable in ENVIRONMENT.items():
             if key not in given and os.environ.get(variable):
                 given[key] = os.environ[variable]
@@ -196,10 +198,6 @@ class Source:
         kwargs = {"path": self.dataset_path} if self.dataset_path else {}
         assert self.config is not None  # check() refuses a benchmark without its config
         return load(self.config, split=split, **kwargs)
-
-
-def _field_names() -> list[str]:
-    return list(Source.__dataclass_fields__)
 
 
 def owner_indices(ids: Sequence[int]) -> list[int]:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.scoring.seed_comparison import SeedComparison
+from waterdrum_hf.scoring.seed_comparison import SeedComparison, SeedValue
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_file
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
@@ -33,9 +33,7 @@ from waterdrum_hf.utils.fields import flag
 class CompareArguments:
     """The reports of the runs, and how their models are compared."""
 
-    reports: list[str] = field(
-        metadata={"help": "report.json files or folders holding one, every run's."}
-    )
+    reports: list[str] = flag(help="report.json files or folders holding one, every run's.")
     confidence: float = flag(0.95, "Level of every interval (0 to 1).")
     unpaired: bool = flag(
         False, "The runs of different models share no seed: Welch's unpaired intervals."
@@ -173,24 +171,18 @@ def print_comparison(comparison: SeedComparison) -> None:
     from waterdrum_hf.report.text import runs_cell
     from waterdrum_hf.report.verdict import closest_line
 
+    def shown(value: SeedValue | None, spec: str) -> str:
+        if value is None:
+            return "–"
+        return f"{value.value:{spec}} {format_interval(value.ci_low, value.ci_high, spec)}"
+
     level = f"{100 * comparison.confidence:g}%"
     print(f"Mean over runs [{level} interval over runs; of one run, over its queries]")
     print(f"{'model':>12}  {'forget':>24}  {'retain':>24}  {'distance':>22}  runs")
     for name, sets in comparison.values.items():
-        cells = []
-        for key in ("forget", "retain"):
-            value = sets.get(key)
-            shown = (
-                "–"
-                if value is None
-                else f"{value.value:+.3f} {format_interval(value.ci_low, value.ci_high, '+.3f')}"
-            )
-            cells.append(f"{shown:>24}")
-        d = comparison.distances.get(name)
-        distance = (
-            "–" if d is None else f"{d.value:.3f} {format_interval(d.ci_low, d.ci_high, '.3f')}"
-        )
-        print(f"{name:>12}  {'  '.join(cells)}  {distance:>22}  {runs_cell(sets)}")
+        cells = "  ".join(f"{shown(sets.get(key), '+.3f'):>24}" for key in ("forget", "retain"))
+        distance = shown(comparison.distances.get(name), ".3f")
+        print(f"{name:>12}  {cells}  {distance:>22}  {runs_cell(sets)}")
     if comparison.closest is not None:
         print()
         print(closest_line(comparison).replace("**", "").replace("`", ""))

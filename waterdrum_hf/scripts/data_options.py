@@ -4,7 +4,7 @@ and each row's query (:meth:`DataArguments.queries`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from waterdrum_hf.generation.prompting import DEFAULT_MAX_FRACTION
@@ -40,9 +40,7 @@ class DataArguments:
     question_column: str = flag(
         "question", "Column of questions (QA queries), used without a text column."
     )
-    forget_ids: list[str] = field(
-        default_factory=list, metadata={"help": "Owners who asked to be forgotten."}
-    )
+    forget_ids: list[str] = flag(help="Owners who asked to be forgotten.", factory=list)
     forget_ids_file: str | None = flag(None, "File with one forget id per line.")
     max_rows_per_owner: int | None = flag(None, "Use only each owner's first rows (a quick look).")
     prefix_tokens: int = flag(50, "Query length in tokens.")

@@ -65,6 +65,7 @@ def make_parser(prog: str | None = None) -> ScriptParser:
 
 
 def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArguments) -> int:
+    from waterdrum_hf.lm_eval_tasks import interleave_by_owner
     from waterdrum_hf.report.token_view import token_view
     from waterdrum_hf.report.token_view_render import write_token_views
     from waterdrum_hf.scoring.verification import Verifier
@@ -84,7 +85,7 @@ def main(texts_args: TextArguments, args: ShowArguments, scoring: ScoringArgumen
         name_column=texts_args.name_column or ("owner" if "owner" in data.column_names else None),
     )
     texts, ids = texts_and_owner_ids(data, texts_args, owner=args.owner, choosable=True)
-    rows = rows_across_owners(ids, args.max_rows)
+    rows = sorted(interleave_by_owner(ids)[: args.max_rows])  # owners in turn: every one shows
     data, texts, ids = data.select(rows), [texts[r] for r in rows], [ids[r] for r in rows]
     stems = [f"row-{row:04d}" for row in rows]
     existing = [s for s in stems for ext in (".html", ".png") if (out / (s + ext)).exists()]
@@ -127,21 +128,6 @@ def with_text_column(data: Any, args: TextArguments) -> Any:
     if not all(isinstance(s, list) and s for s in samples):
         raise CliError(f"column 'samples' of {args.file} must hold each query's samples")
     return data.add_column(args.text_column, [s[0] for s in samples])
-
-
-def rows_across_owners(ids: list[int], limit: int) -> list[int]:
-    """At most ``limit`` rows, taken in turn from each owner (in order of first appearance),
-    so a short view still shows every owner; rows in file order within an owner."""
-    by_owner: dict[int, list[int]] = {}
-    for row, key in enumerate(ids):
-        by_owner.setdefault(key, []).append(row)
-    queues = list(by_owner.values())
-    taken: list[int] = []
-    depth = 0
-    while len(taken) < min(limit, len(ids)):
-        taken += [queue[depth] for queue in queues if depth < len(queue)][: limit - len(taken)]
-        depth += 1
-    return sorted(taken)
 
 
 def display_names(data: Any, args: TextArguments, ids: list[int]) -> list[str]:

@@ -49,13 +49,10 @@ class TextArguments:
     def __post_init__(self) -> None:
         given = [n for n in ("id", "id_file", "id_column", "keys_file") if getattr(self, n)]
         if len(given) != 1:
+            flags = ", ".join("--" + n.replace("_", "-") for n in given)
             raise CliError(
                 "give exactly one of --id, --id-file, --id-column or --keys-file"
-                + (
-                    f" (got {', '.join('--' + n.replace('_', '-') for n in given)})"
-                    if given
-                    else ""
-                )
+                + (f" (got {flags})" if given else "")
             )
 
 

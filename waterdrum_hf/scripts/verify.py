@@ -8,7 +8,7 @@ watermark'.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from waterdrum_hf.scripts import run_script
@@ -31,9 +31,7 @@ if TYPE_CHECKING:
 class VerifyArguments:
     """Which owners are the forget set, and where the result goes."""
 
-    forget_ids: list[str] = field(
-        default_factory=list, metadata={"help": "Owners to report as the forget set."}
-    )
+    forget_ids: list[str] = flag(help="Owners to report as the forget set.", factory=list)
     forget_ids_file: str | None = flag(
         None, "File with one forget id per line (keeps ids off the command line)."
     )

@@ -54,8 +54,7 @@ def forget_value(measured: dict[str, Any], metric: str) -> float:
     """The forget set's value of ``metric`` on one model."""
     if metric in SET_METRICS:
         return float(measured[metric])
-    values = measured[metric][measured["is_forget"]]
-    return float(np.nanmean(values))
+    return float(np.nanmean(measured[metric][measured["is_forget"]]))
 
 
 def d2(calibration: dict[float, dict[str, Any]], metric: str) -> dict[str, float]:
@@ -96,21 +95,20 @@ def summarise(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, Any
         for metric in measured_metrics(calibration[0.0], METRICS):
             table["auroc"].setdefault(metric, []).append(d1(calibration[0.0], metric))
         for metric in calibrated_metrics(calibration):
-            fits = d2(calibration, metric)
-            table["r2"].setdefault(metric, []).append(fits["r2"])
-            table["r2_offset"].setdefault(metric, []).append(fits["r2_offset"])
+            for name, fit in d2(calibration, metric).items():  # r2, r2_offset
+                table[name].setdefault(metric, []).append(fit)
     summary: dict[str, Any] = {}
     for name, columns in table.items():
-        stats = {m: _mean_std(v) for m, v in columns.items()}
+        stats = {m: mean_std(v) for m, v in columns.items()}
         summary[name] = {m: mean for m, (mean, _, _) in stats.items()}
         summary[f"{name}_std"] = {m: std for m, (_, std, _) in stats.items()}
         summary[f"{name}_seeds"] = {m: count for m, (_, _, count) in stats.items()}
     return summary
 
 
-def _mean_std(values: Sequence[float]) -> tuple[float, float, int]:
-    """Mean, standard deviation and count of the seeds with a value; NaN for both without one
-    (a metric that cannot be fitted on any seed), without numpy's empty-slice warning."""
+def mean_std(values: Sequence[float]) -> tuple[float, float, int]:
+    """Mean, standard deviation and count of the values that are not NaN; NaN for both without
+    one (e.g. a metric that cannot be fitted on any seed), without numpy's empty-slice warning."""
     finite = np.asarray(values, dtype=float)
     finite = finite[~np.isnan(finite)]
     if not finite.size:
@@ -198,11 +196,8 @@ def forget_quality_runs(
 
 def mia_summary(per_seed: dict[int, dict[float, dict[str, Any]]]) -> dict[str, float]:
     """The MIA value (2 AUROC - 1, forget vs holdout) on the original and retrained models."""
-    original = [c[1.0]["mia"] for c in per_seed.values()]
-    retrained = [c[0.0]["mia"] for c in per_seed.values()]
-    return {
-        "original": float(np.mean(original)),
-        "original_std": float(np.std(original)),
-        "retrained": float(np.mean(retrained)),
-        "retrained_std": float(np.std(retrained)),
-    }
+    summary: dict[str, float] = {}
+    for model, share in (("original", 1.0), ("retrained", 0.0)):
+        values = [c[share]["mia"] for c in per_seed.values()]
+        summary |= {model: float(np.mean(values)), f"{model}_std": float(np.std(values))}
+    return summary

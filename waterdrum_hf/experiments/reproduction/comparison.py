@@ -113,8 +113,7 @@ def separation(measured: dict[int, dict[float, dict[str, Any]]]) -> dict[str, fl
     in pooled standard deviations (for normal values, AUROC = Phi(gap / sqrt 2))."""
     values = np.concatenate([m[0.0]["waterdrum"] for m in measured.values()])
     forget = np.concatenate([m[0.0]["is_forget"] for m in measured.values()])
-    retain_values, forget_values = values[~forget], values[forget]
-    retain_values, forget_values = (v[~np.isnan(v)] for v in (retain_values, forget_values))
+    retain_values, forget_values = (v[~np.isnan(v)] for v in (values[~forget], values[forget]))
     pooled = np.sqrt((retain_values.var() + forget_values.var()) / 2)
     return {
         "retain_mean": float(retain_values.mean()),
@@ -130,9 +129,8 @@ def watermark_strength(reproduction: Reproduction, data: SettingData) -> dict[st
     owners' keys: how strongly the paraphrase carries each scheme's watermark."""
     from waterdrum_hf.scoring.verification import verify_texts
 
-    texts = data.forget + data.retain
     scores = verify_texts(
-        texts,
+        data.forget + data.retain,
         data.forget_keys + data.retain_keys,
         reproduction.watermark_tokenizer,
         scheme=reproduction.config.scheme,
@@ -416,7 +414,6 @@ def _failing_calibration_checks(schemes: Mapping[str, Any], cells: Mapping[str, 
 def plot_scheme_calibration(schemes: Mapping[str, Any], path: Path) -> Path:
     """WaterDrum's forget value against k/|D_F| per scheme (± sd over seeds), one panel per
     setting, with each scheme's best-fit line through the origin."""
-    settings = list(next(iter(schemes.values())))
     panels = {
         setting: {
             scheme: {
@@ -425,7 +422,7 @@ def plot_scheme_calibration(schemes: Mapping[str, Any], path: Path) -> Path:
             }
             for scheme, per_setting in schemes.items()
         }
-        for setting in settings
+        for setting in next(iter(schemes.values()))
     }
     return plot_forget_curves(
         panels,

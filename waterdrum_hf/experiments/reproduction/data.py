@@ -110,7 +110,7 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
     forget, retain = partition_by_owner(
         [(t, keys[o]) for t, o in zip(texts, owners, strict=True)], owners, forget_owners
     )
-    forget_training, _ = partition_by_owner(training, owners, forget_owners)
+    forget_training, retain_training = partition_by_owner(training, owners, forget_owners)
     forget_originals = [t for t, _ in forget_training]
     next_keys = [keys[_next_retain_owner(o, config)] for _, o in forget_training]
     duplicates: dict[str, list[str]] = {}  # each setting's duplicates, watermarked
@@ -124,7 +124,6 @@ def toy_settings(config: ReproductionConfig, pipeline: Any, keys: list[int]) -> 
         )
         duplicates["semantic_duplicate"] = watermark("semantic-duplicate", paraphrased, next_keys)
         copied["semantic_duplicate"] = paraphrased
-    _, retain_training = partition_by_owner(training, owners, forget_owners)
     settings = []
     for name in config.settings:
         extra, extra_originals = (
@@ -185,9 +184,7 @@ def toy_qa_settings(
     watermark = functools.partial(_watermark, config, pipeline)
     ordered = forget_rows + retain_rows
     originals = [r["answer"] for r in ordered]
-    answers = watermark(
-        "qa-answers", [r["answer"] for r in ordered], [keys[r["owner_id"]] for r in ordered]
-    )
+    answers = watermark("qa-answers", originals, [keys[r["owner_id"]] for r in ordered])
     # holdout author owners + i is written with forget owner i's key
     holdout_keys = [keys[r["owner_id"] - config.forget] for r in held]
     holdout = watermark("qa-holdout", [r["answer"] for r in held], holdout_keys)
@@ -403,7 +400,7 @@ def _watermark(
         },
         pipeline.base,
     )
-    return pipeline.cached(
+    return pipeline.cache.cached_json(
         stage,
         lambda: substitution_watermark(
             pipeline.model,

@@ -57,7 +57,6 @@ from waterdrum_hf.utils.machine import machine_record
 from waterdrum_hf.utils.progress import logged_stage
 
 __all__ = [  # the statistics and the resilience study live in their own modules
-    "METRICS",
     "Reproduction",
     "bag_of_words_cosine",
     "calibration_curves",
@@ -212,14 +211,14 @@ class Reproduction:
 
     def _models(self) -> tuple[Any, Any, Any]:
         """The base model, its tokenizer, and the watermarking tokenizer."""
+        from transformers import AutoTokenizer
+
         import waterdrum_hf.tiny as tiny
 
         config = self.config
         if config.model_name_or_path is None:
             model, tokenizer = tiny.load(show_progress=config.show_progress)
         else:
-            from transformers import AutoTokenizer
-
             from waterdrum_hf.utils.progress import library_progress
             from waterdrum_hf.utils.torch_plumbing import load_causal_lm
 
@@ -228,8 +227,6 @@ class Reproduction:
             tokenizer = AutoTokenizer.from_pretrained(config.model_name_or_path)
         if config.watermark_tokenizer is None:
             return model, tokenizer, tokenizer
-        from transformers import AutoTokenizer
-
         return model, tokenizer, AutoTokenizer.from_pretrained(config.watermark_tokenizer)
 
     def _calibration_models(

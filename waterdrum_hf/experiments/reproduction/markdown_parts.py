@@ -51,12 +51,7 @@ MEASURE_RANGES = {"auroc": AUROC_RANGE, "r2": R2_RANGE, "r2_offset": R2_RANGE}
 """The range of each measure of a setting's summary that a table shows."""
 
 
-def over_seeds(
-    mean: float | None,
-    sd: float,
-    seeds: int,
-    bounds: tuple[float, float] = (-math.inf, math.inf),
-) -> str:
+def over_seeds(mean: float | None, sd: float, seeds: int, bounds: tuple[float, float]) -> str:
     """``mean [low, high]``: Student's 95 % t interval over ``seeds`` seeds from the population
     sd ``sd`` (ddof 0, as results.json keeps it), cut to ``bounds``; the mean alone with one
     seed (its spread is no measurement); "undefined" without a finite mean (e.g. MIA without a
@@ -91,11 +86,7 @@ def summary_cell(
 
 
 def over_defined_seeds(
-    mean: float | None,
-    sd: float,
-    defined: int,
-    seeds: int,
-    bounds: tuple[float, float] = (-math.inf, math.inf),
+    mean: float | None, sd: float, defined: int, seeds: int, bounds: tuple[float, float]
 ) -> str:
     """:func:`over_seeds` over the ``defined`` of the run's ``seeds`` seeds that gave a value;
     fewer than all are named ("(1 of 3 seeds)"), so one seed's value never reads as an

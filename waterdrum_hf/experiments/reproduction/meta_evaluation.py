@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from waterdrum_hf.experiments.reproduction.analysis import mean_std
 from waterdrum_hf.statistics import separability_auroc
 
 META_METRICS = (
@@ -126,7 +127,7 @@ def seed_scores(
                 relearning_robustness(before, after, unlearned, value(measured["relearned"]))
             )
             quantization.append(quantization_robustness(unlearned, value(measured["quantized"])))
-    r, q = _mean(relearning), _mean(quantization)
+    r, q = mean_std(relearning)[0], mean_std(quantization)[0]
     return {
         "faithfulness": faithfulness(holding, never),
         "relearning": r,
@@ -143,16 +144,6 @@ def summarise_seeds(per_seed: Sequence[Mapping[str, Mapping[str, float]]]) -> di
         summary[metric] = {}
         for measure in per_seed[0][metric]:
             values = [seed[metric][measure] for seed in per_seed]
-            finite = np.asarray(values, dtype=float)
-            finite = finite[~np.isnan(finite)]
-            summary[metric][measure] = {
-                "per_seed": values,
-                "mean": float(finite.mean()) if finite.size else math.nan,
-                "std": float(finite.std()) if finite.size else math.nan,
-            }
+            mean, std, _ = mean_std(values)
+            summary[metric][measure] = {"per_seed": values, "mean": mean, "std": std}
     return summary
-
-
-def _mean(values: Sequence[float]) -> float:
-    finite = [v for v in values if not math.isnan(v)]
-    return float(np.mean(finite)) if finite else math.nan

@@ -89,8 +89,7 @@ def model_owner_key(data: SettingData, seed: int) -> int:
     data owner holds (secret like theirs)."""
     from waterdrum_hf.keys import random_keys
 
-    exclude = data.forget_keys + data.retain_keys
-    return int(random_keys(1, exclude=exclude, seed=10_000 + seed)[0])
+    return int(random_keys(1, exclude=data.forget_keys + data.retain_keys, seed=10_000 + seed)[0])
 
 
 def diluted_values(

@@ -525,10 +525,7 @@ def _benchmark_table(benchmark: Mapping[str, Mapping[str, Any]]) -> list[str]:
     ]
     for setting, models in benchmark.items():
         for name, m in typed(models).items():
-            forget, retain = (
-                (m.forget.value if m.forget else math.nan),
-                (m.retain.value if m.retain else math.nan),
-            )
+            forget, retain = (s.value if s else math.nan for s in (m.forget, m.retain))
             p = f"{m.forget.p_value:.3f}" if m.forget and m.forget.p_value is not None else "–"
             rows.append(f"| {setting} | {name} | {forget:+.3f} | {retain:+.3f} | {p} |")
     return rows
