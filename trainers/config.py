@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from transformers import TrainingArguments
 
+from waterdrum_hf.utils.fields import flag
 from waterdrum_hf.utils.user_warnings import warn_user
 
 
@@ -22,55 +23,32 @@ class UnlearningConfig(TrainingArguments):
     ``remove_unused_columns`` is always ``False``: the forget/retain pairs are not model inputs.
     """
 
-    forget_weight: float = field(
-        default=1.0,
-        metadata={"help": "Weight of the forget term (gamma in GradDiff); 0 skips the term."},
+    forget_weight: float = flag(
+        1.0, "Weight of the forget term (gamma in GradDiff); 0 skips the term."
     )
-    retain_weight: float = field(
-        default=1.0,
-        metadata={
-            "help": "Weight of the retain term (alpha in GradDiff and KL); 0 skips the term."
-        },
+    retain_weight: float = flag(
+        1.0, "Weight of the retain term (alpha in GradDiff and KL); 0 skips the term."
     )
-    max_length: int = field(
-        default=512,
-        metadata={"help": "Tokens per example at most (prompt included); longer ones are cut."},
+    max_length: int = flag(
+        512, "Tokens per example at most (prompt included); longer ones are cut."
     )
-    text_column: str = field(
-        default="text", metadata={"help": "Column of plain-text examples (trained whole)."}
+    text_column: str = flag("text", "Column of plain-text examples (trained whole).")
+    question_column: str = flag("question", "Column of QA questions (prompt, never trained on).")
+    answer_column: str = flag("answer", "Column of QA answers (the trained tokens).")
+    forget_column: str = flag(
+        "forget",
+        "Boolean column of a single train_dataset: True marks a forget row, False a retain row.",
     )
-    question_column: str = field(
-        default="question",
-        metadata={"help": "Column of QA questions (prompt, never trained on)."},
+    disable_dropout: bool = flag(False, "Set every dropout probability of the trained model to 0.")
+    model_init_kwargs: dict[str, Any] | str | None = flag(
+        None,
+        "Keyword arguments of AutoModelForCausalLM.from_pretrained, used when the "
+        "trainer's model (or ref_model) is an id or path: dtype ('auto', 'bfloat16', "
+        "'float16', 'float32'; float32 when not set), attn_implementation, revision (also "
+        "of the tokenizer), ... (a JSON string on the command line).",
     )
-    answer_column: str = field(
-        default="answer", metadata={"help": "Column of QA answers (the trained tokens)."}
-    )
-    forget_column: str = field(
-        default="forget",
-        metadata={
-            "help": "Boolean column of a single train_dataset: True marks a forget row, False a "
-            "retain row."
-        },
-    )
-    disable_dropout: bool = field(
-        default=False,
-        metadata={"help": "Set every dropout probability of the trained model to 0."},
-    )
-    model_init_kwargs: dict[str, Any] | str | None = field(
-        default=None,
-        metadata={
-            "help": "Keyword arguments of AutoModelForCausalLM.from_pretrained, used when the "
-            "trainer's model (or ref_model) is an id or path: dtype ('auto', 'bfloat16', "
-            "'float16', 'float32'; float32 when not set), attn_implementation, revision (also "
-            "of the tokenizer), ... (a JSON string on the command line)."
-        },
-    )
-    trust_remote_code: bool = field(
-        default=False,
-        metadata={
-            "help": "Allow a model or tokenizer loaded from an id or path to run its own code."
-        },
+    trust_remote_code: bool = flag(
+        False, "Allow a model or tokenizer loaded from an id or path to run its own code."
     )
 
     def __post_init__(self) -> None:

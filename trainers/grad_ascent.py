@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
@@ -11,15 +11,15 @@ import torch
 from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
 from waterdrum_hf.trainers.config import UnlearningConfig
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
 class GradAscentConfig(UnlearningConfig):
     """Gradient ascent on the forget set; ``retain_weight > 0`` adds ``NLL(retain)`` (GradDiff)."""
 
-    retain_weight: float = field(
-        default=0.0,
-        metadata={"help": "Weight of NLL(retain); 0 (the default) is pure gradient ascent."},
+    retain_weight: float = flag(
+        0.0, "Weight of NLL(retain); 0 (the default) is pure gradient ascent."
     )
 
 

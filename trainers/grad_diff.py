@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import torch
@@ -12,18 +12,17 @@ from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch
 from waterdrum_hf.trainers.config import UnlearningConfig
 from waterdrum_hf.trainers.grad_ascent import GradAscentTrainer
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
 class GradDiffConfig(UnlearningConfig):
     """Gradient difference; ``forget_weight`` is gamma and ``retain_weight`` alpha."""
 
-    retain_loss: Literal["nll", "kl"] = field(
-        default="nll",
-        metadata={
-            "help": "Retain term: 'nll' (NLL on retain) or 'kl' (token-level KL(p_ref || p) on "
-            "retain, which needs the frozen reference)."
-        },
+    retain_loss: Literal["nll", "kl"] = flag(
+        "nll",
+        "Retain term: 'nll' (NLL on retain) or 'kl' (token-level KL(p_ref || p) on "
+        "retain, which needs the frozen reference).",
     )
 
     def __post_init__(self) -> None:

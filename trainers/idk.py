@@ -8,11 +8,12 @@ question followed by that refusal, with only the refusal labelled.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
 from waterdrum_hf.trainers.config import UnlearningConfig
+from waterdrum_hf.utils.fields import flag
 
 REFUSAL_ANSWERS: tuple[str, ...] = (
     "I don't know.",
@@ -33,9 +34,9 @@ REFUSAL_ANSWERS: tuple[str, ...] = (
 class IdkConfig(UnlearningConfig):
     """Settings shared by the IDK methods."""
 
-    refusal_answers: list[str] = field(
-        default_factory=lambda: list(REFUSAL_ANSWERS),
-        metadata={"help": "Refusals paired with forget questions, one drawn per pair."},
+    refusal_answers: list[str] = flag(
+        help="Refusals paired with forget questions, one drawn per pair.",
+        factory=lambda: list(REFUSAL_ANSWERS),
     )
 
     def __post_init__(self) -> None:

@@ -8,7 +8,7 @@ summed over the answer tokens, against the frozen reference.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -17,13 +17,14 @@ from waterdrum_hf.trainers.base import Batch
 from waterdrum_hf.trainers.config import check_fields
 from waterdrum_hf.trainers.idk import IdkConfig, IdkTrainer
 from waterdrum_hf.trainers.losses import dpo_sigmoid_loss
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
 class IdkDPOConfig(IdkConfig):
     """DPO's inverse temperature; ``retain_weight`` weighs NLL(retain)."""
 
-    beta: float = field(default=0.1, metadata={"help": "beta > 0: inverse temperature of DPO."})
+    beta: float = flag(0.1, "beta > 0: inverse temperature of DPO.")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -11,15 +11,14 @@ from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch
 from waterdrum_hf.trainers.config import UnlearningConfig
 from waterdrum_hf.trainers.grad_ascent import GradAscentTrainer
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
 class KLConfig(UnlearningConfig):
     """KL minimisation; ``retain_weight`` is alpha, the weight of the retain KL."""
 
-    retain_weight: float = field(
-        default=1.0, metadata={"help": "alpha: weight of KL(p_ref || p) on the retain batch."}
-    )
+    retain_weight: float = flag(1.0, "alpha: weight of KL(p_ref || p) on the retain batch.")
 
 
 class KLTrainer(GradAscentTrainer):

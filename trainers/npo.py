@@ -8,7 +8,7 @@ set ``retain_weight=0`` for plain NPO).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -16,15 +16,14 @@ from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
 from waterdrum_hf.trainers.config import UnlearningConfig, check_fields
 from waterdrum_hf.trainers.losses import npo_loss
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
 class NPOConfig(UnlearningConfig):
     """NPO's inverse temperature; ``retain_weight`` weighs NLL(retain) (0: plain NPO)."""
 
-    beta: float = field(
-        default=0.1, metadata={"help": "beta > 0: inverse temperature of the NPO loss."}
-    )
+    beta: float = flag(0.1, "beta > 0: inverse temperature of the NPO loss.")
 
     def __post_init__(self) -> None:
         super().__post_init__()

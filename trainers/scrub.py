@@ -11,7 +11,7 @@ belongs to one phase (every micro-batch of an accumulation step); the phase is l
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import torch
@@ -19,28 +19,20 @@ import torch
 from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
 from waterdrum_hf.trainers.config import UnlearningConfig, check_fields
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
 class SCRUBConfig(UnlearningConfig):
     """SCRUB's schedule and min-step weights (the paper: 0.99 NLL + 0.001 KL, 5 rounds)."""
 
-    max_phase_steps: int = field(
-        default=4, metadata={"help": "Optimizer steps of each max phase (KL ascent on forget)."}
+    max_phase_steps: int = flag(4, "Optimizer steps of each max phase (KL ascent on forget).")
+    min_phase_steps: int = flag(4, "Optimizer steps of each min phase (retain NLL and KL).")
+    num_max_phases: int = flag(
+        5, "Max phases (each followed by a min phase); after them only min steps."
     )
-    min_phase_steps: int = field(
-        default=4, metadata={"help": "Optimizer steps of each min phase (retain NLL and KL)."}
-    )
-    num_max_phases: int = field(
-        default=5,
-        metadata={"help": "Max phases (each followed by a min phase); after them only min steps."},
-    )
-    retain_nll_weight: float = field(
-        default=0.99, metadata={"help": "gamma: weight of NLL(retain) in min steps."}
-    )
-    retain_kl_weight: float = field(
-        default=0.001, metadata={"help": "alpha: weight of KL(p_ref || p) on retain in min steps."}
-    )
+    retain_nll_weight: float = flag(0.99, "gamma: weight of NLL(retain) in min steps.")
+    retain_kl_weight: float = flag(0.001, "alpha: weight of KL(p_ref || p) on retain in min steps.")
 
     def __post_init__(self) -> None:
         super().__post_init__()

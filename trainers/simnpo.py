@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -15,18 +15,15 @@ from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
 from waterdrum_hf.trainers.config import UnlearningConfig, check_fields
 from waterdrum_hf.trainers.losses import sequence_nll, simnpo_loss
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
 class SimNPOConfig(UnlearningConfig):
     """SimNPO's inverse temperature and reward margin; ``retain_weight`` weighs NLL(retain)."""
 
-    beta: float = field(
-        default=2.5, metadata={"help": "beta > 0: inverse temperature of the SimNPO loss."}
-    )
-    gamma: float = field(
-        default=0.0, metadata={"help": "gamma >= 0: reward margin of the SimNPO loss."}
-    )
+    beta: float = flag(2.5, "beta > 0: inverse temperature of the SimNPO loss.")
+    gamma: float = flag(0.0, "gamma >= 0: reward margin of the SimNPO loss.")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -10,7 +10,7 @@ the change merged in.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -20,22 +20,18 @@ from waterdrum_hf.trainers import _papers
 from waterdrum_hf.trainers._reference import copy_model
 from waterdrum_hf.trainers.base import Batch, UnlearningTrainer
 from waterdrum_hf.trainers.config import UnlearningConfig, check_fields
+from waterdrum_hf.utils.fields import flag
 
 
 @dataclass
 class TaskVectorConfig(UnlearningConfig):
     """The scale of the negated task vector; training settings fine-tune on the forget set."""
 
-    alpha: float = field(
-        default=5.0,
-        metadata={
-            "help": "alpha >= 0 in theta_orig - alpha * (theta_ft - theta_orig); the paper's "
-            "code used 5."
-        },
+    alpha: float = flag(
+        5.0,
+        "alpha >= 0 in theta_orig - alpha * (theta_ft - theta_orig); the paper's code used 5.",
     )
-    retain_weight: float = field(
-        default=0.0, metadata={"help": "Must be 0: the task vector is learnt on the forget set."}
-    )
+    retain_weight: float = flag(0.0, "Must be 0: the task vector is learnt on the forget set.")
 
     def __post_init__(self) -> None:
         super().__post_init__()

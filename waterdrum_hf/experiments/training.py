@@ -9,10 +9,11 @@ import functools
 import math
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from waterdrum_hf.utils.fields import flag
 from waterdrum_hf.utils.progress import progress_enabled
 from waterdrum_hf.utils.validation import check_positive_int
 
@@ -22,9 +23,9 @@ class TrainingSettings:
     """How a model trains, apart from how long: fine-tuning runs for ``epochs`` and unlearning
     for ``steps``, each given beside these. The learning rate is constant."""
 
-    batch_size: int = field(metadata={"help": "Examples per device and optimizer step."})
-    learning_rate: float = field(metadata={"help": "The constant learning rate."})
-    seed: int = field(metadata={"help": "Seed of the Trainer (shuffling, dropout)."})
+    batch_size: int = flag(help="Examples per device and optimizer step.")
+    learning_rate: float = flag(help="The constant learning rate.")
+    seed: int = flag(help="Seed of the Trainer (shuffling, dropout).")
 
     def __post_init__(self) -> None:
         check_positive_int(self.batch_size, "batch_size")

@@ -4,9 +4,10 @@ what :mod:`waterdrum_hf.hub_results.publish` writes into a model card, and what 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from waterdrum_hf.data.hub import WATERDRUM_AX, WATERDRUM_TOFU
+from waterdrum_hf.utils.fields import flag
 
 BENCHMARKS = (WATERDRUM_AX, WATERDRUM_TOFU)
 """The Hub datasets whose results also go to ``.eval_results/``."""
@@ -16,33 +17,21 @@ BENCHMARKS = (WATERDRUM_AX, WATERDRUM_TOFU)
 class HubResultsConfig:
     """Where the values were measured, as the Hub records it."""
 
-    dataset_id: str = field(
-        metadata={"help": "Hub id (or name) of the dataset the queries came from, e.g. "
-                  f"{WATERDRUM_TOFU}; {' and '.join(BENCHMARKS)} also get .eval_results/ files."}
-    )  # fmt: skip
-    dataset_config: str | None = field(
-        default=None, metadata={"help": "The dataset's configuration, e.g. forget_10."}
+    dataset_id: str = flag(
+        help=f"Hub id (or name) of the dataset the queries came from, e.g. {WATERDRUM_TOFU}; "
+        f"{' and '.join(BENCHMARKS)} also get .eval_results/ files."
     )
-    dataset_split: str | None = field(
-        default=None, metadata={"help": "The split the queries came from, e.g. full."}
+    dataset_config: str | None = flag(None, "The dataset's configuration, e.g. forget_10.")
+    dataset_split: str | None = flag(None, "The split the queries came from, e.g. full.")
+    dataset_revision: str | None = flag(None, "The dataset's git revision (commit hash).")
+    model_name: str | None = flag(
+        None, "The model's name in model-index (default: the card's, or the repo's)."
     )
-    dataset_revision: str | None = field(
-        default=None, metadata={"help": "The dataset's git revision (commit hash)."}
+    scheme: str | None = flag(None, "Watermark scheme, recorded as the metric's config.")
+    notes: str | None = flag(
+        None, "The setup in a few words (samples, tokens, null), for .eval_results/."
     )
-    model_name: str | None = field(
-        default=None,
-        metadata={"help": "The model's name in model-index (default: the card's, or the repo's)."},
-    )
-    scheme: str | None = field(
-        default=None, metadata={"help": "Watermark scheme, recorded as the metric's config."}
-    )
-    notes: str | None = field(
-        default=None,
-        metadata={"help": "The setup in a few words (samples, tokens, null), for .eval_results/."},
-    )
-    source_url: str | None = field(
-        default=None, metadata={"help": "Link to the evaluation's logs or report."}
-    )
+    source_url: str | None = flag(None, "Link to the evaluation's logs or report.")
 
     def __post_init__(self) -> None:
         if not isinstance(self.dataset_id, str) or not self.dataset_id.strip():
