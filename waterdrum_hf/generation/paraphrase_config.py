@@ -40,14 +40,18 @@ class ParaphraseConfig:
     top_p: float = flag(1.0, "Nucleus sampling threshold, applied before the perturbation.")
     repetition_penalty: float | None = flag(
         None,
-        "Repetition penalty before the perturbation; None takes the model's "
-        "generation_config value, else 1 (small paraphrasers loop without one).",
+        (
+            "Repetition penalty before the perturbation; None takes the model's "
+            "generation_config value, else 1 (small paraphrasers loop without one)."
+        ),
     )
     no_repeat_ngram_size: int = flag(
         0,
-        "Forbid repeating any n-gram of this size within a candidate (0: off, as in "
-        "the paper). Small paraphrasers fall into loops that repeat one token pair; such a "
-        "text reads +-1 under any key, so its watermark proves little.",
+        (
+            "Forbid repeating any n-gram of this size within a candidate (0: off, as in "
+            "the paper). Small paraphrasers fall into loops that repeat one token pair; such a "
+            "text reads +-1 under any key, so its watermark proves little."
+        ),
     )
     max_new_tokens: int | None = flag(
         None, "Generation budget; None gives 1.5x the longest text of each batch, plus 16."
