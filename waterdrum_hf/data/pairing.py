@@ -129,9 +129,6 @@ class ForgetRetainCollator:
             question_column=question_column,
             answer_column=answer_column,
         )
-        self.text_column = text_column
-        self.question_column = question_column
-        self.answer_column = answer_column
         self.max_length = max_length
         self.pad_id = pad_token_id(tokenizer)
 
