@@ -194,13 +194,7 @@ class WatermarkedDataset:
             ids = [self.watermark_id] * len(texts)
 
         rows = [i for i, text in enumerate(texts) if isinstance(text, str) and text.strip()]
-        output = list(texts)
-        scores = [math.nan] * len(texts)
-        similarities = [math.nan] * len(texts)
-        if rows:
-            chosen = self._watermark([texts[i] for i in rows], [ids[i] for i in rows])
-            for i, (text, score, sts) in zip(rows, zip(*chosen, strict=True), strict=True):
-                output[i], scores[i], similarities[i] = text, score, sts
+        output, scores, similarities = self._watermark(texts, ids, rows)
 
         skipped = len(texts) - len(rows)
         self.num_skipped += skipped
@@ -220,16 +214,19 @@ class WatermarkedDataset:
         return result
 
     def _watermark(
-        self, texts: list[str], ids: list[int]
-    ) -> tuple[list[str], list[float], list[float]]:
-        """Paraphrase ``texts`` under ``ids``; return the chosen texts, their q and STS."""
-        prompts = [self.paraphraser.prompt_ids(text) for text in texts]
-        order = sorted(range(len(texts)), key=lambda i: len(prompts[i]))  # less padding
-        size = self.config.batch_size
-        chunks = [order[i : i + size] for i in range(0, len(order), size)]
-        chosen: list[str] = [""] * len(texts)
+        self, texts: list[Any], ids: list[int], rows: list[int]
+    ) -> tuple[list[Any], list[float], list[float]]:
+        """Paraphrase the ``rows`` of ``texts`` under their ``ids``; return the texts with those
+        rows replaced by the chosen paraphrases, and each row's q and STS (NaN for the others)."""
+        chosen = list(texts)
         chosen_scores = [math.nan] * len(texts)
         chosen_sts = [math.nan] * len(texts)
+        if not rows:
+            return chosen, chosen_scores, chosen_sts
+        prompts = {i: self.paraphraser.prompt_ids(texts[i]) for i in rows}
+        order = sorted(rows, key=lambda i: len(prompts[i]))  # less padding
+        size = self.config.batch_size
+        chunks = [order[i : i + size] for i in range(0, len(order), size)]
         verifier = Verifier(self.tokenizer, self.config.watermark_scheme(), show_progress=False)
         bar = progress_bar(
             chunks, desc="Watermarking", unit="batch", enabled=self.config.show_progress

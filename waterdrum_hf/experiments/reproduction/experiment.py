@@ -461,28 +461,23 @@ class Reproduction:
             for data in settings:
                 calibration = measured[data.name][seed]
                 texts = relearning_slice(data.forget, audit.relearn_share)
-                retrained = calibration[0.0]
-                relearned = self.pipeline.relearned(retrained["stage"], texts, audit)
-                models = {
-                    "retrained": {
-                        "before": retrained,
-                        "relearned": self.measure(relearned, data, seed, null=False),
-                    }
-                }
-                for method, before in unlearned[data.name][seed].items():
+                models: dict[str, dict[str, Any]] = {}
+                befores = {"retrained": calibration[0.0], **unlearned[data.name][seed]}
+                for name, before in befores.items():  # the retrained model is not quantized
                     stage = before["stage"]
-                    models[method] = {
+                    models[name] = {
                         "before": before,
                         "relearned": self.measure(
                             self.pipeline.relearned(stage, texts, audit), data, seed, null=False
                         ),
-                        "quantized": self.measure(
+                    }
+                    if name != "retrained":
+                        models[name]["quantized"] = self.measure(
                             self.pipeline.quantized(stage, QUANTIZATION_BITS),
                             data,
                             seed,
                             null=False,
-                        ),
-                    }
+                        )
                 calibrations.append(calibration)
                 perturbed.append(models)
             per_seed.append(

@@ -241,16 +241,17 @@ def markdown(results: Mapping[str, Any], *, command: str) -> str:
 def _introduction(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """The title, the run's heading and what was run, in one paragraph."""
     config = results["config"]
+    paper_dataset, queries, reference = _protocol(config)
     return [
         *cells["heading"],
         f"Data: {_data(config)}. Model: {config['model_name_or_path'] or 'the built-in small model'}, fine-tuned "
-        f"{config['epochs']} epochs. Queries: {_queries(config)}; {config['num_samples']} samples of "
+        f"{config['epochs']} epochs. Queries: {queries}; {config['num_samples']} samples of "
         f"{config['max_new_tokens']} tokens each, pooled per query; ROUGE-L: the greedy continuation "
-        f"({config['rouge_new_tokens']} tokens) against {_reference(config)}; MIA: Min-k% Prob "
+        f"({config['rouge_new_tokens']} tokens) against {reference}; MIA: Min-k% Prob "
         f"(k = {config['mia_k']:g}), reported as 2 AUROC - 1 (forget vs holdout; the paper's "
         f"1 - 2 AUROC with holdout positive). "
         + cells["seeds_sentence"]
-        + f"The paper's numbers are {_paper_dataset(config)} on Llama-2-7B. The paper measures WaterDrum on "
+        + f"The paper's numbers are {paper_dataset} on Llama-2-7B. The paper measures WaterDrum on "
         "the watermarked data and, in its main tables, the baselines on models fine-tuned on the "
         "unwatermarked data, where an exact duplicate is a literal copy of its forget text; its "
         "appendix measures them on the watermarked data too, where each duplicate carries "
@@ -274,11 +275,10 @@ def _twin(results: Mapping[str, Any]) -> bool:
 
 def _separability(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """D1's table, and how close the duplicates are to what they duplicate."""
-    settings = list(results["settings"])
     return [
         "## Separability (D1): AUROC of per-query values on the retrained model",
         "",
-        *_table(results, cells, "auroc", settings, _present(results, "auroc", D1_METRICS)),
+        *_table(results, cells, "auroc", _present(results, "auroc", D1_METRICS)),
         "",
         *_duplicate_table(
             results.get("duplicate_similarity", {}),
@@ -296,7 +296,6 @@ def _present(results: Mapping[str, Any], name: str, metrics: tuple[str, ...]) ->
 def _calibration(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """D2's tables (plain and offset), the curves, the forget value split by query, and the
     ROC plot."""
-    settings = list(results["settings"])
     metrics = _present(results, "r2", D2_METRICS)
     return [
         "## Calibration (D2): R² of the forget value against k/|D_F|, line through the origin",
@@ -304,11 +303,11 @@ def _calibration(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[s
         "Without referencing the retrained model (the paper's main table; its appendix's for "
         "the baselines on the watermarked data):",
         "",
-        *_table(results, cells, "r2", settings, metrics),
+        *_table(results, cells, "r2", metrics),
         "",
         "With the paper's offset relaxation (the retrained model's value subtracted first):",
         "",
-        *_table(results, cells, "r2_offset", settings, metrics),
+        *_table(results, cells, "r2_offset", metrics),
         "",
         "![calibration curves](calibration.png)",
         "",
@@ -338,8 +337,6 @@ def _mia(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
 def _every_baseline(results: Mapping[str, Any], cells: Mapping[str, Any]) -> list[str]:
     """D1 and D2 of WaterDrum and every baseline measured, a row each, a column per setting:
     the metrics users run today beside the paper's, on the same models."""
-    settings = list(results["settings"])
-    seeds = len(results["config"]["seeds"])
     d1_rows = _present(results, "auroc", EVERY_METRIC)
     d2_rows = _present(results, "r2", EVERY_METRIC)
     if not set(d2_rows) - set(D2_METRICS):  # a run from before these baselines were read
@@ -352,19 +349,19 @@ def _every_baseline(results: Mapping[str, Any], cells: Mapping[str, Any]) -> lis
         "strength (per query: how short a prefix of the query's reference continuation the "
         "model needs to write the rest greedily) and the MIA's LOSS, zlib and Min-k%++ "
         "attacks (2 AUROC - 1, forget set vs holdout, as the paper's MIA). Each on the same "
-        f"models; {_cell_words(seeds)}. {_qa_words(results)}",
+        f"models; {_cell_words(results)}. {_qa_words(results)}",
         "",
         "D1, AUROC of per-query values on the retrained model (the set-level MIAs have none):",
         "",
-        *_metric_rows(cells, "auroc", settings, d1_rows),
+        *_metric_rows(cells, "auroc", d1_rows),
         "",
         "D2, R² of the forget value against k/|D_F| through the origin:",
         "",
-        *_metric_rows(cells, "r2", settings, d2_rows),
+        *_metric_rows(cells, "r2", d2_rows),
         "",
         "D2 with the retrained model's value subtracted first:",
         "",
-        *_metric_rows(cells, "r2_offset", settings, d2_rows),
+        *_metric_rows(cells, "r2_offset", d2_rows),
     ]
 
 
@@ -399,7 +396,6 @@ def _meta_evaluation(results: Mapping[str, Any], cells: Mapping[str, Any]) -> li
     meta = results.get("meta_evaluation")
     if not meta:
         return []
-    seeds = len(results["config"]["seeds"])
     relearning = meta["relearning"]
     rows = _rows(
         ["metric", *META_MEASURES.values()],
@@ -423,7 +419,7 @@ def _meta_evaluation(results: Mapping[str, Any], cells: Mapping[str, Any]) -> li
         "harmonic mean. Unlearned by "
         + ", ".join(meta["methods"])
         + "; values over [-1, 1] (WaterDrum, the MIAs) mapped to [0, 1] first. "
-        + _cell_words(seeds).capitalize()
+        + _cell_words(results).capitalize()
         + ".",
         "",
         *rows,
@@ -432,17 +428,17 @@ def _meta_evaluation(results: Mapping[str, Any], cells: Mapping[str, Any]) -> li
     ]
 
 
-def _cell_words(seeds: int) -> str:
+def _cell_words(results: Mapping[str, Any]) -> str:
     """How a cell of the every-baseline tables reads."""
+    seeds = len(results["config"]["seeds"])
     if seeds > 1:
         return f"each cell the mean [95 % t interval] over {seeds} seeds"
     return "each cell one seed's value"
 
 
-def _metric_rows(
-    cells: Mapping[str, Any], name: str, settings: list[str], metrics: tuple[str, ...]
-) -> list[str]:
+def _metric_rows(cells: Mapping[str, Any], name: str, metrics: tuple[str, ...]) -> list[str]:
     """A row per metric, a column per setting: the ``name`` measure over seeds."""
+    settings = list(cells["summaries"])
     return _rows(
         ["metric", *(s.replace("_", " ") for s in settings)],
         {LABELS[m]: [_cell(cells, setting, name, m) for setting in settings] for m in metrics},
@@ -472,9 +468,9 @@ def _table(
     results: Mapping[str, Any],
     cells: Mapping[str, Any],
     name: str,
-    settings: list[str],
     metrics: tuple[str, ...],
 ) -> list[str]:
+    settings = list(results["settings"])
     seeds = len(results["config"]["seeds"])
     ours = "ours" if seeds > 1 else "ours, one seed"
     header = ["setting", *(f"{LABELS[m]} ({ours})" for m in metrics)]
@@ -568,7 +564,6 @@ def _forget_quality(results: Mapping[str, Any], cells: Mapping[str, Any]) -> lis
     quality = results.get("forget_quality")
     if not quality:
         return []
-    seeds = len(results["config"]["seeds"])
     settings = list(quality)
     rows = _rows(
         ["model", *(s.replace("_", " ") for s in settings)],
@@ -582,7 +577,7 @@ def _forget_quality(results: Mapping[str, Any], cells: Mapping[str, Any]) -> lis
         "and those of the model retrained without them (the same training run; 1 for that "
         "model itself). High: its Truth Ratios are distributed as retraining's. It reads the "
         "forget set only: a method that also destroys the retain set can score as high. "
-        f"{_cell_words(seeds).capitalize()}, cut to [0, 1].",
+        f"{_cell_words(results).capitalize()}, cut to [0, 1].",
         "",
         *rows,
     ]
@@ -684,15 +679,10 @@ def _data(config: Mapping[str, Any]) -> str:
     return f"{config['dataset_name']} ({config['dataset_config']})"
 
 
-def _paper_dataset(config: Mapping[str, Any]) -> str:
-    return "WaterDrum-TOFU" if config["dataset_name"] in QA_DATASETS else "WaterDrum-Ax"
-
-
-def _queries(config: Mapping[str, Any]) -> str:
+def _protocol(config: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The paper's dataset, the queries and ROUGE-L's reference: of questions (WaterDrum-TOFU)
+    or of passages (WaterDrum-Ax)."""
     if config["dataset_name"] in QA_DATASETS:
-        return "each question in the model's chat format"
-    return f"the first {config['prefix_tokens']} tokens of each text (at most half)"
-
-
-def _reference(config: Mapping[str, Any]) -> str:
-    return "the answer" if config["dataset_name"] in QA_DATASETS else "the text's next tokens"
+        return "WaterDrum-TOFU", "each question in the model's chat format", "the answer"
+    queries = f"the first {config['prefix_tokens']} tokens of each text (at most half)"
+    return "WaterDrum-Ax", queries, "the text's next tokens"
