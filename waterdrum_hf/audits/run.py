@@ -20,7 +20,7 @@ from waterdrum_hf.audits.quantization import check_backend, quantize
 from waterdrum_hf.audits.relearning import relearn, relearning_slice
 from waterdrum_hf.audits.results import BEFORE, AuditResults
 from waterdrum_hf.config import WaterDrumConfig
-from waterdrum_hf.scoring import WaterDrumResult
+from waterdrum_hf.scoring import WaterDrumResult, waterdrum_result
 from waterdrum_hf.utils.progress import progress_bar
 from waterdrum_hf.utils.validation import check_string_list
 
@@ -114,7 +114,14 @@ def run_audits(
     found: dict[str, dict[str, WaterDrumResult]] = {}
     checks: dict[str, dict[str, int]] = {}
     unedited: dict[str, list[list[str]]] = {}  # each model's completions before any audit
-    score = _scorer(queries, watermark_tokenizer, scoring)
+    score = partial(  # scored as every audit scores (same null keys)
+        waterdrum_result,
+        references=list(queries.references),
+        watermark_tokenizer=watermark_tokenizer,
+        config=scoring,
+        forget_ids=list(queries.forget_ids),
+        owner_names=queries.owner_names,
+    )
     before = before or {}
     steps = [
         (m, a) for m in models for a in stages if a != BEFORE or m not in before or config.attacks
@@ -187,19 +194,39 @@ def _stages(
 ) -> dict[str, Stage]:
     """Every audit by name, ``before`` first, then the perturbed models
     (:meth:`AuditConfig.audit_names`), then the text attacks."""
+    from waterdrum_hf.utils.fingerprint import json_digest
 
     def sampled(model: Any, kept: dict[str, Any] | None = None) -> dict[str, Any]:
-        completions = _sample(model, tokenizer, queries.queries, config, show_progress)
+        from waterdrum_hf.generation.engine import generate
+
+        completions = generate(
+            model, tokenizer, queries.queries, config.sampling_config(), show_progress=show_progress
+        )
         return {"completions": completions, **(kept or {})}
 
     found: dict[str, Stage] = {BEFORE: ({}, lambda model, unedited: sampled(_loaded(model)))}
-    perturbations = _perturbations(config, tokenizer, texts, show_progress)
-    for name, (settings, perturb) in perturbations.items():
+    if "relearning" in config.audits:
+        settings = {
+            "texts": json_digest(texts),
+            "steps": config.relearn_steps,
+            "learning_rate": config.relearn_learning_rate,
+            "batch_size": config.relearn_batch_size,
+            "seed": config.seed,
+        }
+        found["relearned"] = (
+            settings,
+            lambda model, unedited: sampled(
+                relearn(_loaded(model), tokenizer, texts, config, show_progress=show_progress)
+            ),
+        )
+    if "quantization" in config.audits:
+        for bits in config.quantization_bits:
 
-        def make(model: Any, unedited: Any, perturb: Any = perturb) -> dict[str, Any]:
-            return sampled(*perturb(model))
+            def quantized(model: Any, unedited: Any, bits: int = bits) -> dict[str, Any]:
+                perturbed, check = quantize(model, bits, show_progress=show_progress)
+                return sampled(perturbed, {"quantization": check.to_dict()})
 
-        found[name] = (settings, make)
+            found[f"int{bits}"] = ({"bits": bits, "backend": "torchao"}, quantized)
     for spec in config.attacks:
         found[spec] = _attack_stage(
             spec, config, tokenizer, watermark_tokenizer, queries.attack_source, show_progress
@@ -239,40 +266,6 @@ def _attack_stage(
     return settings, make
 
 
-def _perturbations(
-    config: AuditConfig, tokenizer: Any, texts: list[str], show_progress: bool | None
-) -> dict[str, tuple[dict[str, Any], Callable[[Any], tuple[Any, dict[str, Any]]]]]:
-    """Each perturbation by name: its settings (for the cache) and ``apply(model)`` (a model
-    or its folder), which returns the perturbed model and what to keep beside its completions."""
-    from waterdrum_hf.utils.fingerprint import json_digest
-
-    found: dict[str, Any] = {}
-    if "relearning" in config.audits:
-        settings = {
-            "texts": json_digest(texts),
-            "steps": config.relearn_steps,
-            "learning_rate": config.relearn_learning_rate,
-            "batch_size": config.relearn_batch_size,
-            "seed": config.seed,
-        }
-        found["relearned"] = (
-            settings,
-            lambda model: (
-                relearn(_loaded(model), tokenizer, texts, config, show_progress=show_progress),
-                {},
-            ),
-        )
-    if "quantization" in config.audits:
-        for bits in config.quantization_bits:
-
-            def apply(model: Any, bits: int = bits) -> tuple[Any, dict[str, Any]]:
-                quantized, check = quantize(model, bits, show_progress=show_progress)
-                return quantized, {"quantization": check.to_dict()}
-
-            found[f"int{bits}"] = ({"bits": bits, "backend": "torchao"}, apply)
-    return found
-
-
 def _loaded(model: Any) -> Any:
     """A saved folder loaded (on the GPU when there is one, without a loading bar: it happens
     inside a step of the "Audits" bar); a model as it is."""
@@ -283,36 +276,3 @@ def _loaded(model: Any) -> Any:
         return model
     with library_progress(False):
         return load_causal_lm(model)
-
-
-def _sample(
-    model: Any,
-    tokenizer: Any,
-    queries: Sequence[str],
-    config: AuditConfig,
-    show_progress: bool | None,
-) -> list[list[str]]:
-    from waterdrum_hf.generation.engine import generate
-
-    return generate(
-        model, tokenizer, queries, config.sampling_config(), show_progress=show_progress
-    )
-
-
-def _scorer(
-    queries: AuditQueries, watermark_tokenizer: Any, scoring: WaterDrumConfig
-) -> Callable[[list[list[str]]], WaterDrumResult]:
-    """Completions -> their WaterDrum result, scored as every audit scores (same null keys)."""
-    from waterdrum_hf.scoring import waterdrum_result
-
-    def score(completions: list[list[str]]) -> WaterDrumResult:
-        return waterdrum_result(
-            completions,
-            list(queries.references),
-            watermark_tokenizer,
-            config=scoring,
-            forget_ids=list(queries.forget_ids),
-            owner_names=queries.owner_names,
-        )
-
-    return score

@@ -291,6 +291,13 @@ def runs_cell(sets: Mapping[str, SeedValue]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items())
 
 
+def value_cell(value: SeedValue | None, spec: str) -> str:
+    """A mean over runs in ``spec`` with its interval, or ``–`` without a value."""
+    if value is None:
+        return "–"
+    return f"{value.value:{spec}} {format_interval(value.ci_low, value.ci_high, spec)}"
+
+
 def _runs_table(comparison: SeedComparison) -> list[str]:
     """One row per model: each set's mean over the training runs with its interval over runs,
     the distance to the retrained model, and how many runs each row rests on."""
@@ -303,19 +310,9 @@ def _runs_table(comparison: SeedComparison) -> list[str]:
     header.append("runs")
     rows = table_head(header)
     for name, sets_of_model in values.items():
-        row = [name]
-        for s in sets:
-            value = sets_of_model.get(s)
-            row.append(
-                "–"
-                if value is None
-                else f"{value.value:+.3f} {format_interval(value.ci_low, value.ci_high, '+.3f')}"
-            )
+        row = [name, *(value_cell(sets_of_model.get(s), "+.3f") for s in sets)]
         if comparison.distances:
-            d = comparison.distances.get(name)
-            row.append(
-                "–" if d is None else f"{d.value:.3f} {format_interval(d.ci_low, d.ci_high, '.3f')}"
-            )
+            row.append(value_cell(comparison.distances.get(name), ".3f"))
         row.append(runs_cell(sets_of_model))
         rows.append("| " + " | ".join(row) + " |")
     return rows

@@ -166,13 +166,11 @@ def token_views_figure(
 
     columns = check_positive_int(columns, "columns")
     views = _checked(views)
+    width = columns * (_LINE_CHARS + _GAP_CHARS)
     header = [(0, 0, title, None, "bold")] + [
         (row + 1, 0, line, None, "normal")
         for row, line in enumerate(
-            _wrap(
-                EXPLANATION if exact_terms else SHARED_EXPLANATION,
-                columns * (_LINE_CHARS + _GAP_CHARS) - 4,
-            )
+            _wrap(EXPLANATION if exact_terms else SHARED_EXPLANATION, width - 4)
         )
     ]
     top = len(header) + 1
@@ -183,7 +181,6 @@ def token_views_figure(
             left = column * (_LINE_CHARS + _GAP_CHARS)
             cells += [(top + row, left + col, s, c, w) for row, col, s, c, w in block]
         top += max(row for block in blocks for row, *_ in block) + 2
-    width = columns * (_LINE_CHARS + _GAP_CHARS)
     fig = Figure(figsize=((width + 2) * _CHAR_WIDTH, (top + 1) * _LINE_HEIGHT))
     FigureCanvasAgg(fig)
     ax = fig.add_axes((0, 0, 1, 1))

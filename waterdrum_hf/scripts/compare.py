@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from waterdrum_hf.scoring.seed_comparison import SeedComparison, SeedValue
+from waterdrum_hf.scoring.seed_comparison import SeedComparison
 from waterdrum_hf.scripts import run_script
 from waterdrum_hf.scripts.files import check_output_file
 from waterdrum_hf.scripts.parser import CliError, ScriptParser
@@ -167,21 +167,17 @@ def single_run_detection(comparison: SeedComparison, runs: dict[str, list[Any]])
 def print_comparison(comparison: SeedComparison) -> None:
     """Each model's mean over runs with its interval, its distance to the reference, and the
     verdict: the closest method, or the methods that tie."""
-    from waterdrum_hf.report.formatting import format_interval
-    from waterdrum_hf.report.text import runs_cell
+    from waterdrum_hf.report.text import runs_cell, value_cell
     from waterdrum_hf.report.verdict import closest_line
-
-    def shown(value: SeedValue | None, spec: str) -> str:
-        if value is None:
-            return "–"
-        return f"{value.value:{spec}} {format_interval(value.ci_low, value.ci_high, spec)}"
 
     level = f"{100 * comparison.confidence:g}%"
     print(f"Mean over runs [{level} interval over runs; of one run, over its queries]")
     print(f"{'model':>12}  {'forget':>24}  {'retain':>24}  {'distance':>22}  runs")
     for name, sets in comparison.values.items():
-        cells = "  ".join(f"{shown(sets.get(key), '+.3f'):>24}" for key in ("forget", "retain"))
-        distance = shown(comparison.distances.get(name), ".3f")
+        cells = "  ".join(
+            f"{value_cell(sets.get(key), '+.3f'):>24}" for key in ("forget", "retain")
+        )
+        distance = value_cell(comparison.distances.get(name), ".3f")
         print(f"{name:>12}  {cells}  {distance:>22}  {runs_cell(sets)}")
     if comparison.closest is not None:
         print()

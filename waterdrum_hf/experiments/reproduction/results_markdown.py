@@ -10,7 +10,7 @@ from typing import Any
 from waterdrum_hf.experiments.reproduction.config import BUILT_IN, QA_DATASETS
 from waterdrum_hf.experiments.reproduction.markdown_parts import number, reproduction_cells
 from waterdrum_hf.report import typed
-from waterdrum_hf.report.formatting import format_interval, table_head
+from waterdrum_hf.report.formatting import table_head
 
 LABELS = {
     "waterdrum": "WaterDrum",
@@ -531,7 +531,7 @@ def _benchmark_over_seeds(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Each setting's methods over every seed's training run: means with Student's t interval
     over the runs and the method closest to retraining, or the methods that tie (nothing with
     a single seed, whose first-seed table above says all there is)."""
-    from waterdrum_hf.report.text import runs_cell
+    from waterdrum_hf.report.text import runs_cell, value_cell
     from waterdrum_hf.report.verdict import closest_line
     from waterdrum_hf.scoring.seed_comparison import compare_seeds
 
@@ -547,10 +547,7 @@ def _benchmark_over_seeds(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
             "| --- | --- | --- | --- |",
         ]
         for name, sets in comparison.values.items():
-            cells = [
-                f"{v.value:+.3f} {format_interval(v.ci_low, v.ci_high, '+.3f')}"
-                for v in (sets["forget"], sets["retain"])
-            ]
+            cells = [value_cell(sets[s], "+.3f") for s in ("forget", "retain")]
             lines.append(f"| {name} | {' | '.join(cells)} | {runs_cell(sets)} |")
         if comparison.closest is not None:
             lines += ["", closest_line(comparison)]
