@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
+import sys
 
 import pytest
 
@@ -171,7 +172,7 @@ def test_text_attacks_score_each_models_own_completions_edited(tiny_model, texts
     config = AuditConfig(
         audits=(), attacks=["truncation:0.5", "deletion:0"], num_samples=2, max_new_tokens=12
     )
-    scoring = WaterDrumConfig(null=NullConfig("analytic"))
+    scoring = WaterDrumConfig(null=None)  # not the default (analytic): read as given
     data = AuditQueries(queries, references, [FORGET])
     kept = {}
 
@@ -190,6 +191,7 @@ def test_text_attacks_score_each_models_own_completions_edited(tiny_model, texts
         outcome["completions"], references, tokenizer, config=scoring, forget_ids=[FORGET]
     )
     assert results.forget("m", "truncation:0.5") == expected.forget.value
+    assert results.models["m"]["truncation:0.5"].scalars() == expected.scalars()
     assert results.forget("m", "truncation:0.5") != results.forget("m", "before")
     same = results.models["m"]
     assert same["deletion:0.0"].scalars() == same["before"].scalars()  # deletion:0 edits nothing
@@ -484,19 +486,25 @@ def test_the_queries_are_kept_as_the_checked_list(tiny_model):
     assert seen["m", "before"]["sampling"]["queries"] == ["q1", "q2"]
 
 
-def test_the_audit_stage_draws_one_bar(tiny_model, texts, tmp_path, capsys):
-    """With progress bars on, the "Audits" bar is the stage's one bar: no model's loading,
-    sampling or relearning bar inside it (7 "Loading weights" bars were drawn before)."""
+def test_the_audit_stage_draws_one_bar(tiny_model, texts, tmp_path, capsys, monkeypatch):
+    """With progress bars on in a terminal, the "Audits" bar is the stage's one bar: no
+    model's loading, sampling, relearning, quantizing or paraphrasing bar inside it (7
+    "Loading weights" bars were drawn before), though bars left to themselves show there."""
     model, tokenizer = tiny_model
     model.save_pretrained(tmp_path / "m")
     queries = completion_queries(texts[:2], tokenizer, prefix_tokens=8)
-    config = AuditConfig(audits=("relearning",), relearn_steps=1, num_samples=1, max_new_tokens=8)
+    config = AuditConfig(
+        audits=("relearning", "quantization"), quantization_bits=(8,), attacks=("paraphrase:1",),
+        relearn_steps=1, num_samples=1, max_new_tokens=8,
+    )  # fmt: skip
     data = AuditQueries(queries, [FORGET, RETAIN], [FORGET], forget_texts=texts[:1])
     capsys.readouterr()
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     run_audits(
         {"a": str(tmp_path / "m")}, tokenizer, data, config=config,
         scoring=WaterDrumConfig(), show_progress=True,
     )  # fmt: skip
     err = capsys.readouterr().err
     assert "Audits: 100%" in err
-    assert {bar for bar in re.findall(r"\r?([A-Za-z ]+): +\d+%", err)} == {"Audits"}, err[-2000:]
+    bars = re.findall(r"(?:^|[\r\n])([^\r\n|]*?) *\d+%\|", err)  # a bar's words before its %
+    assert set(bars) == {"Audits:"}, err[-2000:]

@@ -409,6 +409,7 @@ def test_the_audit_section_compares_every_model_with_the_retrained_one(models, t
     assert json.loads((tmp_path / "report.json").read_text())["audits"] == saved
     text = (tmp_path / "report.md").read_text()
     section = text.split("## Audits: does the unlearning hold?")[1].split("\n## ")[0]
+    assert "training runs" not in section  # one run: no word of which run the audits read
     forget_table = section.split("Retain values before")[0]
     rows = {
         line.split(" | ")[0].strip("| "): line for line in forget_table.splitlines() if "|" in line
